@@ -1,0 +1,237 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { NotaryError } from './errors.js';
+
+const tierSchema = z.object({
+  /** Sustained requests per minute. */
+  requests_per_minute: z.number().int().positive(),
+  /** Requests allowed at once before the sustained rate applies. */
+  burst: z.number().int().positive(),
+});
+
+const hostPattern = z.string().min(1);
+
+export const configSchema = z
+  .object({
+    data_dir: z.string().min(1).default('./data'),
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    server: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        body_limit_bytes: z.number().int().positive().default(16 * 1024),
+        /** Run the crawl worker for the configured seeds inside `notary serve`. */
+        crawl_on_start: z.boolean().default(true),
+      })
+      .prefault({}),
+    storage: z
+      .object({
+        driver: z.enum(['sqlite', 'postgres']).default('sqlite'),
+        /** PostgreSQL connection string when driver is postgres. */
+        postgres_url: z.string().optional(),
+      })
+      .prefault({}),
+    crawler: z
+      .object({
+        seeds: z.array(z.url()).default([]),
+        max_pages: z.number().int().positive().default(10_000),
+        max_depth: z.number().int().min(0).default(20),
+        /** Stay on the seed's host unless include patterns say otherwise. */
+        same_host: z.boolean().default(true),
+        /** Regular expressions a URL must match (any) / must not match (all). */
+        include: z.array(hostPattern).default([]),
+        exclude: z.array(hostPattern).default([]),
+        user_agent: z.string().min(1).default('notary-crawler/0.1'),
+        contact_url: z.string().min(1).default('https://github.com/notary-search/notary#crawler'),
+        respect_robots_txt: z.boolean().default(true),
+        use_sitemaps: z.boolean().default(true),
+        max_concurrency: z.number().int().positive().default(8),
+        per_host_concurrency: z.number().int().positive().default(2),
+        /** Delay between two requests to the same host; 0 turns politeness off (loopback benchmarks). */
+        per_host_delay_ms: z.number().int().min(0).default(500),
+        request_timeout_ms: z.number().int().positive().default(20_000),
+        max_page_bytes: z.number().int().positive().default(5 * 1024 * 1024),
+        /** A page fetched less than this long ago is not fetched again by the background worker. */
+        recrawl_after_hours: z.number().positive().default(24),
+        renderer: z.enum(['static', 'browser']).default('static'),
+        chromium_path: z.string().default('/usr/bin/chromium'),
+      })
+      .prefault({}),
+    indexer: z
+      .object({
+        backend: z.enum(['sqlite-fts5']).default('sqlite-fts5'),
+        passage_min_words: z.number().int().positive().default(100),
+        passage_max_words: z.number().int().positive().default(200),
+      })
+      .prefault({}),
+    reranker: z
+      .object({
+        /** A model directory (tokenizer.json + an .onnx file); NOTARY_RERANKER_MODEL overrides. */
+        model_dir: z.string().optional(),
+        /** Where downloaded models are kept; default <data_dir>/models. */
+        cache_dir: z.string().optional(),
+        /** Try the model hub when no model directory is given. */
+        download: z.boolean().default(true),
+        hub_url: z.string().default('https://huggingface.co'),
+        threads: z.number().int().positive().default(2),
+        batch_size: z.number().int().positive().default(16),
+        max_seq_length: z.number().int().min(16).max(512).default(256),
+      })
+      .prefault({}),
+    search: z
+      .object({
+        max_depth: z.number().int().min(1).max(10).default(3),
+        max_query_length: z.number().int().positive().default(512),
+        /** Passages taken from the index and scored by the reranker at depth 1. */
+        rerank_top_n: z.number().int().min(0).default(30),
+        max_results: z.number().int().positive().default(10),
+        snippet_chars: z.number().int().positive().default(300),
+        /** Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. */
+        credits_by_depth: z.array(z.number().int().min(0)).min(1).default([1, 2, 4]),
+      })
+      .prefault({}),
+    tiers: z.record(z.string(), tierSchema).default({
+      free: { requests_per_minute: 60, burst: 10 },
+      pro: { requests_per_minute: 600, burst: 60 },
+      enterprise: { requests_per_minute: 6000, burst: 600 },
+    }),
+    default_tier: z.string().default('free'),
+  })
+  .superRefine((cfg, ctx) => {
+    if (!(cfg.default_tier in cfg.tiers)) {
+      ctx.addIssue({ code: 'custom', path: ['default_tier'], message: `tier "${cfg.default_tier}" is not defined in tiers` });
+    }
+    if (cfg.storage.driver === 'postgres' && !cfg.storage.postgres_url) {
+      ctx.addIssue({ code: 'custom', path: ['storage', 'postgres_url'], message: 'required when storage.driver is postgres' });
+    }
+    if (cfg.indexer.passage_min_words > cfg.indexer.passage_max_words) {
+      ctx.addIssue({ code: 'custom', path: ['indexer', 'passage_min_words'], message: 'must not exceed passage_max_words' });
+    }
+  });
+
+export type NotaryConfig = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+type Env = Record<string, string | undefined>;
+
+/** Environment variables that map onto config paths; documented in the README's configuration reference. */
+export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'string' | 'int' | 'bool' | 'list' }> = [
+  { env: 'NOTARY_DATA_DIR', path: ['data_dir'], kind: 'string' },
+  { env: 'NOTARY_LOG_LEVEL', path: ['log_level'], kind: 'string' },
+  { env: 'NOTARY_HOST', path: ['server', 'host'], kind: 'string' },
+  { env: 'NOTARY_PORT', path: ['server', 'port'], kind: 'int' },
+  { env: 'NOTARY_CRAWL_ON_START', path: ['server', 'crawl_on_start'], kind: 'bool' },
+  { env: 'NOTARY_STORAGE', path: ['storage', 'driver'], kind: 'string' },
+  { env: 'NOTARY_DATABASE_URL', path: ['storage', 'postgres_url'], kind: 'string' },
+  { env: 'NOTARY_SEEDS', path: ['crawler', 'seeds'], kind: 'list' },
+  { env: 'NOTARY_USER_AGENT', path: ['crawler', 'user_agent'], kind: 'string' },
+  { env: 'NOTARY_CONTACT_URL', path: ['crawler', 'contact_url'], kind: 'string' },
+  { env: 'NOTARY_CRAWL_DELAY_MS', path: ['crawler', 'per_host_delay_ms'], kind: 'int' },
+  { env: 'NOTARY_RERANKER_MODEL', path: ['reranker', 'model_dir'], kind: 'string' },
+  { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
+  { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },
+  { env: 'NOTARY_RERANK_TOP_N', path: ['search', 'rerank_top_n'], kind: 'int' },
+];
+
+function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  const last = keys[keys.length - 1];
+  if (last !== undefined) node[last] = value;
+}
+
+function parseEnvValue(name: string, raw: string, kind: 'string' | 'int' | 'bool' | 'list'): unknown {
+  switch (kind) {
+    case 'string':
+      return raw;
+    case 'int': {
+      if (!/^-?\d+$/.test(raw.trim())) throw new NotaryError('invalid_config', `${name} must be an integer, got "${raw}"`);
+      return Number(raw);
+    }
+    case 'bool': {
+      const v = raw.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+      if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
+      throw new NotaryError('invalid_config', `${name} must be true or false, got "${raw}"`);
+    }
+    case 'list':
+      return raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  }
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const prev = out[key];
+    if (value && typeof value === 'object' && !Array.isArray(value) && prev && typeof prev === 'object' && !Array.isArray(prev)) {
+      out[key] = deepMerge(prev as Record<string, unknown>, value as Record<string, unknown>);
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+export interface LoadConfigOptions {
+  env?: Env;
+  /** Explicit config file; otherwise NOTARY_CONFIG, otherwise <data_dir>/notary.json when it exists. */
+  file?: string;
+  /** Highest-precedence values, e.g. from CLI flags. */
+  overrides?: ConfigInput;
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `  - ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
+}
+
+/**
+ * Reads defaults < config file < environment < overrides, validates once, and resolves paths against the
+ * working directory. Throws NotaryError('invalid_config') with every problem listed.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): NotaryConfig {
+  const env = options.env ?? process.env;
+  const fromEnv: Record<string, unknown> = {};
+  for (const binding of envBindings) {
+    const raw = env[binding.env];
+    if (raw !== undefined) setPath(fromEnv, binding.path, parseEnvValue(binding.env, raw, binding.kind));
+  }
+  const overrides = (options.overrides ?? {}) as Record<string, unknown>;
+  const dataDir = (overrides['data_dir'] as string | undefined) ?? (fromEnv['data_dir'] as string | undefined) ?? './data';
+  const explicitFile = options.file ?? env['NOTARY_CONFIG'];
+  const file = explicitFile ?? path.join(dataDir, 'notary.json');
+  let fromFile: Record<string, unknown> = {};
+  if (existsSync(file)) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('top level must be an object');
+      fromFile = parsed as Record<string, unknown>;
+    } catch (err) {
+      throw new NotaryError('invalid_config', `config file ${file}: ${(err as Error).message}`);
+    }
+  } else if (explicitFile) {
+    throw new NotaryError('invalid_config', `config file ${explicitFile} does not exist`);
+  }
+  const merged = deepMerge(deepMerge(fromFile, fromEnv), overrides);
+  const result = configSchema.safeParse(merged);
+  if (!result.success) {
+    throw new NotaryError('invalid_config', `invalid configuration:\n${formatIssues(result.error)}`);
+  }
+  const cfg = result.data;
+  cfg.data_dir = path.resolve(cfg.data_dir);
+  if (cfg.reranker.model_dir) cfg.reranker.model_dir = path.resolve(cfg.reranker.model_dir);
+  cfg.reranker.cache_dir = path.resolve(cfg.reranker.cache_dir ?? path.join(cfg.data_dir, 'models'));
+  return cfg;
+}
+
+/** Credits charged for a call at `depth` (1-based). */
+export function creditsForDepth(cfg: NotaryConfig, depth: number): number {
+  const table = cfg.search.credits_by_depth;
+  const price = table[Math.min(depth, table.length) - 1];
+  if (price === undefined) throw new RangeError(`no price for depth ${depth}`);
+  return price;
+}
