@@ -1,0 +1,41 @@
+/** A passage as the search index stores it. `id` is the passage id from storage (passages.id). */
+export interface IndexDoc {
+  id: number;
+  pageId: number;
+  url: string;
+  title: string;
+  /** Headings above the passage, outermost first, joined with " > ". */
+  headingPath: string;
+  text: string;
+}
+
+export interface IndexHit extends IndexDoc {
+  /** Backend relevance score, higher is better; comparable only within one result list. */
+  score: number;
+}
+
+export interface IndexSearchOptions {
+  limit: number;
+  /** Return at most this many passages from one page (default: unlimited). */
+  perPageLimit?: number;
+}
+
+export interface IndexStats {
+  documents: number;
+  /** Approximate bytes on disk used by the index, where the backend can tell. */
+  bytes: number | null;
+  backend: string;
+}
+
+/**
+ * Full-text passage index. Backends: SQLite FTS5 (embedded default); PostgreSQL full-text and Meilisearch implement
+ * the same contract (indexer/search-index.contract.ts).
+ */
+export interface SearchIndex {
+  readonly name: string;
+  upsert(docs: readonly IndexDoc[]): Promise<void>;
+  delete(ids: readonly number[]): Promise<void>;
+  search(query: string, options: IndexSearchOptions): Promise<IndexHit[]>;
+  stats(): Promise<IndexStats>;
+  close(): Promise<void>;
+}
