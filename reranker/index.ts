@@ -1,0 +1,25 @@
+export type { Reranker, RerankerInfo, ScorerKind } from './reranker.js';
+export { BertPairTokenizer, longestFirstLengths, type EncodedInput } from './tokenizer.js';
+export {
+  OnnxReranker,
+  PREFERRED_ONNX_FILES,
+  detectModelKind,
+  findOnnxFile,
+  isDynamicallyQuantized,
+  readModelConfig,
+  type OnnxModelKind,
+  type OnnxRerankerOptions,
+} from './onnx-reranker.js';
+export { LexicalReranker, lexicalTerms, stem } from './lexical.js';
+export { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
+export { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
+export {
+  downloadPinnedModel,
+  isCachedModelComplete,
+  loadReranker,
+  sha256File,
+  type DownloadOptions,
+  type LoadRerankerOptions,
+  type RerankerLog,
+} from './resolve.js';
+export { measureRerankerThroughput, type BenchPair, type RerankerThroughput } from './bench.js';

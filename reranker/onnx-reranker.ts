@@ -1,0 +1,306 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { NotaryError } from '../core/errors.js';
+import { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
+import type { Reranker, RerankerInfo } from './reranker.js';
+import { BertPairTokenizer, type EncodedInput } from './tokenizer.js';
+
+export type OnnxModelKind = 'cross-encoder' | 'bi-encoder';
+
+/** File names tried, in this order, when a model directory holds several .onnx files. */
+export const PREFERRED_ONNX_FILES = ['model.onnx', 'model_quantized.onnx', 'model_int8.onnx'] as const;
+
+const SUPPORTED_INPUTS = new Set(['input_ids', 'attention_mask', 'token_type_ids']);
+const EMBEDDING_OUTPUTS = ['sentence_embedding', 'last_hidden_state', 'token_embeddings'] as const;
+
+function listOnnx(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.onnx'))
+    .sort();
+}
+
+/**
+ * The .onnx file of a model directory: `onnxFile` when given (relative to the directory), otherwise the first of
+ * PREFERRED_ONNX_FILES in `onnx/` then the directory itself, otherwise the only *.onnx file there.
+ */
+export function findOnnxFile(dir: string, onnxFile?: string): string {
+  if (onnxFile) {
+    const file = path.resolve(dir, onnxFile);
+    if (!existsSync(file)) throw new NotaryError('model_unavailable', `model file ${file} does not exist`);
+    return file;
+  }
+  const folders = [path.join(dir, 'onnx'), dir];
+  for (const folder of folders) {
+    for (const name of PREFERRED_ONNX_FILES) {
+      const file = path.join(folder, name);
+      if (existsSync(file)) return file;
+    }
+  }
+  for (const folder of folders) {
+    const found = listOnnx(folder);
+    if (found.length === 1 && found[0] !== undefined) return path.join(folder, found[0]);
+    if (found.length > 1) {
+      throw new NotaryError(
+        'model_unavailable',
+        `${folder} holds several .onnx files (${found.join(', ')}); name one (e.g. ${PREFERRED_ONNX_FILES[0]})`,
+      );
+    }
+  }
+  throw new NotaryError('model_unavailable', `no .onnx file in ${dir} or ${path.join(dir, 'onnx')}`);
+}
+
+/** Parsed config.json of a model directory; a missing or unreadable file is a model_unavailable error. */
+export function readModelConfig(dir: string): Record<string, unknown> {
+  const file = path.join(dir, 'config.json');
+  if (!existsSync(file)) throw new NotaryError('model_unavailable', `model directory ${dir} has no config.json`);
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new NotaryError('model_unavailable', `cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Cross-encoder or bi-encoder, from the model's own config.json (`architectures`) and, when known, the output
+ * names of its ONNX session. The two must agree when both say something.
+ */
+export function detectModelKind(modelConfig: Record<string, unknown>, outputNames: readonly string[] = []): OnnxModelKind {
+  const architectures = Array.isArray(modelConfig['architectures']) ? modelConfig['architectures'].map(String) : [];
+  let fromConfig: OnnxModelKind | undefined;
+  if (architectures.some((name) => name.endsWith('ForSequenceClassification'))) fromConfig = 'cross-encoder';
+  else if (architectures.some((name) => name.endsWith('Model'))) fromConfig = 'bi-encoder';
+  let fromOutputs: OnnxModelKind | undefined;
+  if (outputNames.includes('logits')) fromOutputs = 'cross-encoder';
+  else if (EMBEDDING_OUTPUTS.some((name) => outputNames.includes(name))) fromOutputs = 'bi-encoder';
+  if (fromConfig && fromOutputs && fromConfig !== fromOutputs) {
+    throw new NotaryError(
+      'model_unavailable',
+      `config.json says ${fromConfig} (architectures ${architectures.join(', ')}) but the ONNX outputs (${outputNames.join(', ')}) say ${fromOutputs}`,
+    );
+  }
+  const kind = fromConfig ?? fromOutputs;
+  if (!kind) {
+    throw new NotaryError(
+      'model_unavailable',
+      `cannot tell whether the model is a cross-encoder or a bi-encoder (architectures: ${architectures.join(', ') || 'none'}; outputs: ${outputNames.join(', ') || 'unknown'})`,
+    );
+  }
+  return kind;
+}
+
+export interface OnnxRerankerOptions {
+  /** Intra-op threads of the ONNX session. */
+  threads: number;
+  batchSize: number;
+  maxSeqLength: number;
+  /** .onnx file relative to the model directory; found automatically when absent. */
+  onnxFile?: string;
+  /** RerankerInfo.source, e.g. "config". */
+  source: string;
+  /** Model name for RerankerInfo.model; the directory's name when absent. */
+  name?: string;
+  /**
+   * Batch a dynamically quantised (int8) model too. Off by default: such a model quantises each run's activations
+   * with one scale for the whole batch, so a pair's score would depend on its batch neighbours (seen: up to 8e-4
+   * here), and on these CPUs one pair per run was also faster (106 vs 93 pairs/s at ~125 tokens).
+   */
+  batchQuantized?: boolean;
+}
+
+/**
+ * Whether the ONNX file holds dynamic-quantisation operators (their op_type names are plain strings in the
+ * protobuf, so a byte search finds them without an ONNX parser).
+ */
+export function isDynamicallyQuantized(onnxPath: string): boolean {
+  const bytes = readFileSync(onnxPath);
+  return bytes.includes('DynamicQuantizeLinear') || bytes.includes('DynamicQuantizeMatMul');
+}
+
+interface Batch {
+  feeds: Record<string, ort.Tensor>;
+  mask: BigInt64Array;
+  seqLength: number;
+}
+
+/** Scores with an ONNX BERT model: sigmoid of a cross-encoder's logit, or (cos+1)/2 of bi-encoder embeddings. */
+export class OnnxReranker implements Reranker {
+  readonly info: RerankerInfo;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    private readonly tokenizer: BertPairTokenizer,
+    readonly kind: OnnxModelKind,
+    /** Pairs per session run actually used (1 for a dynamically quantised model unless batchQuantized). */
+    readonly batchSize: number,
+    readonly maxSeqLength: number,
+    info: RerankerInfo,
+    readonly onnxPath: string,
+    readonly quantized: boolean,
+  ) {
+    this.info = info;
+  }
+
+  /** Loads tokenizer.json, config.json and an .onnx file from `dir`; any problem is a model_unavailable error. */
+  static async load(dir: string, options: OnnxRerankerOptions): Promise<OnnxReranker> {
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new NotaryError('model_unavailable', `model directory ${dir} does not exist`);
+    }
+    if (!existsSync(path.join(dir, 'tokenizer.json'))) {
+      throw new NotaryError('model_unavailable', `model directory ${dir} has no tokenizer.json`);
+    }
+    const modelConfig = readModelConfig(dir);
+    const onnxPath = findOnnxFile(dir, options.onnxFile);
+    const tokenizer = BertPairTokenizer.fromDir(dir);
+    let session: ort.InferenceSession;
+    try {
+      session = await ort.InferenceSession.create(onnxPath, {
+        intraOpNumThreads: options.threads,
+        interOpNumThreads: 1,
+        graphOptimizationLevel: 'all',
+      });
+    } catch (err) {
+      throw new NotaryError('model_unavailable', `cannot load ONNX model ${onnxPath}: ${(err as Error).message}`);
+    }
+    try {
+      const unknownInputs = session.inputNames.filter((name) => !SUPPORTED_INPUTS.has(name));
+      if (unknownInputs.length > 0 || !session.inputNames.includes('input_ids')) {
+        throw new NotaryError(
+          'model_unavailable',
+          `ONNX model ${onnxPath} wants inputs ${session.inputNames.join(', ')}; supported are ${[...SUPPORTED_INPUTS].join(', ')}`,
+        );
+      }
+      const kind = detectModelKind(modelConfig, session.outputNames);
+      const name = options.name ?? path.basename(path.resolve(dir));
+      const info: RerankerInfo = { kind, model: `${name} (${path.resolve(dir)})`, source: options.source };
+      const quantized = isDynamicallyQuantized(onnxPath);
+      const batchSize = quantized && !options.batchQuantized ? 1 : Math.max(1, Math.floor(options.batchSize));
+      return new OnnxReranker(session, tokenizer, kind, batchSize, options.maxSeqLength, info, onnxPath, quantized);
+    } catch (err) {
+      await session.release();
+      throw err;
+    }
+  }
+
+  async score(query: string, passages: readonly string[]): Promise<number[]> {
+    if (this.closed) throw new NotaryError('service_unavailable', 'the reranker has been closed');
+    if (passages.length === 0) return [];
+    return this.exclusive(() => (this.kind === 'cross-encoder' ? this.scoreCross(query, passages) : this.scoreBi(query, passages)));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.catch(() => undefined);
+    await this.session.release();
+  }
+
+  /** One session run at a time: concurrent runs only fight over the same intra-op threads. */
+  private exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async scoreCross(query: string, passages: readonly string[]): Promise<number[]> {
+    const queryIds = this.tokenizer.tokenIds(query);
+    const encoded = passages.map((passage) => this.tokenizer.encodePair(query, passage, this.maxSeqLength, queryIds));
+    const scores = new Array<number>(passages.length).fill(0);
+    for (const indices of this.batchesByLength(encoded)) {
+      const batch = this.buildBatch(indices.map((i) => encoded[i] as EncodedInput));
+      const output = await this.run(batch, 'logits');
+      const labels = output.dims[1] ?? 1;
+      const data = output.data as Float32Array;
+      indices.forEach((original, row) => {
+        scores[original] = labels <= 1 ? sigmoid(data[row] ?? Number.NaN) : lastLabelProbability(data, row * labels, labels);
+      });
+    }
+    return scores;
+  }
+
+  private async scoreBi(query: string, passages: readonly string[]): Promise<number[]> {
+    const texts = [query, ...passages];
+    const encoded = texts.map((text) => this.tokenizer.encodeSingle(text, this.maxSeqLength));
+    const embeddings = new Array<Float64Array>(texts.length);
+    for (const indices of this.batchesByLength(encoded)) {
+      const batch = this.buildBatch(indices.map((i) => encoded[i] as EncodedInput));
+      const output = await this.run(batch, ...EMBEDDING_OUTPUTS);
+      const data = output.data as Float32Array;
+      indices.forEach((original, row) => {
+        if (output.dims.length === 2) {
+          const dim = output.dims[1] ?? 0;
+          embeddings[original] = l2Normalize(data.subarray(row * dim, (row + 1) * dim));
+        } else {
+          const dim = output.dims[2] ?? 0;
+          embeddings[original] = meanPoolNormalize(data, batch.mask, batch.seqLength, dim, row * batch.seqLength * dim, row * batch.seqLength);
+        }
+      });
+    }
+    const queryEmbedding = embeddings[0] ?? new Float64Array();
+    return passages.map((_, i) => cosineToUnit(dot(queryEmbedding, embeddings[i + 1] ?? new Float64Array())));
+  }
+
+  /** Groups indices into batches of similar length, so padding to the longest in a batch wastes little. */
+  private batchesByLength(encoded: readonly EncodedInput[]): number[][] {
+    const order = encoded.map((_, i) => i).sort((a, b) => (encoded[a]?.inputIds.length ?? 0) - (encoded[b]?.inputIds.length ?? 0) || a - b);
+    const batches: number[][] = [];
+    for (let start = 0; start < order.length; start += this.batchSize) batches.push(order.slice(start, start + this.batchSize));
+    return batches;
+  }
+
+  private buildBatch(rows: readonly EncodedInput[]): Batch {
+    const seqLength = Math.max(1, ...rows.map((row) => row.inputIds.length));
+    const size = rows.length * seqLength;
+    const ids = new BigInt64Array(size).fill(BigInt(this.tokenizer.padId));
+    const mask = new BigInt64Array(size);
+    const types = new BigInt64Array(size);
+    rows.forEach((row, r) => {
+      const base = r * seqLength;
+      for (let t = 0; t < row.inputIds.length; t++) {
+        ids[base + t] = BigInt(row.inputIds[t] ?? 0);
+        mask[base + t] = 1n;
+        types[base + t] = BigInt(row.tokenTypeIds[t] ?? 0);
+      }
+    });
+    const dims = [rows.length, seqLength];
+    const available: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int64', ids, dims),
+      attention_mask: new ort.Tensor('int64', mask, dims),
+      token_type_ids: new ort.Tensor('int64', types, dims),
+    };
+    const feeds: Record<string, ort.Tensor> = {};
+    for (const name of this.session.inputNames) {
+      const tensor = available[name];
+      if (tensor) feeds[name] = tensor;
+    }
+    return { feeds, mask, seqLength };
+  }
+
+  private async run(batch: Batch, ...wanted: string[]): Promise<ort.Tensor> {
+    const outputName = wanted.find((name) => this.session.outputNames.includes(name)) ?? this.session.outputNames[0];
+    if (outputName === undefined) throw new NotaryError('model_unavailable', 'the ONNX model has no outputs');
+    let results: ort.InferenceSession.OnnxValueMapType;
+    try {
+      results = await this.session.run(batch.feeds, [outputName]);
+    } catch (err) {
+      throw new NotaryError('internal_error', `reranker inference failed: ${(err as Error).message}`);
+    }
+    const output = results[outputName];
+    if (!output || output.type !== 'float32') throw new NotaryError('internal_error', `reranker output ${outputName} is not float32`);
+    return output;
+  }
+}
+
+/** Softmax probability of the last label (the "relevant" class of two-label cross-encoders). */
+function lastLabelProbability(data: Float32Array, offset: number, labels: number): number {
+  let max = -Infinity;
+  for (let i = 0; i < labels; i++) max = Math.max(max, data[offset + i] ?? -Infinity);
+  let sum = 0;
+  for (let i = 0; i < labels; i++) sum += Math.exp((data[offset + i] ?? -Infinity) - max);
+  return clampUnit(Math.exp((data[offset + labels - 1] ?? -Infinity) - max) / sum);
+}

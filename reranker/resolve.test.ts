@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NotaryConfig } from '../core/config.js';
+import { isNotaryError } from '../core/errors.js';
+import type { PinnedModel } from './models.js';
+import { loadReranker } from './resolve.js';
+import { crossEncoderDir } from './test-support.js';
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Files the fake hub serves, by URL path. */
+const hubFiles = new Map<string, Buffer>();
+let hub: Server;
+let hubUrl: string;
+const hubRequests: string[] = [];
+
+const realFiles = {
+  'onnx/model.onnx': readFileSync(path.join(crossEncoderDir, 'onnx', 'model_random_weights_int8.onnx')),
+  'tokenizer.json': readFileSync(path.join(crossEncoderDir, 'tokenizer.json')),
+  'config.json': readFileSync(path.join(crossEncoderDir, 'config.json')),
+};
+
+function pinFor(name: string, repo: string, files: Record<string, Buffer>, overrides: Record<string, string> = {}): PinnedModel {
+  for (const [file, bytes] of Object.entries(files)) hubFiles.set(`/${repo}/resolve/main/${file}`, bytes);
+  return {
+    name,
+    repo,
+    revision: 'main',
+    onnxFile: 'onnx/model.onnx',
+    files: Object.entries(files).map(([file, bytes]) => ({ path: file, sha256: overrides[file] ?? sha256(bytes), bytes: bytes.length })),
+  };
+}
+
+function config(cacheDir: string, over: Partial<NotaryConfig['reranker']> = {}): NotaryConfig['reranker'] {
+  return { cache_dir: cacheDir, download: true, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, ...over };
+}
+
+function recorder(): { log: (level: 'info' | 'warn', msg: string) => void; warnings: string[]; infos: string[] } {
+  const warnings: string[] = [];
+  const infos: string[] = [];
+  return { log: (level, msg) => (level === 'warn' ? warnings : infos).push(msg), warnings, infos };
+}
+
+beforeAll(async () => {
+  hub = createServer((req, res) => {
+    hubRequests.push(req.url ?? '');
+    const body = hubFiles.get(req.url ?? '');
+    if (!body) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/octet-stream' });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+  hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => hub.close(() => resolve()));
+});
+
+const freshCache = (): string => mkdtempSync(path.join(tmpdir(), 'notary-model-cache-'));
+
+describe('loadReranker: explicit model', () => {
+  it('loads NOTARY_RERANKER_MODEL before reranker.model_dir', async () => {
+    const { log, infos } = recorder();
+    const reranker = await loadReranker(config(freshCache(), { model_dir: '/nonexistent' }), { env: { NOTARY_RERANKER_MODEL: crossEncoderDir }, log });
+    expect(reranker.info).toMatchObject({ kind: 'cross-encoder', source: 'env' });
+    expect(infos.join('\n')).toContain('one pair per run');
+    await reranker.close();
+  });
+
+  it('loads reranker.model_dir, also when it names the .onnx file itself', async () => {
+    const { log } = recorder();
+    const byDir = await loadReranker(config(freshCache(), { model_dir: crossEncoderDir }), { env: {}, log });
+    expect(byDir.info).toMatchObject({ kind: 'cross-encoder', source: 'config' });
+    await byDir.close();
+    const byFile = await loadReranker(config(freshCache(), { model_dir: path.join(crossEncoderDir, 'onnx', 'model_random_weights_int8.onnx') }), { env: {}, log });
+    expect(byFile.info.source).toBe('config');
+    expect(await byFile.score('q', ['p'])).toHaveLength(1);
+    await byFile.close();
+  });
+
+  it('refuses an explicit broken directory with model_unavailable instead of falling back', async () => {
+    for (const env of [{ NOTARY_RERANKER_MODEL: '/nonexistent/model' }, {}]) {
+      const { log } = recorder();
+      const cfg = config(freshCache(), { model_dir: path.join(crossEncoderDir, '..', 'all-MiniLM-L6-v2') });
+      let caught: unknown;
+      try {
+        await loadReranker(cfg, { env, log });
+      } catch (err) {
+        caught = err;
+      }
+      expect(isNotaryError(caught) && caught.code).toBe('model_unavailable');
+      expect((caught as Error).message).toMatch(/NOTARY_RERANKER_MODEL|reranker\.model_dir/);
+    }
+  });
+});
+
+describe('loadReranker: cache and download', () => {
+  it('downloads the pinned files into the cache, then loads from the cache without network', async () => {
+    const cacheDir = freshCache();
+    const pins = [pinFor('test-model', 'test/good-model', realFiles)];
+    const first = recorder();
+    const downloaded = await loadReranker(config(cacheDir), { env: {}, log: first.log, pins });
+    expect(downloaded.info).toMatchObject({ kind: 'cross-encoder', source: 'download' });
+    expect(first.warnings).toEqual([]);
+    expect(readFileSync(path.join(cacheDir, 'test-model', 'onnx', 'model.onnx')).equals(realFiles['onnx/model.onnx'])).toBe(true);
+    expect(readdirSync(path.join(cacheDir, 'test-model', 'onnx'))).toEqual(['model.onnx']);
+    const scores = await downloaded.score('vacuum', ['vacuum reclaims storage']);
+    await downloaded.close();
+
+    const requestsBefore = hubRequests.length;
+    const second = recorder();
+    const noNetwork: typeof fetch = async () => {
+      throw new Error('the network must not be used when the cache is complete');
+    };
+    const cached = await loadReranker(config(cacheDir), { env: {}, log: second.log, pins, fetch: noNetwork });
+    expect(cached.info).toMatchObject({ kind: 'cross-encoder', source: 'cache' });
+    expect(hubRequests.length).toBe(requestsBefore);
+    expect(await cached.score('vacuum', ['vacuum reclaims storage'])).toEqual(scores);
+    await cached.close();
+  });
+
+  it('refuses a file whose sha256 does not match the pin, deletes it and falls back loudly', async () => {
+    const cacheDir = freshCache();
+    const fake = { 'onnx/model.onnx': Buffer.from('this is not the pinned model') };
+    const pins = [pinFor('bad-model', 'test/bad-model', fake, { 'onnx/model.onnx': 'ab'.repeat(32) })];
+    const { log, warnings } = recorder();
+    const reranker = await loadReranker(config(cacheDir), { env: {}, log, pins });
+    expect(reranker.info).toEqual({ kind: 'lexical', model: 'lexical', source: 'fallback' });
+    expect(warnings.join('\n')).toMatch(/REFUSED .*sha256/);
+    expect(warnings.join('\n')).toContain('LEXICAL ONLY');
+    const onnxDir = path.join(cacheDir, 'bad-model', 'onnx');
+    expect(existsSync(onnxDir) ? readdirSync(onnxDir) : []).toEqual([]);
+  });
+
+  it('falls back to lexical quickly with a warning when the hub cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const { log, warnings } = recorder();
+    const started = Date.now();
+    const reranker = await loadReranker(config(freshCache(), { hub_url: deadUrl }), { env: {}, log, connectTimeoutMs: 2_000 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(reranker.info.kind).toBe('lexical');
+    expect(warnings.some((w) => w.includes('cannot reach'))).toBe(true);
+    const loud = warnings.find((w) => w.includes('LEXICAL ONLY'));
+    expect(loud).toContain('NOTARY_RERANKER_MODEL');
+    expect(loud).toContain('reranker.download');
+  });
+
+  it('gives up on a hub that accepts the connection but never answers, within the connect timeout', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { log } = recorder();
+    const started = Date.now();
+    const reranker = await loadReranker(config(freshCache(), { hub_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }), {
+      env: {},
+      log,
+      connectTimeoutMs: 300,
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(reranker.info.kind).toBe('lexical');
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+
+  it('does not download when download is false, and says so', async () => {
+    const { log, warnings } = recorder();
+    const pins = [pinFor('never', 'test/never', realFiles)];
+    const before = hubRequests.length;
+    const reranker = await loadReranker(config(freshCache(), { download: false }), { env: {}, log, pins });
+    expect(reranker.info.kind).toBe('lexical');
+    expect(hubRequests.length).toBe(before);
+    expect(warnings.join('\n')).toContain('reranker.download is false');
+  });
+
+  it('replaces a cached file that no longer matches its pin', async () => {
+    const cacheDir = freshCache();
+    const pins = [pinFor('repair-model', 'test/repair-model', realFiles)];
+    const { log } = recorder();
+    await (await loadReranker(config(cacheDir), { env: {}, log, pins })).close();
+    const tokenizerFile = path.join(cacheDir, 'repair-model', 'tokenizer.json');
+    rmSync(tokenizerFile);
+    const before = hubRequests.length;
+    const repaired = await loadReranker(config(cacheDir), { env: {}, log, pins });
+    expect(repaired.info.source).toBe('download');
+    expect(hubRequests.slice(before)).toEqual(['/test/repair-model/resolve/main/tokenizer.json']);
+    await repaired.close();
+  });
+});

@@ -1,0 +1,248 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { NotaryConfig } from '../core/config.js';
+import { NotaryError, isNotaryError } from '../core/errors.js';
+import { LexicalReranker } from './lexical.js';
+import { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
+import { OnnxReranker } from './onnx-reranker.js';
+import type { Reranker } from './reranker.js';
+
+export type RerankerLog = (level: 'info' | 'warn', msg: string) => void;
+
+export interface LoadRerankerOptions {
+  env?: Record<string, string | undefined>;
+  log: RerankerLog;
+  fetch?: typeof fetch;
+  /** Pinned models; the first is the one cached and downloaded. Defaults to PINNED_MODELS. */
+  pins?: readonly PinnedModel[];
+  /** Time allowed for the hub to answer with headers; short, so an offline machine falls through quickly. */
+  connectTimeoutMs?: number;
+  /** A download stalled this long without bytes is abandoned. */
+  idleTimeoutMs?: number;
+  /** .onnx file inside an explicitly named model directory; also NOTARY_RERANKER_ONNX_FILE. */
+  onnxFile?: string;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+/** sha256 of a file, streamed. */
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+async function fileMatchesPin(file: string, pin: PinnedFile): Promise<boolean> {
+  if (!existsSync(file)) return false;
+  if (pin.bytes !== undefined && statSync(file).size !== pin.bytes) return false;
+  return (await sha256File(file)) === pin.sha256;
+}
+
+/** Whether `<cacheDir>/<name>/` holds every pinned file with its pinned hash. */
+export async function isCachedModelComplete(cacheDir: string, model: PinnedModel): Promise<boolean> {
+  const dir = path.join(cacheDir, model.name);
+  for (const file of model.files) {
+    if (!(await fileMatchesPin(path.join(dir, file.path), file))) return false;
+  }
+  return true;
+}
+
+export interface DownloadOptions {
+  fetch?: typeof fetch;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  log: RerankerLog;
+}
+
+/**
+ * Fetches each pinned file not already cached: streamed into a temp file beside its target while hashing, checked
+ * against the pin, then renamed into place. A hash or size mismatch deletes the temp file and throws.
+ * Returns the model directory.
+ */
+export async function downloadPinnedModel(hubUrl: string, cacheDir: string, model: PinnedModel, options: DownloadOptions): Promise<string> {
+  const dir = path.join(cacheDir, model.name);
+  for (const file of model.files) {
+    const target = path.join(dir, file.path);
+    if (await fileMatchesPin(target, file)) continue;
+    const url = pinnedFileUrl(hubUrl, model, file);
+    options.log('info', `reranker: downloading ${url}${file.bytes ? ` (${(file.bytes / 1e6).toFixed(1)} MB)` : ''}`);
+    await downloadFile(url, target, file, options);
+  }
+  return dir;
+}
+
+async function downloadFile(url: string, target: string, pin: PinnedFile, options: DownloadOptions): Promise<void> {
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const controller = new AbortController();
+  let timer = setTimeout(() => controller.abort(new Error('no answer within the connect timeout')), options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const resetIdle = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(new Error(`no data for ${idleMs} ms`)), idleMs);
+  };
+  await mkdir(path.dirname(target), { recursive: true });
+  const temp = `${target}.part-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    let response: Response;
+    try {
+      response = await fetchImpl(url, { signal: controller.signal, redirect: 'follow' });
+    } catch (err) {
+      throw new NotaryError('model_unavailable', `cannot reach ${url}: ${describeError(err)}`);
+    }
+    if (!response.ok || !response.body) {
+      throw new NotaryError('model_unavailable', `${url} answered HTTP ${response.status}`);
+    }
+    resetIdle();
+    const hash = createHash('sha256');
+    let received = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        resetIdle();
+        received += chunk.length;
+        if (pin.bytes !== undefined && received > pin.bytes) {
+          done(new NotaryError('model_unavailable', `${url} sent more than the pinned ${pin.bytes} bytes`));
+          return;
+        }
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), tap, createWriteStream(temp));
+    } catch (err) {
+      if (isNotaryError(err)) throw err;
+      throw new NotaryError('model_unavailable', `download of ${url} failed: ${describeError(err)}`);
+    }
+    const digest = hash.digest('hex');
+    if (digest !== pin.sha256 || (pin.bytes !== undefined && received !== pin.bytes)) {
+      throw new NotaryError(
+        'model_unavailable',
+        `REFUSED ${url}: sha256 ${digest} (${received} bytes) does not match the pinned sha256 ${pin.sha256}` +
+          `${pin.bytes !== undefined ? ` (${pin.bytes} bytes)` : ''}; the file was deleted`,
+        { hash_mismatch: true },
+      );
+    }
+    await rename(temp, target);
+  } finally {
+    clearTimeout(timer);
+    await rm(temp, { force: true });
+  }
+}
+
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}`;
+}
+
+/** A path naming an .onnx file stands for its model directory (the parent of `onnx/` when it sits there). */
+function splitModelPath(given: string, onnxFile: string | undefined): { dir: string; onnxFile: string | undefined } {
+  const resolved = path.resolve(given);
+  if (resolved.endsWith('.onnx') && existsSync(resolved) && statSync(resolved).isFile()) {
+    const parent = path.dirname(resolved);
+    const dir = path.basename(parent) === 'onnx' ? path.dirname(parent) : parent;
+    return { dir, onnxFile: path.relative(dir, resolved) };
+  }
+  return { dir: resolved, onnxFile };
+}
+
+/**
+ * Picks the reranker: (a) NOTARY_RERANKER_MODEL, (b) cfg.model_dir, (c) the pinned model in the cache folder when
+ * its hashes match, (d) a download of the pinned model when cfg.download, (e) the lexical fallback with a loud
+ * warning. A model named explicitly in (a) or (b) that cannot be loaded is an error, not a fallback.
+ */
+export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadRerankerOptions): Promise<Reranker> {
+  const env = options.env ?? process.env;
+  const log = options.log;
+  const onnxOptions = { threads: cfg.threads, batchSize: cfg.batch_size, maxSeqLength: cfg.max_seq_length };
+  const onnxFile = options.onnxFile ?? (env['NOTARY_RERANKER_ONNX_FILE'] || undefined);
+
+  const envModel = env['NOTARY_RERANKER_MODEL'];
+  const explicit = envModel ? { given: envModel, source: 'env' } : cfg.model_dir ? { given: cfg.model_dir, source: 'config' } : undefined;
+  if (explicit) {
+    const where = splitModelPath(explicit.given, onnxFile);
+    try {
+      const reranker = await OnnxReranker.load(where.dir, { ...onnxOptions, source: explicit.source, onnxFile: where.onnxFile });
+      logLoaded(log, reranker);
+      return reranker;
+    } catch (err) {
+      const origin = explicit.source === 'env' ? 'NOTARY_RERANKER_MODEL' : 'reranker.model_dir';
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new NotaryError('model_unavailable', `reranker model named by ${origin} (${explicit.given}) cannot be loaded: ${reason}`);
+    }
+  }
+
+  const reasons: string[] = ['no NOTARY_RERANKER_MODEL or reranker.model_dir set'];
+  const pinned = (options.pins ?? PINNED_MODELS)[0];
+  const cacheDir = cfg.cache_dir ? path.resolve(cfg.cache_dir) : undefined;
+  if (!pinned || !cacheDir) {
+    reasons.push(pinned ? 'no reranker.cache_dir' : 'no pinned model');
+    return fallback(log, reasons, cfg);
+  }
+  const modelDir = path.join(cacheDir, pinned.name);
+  const fromPinned = async (source: string): Promise<Reranker | undefined> => {
+    try {
+      const reranker = await OnnxReranker.load(modelDir, { ...onnxOptions, source, onnxFile: pinned.onnxFile, name: pinned.name });
+      logLoaded(log, reranker);
+      return reranker;
+    } catch (err) {
+      const reason = `the ${source === 'cache' ? 'cached' : 'downloaded'} model in ${modelDir} does not load: ${describeError(err)}`;
+      log('warn', `reranker: ${reason}`);
+      reasons.push(reason);
+      return undefined;
+    }
+  };
+
+  if (await isCachedModelComplete(cacheDir, pinned)) {
+    const cached = await fromPinned('cache');
+    if (cached) return cached;
+  } else {
+    reasons.push(`no complete ${pinned.name} in ${modelDir}`);
+  }
+
+  if (cfg.download) {
+    try {
+      await downloadPinnedModel(cfg.hub_url, cacheDir, pinned, {
+        fetch: options.fetch,
+        connectTimeoutMs: options.connectTimeoutMs,
+        idleTimeoutMs: options.idleTimeoutMs,
+        log,
+      });
+      const downloaded = await fromPinned('download');
+      if (downloaded) return downloaded;
+    } catch (err) {
+      const reason = describeError(err);
+      log('warn', `reranker: download of ${pinned.repo} from ${cfg.hub_url} failed: ${reason}`);
+      reasons.push(`download failed: ${reason}`);
+    }
+  } else {
+    reasons.push('reranker.download is false');
+  }
+  return fallback(log, reasons, cfg);
+}
+
+function logLoaded(log: RerankerLog, reranker: OnnxReranker): void {
+  const batching = reranker.quantized
+    ? `one pair per run (int8 dynamic quantisation: batching would make scores depend on batch neighbours)`
+    : `batches of ${reranker.batchSize}`;
+  log('info', `reranker: ${reranker.info.kind} ${reranker.info.model} from ${reranker.info.source}, ${batching}, max ${reranker.maxSeqLength} tokens`);
+}
+
+function fallback(log: RerankerLog, reasons: readonly string[], cfg: NotaryConfig['reranker']): Reranker {
+  log(
+    'warn',
+    '!!! RERANKER FALLBACK: relevance is LEXICAL ONLY (term overlap, no neural model); ranking will be noticeably worse. ' +
+      `Why: ${reasons.join('; ')}. ` +
+      'To use a model: set NOTARY_RERANKER_MODEL (or reranker.model_dir) to a directory holding tokenizer.json, config.json ' +
+      'and an .onnx file (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 with onnx/model.onnx), or set reranker.download=true ' +
+      `(NOTARY_MODEL_DOWNLOAD=true) with ${cfg.hub_url} reachable so the pinned model is fetched into ` +
+      `${cfg.cache_dir ?? '<data_dir>/models'}.`,
+  );
+  return new LexicalReranker('fallback');
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to the whole test suite: installs what is missing (Chromium, PostgreSQL, Redis,
+# the PostgreSQL docs corpus, npm packages), then typecheck, lint and every vitest project.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh test
+npm run typecheck
+npm run lint
+report="$(mktemp -t notary-vitest-XXXXXX.json)"
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json="$report" || status=$?
+# A closing line CI can read: "N passed, N failed, N skipped".
+node -e '
+const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+if (r.numTotalTests === 0) { console.error("no test ran"); process.exit(1); }
+' "$report" || status=1
+rm -f "$report"
+exit $status

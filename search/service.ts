@@ -1,0 +1,25 @@
+export interface SearchRequest {
+  /** The query, trimmed and non-empty. */
+  query: string;
+  /** 1..config.search.max_depth; higher depth adds reflection passes. */
+  depth: number;
+  requestId: string;
+}
+
+export interface SearchResultItem {
+  url: string;
+  title: string;
+  snippet: string;
+  /** 0..1, higher is more relevant. */
+  rerank_score: number;
+}
+
+export interface SearchResponse {
+  /** Ordered best first; the API returns them in this order. */
+  results: SearchResultItem[];
+}
+
+/** What the API needs from search: the retrieve -> rerank -> reflect pipeline implements it. */
+export interface SearchService {
+  search(request: SearchRequest): Promise<SearchResponse>;
+}

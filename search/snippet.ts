@@ -1,0 +1,82 @@
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Lower-case word stems good enough to spot query terms in a passage ("indexes" ~ "index"). */
+export function termKey(word: string): string {
+  const w = word.toLowerCase();
+  return w.length > 5 ? w.slice(0, 5) : w.replace(/(es|s)$/u, '') || w;
+}
+
+const STOPWORDS = new Set(
+  'a an and are as at be by for from how in is it of on or that the this to was what when where which who why with'.split(' '),
+);
+
+export function queryTerms(query: string): Set<string> {
+  const terms = new Set<string>();
+  for (const m of query.matchAll(WORD)) {
+    const w = m[0].toLowerCase();
+    if (!STOPWORDS.has(w)) terms.add(termKey(w));
+  }
+  return terms;
+}
+
+/**
+ * The window of about `maxChars` characters of `text` holding the most distinct query terms (ties: the earliest),
+ * cut at word boundaries, with an ellipsis where text was cut.
+ */
+export function makeSnippet(text: string, query: string, maxChars: number): string {
+  const clean = text.replace(/\s+/gu, ' ').trim();
+  if (clean.length <= maxChars) return clean;
+  const terms = queryTerms(query);
+  const words: Array<{ start: number; end: number; hit: string | null }> = [];
+  for (const m of clean.matchAll(WORD)) {
+    const key = termKey(m[0]);
+    words.push({ start: m.index, end: m.index + m[0].length, hit: terms.has(key) ? key : null });
+  }
+  let bestStart = 0;
+  let bestScore = -1;
+  let right = 0;
+  const counts = new Map<string, number>();
+  for (let left = 0; left < words.length; left++) {
+    const leftWord = words[left];
+    if (!leftWord) break;
+    while (right < words.length) {
+      const next = words[right];
+      if (!next || next.end - leftWord.start > maxChars) break;
+      if (next.hit) counts.set(next.hit, (counts.get(next.hit) ?? 0) + 1);
+      right++;
+    }
+    if (counts.size > bestScore) {
+      bestScore = counts.size;
+      bestStart = left;
+    }
+    if (leftWord.hit) {
+      const n = (counts.get(leftWord.hit) ?? 1) - 1;
+      if (n <= 0) counts.delete(leftWord.hit);
+      else counts.set(leftWord.hit, n);
+    }
+  }
+  // Begin at the first hit of the best window, backed up a few words so the snippet reads as a phrase.
+  let firstHit = bestStart;
+  let lastHit = bestStart;
+  for (let i = bestStart; i < words.length; i++) {
+    const w = words[i];
+    const first = words[bestStart];
+    if (!w || !first || w.end - first.start > maxChars) break;
+    if (w.hit) {
+      if (!words[firstHit]?.hit) firstHit = i;
+      lastHit = i;
+    }
+  }
+  let startWord = firstHit;
+  const lastEnd = words[lastHit]?.end ?? 0;
+  while (startWord > 0 && firstHit - startWord < 3 && lastEnd - (words[startWord - 1]?.start ?? 0) <= maxChars - 2) startWord--;
+  const from = words[startWord]?.start ?? 0;
+  let to = from;
+  for (let i = startWord; i < words.length; i++) {
+    const w = words[i];
+    if (!w || w.end - from > maxChars - 2) break;
+    to = w.end;
+  }
+  const body = clean.slice(from, to).trim();
+  return `${from > 0 ? '…' : ''}${body}${to < clean.length ? '…' : ''}`;
+}
