@@ -23,6 +23,9 @@ export const errorCodes = {
   tenant_not_found: { status: 404, title: 'No such tenant', retryable: false },
   api_key_not_found: { status: 404, title: 'No such API key', retryable: false },
   model_unavailable: { status: 503, title: 'The reranker model could not be loaded', retryable: false },
+  page_too_large: { status: 422, title: 'The page is too large to extract', retryable: false },
+  invalid_seed: { status: 400, title: 'A crawl seed is missing or not an absolute http(s) URL', retryable: false },
+  tenant_exists: { status: 409, title: 'A tenant with this name already exists', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

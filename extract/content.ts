@@ -1,0 +1,571 @@
+import type { Element, ElementStats, Node } from './html-tree.js';
+import { normaliseSpace } from './metadata.js';
+import type { ContentBlock } from './types.js';
+
+/** Elements that flow inside a line of text; everything else breaks the line. */
+const INLINE_TAGS = new Set([
+  'a', 'abbr', 'acronym', 'b', 'bdi', 'bdo', 'big', 'br', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i',
+  'img', 'input', 'ins', 'kbd', 'label', 'mark', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike',
+  'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var', 'wbr', 'picture', 'source', 'output', 'meter', 'progress',
+]);
+const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
+const PARAGRAPH_TAGS = new Set(['p', 'address', 'figcaption', 'summary', 'dt', 'caption', 'legend']);
+/** Elements whose own text counts as a paragraph when scoring containers. */
+const SCORED_TAGS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'li']);
+/** Containers dropped inside the main content when they are mostly links (tables of contents, tag clouds). */
+const LINK_CHECKED_TAGS = new Set(['ul', 'ol', 'dl', 'table', 'div', 'section', 'nav', 'menu', 'form', 'p']);
+
+const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'dialog', 'menu']);
+const BOILERPLATE_ROLES = new Set([
+  'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog', 'menu', 'menubar',
+  'tablist', 'toolbar', 'tooltip',
+]);
+/** class/id hints that always mean boilerplate. */
+const ALWAYS_BOILERPLATE =
+  /(?:^|\s)nav|[-_]nav(?:$|[\s_-])|navbar|navigation|cookie|consent|gdpr|breadcrumb|skip-?(?:link|nav|to)|sr-only|visually-hidden|screen-reader-text|popup|modal|newsletter/i;
+/** Readability's "unlikely candidates": dropped on the first pass unless a positive hint is also present. */
+const UNLIKELY =
+  /-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|supplemental|ad-break|agegate|pagination|pager|yom-remote|share|toolbar|masthead|widget/i;
+const MAYBE_CONTENT = /article|body|column|content|main|mathjax|shadow|post|entry|story/i;
+const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|sect/i;
+const NEGATIVE =
+  /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget/i;
+const ADMONITION = /(?:^|\s)(?:note|tip|warning|caution|important|admonition|callout|hint)(?:$|\s)/i;
+/** Marks a <br>; two in a row split a paragraph. */
+const BREAK = '\u2029';
+
+function hintsOf(el: Element): string {
+  const cls = el.attrs['class'];
+  const id = el.attrs['id'];
+  return cls && id ? `${cls} ${id}` : (cls ?? id ?? '');
+}
+
+function isHidden(el: Element): boolean {
+  const attrs = el.attrs;
+  if ('hidden' in attrs || attrs['aria-hidden'] === 'true') return true;
+  const style = attrs['style'];
+  return style !== undefined && /display\s*:\s*none|visibility\s*:\s*hidden/i.test(style);
+}
+
+interface WalkContext {
+  strict: boolean;
+  inArticle: boolean;
+  inTable: boolean;
+}
+
+/** Boilerplate by tag, role or visibility: certain whatever the element holds. */
+function isStructuralBoilerplate(el: Element, ctx: WalkContext): boolean {
+  const tag = el.tag;
+  if (tag === 'body' || tag === 'a') return false;
+  if (BOILERPLATE_TAGS.has(tag)) return true;
+  if (tag === 'header' && !ctx.inArticle) return true;
+  if (tag === 'input' || (tag === 'form' && /search/i.test(hintsOf(el) + (el.attrs['role'] ?? '')))) return true;
+  const role = el.attrs['role'];
+  if (role !== undefined && BOILERPLATE_ROLES.has(role)) return true;
+  return isHidden(el);
+}
+
+/**
+ * Boilerplate by class/id hints. Decided after the children are seen: a wrapper holding <main>/<article> is kept
+ * even when its class says "nav-drawer" or "modal" (whole pages sit in such wrappers).
+ */
+function isHintedBoilerplate(el: Element, ctx: WalkContext, holdsMarkedContent: boolean): boolean {
+  if (holdsMarkedContent || el.tag === 'body' || el.tag === 'a') return false;
+  const hints = hintsOf(el);
+  if (!hints) return false;
+  if (ALWAYS_BOILERPLATE.test(hints)) return true;
+  return ctx.strict && !ctx.inTable && UNLIKELY.test(hints) && !MAYBE_CONTENT.test(hints);
+}
+
+function isMarkedContent(el: Element): boolean {
+  return el.tag === 'main' || el.tag === 'article' || el.attrs['role'] === 'main';
+}
+
+const EXCLUDED: ElementStats = {
+  textLength: 0,
+  linkLength: 0,
+  commas: 0,
+  excluded: true,
+  holdsMarkedContent: false,
+  score: 0,
+  scored: false,
+};
+
+/** Post-order pass: text and link lengths per element, boilerplate subtrees marked excluded. */
+function computeStats(el: Element, ctx: WalkContext, scoredParagraphs: Element[]): ElementStats {
+  if (isStructuralBoilerplate(el, ctx)) {
+    el.stats = EXCLUDED;
+    return EXCLUDED;
+  }
+  const paragraphsBefore = scoredParagraphs.length;
+  const childCtx: WalkContext =
+    el.tag === 'article' || el.tag === 'main' || el.tag === 'table'
+      ? { strict: ctx.strict, inArticle: ctx.inArticle || el.tag !== 'table', inTable: ctx.inTable || el.tag === 'table' }
+      : ctx;
+  let textLength = 0;
+  let linkLength = 0;
+  let commas = 0;
+  let hasBlockChild = false;
+  let holdsMarkedContent = false;
+  for (const child of el.children) {
+    if (typeof child === 'string') {
+      textLength += visibleLength(child);
+      commas += countCommas(child);
+      continue;
+    }
+    const stats = computeStats(child, childCtx, scoredParagraphs);
+    textLength += stats.textLength;
+    linkLength += child.tag === 'a' ? stats.textLength : stats.linkLength;
+    commas += stats.commas;
+    if (stats.holdsMarkedContent || (!stats.excluded && isMarkedContent(child))) holdsMarkedContent = true;
+    if (!INLINE_TAGS.has(child.tag)) hasBlockChild = true;
+  }
+  if (isHintedBoilerplate(el, ctx, holdsMarkedContent)) {
+    scoredParagraphs.length = paragraphsBefore;
+    el.stats = EXCLUDED;
+    return EXCLUDED;
+  }
+  const stats: ElementStats = { textLength, linkLength, commas, excluded: false, holdsMarkedContent, score: 0, scored: false };
+  el.stats = stats;
+  if (textLength >= 25 && (SCORED_TAGS.has(el.tag) || (!hasBlockChild && (el.tag === 'div' || el.tag === 'section')))) {
+    scoredParagraphs.push(el);
+  }
+  return stats;
+}
+
+function visibleLength(text: string): number {
+  let n = 0;
+  let inSpace = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160) {
+      if (!inSpace) n++;
+      inSpace = true;
+    } else {
+      n++;
+      inSpace = false;
+    }
+  }
+  return n;
+}
+
+function countCommas(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(','); i !== -1; i = text.indexOf(',', i + 1)) n++;
+  return n;
+}
+
+function linkDensity(el: Element): number {
+  const s = el.stats;
+  return s && s.textLength > 0 ? s.linkLength / s.textLength : 0;
+}
+
+function classWeight(el: Element): number {
+  const hints = hintsOf(el);
+  if (!hints) return 0;
+  let weight = 0;
+  if (NEGATIVE.test(hints)) weight -= 25;
+  if (POSITIVE.test(hints)) weight += 25;
+  return weight;
+}
+
+function baseScore(el: Element): number {
+  let score = classWeight(el);
+  switch (el.tag) {
+    case 'article':
+    case 'main':
+      score += 10;
+      break;
+    case 'div':
+    case 'section':
+      score += 5;
+      break;
+    case 'pre':
+    case 'td':
+    case 'blockquote':
+      score += 3;
+      break;
+    case 'address':
+    case 'ol':
+    case 'ul':
+    case 'dl':
+    case 'dd':
+    case 'dt':
+    case 'li':
+    case 'form':
+      score -= 3;
+      break;
+    case 'h1':
+    case 'h2':
+    case 'h3':
+    case 'h4':
+    case 'h5':
+    case 'h6':
+    case 'th':
+      score -= 5;
+      break;
+  }
+  return score;
+}
+
+/** Readability-style choice of the element (or the sibling group) that holds the main content. */
+function chooseContentRoots(body: Element, strict: boolean): Element[] {
+  const paragraphs: Element[] = [];
+  const bodyStats = computeStats(body, { strict, inArticle: false, inTable: false }, paragraphs);
+
+  // An explicit <main>/<article>/role=main holding a fair share of the text wins outright.
+  let marked: Element | null = null;
+  const findMarked = (el: Element): void => {
+    for (const child of el.children) {
+      if (typeof child === 'string' || child.stats?.excluded) continue;
+      if (child.tag === 'main' || child.tag === 'article' || child.attrs['role'] === 'main') {
+        if (!marked || (child.stats?.textLength ?? 0) > (marked.stats?.textLength ?? 0)) marked = child;
+      }
+      findMarked(child);
+    }
+  };
+  findMarked(body);
+  const markedElement = marked as Element | null;
+  if (markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyStats.textLength * 0.25)) {
+    return [markedElement];
+  }
+
+  const candidates: Element[] = [];
+  for (const p of paragraphs) {
+    const stats = p.stats;
+    if (!stats) continue;
+    const contentScore = 1 + stats.commas + Math.min(Math.floor(stats.textLength / 100), 3);
+    let ancestor = p.parent;
+    for (let level = 0; ancestor && level < 5; level++, ancestor = ancestor.parent) {
+      const aStats = ancestor.stats;
+      if (!aStats || aStats.excluded) break;
+      if (!aStats.scored) {
+        aStats.scored = true;
+        aStats.score = baseScore(ancestor);
+        candidates.push(ancestor);
+      }
+      aStats.score += level === 0 ? contentScore : level === 1 ? contentScore / 2 : contentScore / (level * 3);
+    }
+  }
+  if (candidates.length === 0) return [body];
+  let top: Element | null = null;
+  let topScore = -Infinity;
+  const finalScore = new Map<Element, number>();
+  for (const c of candidates) {
+    const score = (c.stats?.score ?? 0) * (1 - linkDensity(c));
+    finalScore.set(c, score);
+    if (score > topScore) {
+      topScore = score;
+      top = c;
+    }
+  }
+  if (!top) return [body];
+
+  // Several near-equal candidates: their common ancestor is the article (readability's alternative candidates).
+  const alternatives = candidates.filter((c) => c !== top && (finalScore.get(c) ?? 0) >= topScore * 0.75);
+  if (alternatives.length >= 3) {
+    let ancestor = top.parent;
+    while (ancestor && ancestor !== body) {
+      const holds = alternatives.filter((a) => contains(ancestor as Element, a)).length;
+      if (holds >= 3) {
+        top = ancestor;
+        break;
+      }
+      ancestor = ancestor.parent;
+    }
+  }
+  // Readability's climb: a parent scoring higher than the top candidate holds more of the article.
+  {
+    let lastScore = topScore;
+    const floor = topScore / 3;
+    for (let ancestor = top.parent; ancestor && ancestor !== body; ancestor = ancestor.parent) {
+      const score = finalScore.get(ancestor);
+      if (score === undefined) continue;
+      if (score < floor) break;
+      if (score > lastScore) {
+        top = ancestor;
+        break;
+      }
+      lastScore = score;
+    }
+  }
+  // A lone child carries no extra structure; its parent may hold the heading or intro beside it.
+  while (top.parent && top.parent !== body && top.parent.children.filter((c) => typeof c !== 'string').length === 1) {
+    top = top.parent;
+  }
+
+  const parent = top.parent;
+  if (!parent) return [top];
+  const threshold = Math.max(10, topScore * 0.2);
+  const topHints = top.attrs['class'];
+  const roots: Element[] = [];
+  for (const sibling of parent.children) {
+    if (typeof sibling === 'string' || sibling.stats?.excluded) continue;
+    if (sibling === top) {
+      roots.push(sibling);
+      continue;
+    }
+    let bonus = 0;
+    if (topHints && sibling.attrs['class'] === topHints) bonus = topScore * 0.2;
+    const score = finalScore.get(sibling);
+    if (score !== undefined && score + bonus >= threshold) {
+      roots.push(sibling);
+    } else if (sibling.tag === 'p') {
+      const len = sibling.stats?.textLength ?? 0;
+      const density = linkDensity(sibling);
+      if ((len > 80 && density < 0.25) || (len > 0 && len <= 80 && density === 0 && /\.( |$)/.test(textOf(sibling)))) {
+        roots.push(sibling);
+      }
+    }
+  }
+  return roots;
+}
+
+function contains(ancestor: Element, el: Element): boolean {
+  for (let node: Element | null = el; node; node = node.parent) if (node === ancestor) return true;
+  return false;
+}
+
+/** Visible text of an element, whitespace normalised; block children are separated by a space. */
+export function textOf(el: Element): string {
+  const parts: string[] = [];
+  collectText(el, parts);
+  return normaliseSpace(parts.join(''));
+}
+
+function collectText(el: Element, parts: string[]): void {
+  for (const child of el.children) {
+    if (typeof child === 'string') {
+      parts.push(child);
+    } else if (!child.stats?.excluded) {
+      if (INLINE_TAGS.has(child.tag)) {
+        if (child.tag === 'br') parts.push(' ');
+        else collectText(child, parts);
+      } else {
+        parts.push(' ');
+        collectText(child, parts);
+        parts.push(' ');
+      }
+    }
+  }
+}
+
+function rawText(el: Element, parts: string[]): void {
+  for (const child of el.children) {
+    if (typeof child === 'string') parts.push(child);
+    else if (child.tag === 'br') parts.push('\n');
+    else if (!child.stats?.excluded) rawText(child, parts);
+  }
+}
+
+class BlockWriter {
+  readonly blocks: ContentBlock[] = [];
+  private inline: string[] = [];
+  private prefix = '';
+
+  constructor(private readonly dropLinkLists: boolean) {}
+
+  flush(): void {
+    if (this.inline.length === 0) return;
+    const raw = this.inline.join('');
+    this.inline = [];
+    const pieces = raw.includes(BREAK) ? raw.split(/\u2029\s*\u2029/) : [raw];
+    for (const piece of pieces) {
+      const text = normaliseSpace(piece);
+      if (text) this.push({ type: 'paragraph', text });
+    }
+  }
+
+  private push(block: ContentBlock): void {
+    if (this.prefix && block.type !== 'heading') {
+      block.text = `${this.prefix} ${block.text}`;
+      this.prefix = '';
+    }
+    this.blocks.push(block);
+  }
+
+  children(nodes: readonly Node[]): void {
+    for (const node of nodes) {
+      if (typeof node === 'string') this.inline.push(node);
+      else this.element(node);
+    }
+  }
+
+  element(el: Element): void {
+    if (el.stats?.excluded) return;
+    const tag = el.tag;
+    if (INLINE_TAGS.has(tag)) {
+      if (tag === 'br') this.inline.push(BREAK);
+      else if (tag !== 'img' && tag !== 'input') this.children(el.children);
+      return;
+    }
+    this.flush();
+    const level = HEADING_LEVEL[tag];
+    if (level !== undefined) {
+      const text = textOf(el);
+      if (!text) return;
+      if (isAdmonitionLabel(el, text)) this.prefix = `${text}:`;
+      else this.blocks.push({ type: 'heading', level, text });
+      return;
+    }
+    if (this.dropLinkLists && LINK_CHECKED_TAGS.has(tag) && linkDensity(el) > 0.5) return;
+    if (PARAGRAPH_TAGS.has(tag)) {
+      this.children(el.children);
+      this.flush();
+      return;
+    }
+    switch (tag) {
+      case 'pre': {
+        const parts: string[] = [];
+        rawText(el, parts);
+        const text = parts
+          .join('')
+          .replace(/[ \t]+$/gm, '')
+          .replace(/^\n+|\s+$/g, '');
+        if (text) this.push({ type: 'code', text });
+        return;
+      }
+      case 'ul':
+      case 'ol': {
+        const items: string[] = [];
+        for (const child of el.children) {
+          const text = typeof child === 'string' ? normaliseSpace(child) : child.stats?.excluded ? '' : textOf(child);
+          if (text) items.push(text);
+        }
+        if (items.length > 0) this.push({ type: 'list', text: items.join('\n') });
+        return;
+      }
+      case 'table': {
+        if (isLayoutTable(el)) {
+          this.children(el.children);
+          this.flush();
+          return;
+        }
+        const text = tableText(el);
+        if (text) this.push({ type: 'table', text });
+        return;
+      }
+      case 'blockquote': {
+        const text = textOf(el);
+        if (text) this.push({ type: 'quote', text });
+        return;
+      }
+      case 'hr':
+        return;
+      default:
+        this.children(el.children);
+        this.flush();
+    }
+  }
+}
+
+function isAdmonitionLabel(heading: Element, text: string): boolean {
+  if (text.split(' ').length > 2) return false;
+  for (let node = heading.parent, i = 0; node && i < 4; node = node.parent, i++) {
+    const cls = node.attrs['class'];
+    if (cls && ADMONITION.test(cls)) return true;
+  }
+  return false;
+}
+
+function isLayoutTable(table: Element): boolean {
+  if (table.attrs['role'] === 'presentation') return true;
+  let hasHeaderCell = 'summary' in table.attrs;
+  let maxCells = 0;
+  let layout = false;
+  const visit = (el: Element, depth: number): void => {
+    for (const child of el.children) {
+      if (typeof child === 'string' || layout) continue;
+      const tag = child.tag;
+      if (tag === 'table' || HEADING_LEVEL[tag] !== undefined) {
+        layout = true;
+        return;
+      }
+      if (tag === 'th' || tag === 'thead' || tag === 'caption') hasHeaderCell = true;
+      if (tag === 'tr') {
+        const cells = child.children.filter((c) => typeof c !== 'string' && (c.tag === 'td' || c.tag === 'th')).length;
+        if (cells > maxCells) maxCells = cells;
+      }
+      if (depth < 50) visit(child, depth + 1);
+    }
+  };
+  visit(table, 0);
+  return layout || (!hasHeaderCell && maxCells <= 1);
+}
+
+function tableText(table: Element): string {
+  const lines: string[] = [];
+  const visit = (el: Element): void => {
+    for (const child of el.children) {
+      if (typeof child === 'string' || child.stats?.excluded) continue;
+      if (child.tag === 'caption') {
+        const text = textOf(child);
+        if (text) lines.push(text);
+      } else if (child.tag === 'tr') {
+        const cells: string[] = [];
+        for (const cell of child.children) {
+          if (typeof cell !== 'string' && (cell.tag === 'td' || cell.tag === 'th')) cells.push(textOf(cell));
+        }
+        if (cells.some((c) => c.length > 0)) lines.push(cells.join(' | '));
+      } else if (child.tag !== 'table') {
+        visit(child);
+      }
+    }
+  };
+  visit(table);
+  return lines.join('\n');
+}
+
+function wordsOf(blocks: readonly ContentBlock[]): number {
+  let n = 0;
+  for (const b of blocks) n += countWords(b.text);
+  return n;
+}
+
+export function countWords(text: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160;
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
+  return n;
+}
+
+function emit(roots: readonly Element[], dropLinkLists: boolean): ContentBlock[] {
+  const writer = new BlockWriter(dropLinkLists);
+  for (const root of roots) {
+    writer.children(root.children);
+    writer.flush();
+  }
+  return writer.blocks;
+}
+
+/** Text shorter than this on the strict pass triggers a second, more lenient pass (readability uses 500 too). */
+const MIN_CONTENT_CHARS = 500;
+
+/** Main-content blocks of a parsed body. */
+export function extractBlocks(body: Element): ContentBlock[] {
+  let roots = chooseContentRoots(body, true);
+  let blocks = emitWithFallback(roots);
+  if (charsOf(blocks) < MIN_CONTENT_CHARS) {
+    roots = chooseContentRoots(body, false);
+    const lenient = emitWithFallback(roots);
+    if (charsOf(lenient) > charsOf(blocks)) blocks = lenient;
+  }
+  return blocks;
+}
+
+function emitWithFallback(roots: readonly Element[]): ContentBlock[] {
+  const blocks = emit(roots, true);
+  // A page that is mostly a link list (a table of contents) keeps its links rather than coming out empty.
+  return wordsOf(blocks) < 50 ? emit(roots, false) : blocks;
+}
+
+function charsOf(blocks: readonly ContentBlock[]): number {
+  let n = 0;
+  for (const b of blocks) n += b.text.length;
+  return n;
+}

@@ -1,0 +1,57 @@
+import { NotaryError } from '../core/errors.js';
+import { countWords, extractBlocks, textOf } from './content.js';
+import { parseHtml } from './html-tree.js';
+import { cleanDocumentTitle, normaliseSpace, pickMeta, readJsonLd, resolveUrl, toIsoDate } from './metadata.js';
+import type { ExtractedDocument } from './types.js';
+
+/** Bounds the work one page can cost; larger documents are refused rather than parsed. */
+export const MAX_HTML_CHARS = 10_000_000;
+
+/**
+ * Extracts the main content and metadata of an HTML page: boilerplate (navigation, headers, footers, sidebars,
+ * cookie banners, scripts) removed, headings kept with their levels. Pure and synchronous; a few ms a page.
+ */
+export function extractDocument(html: string, url: string): ExtractedDocument {
+  if (typeof html !== 'string') throw new NotaryError('invalid_request', 'extractDocument: html must be a string');
+  if (html.length > MAX_HTML_CHARS) {
+    throw new NotaryError('page_too_large', `page has ${html.length} characters; the limit is ${MAX_HTML_CHARS}`);
+  }
+  const { body, head, h1s, bylineCandidates } = parseHtml(html);
+  const blocks = extractBlocks(body);
+  const jsonLd = readJsonLd(head.jsonLd);
+
+  const h1Texts = h1s.map((h) => textOf(h)).filter((t) => t.length > 0);
+  const metaTitle =
+    jsonLd.headline ?? pickMeta(head, ['dc:title', 'dcterm:title', 'og:title', 'twitter:title', 'parsely-title']);
+  const title = metaTitle ?? (head.title ? cleanDocumentTitle(head.title, h1Texts) || null : null) ?? h1Texts[0] ?? null;
+
+  const metaAuthor = pickMeta(head, ['dc:creator', 'dcterm:creator', 'author', 'parsely-author', 'article:author']);
+  let byline = jsonLd.author ?? (metaAuthor && !/^https?:\/\//.test(metaAuthor) ? metaAuthor : null);
+  if (!byline) {
+    for (const candidate of bylineCandidates) {
+      const text = normaliseSpace(textOf(candidate));
+      if (text.length > 0 && text.length < 100) {
+        byline = text;
+        break;
+      }
+    }
+  }
+
+  const text = blocks.map((b) => b.text).join('\n\n');
+  return {
+    title,
+    byline,
+    siteName: jsonLd.publisher ?? pickMeta(head, ['og:site_name', 'application-name']),
+    lang: head.lang ? head.lang.trim() || null : pickMeta(head, ['content-language', 'og:locale']),
+    publishedAt: toIsoDate(
+      jsonLd.datePublished ??
+        pickMeta(head, ['article:published_time', 'parsely-pub-date', 'og:published_time', 'dc.date', 'dcterms.date', 'date']),
+    ),
+    description:
+      jsonLd.description ?? pickMeta(head, ['dc:description', 'dcterm:description', 'og:description', 'description', 'twitter:description']),
+    canonicalUrl: resolveUrl(head.canonicalHref, url),
+    blocks,
+    text,
+    wordCount: countWords(text),
+  };
+}

@@ -1,0 +1,201 @@
+import { Parser } from 'htmlparser2';
+
+/** A minimal element tree: only what content scoring and block output need (no DOM API, no entity re-encoding). */
+export interface Element {
+  tag: string;
+  attrs: Record<string, string>;
+  children: Node[];
+  parent: Element | null;
+  /** Filled by the scorer. */
+  stats?: ElementStats;
+}
+
+export type Node = Element | string;
+
+export interface ElementStats {
+  /** Characters of visible text below this element (boilerplate subtrees excluded). */
+  textLength: number;
+  /** Of which inside <a>. */
+  linkLength: number;
+  commas: number;
+  /** Dropped as boilerplate (navigation, footer, hidden, ...). */
+  excluded: boolean;
+  /** A <main>, <article> or role=main element lies below. */
+  holdsMarkedContent: boolean;
+  score: number;
+  scored: boolean;
+}
+
+export interface HeadInfo {
+  title: string | null;
+  /** <meta name|property> values, keys lower-cased; the first occurrence wins. */
+  meta: Map<string, string>;
+  canonicalHref: string | null;
+  lang: string | null;
+  /** Raw text of <script type="application/ld+json"> elements. */
+  jsonLd: string[];
+}
+
+export interface ParsedPage {
+  body: Element;
+  head: HeadInfo;
+  /** <h1> elements in document order (title heuristics). */
+  h1s: Element[];
+  /** Elements that look like an author line (rel/itemprop/class "author", "byline"). */
+  bylineCandidates: Element[];
+}
+
+/** Deeper nesting is flattened into the element at this depth, so recursive walks cannot overflow the stack. */
+const MAX_DEPTH = 400;
+const BYLINE_HINT = /byline|author|dateline|writtenby|p-author/i;
+
+/** Elements whose content is never visible text. */
+const SKIPPED_TAGS = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'video',
+  'audio',
+  'select',
+  'textarea',
+  'button',
+]);
+
+/**
+ * Parses HTML in one streaming pass with htmlparser2, keeping only the body's element tree and the head's metadata.
+ * Entities are decoded by the parser; text is kept raw (whitespace normalised later, except in <pre>).
+ */
+export function parseHtml(html: string): ParsedPage {
+  const body: Element = { tag: 'body', attrs: {}, children: [], parent: null };
+  const head: HeadInfo = { title: null, meta: new Map(), canonicalHref: null, lang: null, jsonLd: [] };
+  const h1s: Element[] = [];
+  const bylineCandidates: Element[] = [];
+  let current: Element = body;
+  let depth = 0;
+  // One entry per open tag outside skipped subtrees: whether it created an element (so its close pops one).
+  const opened: boolean[] = [];
+  // Depth inside a skipped subtree; >0 means text and elements there are dropped.
+  let skipDepth = 0;
+  let inTitle = false;
+  let titleText = '';
+  let jsonLdText: string | null = null;
+
+  const parser = new Parser(
+    {
+      onopentag(name, attrs) {
+        if (skipDepth > 0) {
+          skipDepth++;
+          return;
+        }
+        switch (name) {
+          case 'html':
+            if (attrs['lang']) head.lang = attrs['lang'];
+            else if (attrs['xml:lang']) head.lang = attrs['xml:lang'];
+            opened.push(false);
+            return;
+          case 'head':
+            opened.push(false);
+            return;
+          case 'body':
+            Object.assign(body.attrs, attrs);
+            opened.push(false);
+            return;
+          case 'title':
+            if (head.title === null) inTitle = true;
+            skipDepth = 1;
+            return;
+          case 'meta':
+            recordMeta(head, attrs);
+            opened.push(false);
+            return;
+          case 'link':
+            if (head.canonicalHref === null && attrs['href'] && /(?:^|\s)canonical(?:\s|$)/i.test(attrs['rel'] ?? '')) {
+              head.canonicalHref = attrs['href'];
+            }
+            opened.push(false);
+            return;
+          case 'script':
+            if ((attrs['type'] ?? '').toLowerCase() === 'application/ld+json') jsonLdText = '';
+            skipDepth = 1;
+            return;
+        }
+        if (SKIPPED_TAGS.has(name)) {
+          skipDepth = 1;
+          return;
+        }
+        if (depth >= MAX_DEPTH) {
+          opened.push(false);
+          return;
+        }
+        opened.push(true);
+        const element: Element = { tag: name, attrs, children: [], parent: current };
+        current.children.push(element);
+        current = element;
+        depth++;
+        if (name === 'h1') h1s.push(element);
+        if (
+          bylineCandidates.length < 10 &&
+          (attrs['rel'] === 'author' ||
+            (attrs['itemprop'] ?? '').includes('author') ||
+            BYLINE_HINT.test((attrs['class'] ?? '') + ' ' + (attrs['id'] ?? '')))
+        ) {
+          bylineCandidates.push(element);
+        }
+      },
+      ontext(text) {
+        if (skipDepth > 0) {
+          if (inTitle) titleText += text;
+          else if (jsonLdText !== null) jsonLdText += text;
+          return;
+        }
+        const children = current.children;
+        const last = children[children.length - 1];
+        if (typeof last === 'string') children[children.length - 1] = last + text;
+        else children.push(text);
+      },
+      onclosetag() {
+        if (skipDepth > 0) {
+          skipDepth--;
+          if (skipDepth === 0) {
+            if (inTitle) {
+              head.title = titleText;
+              inTitle = false;
+            } else if (jsonLdText !== null) {
+              head.jsonLd.push(jsonLdText);
+              jsonLdText = null;
+            }
+          }
+          return;
+        }
+        if (opened.pop() === true && current.parent) {
+          current = current.parent;
+          depth--;
+        }
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true },
+  );
+  parser.write(html);
+  parser.end();
+  return { body, head, h1s, bylineCandidates };
+}
+
+function recordMeta(head: HeadInfo, attrs: Record<string, string>): void {
+  const content = attrs['content'];
+  if (content === undefined) return;
+  for (const keyAttr of ['property', 'name', 'itemprop', 'http-equiv']) {
+    const raw = attrs[keyAttr];
+    if (!raw) continue;
+    // Some sites put several names in one attribute ("og:title twitter:title").
+    for (const key of raw.toLowerCase().split(/\s+/)) {
+      if (key && !head.meta.has(key)) head.meta.set(key, content);
+    }
+  }
+}

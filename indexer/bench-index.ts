@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { configSchema } from '../core/config.js';
+import { migrateToLatest, openSqlite } from '../storage/db.js';
+import { PageStore } from '../storage/pages.js';
+import { Fts5SearchIndex } from './fts5.js';
+import { Indexer } from './indexer.js';
+
+export const DEFAULT_PG_DOC_DIR = '/usr/share/doc/postgresql-doc-15/html';
+
+export interface IndexBenchResult {
+  htmlDir: string;
+  pages: number;
+  passages: number;
+  failed: number;
+  /** Time to load the HTML files into the page store (not part of the indexing rate). */
+  loadMs: number;
+  indexMs: number;
+  pagesPerSecond: number;
+  passagesPerSecond: number;
+  indexBytes: number | null;
+}
+
+/**
+ * Loads every .html file of a directory (default: Debian's PostgreSQL 15 docs, or NOTARY_PG_DOC_DIR) into a fresh
+ * SQLite file via PageStore.saveFetched, then times one Indexer.runOnce over all of them with the FTS5 backend.
+ */
+export async function benchIndex(
+  options: { htmlDir?: string; batchSize?: number; minWords?: number; maxWords?: number } = {},
+): Promise<IndexBenchResult> {
+  const htmlDir = options.htmlDir ?? process.env['NOTARY_PG_DOC_DIR'] ?? DEFAULT_PG_DOC_DIR;
+  const files = readdirSync(htmlDir).filter((f) => f.endsWith('.html')).sort();
+  if (files.length === 0) throw new Error(`no .html files in ${htmlDir} (apt-get install postgresql-doc-15)`);
+  const workDir = mkdtempSync(path.join(tmpdir(), 'notary-bench-index-'));
+  const storage = openSqlite(path.join(workDir, 'storage.sqlite'));
+  try {
+    await migrateToLatest(storage);
+    const pages = new PageStore(storage.db);
+    const loadStarted = performance.now();
+    for (const file of files) {
+      const html = readFileSync(path.join(htmlDir, file), 'utf8');
+      const url = `http://127.0.0.1/docs/${file}`;
+      await pages.saveFetched({
+        url,
+        final_url: url,
+        host: '127.0.0.1',
+        http_status: 200,
+        content_type: 'text/html',
+        etag: null,
+        last_modified: null,
+        content_hash: createHash('sha256').update(html).digest('hex'),
+        title: null,
+        html,
+        crawl_depth: 0,
+      });
+    }
+    const loadMs = performance.now() - loadStarted;
+    const defaults = configSchema.parse({}).indexer;
+    const index = new Fts5SearchIndex(storage.sqlite!);
+    const indexer = new Indexer({
+      pages,
+      index,
+      config: {
+        ...defaults,
+        passage_min_words: options.minWords ?? defaults.passage_min_words,
+        passage_max_words: options.maxWords ?? defaults.passage_max_words,
+      },
+    });
+    const run = await indexer.runOnce({ batchSize: options.batchSize ?? 100 });
+    const stats = await index.stats();
+    const seconds = Math.max(run.ms, 1) / 1000;
+    return {
+      htmlDir,
+      pages: run.indexedPages,
+      passages: run.passages,
+      failed: run.failed,
+      loadMs: Math.round(loadMs),
+      indexMs: run.ms,
+      pagesPerSecond: Math.round(run.indexedPages / seconds),
+      passagesPerSecond: Math.round(run.passages / seconds),
+      indexBytes: stats.bytes,
+    };
+  } finally {
+    await storage.close();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  benchIndex({ htmlDir: process.argv[2] })
+    .then((result) => console.log(JSON.stringify(result, null, 2)))
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    });
+}

@@ -1,0 +1,12 @@
+export type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from './search-index.js';
+export { cutPassages, type CutOptions, type CutPassage } from './passages.js';
+export { Fts5SearchIndex, FTS5_COLUMN_WEIGHTS, toFts5Query } from './fts5.js';
+export {
+  Indexer,
+  MAX_PASSAGES_PER_PAGE,
+  type IndexerDeps,
+  type IndexerLogger,
+  type IndexerProgress,
+  type IndexerRunResult,
+} from './indexer.js';
+export { benchIndex, DEFAULT_PG_DOC_DIR, type IndexBenchResult } from './bench-index.js';

@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { IndexDoc, SearchIndex } from './search-index.js';
+
+const doc = (id: number, pageId: number, fields: Partial<IndexDoc> = {}): IndexDoc => ({
+  id,
+  pageId,
+  url: `http://docs.test/page-${pageId}`,
+  title: `Page ${pageId}`,
+  headingPath: '',
+  text: 'placeholder text',
+  ...fields,
+});
+
+const HOSTILE_QUERIES = [
+  '"',
+  '""',
+  '*',
+  'index*',
+  'title:index',
+  ':',
+  '(',
+  ')',
+  'NEAR(',
+  'NEAR(index heap, 3)',
+  'a AND OR',
+  'AND',
+  'OR NOT',
+  '-x',
+  '-',
+  '^index',
+  '+index',
+  "'; DROP TABLE passages; --",
+  '{title headings}: index',
+  'índex çafé naïve',
+  '日本語の検索',
+  '🙂🙂 emoji',
+  '\u0000\u0001 control',
+  'index '.repeat(1000).slice(0, 5000),
+  'x'.repeat(5000),
+  '',
+  '   ',
+];
+
+/**
+ * The behaviour every SearchIndex backend must show. `factory` returns a fresh, empty index for each test; the
+ * suite closes it afterwards.
+ */
+export function searchIndexContract(name: string, factory: () => Promise<SearchIndex>): void {
+  describe(`SearchIndex contract: ${name}`, () => {
+    let open: SearchIndex[] = [];
+    const fresh = async (): Promise<SearchIndex> => {
+      const index = await factory();
+      open.push(index);
+      return index;
+    };
+    afterEach(async () => {
+      for (const index of open) await index.close();
+      open = [];
+    });
+
+    it('finds an upserted passage and returns its stored fields', async () => {
+      const index = await fresh();
+      const stored = doc(11, 3, {
+        title: 'Routine Vacuuming',
+        headingPath: 'Vacuum Basics > Recovering Disk Space',
+        text: 'The autovacuum daemon reclaims storage occupied by dead tuples.',
+      });
+      await index.upsert([stored, doc(12, 4, { text: 'Something unrelated about replication slots.' })]);
+      const hits = await index.search('autovacuum daemon', { limit: 10 });
+      expect(hits).toHaveLength(1);
+      const { score, ...fields } = hits[0]!;
+      expect(fields).toEqual(stored);
+      expect(typeof score).toBe('number');
+      expect(Number.isFinite(score)).toBe(true);
+    });
+
+    it('ranks a title match above a body-only match, scores descending', async () => {
+      const index = await fresh();
+      await index.upsert([
+        doc(1, 1, { title: 'Notes', text: 'Among many other topics this page briefly mentions tablespaces once.' }),
+        doc(2, 2, { title: 'Tablespaces', text: 'Among many other topics this page describes where files are kept.' }),
+      ]);
+      const hits = await index.search('tablespaces', { limit: 10 });
+      expect(hits.map((h) => h.id)).toEqual([2, 1]);
+      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    });
+
+    it('matches heading text', async () => {
+      const index = await fresh();
+      await index.upsert([doc(5, 1, { headingPath: 'Configuration > Checkpoints', text: 'Settings described below.' })]);
+      expect((await index.search('checkpoints', { limit: 5 })).map((h) => h.id)).toEqual([5]);
+    });
+
+    it('uses OR semantics so a long question still matches', async () => {
+      const index = await fresh();
+      await index.upsert([doc(7, 1, { text: 'Partial indexes cover only a subset of rows.' })]);
+      const hits = await index.search('how do I build an index over just some of the rows of a big table?', { limit: 5 });
+      expect(hits.map((h) => h.id)).toEqual([7]);
+    });
+
+    it('replaces a document upserted again under the same id', async () => {
+      const index = await fresh();
+      await index.upsert([doc(21, 1, { text: 'The old wording talks about sequences.' })]);
+      await index.upsert([doc(21, 1, { text: 'The new wording talks about collations.' })]);
+      expect(await index.search('sequences', { limit: 5 })).toEqual([]);
+      const hits = await index.search('collations', { limit: 5 });
+      expect(hits.map((h) => [h.id, h.text])).toEqual([[21, 'The new wording talks about collations.']]);
+      expect((await index.stats()).documents).toBe(1);
+    });
+
+    it('deletes documents by id and ignores unknown ids', async () => {
+      const index = await fresh();
+      await index.upsert([doc(31, 1, { text: 'trigger functions' }), doc(32, 1, { text: 'trigger events' })]);
+      await index.delete([31, 999_999]);
+      expect((await index.search('trigger', { limit: 5 })).map((h) => h.id)).toEqual([32]);
+      await index.delete([]);
+      expect((await index.stats()).documents).toBe(1);
+    });
+
+    it('honours limit and perPageLimit', async () => {
+      const index = await fresh();
+      const docs: IndexDoc[] = [];
+      for (let i = 0; i < 5; i++) docs.push(doc(100 + i, 1, { text: `locking ${'locking '.repeat(i)}on page one` }));
+      for (let i = 0; i < 3; i++) docs.push(doc(200 + i, 2, { text: `locking note ${i} on page two` }));
+      await index.upsert(docs);
+      expect(await index.search('locking', { limit: 3 })).toHaveLength(3);
+      const all = await index.search('locking', { limit: 50 });
+      expect(all).toHaveLength(8);
+      const limited = await index.search('locking', { limit: 50, perPageLimit: 2 });
+      expect(limited).toHaveLength(4);
+      const perPage = new Map<number, number>();
+      for (const h of limited) perPage.set(h.pageId, (perPage.get(h.pageId) ?? 0) + 1);
+      expect([...perPage.values()]).toEqual([2, 2]);
+      // The passages kept for a page are its best ones.
+      const bestOfPageOne = all.filter((h) => h.pageId === 1).slice(0, 2).map((h) => h.id);
+      expect(limited.filter((h) => h.pageId === 1).map((h) => h.id)).toEqual(bestOfPageOne);
+      const scores = limited.map((h) => h.score);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    });
+
+    it('never throws on hostile queries and returns arrays', async () => {
+      const index = await fresh();
+      await index.upsert([doc(41, 1, { title: 'Index Types', text: 'index heap NEAR AND OR NOT café naïve 日本語の検索' })]);
+      for (const query of HOSTILE_QUERIES) {
+        const hits = await index.search(query, { limit: 5 });
+        expect(Array.isArray(hits), JSON.stringify(query.slice(0, 40))).toBe(true);
+      }
+      expect(await index.search('', { limit: 5 })).toEqual([]);
+      expect(await index.search('"*:()', { limit: 5 })).toEqual([]);
+      expect((await index.search('NEAR(index', { limit: 5 })).map((h) => h.id)).toEqual([41]);
+      expect((await index.search('cafe', { limit: 5 })).map((h) => h.id)).toEqual([41]);
+      expect((await index.search('x'.repeat(5000), { limit: 5 })).length).toBe(0);
+    });
+
+    it('stems English words (indexes finds index)', async () => {
+      const index = await fresh();
+      await index.upsert([doc(51, 1, { text: 'Create an index on the column.' }), doc(52, 2, { text: 'Unrelated words.' })]);
+      expect((await index.search('indexes', { limit: 5 })).map((h) => h.id)).toEqual([51]);
+      expect((await index.search('indexing', { limit: 5 })).map((h) => h.id)).toEqual([51]);
+    });
+
+    it('counts documents in stats', async () => {
+      const index = await fresh();
+      expect((await index.stats()).documents).toBe(0);
+      await index.upsert([doc(61, 1), doc(62, 1), doc(63, 2)]);
+      const stats = await index.stats();
+      expect(stats.documents).toBe(3);
+      expect(stats.backend).toBe(index.name);
+      expect(stats.bytes === null || stats.bytes > 0).toBe(true);
+    });
+  });
+}
