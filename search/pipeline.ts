@@ -2,14 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
 import type { IndexHit, SearchIndex } from '../indexer/search-index.js';
 import type { Reranker } from '../reranker/reranker.js';
+import type { SearchRequest, SearchResponse, SearchService } from './service.js';
 import { makeSnippet } from './snippet.js';
-
-export interface SearchResultItem {
-  url: string;
-  title: string;
-  snippet: string;
-  rerank_score: number;
-}
 
 export interface SearchTimings {
   retrieve_ms: number;
@@ -19,8 +13,7 @@ export interface SearchTimings {
   reranked: number;
 }
 
-export interface SearchOutcome {
-  results: SearchResultItem[];
+export interface SearchOutcome extends SearchResponse {
   timings: SearchTimings;
 }
 
@@ -43,12 +36,12 @@ function squash(score: number): number {
  * retrieve -> rerank -> one result per URL. Depth > 1 (reflection passes) is priced by the API and given its
  * behaviour by the reflection work; here every depth runs the single pass.
  */
-export class SearchPipeline {
+export class SearchPipeline implements SearchService {
   constructor(
     private readonly deps: { index: SearchIndex; reranker: Reranker; config: NotaryConfig['search'] },
   ) {}
 
-  async search(request: { query: string; depth: number }): Promise<SearchOutcome> {
+  async search(request: Pick<SearchRequest, 'query' | 'depth'>): Promise<SearchOutcome> {
     const { index, reranker, config } = this.deps;
     const started = performance.now();
     const query = request.query.trim();

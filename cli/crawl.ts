@@ -1,0 +1,87 @@
+import type { NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+import { runCrawl, type CrawlProgress, type CrawlSummary } from '../crawler/index.js';
+import { Indexer, type IndexerRunResult } from '../indexer/index.js';
+import { openContext, type AppContext } from './context.js';
+import { ProgressLine } from './progress.js';
+
+function describeCrawl(p: CrawlProgress): string {
+  return (
+    `crawl: fetched ${p.fetched} · unchanged ${p.unchanged} · queued ${p.queued} · skipped ${p.skipped.total}` +
+    ` · failed ${p.failed} · ${p.pagesPerSecond.toFixed(1)} pages/s · ${(p.elapsedMs / 1000).toFixed(1)} s`
+  );
+}
+
+/** Crawl then index, reporting progress; used by `notary crawl` and by the serve worker. */
+export async function crawlAndIndex(
+  ctx: AppContext,
+  options: { seeds?: string[]; skipFresh?: boolean; signal?: AbortSignal; progress?: ProgressLine; quiet?: boolean },
+): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
+  const progress = options.progress;
+  const crawl = await runCrawl({
+    config: ctx.config.crawler,
+    pages: ctx.pages,
+    runs: ctx.runs,
+    ...(options.seeds ? { seeds: options.seeds } : {}),
+    ...(options.skipFresh ? { skipFresh: true } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onProgress: (p) => progress?.update(describeCrawl(p)),
+    log: (level, msg) => {
+      if (options.quiet && level !== 'warn') return;
+      if (level !== 'debug') process.stderr.write(`${level === 'warn' ? 'WARNING: ' : ''}${msg}\n`);
+    },
+  });
+  progress?.done(describeCrawl(crawl));
+  const indexer = new Indexer({
+    pages: ctx.pages,
+    index: ctx.index,
+    config: ctx.config.indexer,
+    logger: { warn: (details, message) => process.stderr.write(`WARNING: ${message} ${JSON.stringify(details)}\n`) },
+  });
+  const index = await indexer.runOnce({
+    onProgress: (p) =>
+      progress?.update(`index: pages ${p.indexedPages} · removed ${p.removedPages} · passages ${p.passages} · failed ${p.failed}`),
+  });
+  progress?.done(
+    `index: pages ${index.indexedPages} · removed ${index.removedPages} · passages ${index.passages} · failed ${index.failed}` +
+      ` · ${(index.passages / Math.max(index.ms / 1000, 1e-3)).toFixed(0)} passages/s`,
+  );
+  return { crawl, index };
+}
+
+export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
+  const seeds = cfg.crawler.seeds;
+  if (seeds.length === 0) {
+    throw new NotaryError('invalid_seed', 'no seeds: pass URLs (notary crawl https://example.org/) or set crawler.seeds / NOTARY_SEEDS');
+  }
+  const ctx = await openContext(cfg);
+  const abort = new AbortController();
+  const onSignal = () => {
+    process.stderr.write('\nstopping: finishing requests in flight, then indexing what was fetched (Ctrl-C again to quit now)\n');
+    abort.abort();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  try {
+    const { crawl, index } = await crawlAndIndex(ctx, { seeds, signal: abort.signal, progress: new ProgressLine() });
+    const skipped = Object.entries(crawl.skipped.byReason)
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', ');
+    const counts = await ctx.pages.counts();
+    process.stdout.write(
+      [
+        `run ${crawl.runId}${crawl.aborted ? ' (stopped early)' : ''}`,
+        `  fetched    ${crawl.fetched} new or changed, ${crawl.unchanged} unchanged, ${crawl.gone} gone`,
+        `  skipped    ${crawl.skipped.total}${skipped ? ` (${skipped})` : ''}`,
+        `  failed     ${crawl.failed}`,
+        `  speed      ${crawl.pagesPerSecond.toFixed(1)} pages/s over ${(crawl.elapsedMs / 1000).toFixed(1)} s`,
+        `  indexed    ${index.indexedPages} pages, ${index.passages} passages, ${index.removedPages} removed, ${index.failed} failed`,
+        `  totals     ${counts.pages} pages, ${counts.passages} passages in ${cfg.data_dir}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    await ctx.close();
+  }
+}

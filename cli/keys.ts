@@ -1,0 +1,71 @@
+import type { NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+import { openContext } from './context.js';
+
+export async function keysCreateCommand(
+  cfg: NotaryConfig,
+  opts: { tenant: string; credits?: number; tier?: string; name?: string },
+): Promise<void> {
+  const ctx = await openContext(cfg);
+  try {
+    const existing = (await ctx.accounts.listTenants()).find((t) => t.name === opts.tenant);
+    let tenant = existing;
+    if (!tenant) {
+      tenant = await ctx.accounts.createTenant(opts.tenant, {
+        ...(opts.tier ? { tier: opts.tier } : {}),
+        ...(opts.credits !== undefined ? { credits: opts.credits } : {}),
+      });
+      process.stderr.write(`created tenant ${tenant.name} (${tenant.id}), tier ${tenant.tier}, ${tenant.credits} credits\n`);
+    } else if (opts.credits !== undefined && opts.credits > 0) {
+      const { balance } = await ctx.accounts.grantCredits(tenant.id, opts.credits, 'cli_grant');
+      process.stderr.write(`granted ${opts.credits} credits to ${tenant.name}: balance ${balance}\n`);
+    }
+    const created = await ctx.accounts.createKey(tenant.id, opts.name);
+    process.stderr.write(`created key ${created.record.id} for ${tenant.name}; it is shown once, store it now:\n`);
+    process.stdout.write(`${created.key}\n`);
+  } finally {
+    await ctx.close();
+  }
+}
+
+export async function keysRevokeCommand(cfg: NotaryConfig, keyId: string): Promise<void> {
+  if (!/^key_[0-9A-Za-z]+$/.test(keyId)) throw new NotaryError('invalid_request', `"${keyId}" is not a key id (key_...)`);
+  const ctx = await openContext(cfg);
+  try {
+    const record = await ctx.accounts.revokeKey(keyId);
+    process.stdout.write(`revoked ${record.id} (${record.prefix}…${record.last4})\n`);
+  } finally {
+    await ctx.close();
+  }
+}
+
+export async function keysListCommand(cfg: NotaryConfig, opts: { tenant?: string; json?: boolean }): Promise<void> {
+  const ctx = await openContext(cfg);
+  try {
+    const tenants = await ctx.accounts.listTenants();
+    const byId = new Map(tenants.map((t) => [t.id, t]));
+    let tenantId: string | undefined;
+    if (opts.tenant) {
+      tenantId = tenants.find((t) => t.name === opts.tenant)?.id;
+      if (!tenantId) throw new NotaryError('tenant_not_found', `no tenant named "${opts.tenant}"`);
+    }
+    const keys = await ctx.accounts.listKeys(tenantId);
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
+      return;
+    }
+    if (keys.length === 0) {
+      process.stdout.write('no keys\n');
+      return;
+    }
+    for (const k of keys) {
+      const t = byId.get(k.tenant_id);
+      const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
+      process.stdout.write(
+        `${k.id}  ${k.prefix}…${k.last4}  tenant ${t?.name ?? k.tenant_id} (${t?.credits ?? '?'} credits)  ${state}  created ${k.created_at}\n`,
+      );
+    }
+  } finally {
+    await ctx.close();
+  }
+}

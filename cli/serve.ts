@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildApp } from '../api/index.js';
+import type { NotaryConfig } from '../core/config.js';
+import { MemoryRateLimitStore } from '../payments/index.js';
+import { SearchPipeline } from '../search/pipeline.js';
+import { openContext, openReranker, type AppContext } from './context.js';
+import { crawlAndIndex } from './crawl.js';
+
+/** The shortest pause between two background crawl rounds, whatever recrawl_after_hours says. */
+const MIN_ROUND_PAUSE_MS = 60_000;
+
+async function crawlWorker(ctx: AppContext, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
+  const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
+  while (!signal.aborted) {
+    try {
+      const { crawl, index } = await crawlAndIndex(ctx, { skipFresh: true, signal, quiet: true });
+      log(
+        `crawl round ${crawl.runId}: ${crawl.fetched} fetched, ${crawl.unchanged} unchanged, ${crawl.fresh} fresh, ` +
+          `${crawl.failed} failed; indexed ${index.indexedPages} pages (${index.passages} passages)`,
+      );
+    } catch (err) {
+      log(`crawl round failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    try {
+      await sleep(pauseMs, undefined, { signal });
+    } catch {
+      return;
+    }
+  }
+}
+
+export async function serveCommand(cfg: NotaryConfig): Promise<void> {
+  const ctx = await openContext(cfg);
+  const reranker = await openReranker(cfg);
+  const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search });
+  const app = await buildApp({
+    config: cfg,
+    accounts: ctx.accounts,
+    rateLimits: new MemoryRateLimitStore(),
+    search: pipeline,
+    logger: { level: cfg.log_level },
+    health: async () => {
+      const counts = await ctx.pages.counts();
+      return {
+        status: 'ok',
+        reranker: reranker.info,
+        index: await ctx.index.stats(),
+        pages: counts.pages,
+        passages: counts.passages,
+      };
+    },
+  });
+
+  const stop = new AbortController();
+  let worker: Promise<void> = Promise.resolve();
+  const shutdown = async (signal: string) => {
+    app.log.info(`${signal}: shutting down`);
+    stop.abort();
+    await app.close();
+    await worker;
+    await reranker.close();
+    await ctx.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const address = await app.listen({ port: cfg.server.port, host: cfg.server.host });
+  const counts = await ctx.pages.counts();
+  app.log.info(
+    `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +
+      `scorer ${reranker.info.kind}: ${reranker.info.model})`,
+  );
+  if (counts.passages === 0 && cfg.crawler.seeds.length === 0) {
+    app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>` or set NOTARY_SEEDS');
+  }
+  if (cfg.server.crawl_on_start && cfg.crawler.seeds.length > 0) {
+    worker = crawlWorker(ctx, stop.signal, (msg) => app.log.info(msg));
+  }
+}

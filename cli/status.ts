@@ -1,0 +1,52 @@
+import type { NotaryConfig } from '../core/config.js';
+import { openContext, openReranker } from './context.js';
+
+export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, unknown>> {
+  const ctx = await openContext(cfg);
+  try {
+    const counts = await ctx.pages.counts();
+    const stats = await ctx.index.stats();
+    const last = await ctx.runs.latest();
+    // Loading the reranker is what tells which scorer would be live: same resolution as `serve`.
+    const reranker = await openReranker(cfg, () => {});
+    const info = reranker.info;
+    await reranker.close();
+    return {
+      data_dir: cfg.data_dir,
+      storage: ctx.storage.dialect,
+      pages: counts.pages,
+      pages_pending_index: counts.pending,
+      pages_gone: counts.gone,
+      passages: counts.passages,
+      index: stats,
+      last_crawl: last
+        ? { id: last.id, started_at: last.started_at, finished_at: last.finished_at, stats: last.stats ? (JSON.parse(last.stats) as unknown) : null }
+        : null,
+      reranker: info,
+    };
+  } finally {
+    await ctx.close();
+  }
+}
+
+export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean }): Promise<void> {
+  const s = await collectStatus(cfg);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
+    return;
+  }
+  const index = s['index'] as { documents: number; bytes: number | null; backend: string };
+  const reranker = s['reranker'] as { kind: string; model: string; source: string };
+  const last = s['last_crawl'] as { id: string; started_at: string; finished_at: string | null } | null;
+  process.stdout.write(
+    [
+      `data        ${String(s['data_dir'])} (${String(s['storage'])})`,
+      `pages       ${String(s['pages'])} (${String(s['pages_pending_index'])} waiting for the indexer, ${String(s['pages_gone'])} gone)`,
+      `passages    ${String(s['passages'])}`,
+      `index       ${index.backend}: ${index.documents} passages, ${index.bytes === null ? 'size unknown' : `${(index.bytes / 1e6).toFixed(1)} MB`}`,
+      `last crawl  ${last ? `${last.id} started ${last.started_at}${last.finished_at ? `, finished ${last.finished_at}` : ', not finished'}` : 'never'}`,
+      `reranker    ${reranker.kind}: ${reranker.model} (from ${reranker.source})${reranker.kind === 'lexical' ? '  <- no neural model: lexical scoring only' : ''}`,
+      '',
+    ].join('\n'),
+  );
+}
