@@ -58,6 +58,25 @@ export const configSchema = z
         chromium_path: z.string().default('/usr/bin/chromium'),
       })
       .prefault({}),
+    extract: z
+      .object({
+        /** Let extraction reach loopback, private, link-local and other non-public addresses (tests, private deployments). */
+        allow_private_networks: z.boolean().default(false),
+        max_redirects: z.number().int().min(0).max(20).default(5),
+        connect_timeout_ms: z.number().int().positive().default(5_000),
+        /** Whole fetch: DNS, connect, redirects and body. */
+        total_timeout_ms: z.number().int().positive().default(20_000),
+        /** Byte cap on a response body (after decompression). */
+        max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+        respect_robots_txt: z.boolean().default(true),
+        /** How long a fetched document may be served from the in-memory cache when the call gives no max_age. */
+        cache_ttl_s: z.number().int().min(0).default(300),
+        cache_max_entries: z.number().int().min(0).default(256),
+        render: z.enum(['auto', 'never', 'always']).default('auto'),
+        render_timeout_ms: z.number().int().positive().default(20_000),
+        chromium_path: z.string().default('/usr/bin/chromium'),
+      })
+      .prefault({}),
     indexer: z
       .object({
         backend: z.enum(['sqlite-fts5']).default('sqlite-fts5'),
@@ -128,6 +147,12 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_USER_AGENT', path: ['crawler', 'user_agent'], kind: 'string' },
   { env: 'NOTARY_CONTACT_URL', path: ['crawler', 'contact_url'], kind: 'string' },
   { env: 'NOTARY_CRAWL_DELAY_MS', path: ['crawler', 'per_host_delay_ms'], kind: 'int' },
+  { env: 'NOTARY_ALLOW_PRIVATE_NETWORKS', path: ['extract', 'allow_private_networks'], kind: 'bool' },
+  { env: 'NOTARY_EXTRACT_RESPECT_ROBOTS', path: ['extract', 'respect_robots_txt'], kind: 'bool' },
+  { env: 'NOTARY_EXTRACT_MAX_BYTES', path: ['extract', 'max_bytes'], kind: 'int' },
+  { env: 'NOTARY_EXTRACT_TIMEOUT_MS', path: ['extract', 'total_timeout_ms'], kind: 'int' },
+  { env: 'NOTARY_EXTRACT_CACHE_TTL_S', path: ['extract', 'cache_ttl_s'], kind: 'int' },
+  { env: 'NOTARY_EXTRACT_RENDER', path: ['extract', 'render'], kind: 'string' },
   { env: 'NOTARY_RERANKER_MODEL', path: ['reranker', 'model_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },

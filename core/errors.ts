@@ -26,6 +26,21 @@ export const errorCodes = {
   page_too_large: { status: 422, title: 'The page is too large to extract', retryable: false },
   invalid_seed: { status: 400, title: 'A crawl seed is missing or not an absolute http(s) URL', retryable: false },
   tenant_exists: { status: 409, title: 'A tenant with this name already exists', retryable: false },
+  // Extraction (POST /v1/extract): the URL, the fetch and the page's content.
+  invalid_url: { status: 400, title: 'The URL is not an absolute http(s) URL', retryable: false },
+  blocked_address: { status: 400, title: 'The URL resolves to an address this service does not fetch', retryable: false },
+  robots_disallowed: { status: 403, title: "The site's robots.txt disallows fetching this URL", retryable: false },
+  too_many_redirects: { status: 502, title: 'The URL redirects too many times', retryable: false },
+  upstream_error: { status: 502, title: 'The site answered with an error status', retryable: true },
+  upstream_unreachable: { status: 502, title: 'The site could not be reached', retryable: true },
+  upstream_timeout: { status: 504, title: 'The site did not answer in time', retryable: true },
+  body_too_large: { status: 502, title: 'The response is larger than the fetch byte cap', retryable: false },
+  unsupported_content_type: { status: 415, title: 'The URL serves a content type that cannot be extracted', retryable: false },
+  render_failed: { status: 502, title: 'The page could not be rendered in the browser', retryable: true },
+  captcha_detected: { status: 422, title: 'The site answered with a CAPTCHA or bot challenge', retryable: false },
+  login_required: { status: 422, title: 'The page is behind a login wall', retryable: false },
+  js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
+  empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

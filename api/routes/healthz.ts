@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+import { NotaryError } from '../../core/errors.js';
+
+export interface HealthzRouteOptions {
+  health: () => Promise<Record<string, unknown>>;
+}
+
+/** `GET /healthz`: unauthenticated, not rate-limited; 503 when the health probe itself fails. */
+export async function healthzRoute(app: FastifyInstance, options: HealthzRouteOptions): Promise<void> {
+  app.get('/healthz', async (request) => {
+    try {
+      return await options.health();
+    } catch (err) {
+      request.log.error({ err }, 'health probe failed');
+      throw new NotaryError('service_unavailable', 'The health probe failed');
+    }
+  });
+}

@@ -1,0 +1,106 @@
+import type { FastifyInstance } from 'fastify';
+import { creditsForDepth, type NotaryConfig } from '../../core/config.js';
+import { NotaryError } from '../../core/errors.js';
+import type { SearchResultItem, SearchService } from '../../search/service.js';
+import { requirePayer } from '../plugins/payer.js';
+
+export interface SearchRouteOptions {
+  config: NotaryConfig;
+  search: SearchService;
+}
+
+export interface SearchBody {
+  query: string;
+  depth: number;
+}
+
+export interface SearchReplyBody {
+  query: string;
+  depth: number;
+  results: SearchResultItem[];
+  credits_used: number;
+  rate_limit: { limit: number; remaining: number; reset_ms: number };
+}
+
+export function searchBodySchema(config: NotaryConfig) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['query'],
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: config.search.max_query_length, pattern: '\\S', description: 'What to search for.' },
+      depth: {
+        type: 'integer',
+        minimum: 1,
+        maximum: config.search.max_depth,
+        default: 1,
+        description: 'Higher depth adds reflection passes for hard queries and costs more credits.',
+      },
+    },
+  } as const;
+}
+
+export const searchResponseSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['query', 'depth', 'results', 'credits_used', 'rate_limit'],
+  properties: {
+    query: { type: 'string' },
+    depth: { type: 'integer' },
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['url', 'title', 'snippet', 'rerank_score'],
+        properties: {
+          url: { type: 'string' },
+          title: { type: 'string' },
+          snippet: { type: 'string' },
+          rerank_score: { type: 'number', minimum: 0, maximum: 1 },
+        },
+      },
+    },
+    credits_used: { type: 'integer' },
+    rate_limit: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['limit', 'remaining', 'reset_ms'],
+      properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, reset_ms: { type: 'integer' } },
+    },
+  },
+} as const;
+
+/**
+ * `POST /v1/search`. Order: authenticate -> rate limit (onRequest hooks) -> validate -> balance pre-check -> search ->
+ * one atomic charge. A search that throws charges nothing; a charge that loses a race returns 402 and no results.
+ */
+export async function searchRoute(app: FastifyInstance, options: SearchRouteOptions): Promise<void> {
+  const { config, search } = options;
+  app.post<{ Body: SearchBody; Reply: SearchReplyBody }>(
+    '/v1/search',
+    {
+      schema: { body: searchBodySchema(config), response: { 200: searchResponseSchema } },
+      onRequest: [app.authenticatePayer, app.enforceRateLimit],
+    },
+    async (request) => {
+      const payer = requirePayer(request);
+      const rateLimit = request.rateLimit;
+      if (!rateLimit) throw new Error('search route reached without enforceRateLimit');
+      const query = request.body.query.trim();
+      const depth = request.body.depth;
+      const credits = creditsForDepth(config, depth);
+      await payer.ensureCanPay(credits);
+      const { results } = await search.search({ query, depth, requestId: request.id });
+      if (!Array.isArray(results)) throw new NotaryError('internal_error', 'search returned no result list');
+      await payer.charge(credits, { requestId: request.id, reason: `search depth ${depth}` });
+      return {
+        query,
+        depth,
+        results,
+        credits_used: credits,
+        rate_limit: { limit: rateLimit.limit, remaining: rateLimit.remaining, reset_ms: rateLimit.resetMs },
+      };
+    },
+  );
+}

@@ -1,0 +1,195 @@
+import type { Kysely } from 'kysely';
+import { NotaryError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { AccountsRepository, type ApiKeyRecord } from '../storage/accounts.js';
+import { nowIso } from '../storage/db.js';
+import type { Database, LedgerEntry, Tenant } from '../storage/schema.js';
+import { apiKeyHashesEqual, generateApiKey, parseApiKey } from './api-keys.js';
+
+export type { ApiKeyRecord } from '../storage/accounts.js';
+export type { LedgerEntry, Tenant } from '../storage/schema.js';
+
+export interface AccountsOptions {
+  /** Known tier names; when given, tenants can only be put on one of these. */
+  tiers?: readonly string[];
+  /** Tier of a tenant created without one. */
+  defaultTier?: string;
+  /** last_used_at is written at most this often per key, to keep authentication read-mostly. Default 60 s. */
+  touchIntervalMs?: number;
+}
+
+export interface TenantOptions {
+  tier?: string;
+  /** Opening balance, recorded in the ledger. */
+  credits?: number;
+}
+
+export interface CreatedKey {
+  /** The plaintext key: returned once, never stored. */
+  key: string;
+  record: ApiKeyRecord;
+}
+
+export interface AuthenticatedKey {
+  tenant: Tenant;
+  keyId: string;
+}
+
+export interface DebitRequest {
+  tenantId: string;
+  credits: number;
+  requestId: string;
+  keyId?: string | null;
+  reason?: string;
+}
+
+function requireCredits(credits: number, allowZero: boolean): void {
+  if (!Number.isSafeInteger(credits) || credits < 0 || (!allowZero && credits === 0)) {
+    throw new NotaryError('invalid_request', `credits must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${credits}`);
+  }
+}
+
+/**
+ * Tenants, API keys and the credit ledger: the framework-free core that every payment mode (API key, x402, MPP)
+ * charges through. Works on SQLite and PostgreSQL.
+ */
+export class Accounts {
+  readonly repository: AccountsRepository;
+  private readonly tiers: readonly string[] | undefined;
+  private readonly defaultTier: string;
+  private readonly touchIntervalMs: number;
+
+  constructor(db: Kysely<Database>, options: AccountsOptions = {}) {
+    this.repository = new AccountsRepository(db);
+    this.tiers = options.tiers;
+    this.defaultTier = options.defaultTier ?? 'free';
+    this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
+  }
+
+  private checkTenantInput(name: string, options: TenantOptions): { name: string; tier: string; credits: number } {
+    const trimmed = name.trim();
+    if (trimmed.length === 0 || trimmed.length > 200) throw new NotaryError('invalid_request', 'tenant name must be 1 to 200 characters');
+    const tier = options.tier ?? this.defaultTier;
+    if (this.tiers && !this.tiers.includes(tier)) {
+      throw new NotaryError('invalid_request', `unknown tier "${tier}" (known: ${this.tiers.join(', ')})`);
+    }
+    const credits = options.credits ?? 0;
+    requireCredits(credits, true);
+    return { name: trimmed, tier, credits };
+  }
+
+  /** Creates a tenant; NotaryError('tenant_exists') when the name is taken. */
+  async createTenant(name: string, options: TenantOptions = {}): Promise<Tenant> {
+    const input = this.checkTenantInput(name, options);
+    const tenant = await this.repository.insertTenant({ id: newId('ten'), ...input, reason: 'opening balance' });
+    if (!tenant) throw new NotaryError('tenant_exists', `a tenant named "${input.name}" already exists`);
+    return tenant;
+  }
+
+  /** The tenant with this name, created (with the opening credits) only if it does not exist yet. */
+  async ensureTenant(name: string, options: TenantOptions = {}): Promise<Tenant> {
+    const input = this.checkTenantInput(name, options);
+    const existing = await this.repository.getTenantByName(input.name);
+    if (existing) return existing;
+    const created = await this.repository.insertTenant({ id: newId('ten'), ...input, reason: 'opening balance' });
+    if (created) return created;
+    // Lost a race with a concurrent ensureTenant of the same name.
+    const winner = await this.repository.getTenantByName(input.name);
+    if (!winner) throw new NotaryError('internal_error', `tenant "${input.name}" vanished during creation`);
+    return winner;
+  }
+
+  async getTenant(tenantId: string): Promise<Tenant> {
+    const tenant = await this.repository.getTenant(tenantId);
+    if (!tenant) throw new NotaryError('tenant_not_found', `no tenant with id ${tenantId}`);
+    return tenant;
+  }
+
+  async listTenants(): Promise<Tenant[]> {
+    return this.repository.listTenants();
+  }
+
+  async balance(tenantId: string): Promise<number> {
+    return (await this.getTenant(tenantId)).credits;
+  }
+
+  async createKey(tenantId: string, name?: string): Promise<CreatedKey> {
+    await this.getTenant(tenantId);
+    const generated = generateApiKey();
+    const record = await this.repository.insertKey({
+      id: newId('key'),
+      tenant_id: tenantId,
+      key_hash: generated.hash,
+      prefix: generated.displayPrefix,
+      last4: generated.last4,
+      name: name ?? null,
+      created_at: nowIso(),
+    });
+    return { key: generated.key, record };
+  }
+
+  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.repository.revokeKey(keyId);
+    if (!record) throw new NotaryError('api_key_not_found', `no API key with id ${keyId}`);
+    return record;
+  }
+
+  async listKeys(tenantId?: string): Promise<ApiKeyRecord[]> {
+    return this.repository.listKeys(tenantId);
+  }
+
+  /**
+   * The tenant a presented key belongs to. Shape and checksum are checked before any database work; then the
+   * stored hash is looked up and compared in constant time. Throws invalid_api_key or revoked_api_key.
+   */
+  async authenticate(rawKey: string): Promise<AuthenticatedKey> {
+    const parsed = parseApiKey(rawKey);
+    const found = await this.repository.findKeyByHash(parsed.hash);
+    if (!found || !apiKeyHashesEqual(found.key.key_hash, parsed.hash)) {
+      throw new NotaryError('invalid_api_key', 'The API key is not known');
+    }
+    if (found.key.revoked_at !== null) {
+      throw new NotaryError('revoked_api_key', `The API key ${found.key.prefix}...${found.key.last4} was revoked at ${found.key.revoked_at}`);
+    }
+    const now = Date.now();
+    const lastUsed = found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0;
+    if (now - lastUsed >= this.touchIntervalMs) await this.repository.touchKey(found.key.id, nowIso(new Date(now)));
+    return { tenant: found.tenant, keyId: found.key.id };
+  }
+
+  async grantCredits(tenantId: string, credits: number, reason: string): Promise<{ balance: number }> {
+    requireCredits(credits, false);
+    const balance = await this.repository.grant(tenantId, credits, reason);
+    if (balance === undefined) throw new NotaryError('tenant_not_found', `no tenant with id ${tenantId}`);
+    return { balance };
+  }
+
+  /**
+   * Takes `credits` from the tenant in one atomic step with its ledger row, or throws insufficient_credits with
+   * `required_credits` and `available_credits` in `extra`. The balance never goes below zero.
+   */
+  async debit(request: DebitRequest): Promise<{ balance: number }> {
+    requireCredits(request.credits, true);
+    const outcome = await this.repository.debit({
+      tenantId: request.tenantId,
+      credits: request.credits,
+      reason: request.reason ?? 'search',
+      requestId: request.requestId,
+      keyId: request.keyId ?? null,
+    });
+    if (outcome.ok) return { balance: outcome.balance };
+    if (outcome.reason === 'tenant_not_found') throw new NotaryError('tenant_not_found', `no tenant with id ${request.tenantId}`);
+    throw insufficientCredits(request.credits, outcome.available);
+  }
+
+  async ledger(tenantId: string): Promise<LedgerEntry[]> {
+    return this.repository.ledger(tenantId);
+  }
+}
+
+export function insufficientCredits(required: number, available: number): NotaryError {
+  return new NotaryError('insufficient_credits', `This call costs ${required} credits; the balance is ${available}`, {
+    required_credits: required,
+    available_credits: available,
+  });
+}

@@ -1,0 +1,198 @@
+import type { Kysely, Transaction } from 'kysely';
+import { nowIso } from './db.js';
+import type { ApiKeyRow, Database, LedgerEntry, Tenant } from './schema.js';
+
+/** An API key as it may be shown: never the hash, never the plaintext. */
+export type ApiKeyRecord = Omit<ApiKeyRow, 'key_hash'>;
+
+export interface ApiKeyWithTenant {
+  key: ApiKeyRow;
+  tenant: Tenant;
+}
+
+export type DebitOutcome =
+  | { ok: true; balance: number; ledgerId: number }
+  | { ok: false; reason: 'insufficient_credits'; available: number }
+  | { ok: false; reason: 'tenant_not_found' };
+
+const keyRecordColumns = ['id', 'tenant_id', 'prefix', 'last4', 'name', 'created_at', 'revoked_at', 'last_used_at'] as const;
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Repository for tenants, api_keys and credit_ledger. Plain SQL through Kysely that runs unchanged on SQLite and
+ * PostgreSQL; balance changes and their ledger rows are always written in one transaction.
+ */
+export class AccountsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async getTenant(id: string, executor: Executor = this.db): Promise<Tenant | undefined> {
+    return executor.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async getTenantByName(name: string): Promise<Tenant | undefined> {
+    return this.db.selectFrom('tenants').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  async listTenants(): Promise<Tenant[]> {
+    return this.db.selectFrom('tenants').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
+  /**
+   * Inserts a tenant with a zero balance and, when `credits` > 0, grants them with a ledger row in the same
+   * transaction. Returns undefined when the name is taken (nothing written).
+   */
+  async insertTenant(tenant: { id: string; name: string; tier: string; credits: number; reason: string }): Promise<Tenant | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('tenants')
+        .values({ id: tenant.id, name: tenant.name, tier: tenant.tier, credits: 0, created_at: nowIso() })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (!inserted) return undefined;
+      if (tenant.credits > 0) await this.addCredits(trx, tenant.id, tenant.credits, tenant.reason, null, null);
+      return this.getTenant(tenant.id, trx);
+    });
+  }
+
+  async insertKey(row: Omit<ApiKeyRow, 'revoked_at' | 'last_used_at'>): Promise<ApiKeyRecord> {
+    await this.db.insertInto('api_keys').values({ ...row, revoked_at: null, last_used_at: null }).execute();
+    const { key_hash: _hash, ...record } = { ...row, revoked_at: null, last_used_at: null };
+    return record;
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.db.selectFrom('api_keys').select(keyRecordColumns).where('id', '=', id).executeTakeFirst();
+  }
+
+  async listKeys(tenantId?: string): Promise<ApiKeyRecord[]> {
+    let query = this.db.selectFrom('api_keys').select(keyRecordColumns);
+    if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
+    return query.orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** Sets revoked_at once; revoking a revoked key keeps the first time. Returns undefined for an unknown id. */
+  async revokeKey(id: string): Promise<ApiKeyRecord | undefined> {
+    await this.db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    return this.getKey(id);
+  }
+
+  /** The key with this hash and its tenant, in one query (this runs on every authenticated request). */
+  async findKeyByHash(keyHash: string): Promise<ApiKeyWithTenant | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      .select([
+        'api_keys.id as key_id',
+        'api_keys.tenant_id as key_tenant_id',
+        'api_keys.key_hash',
+        'api_keys.prefix',
+        'api_keys.last4',
+        'api_keys.name as key_name',
+        'api_keys.created_at as key_created_at',
+        'api_keys.revoked_at',
+        'api_keys.last_used_at',
+        'tenants.id as tenant_id',
+        'tenants.name as tenant_name',
+        'tenants.tier',
+        'tenants.credits',
+        'tenants.created_at as tenant_created_at',
+      ])
+      .where('api_keys.key_hash', '=', keyHash)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      key: {
+        id: row.key_id,
+        tenant_id: row.key_tenant_id,
+        key_hash: row.key_hash,
+        prefix: row.prefix,
+        last4: row.last4,
+        name: row.key_name,
+        created_at: row.key_created_at,
+        revoked_at: row.revoked_at,
+        last_used_at: row.last_used_at,
+      },
+      tenant: { id: row.tenant_id, name: row.tenant_name, tier: row.tier, credits: row.credits, created_at: row.tenant_created_at },
+    };
+  }
+
+  async touchKey(id: string, at: string): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  async grant(tenantId: string, credits: number, reason: string): Promise<number | undefined> {
+    return this.db.transaction().execute(async (trx) => this.addCredits(trx, tenantId, credits, reason, null, null));
+  }
+
+  /**
+   * The balance check and the debit are one statement (`... WHERE credits >= ? RETURNING credits`), so concurrent
+   * debits can never overdraw: on PostgreSQL the row lock makes a waiting UPDATE re-check the condition against the
+   * committed balance; on SQLite the database-wide write lock serialises writers.
+   */
+  async debit(entry: { tenantId: string; credits: number; reason: string; requestId: string | null; keyId: string | null }): Promise<DebitOutcome> {
+    return this.db.transaction().execute(async (trx): Promise<DebitOutcome> => {
+      const updated = await trx
+        .updateTable('tenants')
+        .set((eb) => ({ credits: eb('credits', '-', entry.credits) }))
+        .where('id', '=', entry.tenantId)
+        .where('credits', '>=', entry.credits)
+        .returning('credits')
+        .executeTakeFirst();
+      if (!updated) {
+        const tenant = await this.getTenant(entry.tenantId, trx);
+        return tenant ? { ok: false, reason: 'insufficient_credits', available: tenant.credits } : { ok: false, reason: 'tenant_not_found' };
+      }
+      const ledger = await trx
+        .insertInto('credit_ledger')
+        .values({
+          tenant_id: entry.tenantId,
+          delta: -entry.credits,
+          balance_after: updated.credits,
+          reason: entry.reason,
+          request_id: entry.requestId,
+          key_id: entry.keyId,
+          created_at: nowIso(),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { ok: true, balance: updated.credits, ledgerId: ledger.id };
+    });
+  }
+
+  /** Ledger rows of a tenant, oldest first. */
+  async ledger(tenantId: string): Promise<LedgerEntry[]> {
+    return this.db.selectFrom('credit_ledger').selectAll().where('tenant_id', '=', tenantId).orderBy('id').execute();
+  }
+
+  private async addCredits(
+    trx: Transaction<Database>,
+    tenantId: string,
+    credits: number,
+    reason: string,
+    requestId: string | null,
+    keyId: string | null,
+  ): Promise<number | undefined> {
+    const updated = await trx
+      .updateTable('tenants')
+      .set((eb) => ({ credits: eb('credits', '+', credits) }))
+      .where('id', '=', tenantId)
+      .returning('credits')
+      .executeTakeFirst();
+    if (!updated) return undefined;
+    await trx
+      .insertInto('credit_ledger')
+      .values({
+        tenant_id: tenantId,
+        delta: credits,
+        balance_after: updated.credits,
+        reason,
+        request_id: requestId,
+        key_id: keyId,
+        created_at: nowIso(),
+      })
+      .execute();
+    return updated.credits;
+  }
+}

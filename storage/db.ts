@@ -1,0 +1,79 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { NotaryConfig } from '../core/config.js';
+import { migrationProvider, type Dialect } from './migrations.js';
+import type { Database } from './schema.js';
+
+export interface Storage {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** The raw SQLite handle when dialect is sqlite; the FTS5 index lives in the same file. */
+  sqlite: BetterSqlite3.Database | null;
+  /** Path of the SQLite file, or null for PostgreSQL. */
+  file: string | null;
+  close(): Promise<void>;
+}
+
+export function sqliteFile(dataDir: string): string {
+  return path.join(dataDir, 'notary.sqlite');
+}
+
+export function openSqlite(file: string): Storage {
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    sqlite,
+    file,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+export function openPostgres(connectionString: string): Storage {
+  const pool = new pg.Pool({ connectionString, max: 10 });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    sqlite: null,
+    file: null,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+export async function migrateToLatest(storage: Storage): Promise<void> {
+  const migrator = new Migrator({ db: storage.db, provider: migrationProvider(storage.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);
+    throw new Error(`database migration failed: ${reason}`);
+  }
+}
+
+/** Opens the configured database and brings its schema up to date. */
+export async function openStorage(cfg: NotaryConfig): Promise<Storage> {
+  const storage =
+    cfg.storage.driver === 'postgres' && cfg.storage.postgres_url
+      ? openPostgres(cfg.storage.postgres_url)
+      : openSqlite(sqliteFile(cfg.data_dir));
+  await migrateToLatest(storage);
+  return storage;
+}
+
+export function nowIso(date: Date = new Date()): string {
+  return date.toISOString();
+}

@@ -1,0 +1,115 @@
+import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import { sql } from 'kysely';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** One set of migrations for both engines; the only difference is how an auto-increment key is spelled. */
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  const serialId = (col: ColumnDefinitionBuilder) =>
+    dialect === 'postgres' ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement();
+
+  const initial: Migration = {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('pages')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('url', 'text', (c) => c.notNull().unique())
+        .addColumn('final_url', 'text', (c) => c.notNull())
+        .addColumn('host', 'text', (c) => c.notNull())
+        .addColumn('http_status', 'integer', (c) => c.notNull())
+        .addColumn('content_type', 'text')
+        .addColumn('etag', 'text')
+        .addColumn('last_modified', 'text')
+        .addColumn('content_hash', 'text')
+        .addColumn('title', 'text')
+        .addColumn('html', 'text')
+        .addColumn('crawl_depth', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('indexed_hash', 'text')
+        .addColumn('fetched_at', 'text', (c) => c.notNull())
+        .addColumn('checked_at', 'text', (c) => c.notNull())
+        .addColumn('indexed_at', 'text')
+        .execute();
+      await db.schema.createIndex('pages_content_hash').on('pages').column('content_hash').execute();
+      await db.schema.createIndex('pages_state').on('pages').columns(['state', 'checked_at']).execute();
+
+      await db.schema
+        .createTable('passages')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('page_id', 'integer', (c) => c.notNull().references('pages.id').onDelete('cascade'))
+        .addColumn('ordinal', 'integer', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('title', 'text', (c) => c.notNull())
+        .addColumn('heading_path', 'text', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('word_count', 'integer', (c) => c.notNull())
+        .addUniqueConstraint('passages_page_ordinal', ['page_id', 'ordinal'])
+        .execute();
+
+      await db.schema
+        .createTable('crawl_runs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('seeds', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addColumn('stats', 'text')
+        .execute();
+
+      await db.schema
+        .createTable('crawl_skips')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('detail', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('crawl_skips_run').on('crawl_skips').column('run_id').execute();
+
+      await db.schema
+        .createTable('tenants')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull().unique())
+        .addColumn('tier', 'text', (c) => c.notNull())
+        .addColumn('credits', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addCheckConstraint('tenants_credits_non_negative', sql`credits >= 0`)
+        .execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('last4', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .addColumn('last_used_at', 'text')
+        .execute();
+      await db.schema.createIndex('api_keys_tenant').on('api_keys').column('tenant_id').execute();
+
+      await db.schema
+        .createTable('credit_ledger')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('delta', 'integer', (c) => c.notNull())
+        .addColumn('balance_after', 'integer', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text')
+        .addColumn('key_id', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('credit_ledger_tenant').on('credit_ledger').columns(['tenant_id', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['credit_ledger', 'api_keys', 'tenants', 'crawl_skips', 'crawl_runs', 'passages', 'pages']) {
+        await db.schema.dropTable(table).ifExists().execute();
+      }
+    },
+  };
+
+  const migrations: Record<string, Migration> = { '0001_initial': initial };
+  return { getMigrations: async () => migrations };
+}

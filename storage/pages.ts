@@ -1,0 +1,145 @@
+import type { Kysely } from 'kysely';
+import { nowIso } from './db.js';
+import type { Database, NewPassage, Page, Passage } from './schema.js';
+
+/**
+ * The pages and passages store: the only channel between crawler and indexer. The crawler writes fetched pages
+ * (state "fetched") or marks them "gone"; the indexer picks those up, writes passages, and marks them "indexed".
+ */
+export class PageStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async getByUrl(url: string): Promise<Page | undefined> {
+    return this.db.selectFrom('pages').selectAll().where('url', '=', url).executeTakeFirst();
+  }
+
+  async getById(id: number): Promise<Page | undefined> {
+    return this.db.selectFrom('pages').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Another live page with the same body, if any (content-hash de-duplication). */
+  async findDuplicate(contentHash: string, exceptUrl: string): Promise<Page | undefined> {
+    return this.db
+      .selectFrom('pages')
+      .selectAll()
+      .where('content_hash', '=', contentHash)
+      .where('url', '!=', exceptUrl)
+      .where('state', '!=', 'gone')
+      .executeTakeFirst();
+  }
+
+  /** Inserts or replaces a fetched page; it becomes due for indexing when its content hash changed. */
+  async saveFetched(page: {
+    url: string;
+    final_url: string;
+    host: string;
+    http_status: number;
+    content_type: string | null;
+    etag: string | null;
+    last_modified: string | null;
+    content_hash: string;
+    title: string | null;
+    html: string;
+    crawl_depth: number;
+  }): Promise<{ id: number; changed: boolean }> {
+    const now = nowIso();
+    const existing = await this.getByUrl(page.url);
+    if (!existing) {
+      const row = await this.db
+        .insertInto('pages')
+        .values({ ...page, state: 'fetched', indexed_hash: null, fetched_at: now, checked_at: now, indexed_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { id: row.id, changed: true };
+    }
+    const changed = existing.indexed_hash !== page.content_hash || existing.state === 'gone';
+    await this.db
+      .updateTable('pages')
+      .set({ ...page, state: changed ? 'fetched' : existing.state, fetched_at: now, checked_at: now })
+      .where('id', '=', existing.id)
+      .execute();
+    return { id: existing.id, changed };
+  }
+
+  /** A conditional request answered 304: the stored copy is still current. */
+  async markUnchanged(url: string): Promise<void> {
+    await this.db.updateTable('pages').set({ checked_at: nowIso() }).where('url', '=', url).execute();
+  }
+
+  /** The page vanished (404/410) or became a duplicate/non-HTML: the indexer will remove its passages. */
+  async markGone(url: string, httpStatus: number): Promise<void> {
+    await this.db
+      .updateTable('pages')
+      .set({ state: 'gone', http_status: httpStatus, html: null, checked_at: nowIso() })
+      .where('url', '=', url)
+      .execute();
+  }
+
+  /** Pages whose index entries are stale: fetched and not yet indexed at this hash, or gone but still indexed. */
+  async pendingForIndex(limit: number): Promise<Page[]> {
+    return this.db
+      .selectFrom('pages')
+      .selectAll()
+      .where((eb) =>
+        eb.or([eb('state', '=', 'fetched'), eb.and([eb('state', '=', 'gone'), eb('indexed_hash', 'is not', null)])]),
+      )
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Replaces a page's passages in one transaction and marks the page indexed at its current hash. */
+  async replacePassages(page: Page, passages: Omit<NewPassage, 'page_id'>[]): Promise<Passage[]> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('passages').where('page_id', '=', page.id).execute();
+      const inserted =
+        passages.length === 0
+          ? []
+          : await trx
+              .insertInto('passages')
+              .values(passages.map((p) => ({ ...p, page_id: page.id })))
+              .returningAll()
+              .execute();
+      await trx
+        .updateTable('pages')
+        .set({ state: 'indexed', indexed_hash: page.content_hash, indexed_at: nowIso() })
+        .where('id', '=', page.id)
+        .execute();
+      return inserted;
+    });
+  }
+
+  /** Removes a gone page's passages; returns the ids removed so the search index can drop them too. */
+  async removePassages(page: Page): Promise<number[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx.deleteFrom('passages').where('page_id', '=', page.id).returning('id').execute();
+      await trx.updateTable('pages').set({ indexed_hash: null, indexed_at: nowIso() }).where('id', '=', page.id).execute();
+      return rows.map((r) => r.id);
+    });
+  }
+
+  async passageIdsForPage(pageId: number): Promise<number[]> {
+    const rows = await this.db.selectFrom('passages').select('id').where('page_id', '=', pageId).execute();
+    return rows.map((r) => r.id);
+  }
+
+  async counts(): Promise<{ pages: number; indexed: number; gone: number; pending: number; passages: number }> {
+    const byState = await this.db
+      .selectFrom('pages')
+      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('state')
+      .execute();
+    const passages = await this.db
+      .selectFrom('passages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const of = (s: string) => Number(byState.find((r) => r.state === s)?.n ?? 0);
+    return {
+      pages: of('fetched') + of('indexed'),
+      indexed: of('indexed'),
+      gone: of('gone'),
+      pending: of('fetched'),
+      passages: Number(passages.n),
+    };
+  }
+}

@@ -1,0 +1,115 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Timestamps are ISO 8601 UTC strings in both SQLite and PostgreSQL, so they compare and sort as text. */
+export type Timestamp = string;
+
+export type PageState = 'fetched' | 'indexed' | 'gone';
+
+export interface PagesTable {
+  id: Generated<number>;
+  /** Normalised URL the page is known by (canonical when the page names one on its own host). */
+  url: string;
+  /** URL after redirects. */
+  final_url: string;
+  host: string;
+  http_status: number;
+  content_type: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  /** SHA-256 hex of the raw body; two URLs with the same hash are one document. */
+  content_hash: string | null;
+  title: string | null;
+  html: string | null;
+  crawl_depth: number;
+  state: PageState;
+  /** content_hash that the indexer last indexed; differs from content_hash when the page needs (re)indexing. */
+  indexed_hash: string | null;
+  fetched_at: Timestamp;
+  /** When the page was last confirmed (200 or 304). */
+  checked_at: Timestamp;
+  indexed_at: Timestamp | null;
+}
+
+export interface PassagesTable {
+  id: Generated<number>;
+  page_id: number;
+  ordinal: number;
+  url: string;
+  title: string;
+  /** Headings above the passage, outermost first, joined with " > ". */
+  heading_path: string;
+  text: string;
+  word_count: number;
+}
+
+export interface CrawlRunsTable {
+  id: string;
+  seeds: string;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  /** JSON: fetched, unchanged, skipped, failed, duplicates. */
+  stats: string | null;
+}
+
+export interface CrawlSkipsTable {
+  id: Generated<number>;
+  run_id: string;
+  url: string;
+  /** robots_txt, non_html, out_of_scope, too_large, duplicate, http_error, fetch_error. */
+  reason: string;
+  detail: string | null;
+  created_at: Timestamp;
+}
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  tier: string;
+  credits: number;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  /** SHA-256 hex of the full key. */
+  key_hash: string;
+  /** Display prefix, e.g. "sk_live_AbCd". */
+  prefix: string;
+  last4: string;
+  name: string | null;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+
+export interface CreditLedgerTable {
+  id: Generated<number>;
+  tenant_id: string;
+  /** Negative for a debit, positive for a grant. */
+  delta: number;
+  balance_after: number;
+  reason: string;
+  request_id: string | null;
+  key_id: string | null;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  pages: PagesTable;
+  passages: PassagesTable;
+  crawl_runs: CrawlRunsTable;
+  crawl_skips: CrawlSkipsTable;
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  credit_ledger: CreditLedgerTable;
+}
+
+export type Page = Selectable<PagesTable>;
+export type NewPage = Insertable<PagesTable>;
+export type PageUpdate = Updateable<PagesTable>;
+export type Passage = Selectable<PassagesTable>;
+export type NewPassage = Insertable<PassagesTable>;
+export type Tenant = Selectable<TenantsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type LedgerEntry = Selectable<CreditLedgerTable>;
