@@ -1,0 +1,20 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { envBindings } from '../core/config.js';
+import { errorCodes } from '../core/errors.js';
+import { repoRoot } from './support/cli.js';
+
+describe('docs match the code', () => {
+  it('docs/errors.md documents every error code with its status', () => {
+    const page = readFileSync(path.join(repoRoot, 'docs/errors.md'), 'utf8');
+    for (const [code, entry] of Object.entries(errorCodes)) {
+      expect(page, code).toContain(`<a id="${code}"></a>\`${code}\` | ${entry.status} |`);
+    }
+  });
+
+  it('the README lists every environment variable the config reads', () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    for (const binding of envBindings) expect(readme, binding.env).toContain(`\`${binding.env}\``);
+  });
+});
