@@ -150,9 +150,12 @@ describe('POST /v1/search on SQLite', () => {
     expect(debits.map((e) => [e.delta, e.request_id, e.key_id, e.reason])).toEqual([[-2, requestId, keyId, 'search depth 2']]);
   });
 
-  it('defaults depth to 1, trims the query and prices depth 3 from the config', async () => {
+  it('requires depth, trims the query and prices depth 3 from the config', async () => {
     const { tenant, key } = await newTenant('pricing', 10);
-    const first = await post({ query: '  indexes  ' }, key);
+    const missing = await post({ query: 'indexes' }, key);
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json()).toMatchObject({ code: 'invalid_request' });
+    const first = await post({ query: '  indexes  ', depth: 1 }, key);
     expect(first.statusCode, first.body).toBe(200);
     expect(first.json()).toMatchObject({ query: 'indexes', depth: 1, credits_used: 1 });
     const deep = await post({ query: 'indexes', depth: 3 }, key);
@@ -162,11 +165,11 @@ describe('POST /v1/search on SQLite', () => {
 
   it('echoes a sane incoming X-Request-Id and replaces anything else', async () => {
     const { tenant, key } = await newTenant('request-ids', 10);
-    const echoed = await post({ query: 'vacuum' }, key, { 'x-request-id': 'trace_0123456789abcdef' });
+    const echoed = await post({ query: 'vacuum', depth: 1 }, key, { 'x-request-id': 'trace_0123456789abcdef' });
     expect(echoed.headers['x-request-id']).toBe('trace_0123456789abcdef');
     expect((await accounts.ledger(tenant.id)).at(-1)?.request_id).toBe('trace_0123456789abcdef');
     for (const bad of ['short', 'has spaces in it', 'x'.repeat(65), 'semi;colon;value', '../../etc/passwd']) {
-      const res = await post({ query: 'vacuum' }, key, { 'x-request-id': bad });
+      const res = await post({ query: 'vacuum', depth: 1 }, key, { 'x-request-id': bad });
       expect(res.headers['x-request-id']).toMatch(/^req_[0-9A-Za-z]{20}$/);
     }
     const notFound = await app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'bad id' } });
@@ -221,9 +224,9 @@ describe('POST /v1/search on SQLite', () => {
     expectProblem(unknown, 401, 'invalid_api_key');
     expect(unknown.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     // Scheme names are case-insensitive.
-    expect((await post({ query: 'vacuum' }, undefined, { authorization: `bearer ${key}` })).statusCode).toBe(200);
+    expect((await post({ query: 'vacuum', depth: 1 }, undefined, { authorization: `bearer ${key}` })).statusCode).toBe(200);
     await accounts.revokeKey(keyId);
-    expectProblem(await post({ query: 'x' }, key), 401, 'revoked_api_key');
+    expectProblem(await post({ query: 'x', depth: 1 }, key), 401, 'revoked_api_key');
   });
 
   it('answers 402 with required and available credits, before searching when the balance is short', async () => {
@@ -247,17 +250,17 @@ describe('POST /v1/search on SQLite', () => {
     }
     const noType = await app.inject({ method: 'POST', url: '/v1/search', headers: { authorization: `Bearer ${key}` }, payload: Buffer.from('{"query":"x"}') });
     expectProblem(noType, 415, 'unsupported_media_type');
-    const charset = await post({ query: 'vacuum' }, key, { 'content-type': 'application/json; charset=utf-8' });
+    const charset = await post({ query: 'vacuum', depth: 1 }, key, { 'content-type': 'application/json; charset=utf-8' });
     expect(charset.statusCode).toBe(200);
   });
 
   it('answers 429 with Retry-After and the rate-limit headers once the tier burst is spent, per key', async () => {
     const { tenant, key } = await newTenant('limited', 100, 'tiny');
-    expect((await post({ query: 'vacuum' }, key)).statusCode).toBe(200);
-    const second = await post({ query: 'vacuum' }, key);
+    expect((await post({ query: 'vacuum', depth: 1 }, key)).statusCode).toBe(200);
+    const second = await post({ query: 'vacuum', depth: 1 }, key);
     expect(second.statusCode).toBe(200);
     expect(second.json()).toMatchObject({ rate_limit: { limit: 2, remaining: 0 } });
-    const limited = await post({ query: 'vacuum' }, key);
+    const limited = await post({ query: 'vacuum', depth: 1 }, key);
     const problem = expectProblem(limited, 429, 'rate_limited');
     expect(problem['retryable']).toBe(true);
     const retryAfter = limited.headers['retry-after'];
@@ -269,7 +272,7 @@ describe('POST /v1/search on SQLite', () => {
     expect(await accounts.balance(tenant.id)).toBe(98);
     // Another key of the same tenant has its own bucket.
     const { key: secondKey } = await accounts.createKey(tenant.id);
-    expect((await post({ query: 'vacuum' }, secondKey)).statusCode).toBe(200);
+    expect((await post({ query: 'vacuum', depth: 1 }, secondKey)).statusCode).toBe(200);
   });
 
   it('answers 404 for unknown routes and 405 with Allow for a known path under another method', async () => {
@@ -322,7 +325,7 @@ describe('POST /v1/search on SQLite', () => {
 
   it('50 concurrent searches against a balance of 17: exactly 17 answered and charged, 33 get 402', async () => {
     const { tenant, key } = await newTenant('concurrent', 17, 'bulk');
-    const responses = await Promise.all(Array.from({ length: 50 }, () => post({ query: 'vacuum tables' }, key)));
+    const responses = await Promise.all(Array.from({ length: 50 }, () => post({ query: 'vacuum tables', depth: 1 }, key)));
     const ok = responses.filter((r) => r.statusCode === 200);
     const paymentRequired = responses.filter((r) => r.statusCode === 402);
     expect(ok).toHaveLength(17);

@@ -26,14 +26,13 @@ export function searchBodySchema(config: NotaryConfig) {
   return {
     type: 'object',
     additionalProperties: false,
-    required: ['query'],
+    required: ['query', 'depth'],
     properties: {
       query: { type: 'string', minLength: 1, maxLength: config.search.max_query_length, pattern: '\\S', description: 'What to search for.' },
       depth: {
         type: 'integer',
         minimum: 1,
         maximum: config.search.max_depth,
-        default: 1,
         description: 'Higher depth adds reflection passes for hard queries and costs more credits.',
       },
     },
