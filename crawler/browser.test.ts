@@ -1,0 +1,38 @@
+import { existsSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runCrawl } from './crawl.js';
+import { serveDirectory } from './serve-static.js';
+import { crawlerConfig, html, openTestDb, writeSite } from './test-support.js';
+
+const config = crawlerConfig({ renderer: 'browser', use_sitemaps: false, max_concurrency: 2, request_timeout_ms: 20_000 });
+
+describe('runCrawl with renderer "browser"', () => {
+  it.skipIf(!existsSync(config.chromium_path))('stores the rendered DOM of a JavaScript-only page and follows its script-made links', async () => {
+    const script = `<script>
+      document.title = 'Rendered';
+      const p = document.createElement('p'); p.textContent = 'text written by javascript';
+      const a = document.createElement('a'); a.href = 'next.html'; a.textContent = 'next';
+      document.body.append(p, a);
+    </script>`;
+    const dir = writeSite({
+      'index.html': '<!doctype html><html><head><title>Shell</title></head><body>' + script + '</body></html>',
+      'next.html': html('Next', 'static page reached through a script-made link'),
+    });
+    const server = await serveDirectory(dir);
+    const testDb = await openTestDb();
+    try {
+      const summary = await runCrawl({ config, pages: testDb.pages, runs: testDb.runs, seeds: [`${server.url}/`] });
+      expect(summary.fetched).toBe(2);
+      const home = await testDb.pages.getByUrl(`${server.url}/`);
+      expect(home?.title).toBe('Rendered');
+      expect(home?.html).toContain('text written by javascript');
+      expect(await testDb.pages.getByUrl(`${server.url}/next.html`)).toBeDefined();
+      const agents = new Set(server.log.map((e) => e.headers['user-agent']));
+      expect(agents).toEqual(new Set([`${config.user_agent} (+${config.contact_url})`]));
+    } finally {
+      await server.close();
+      await testDb.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,95 @@
+import type { EngineContext } from './crawl.js';
+import { hostOf } from './url.js';
+
+/** Flags for Debian's Chromium on these machines (field notes §7). */
+export const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+/**
+ * Rendered pages: crawlee's PlaywrightCrawler driving the system Chromium (config.chromium_path) through playwright-core.
+ * Loaded only when renderer is "browser". No conditional requests here: a browser navigation is not a good place for
+ * If-None-Match, so unchanged pages are recognised by their content hash instead.
+ */
+export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
+  const [{ PlaywrightCrawler }, { chromium }] = await Promise.all([import('@crawlee/playwright'), import('playwright-core')]);
+  const { config, session, gate } = ctx;
+  const releases = new Map<string, () => void>();
+  const finish = (uniqueKey: string) => {
+    releases.get(uniqueKey)?.();
+    releases.delete(uniqueKey);
+  };
+  const timeoutSecs = Math.max(1, Math.ceil(config.request_timeout_ms / 1000));
+
+  const crawler = new PlaywrightCrawler(
+    {
+      requestQueue: ctx.queue,
+      log: ctx.crawleeLog,
+      maxRequestsPerCrawl: ctx.maxPages,
+      maxConcurrency: config.max_concurrency,
+      maxRequestRetries: 1,
+      navigationTimeoutSecs: timeoutSecs,
+      requestHandlerTimeoutSecs: timeoutSecs * 2 + 30,
+      useSessionPool: false,
+      persistCookiesPerSession: false,
+      statusMessageLoggingInterval: 3600,
+      headless: true,
+      launchContext: {
+        launcher: chromium,
+        useChrome: false,
+        userAgent: ctx.userAgent,
+        launchOptions: { executablePath: config.chromium_path, headless: true, args: chromiumArgs },
+      },
+      browserPoolOptions: { useFingerprints: false },
+      autoscaledPoolOptions: { loggingIntervalSecs: null },
+      preNavigationHooks: [
+        async ({ request, page }, gotoOptions) => {
+          await page.setExtraHTTPHeaders({ 'user-agent': ctx.userAgent });
+          if (gotoOptions) gotoOptions.waitUntil = 'load';
+          releases.set(request.uniqueKey, await gate.acquire(hostOf(request.url), ctx.signal));
+        },
+      ],
+      requestHandler: async ({ request, page, response }) => {
+        finish(request.uniqueKey);
+        const headers = response ? await response.allHeaders() : {};
+        const status = response?.status() ?? 0;
+        const html = await page.content();
+        await session.handleResponse(
+          {
+            url: request.uniqueKey,
+            finalUrl: page.url(),
+            status,
+            depth: typeof request.userData['depth'] === 'number' ? request.userData['depth'] : 0,
+            contentType: headers['content-type'] ?? null,
+            etag: headers['etag'] ?? null,
+            lastModified: headers['last-modified'] ?? null,
+            html,
+          },
+        );
+      },
+      errorHandler: ({ request }) => finish(request.uniqueKey),
+      failedRequestHandler: async ({ request }, error) => {
+        finish(request.uniqueKey);
+        if (ctx.signal?.aborted && error.name === 'AbortError') return;
+        await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
+      },
+    },
+    ctx.crawleeConfig,
+  );
+
+  const onAbort = () => crawler.stop('aborted');
+  ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await crawler.run();
+  } finally {
+    ctx.signal?.removeEventListener('abort', onAbort);
+    await crawler.teardown().catch(() => {});
+  }
+}
