@@ -1,6 +1,6 @@
 import type { Element, ElementStats, Node } from './html-tree.js';
 import { normaliseSpace } from './metadata.js';
-import type { ContentBlock } from './types.js';
+import type { BlockLink, ContentBlock, TextBlock } from './types.js';
 
 /** Elements that flow inside a line of text; everything else breaks the line. */
 const INLINE_TAGS = new Set([
@@ -25,12 +25,15 @@ const ALWAYS_BOILERPLATE =
   /(?:^|\s)nav|[-_]nav(?:$|[\s_-])|navbar|navigation|cookie|consent|gdpr|breadcrumb|skip-?(?:link|nav|to)|sr-only|visually-hidden|screen-reader-text|popup|modal|newsletter/i;
 /** Readability's "unlikely candidates": dropped on the first pass unless a positive hint is also present. */
 const UNLIKELY =
-  /-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|supplemental|ad-break|agegate|pagination|pager|yom-remote|share|toolbar|masthead|widget/i;
+  /-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|supplemental|ad-break|agegate|pagination|pager|yom-remote|share|toolbar|masthead/i;
+const META_LINE =
+  /byline|dateline|timestamp|(?:^|[-_\s])(?:date|time|author|authors|updated|published|credit|credits|caption)(?:$|[-_\s])|post-?meta|entry-meta|article-meta|share|social/i;
 const MAYBE_CONTENT = /article|body|column|content|main|mathjax|shadow|post|entry|story/i;
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|sect/i;
 const NEGATIVE =
   /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget/i;
 const ADMONITION = /(?:^|\s)(?:note|tip|warning|caution|important|admonition|callout|hint)(?:$|\s)/i;
+const HAS_LETTER = /\p{L}/u;
 /** Marks a <br>; two in a row split a paragraph. */
 const BREAK = '\u2029';
 
@@ -59,6 +62,8 @@ function isStructuralBoilerplate(el: Element, ctx: WalkContext): boolean {
   if (tag === 'body' || tag === 'a') return false;
   if (BOILERPLATE_TAGS.has(tag)) return true;
   if (tag === 'header' && !ctx.inArticle) return true;
+  // Photo captions and credits are not part of an article's running text.
+  if (tag === 'figcaption') return true;
   if (tag === 'input' || (tag === 'form' && /search/i.test(hintsOf(el) + (el.attrs['role'] ?? '')))) return true;
   const role = el.attrs['role'];
   if (role !== undefined && BOILERPLATE_ROLES.has(role)) return true;
@@ -69,11 +74,16 @@ function isStructuralBoilerplate(el: Element, ctx: WalkContext): boolean {
  * Boilerplate by class/id hints. Decided after the children are seen: a wrapper holding <main>/<article> is kept
  * even when its class says "nav-drawer" or "modal" (whole pages sit in such wrappers).
  */
-function isHintedBoilerplate(el: Element, ctx: WalkContext, holdsMarkedContent: boolean): boolean {
+function isHintedBoilerplate(el: Element, ctx: WalkContext, holdsMarkedContent: boolean, textLength: number, linkLength: number): boolean {
   if (holdsMarkedContent || el.tag === 'body' || el.tag === 'a') return false;
+  // An <article>/<main> with real text is content whatever its classes say ("url-breadcrumb", "has-modal").
+  if (textLength >= 200 && isMarkedContent(el)) return false;
   const hints = hintsOf(el);
   if (!hints) return false;
-  if (ALWAYS_BOILERPLATE.test(hints)) return true;
+  // Long, link-poor text is not a menu, banner or pop-up whatever its class says ("box article modal-enabled").
+  // Short date, byline and sharing lines around the article text.
+  if (textLength < 200 && META_LINE.test(hints)) return true;
+  if (ALWAYS_BOILERPLATE.test(hints)) return !(textLength >= 1500 && linkLength < textLength * 0.3);
   return ctx.strict && !ctx.inTable && UNLIKELY.test(hints) && !MAYBE_CONTENT.test(hints);
 }
 
@@ -120,7 +130,7 @@ function computeStats(el: Element, ctx: WalkContext, scoredParagraphs: Element[]
     if (stats.holdsMarkedContent || (!stats.excluded && isMarkedContent(child))) holdsMarkedContent = true;
     if (!INLINE_TAGS.has(child.tag)) hasBlockChild = true;
   }
-  if (isHintedBoilerplate(el, ctx, holdsMarkedContent)) {
+  if (isHintedBoilerplate(el, ctx, holdsMarkedContent, textLength, linkLength)) {
     scoredParagraphs.length = paragraphsBefore;
     el.stats = EXCLUDED;
     return EXCLUDED;
@@ -226,9 +236,21 @@ function chooseContentRoots(body: Element, strict: boolean): Element[] {
   };
   findMarked(body);
   const markedElement = marked as Element | null;
-  if (markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyStats.textLength * 0.25)) {
-    return [markedElement];
+  const markedCandidate =
+    markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyStats.textLength * 0.25) ? markedElement : null;
+  const scored = scoreContentRoots(body, paragraphs);
+  if (!markedCandidate || !scored) return scored?.roots ?? (markedCandidate ? [markedCandidate] : [body]);
+  // The marked element wins when the best-scoring content lies inside it, or when it holds most of that content.
+  const top = scored.top;
+  if (contains(markedCandidate, top)) return [markedCandidate];
+  if (contains(top, markedCandidate) && (markedCandidate.stats?.textLength ?? 0) >= (top.stats?.textLength ?? 0) * 0.5) {
+    return [markedCandidate];
   }
+  return scored.roots;
+}
+
+/** Readability-style scoring: the top candidate and the sibling group around it; null without candidates. */
+function scoreContentRoots(body: Element, paragraphs: readonly Element[]): { top: Element; roots: Element[] } | null {
 
   const candidates: Element[] = [];
   for (const p of paragraphs) {
@@ -247,7 +269,7 @@ function chooseContentRoots(body: Element, strict: boolean): Element[] {
       aStats.score += level === 0 ? contentScore : level === 1 ? contentScore / 2 : contentScore / (level * 3);
     }
   }
-  if (candidates.length === 0) return [body];
+  if (candidates.length === 0) return null;
   let top: Element | null = null;
   let topScore = -Infinity;
   const finalScore = new Map<Element, number>();
@@ -259,7 +281,7 @@ function chooseContentRoots(body: Element, strict: boolean): Element[] {
       top = c;
     }
   }
-  if (!top) return [body];
+  if (!top) return null;
 
   // Several near-equal candidates: their common ancestor is the article (readability's alternative candidates).
   const alternatives = candidates.filter((c) => c !== top && (finalScore.get(c) ?? 0) >= topScore * 0.75);
@@ -295,7 +317,7 @@ function chooseContentRoots(body: Element, strict: boolean): Element[] {
   }
 
   const parent = top.parent;
-  if (!parent) return [top];
+  if (!parent) return { top, roots: [top] };
   const threshold = Math.max(10, topScore * 0.2);
   const topHints = top.attrs['class'];
   const roots: Element[] = [];
@@ -318,7 +340,7 @@ function chooseContentRoots(body: Element, strict: boolean): Element[] {
       }
     }
   }
-  return roots;
+  return { top, roots };
 }
 
 function contains(ancestor: Element, el: Element): boolean {
@@ -358,9 +380,37 @@ function rawText(el: Element, parts: string[]): void {
   }
 }
 
+/** Links with an href below an element (not inside excluded subtrees), in document order. */
+function linksBelow(el: Element, out: BlockLink[]): BlockLink[] {
+  for (const child of el.children) {
+    if (typeof child === 'string' || child.stats?.excluded) continue;
+    if (child.tag === 'a') {
+      const link = linkOf(child);
+      if (link) out.push(link);
+    } else {
+      linksBelow(child, out);
+    }
+  }
+  return out;
+}
+
+function linkOf(a: Element): BlockLink | null {
+  const href = a.attrs['href']?.trim();
+  if (!href || href.startsWith('#') || /^(?:javascript|data|vbscript):/i.test(href)) return null;
+  const text = textOf(a);
+  return text ? { text, href } : null;
+}
+
+function withLinks(block: TextBlock, links: readonly BlockLink[]): TextBlock {
+  const inBlock = links.filter((l) => block.text.includes(l.text));
+  if (inBlock.length > 0) block.links = inBlock;
+  return block;
+}
+
 class BlockWriter {
   readonly blocks: ContentBlock[] = [];
   private inline: string[] = [];
+  private inlineLinks: BlockLink[] = [];
   private prefix = '';
 
   constructor(private readonly dropLinkLists: boolean) {}
@@ -368,11 +418,14 @@ class BlockWriter {
   flush(): void {
     if (this.inline.length === 0) return;
     const raw = this.inline.join('');
+    const links = this.inlineLinks;
     this.inline = [];
+    this.inlineLinks = [];
     const pieces = raw.includes(BREAK) ? raw.split(/\u2029\s*\u2029/) : [raw];
     for (const piece of pieces) {
       const text = normaliseSpace(piece);
-      if (text) this.push({ type: 'paragraph', text });
+      // A paragraph without a letter is a share count, a page number or a bullet.
+      if (text && HAS_LETTER.test(text)) this.push(links.length > 0 ? withLinks({ type: 'paragraph', text }, links) : { type: 'paragraph', text });
     }
   }
 
@@ -396,7 +449,13 @@ class BlockWriter {
     const tag = el.tag;
     if (INLINE_TAGS.has(tag)) {
       if (tag === 'br') this.inline.push(BREAK);
-      else if (tag !== 'img' && tag !== 'input') this.children(el.children);
+      else if (tag !== 'img' && tag !== 'input') {
+        if (tag === 'a') {
+          const link = linkOf(el);
+          if (link) this.inlineLinks.push(link);
+        }
+        this.children(el.children);
+      }
       return;
     }
     this.flush();
@@ -432,7 +491,10 @@ class BlockWriter {
           const text = typeof child === 'string' ? normaliseSpace(child) : child.stats?.excluded ? '' : textOf(child);
           if (text) items.push(text);
         }
-        if (items.length > 0) this.push({ type: 'list', text: items.join('\n') });
+        if (items.length > 0) {
+          const block = withLinks({ type: 'list', text: items.join('\n'), items, ordered: tag === 'ol' }, linksBelow(el, []));
+          this.push(block);
+        }
         return;
       }
       case 'table': {
@@ -441,13 +503,16 @@ class BlockWriter {
           this.flush();
           return;
         }
-        const text = tableText(el);
-        if (text) this.push({ type: 'table', text });
+        const table = tableRows(el);
+        if (table.lines.length > 0) {
+          const block: TextBlock = { type: 'table', text: table.lines.join('\n'), rows: table.rows, headerRow: table.headerRow };
+          this.push(withLinks(block, linksBelow(el, [])));
+        }
         return;
       }
       case 'blockquote': {
         const text = textOf(el);
-        if (text) this.push({ type: 'quote', text });
+        if (text) this.push(withLinks({ type: 'quote', text }, linksBelow(el, [])));
         return;
       }
       case 'hr':
@@ -493,8 +558,10 @@ function isLayoutTable(table: Element): boolean {
   return layout || (!hasHeaderCell && maxCells <= 1);
 }
 
-function tableText(table: Element): string {
+function tableRows(table: Element): { lines: string[]; rows: string[][]; headerRow: boolean } {
   const lines: string[] = [];
+  const rows: string[][] = [];
+  let headerRow = false;
   const visit = (el: Element): void => {
     for (const child of el.children) {
       if (typeof child === 'string' || child.stats?.excluded) continue;
@@ -503,17 +570,25 @@ function tableText(table: Element): string {
         if (text) lines.push(text);
       } else if (child.tag === 'tr') {
         const cells: string[] = [];
+        let allHeaders = true;
         for (const cell of child.children) {
-          if (typeof cell !== 'string' && (cell.tag === 'td' || cell.tag === 'th')) cells.push(textOf(cell));
+          if (typeof cell !== 'string' && (cell.tag === 'td' || cell.tag === 'th')) {
+            cells.push(textOf(cell));
+            if (cell.tag === 'td') allHeaders = false;
+          }
         }
-        if (cells.some((c) => c.length > 0)) lines.push(cells.join(' | '));
+        if (cells.some((c) => c.length > 0)) {
+          if (rows.length === 0) headerRow = allHeaders;
+          lines.push(cells.join(' | '));
+          rows.push(cells);
+        }
       } else if (child.tag !== 'table') {
         visit(child);
       }
     }
   };
   visit(table);
-  return lines.join('\n');
+  return { lines, rows, headerRow };
 }
 
 function wordsOf(blocks: readonly ContentBlock[]): number {
@@ -554,6 +629,23 @@ export function extractBlocks(body: Element): ContentBlock[] {
     roots = chooseContentRoots(body, false);
     const lenient = emitWithFallback(roots);
     if (charsOf(lenient) > charsOf(blocks)) blocks = lenient;
+  }
+  return cutTrailingSections(blocks);
+}
+
+/** Labels that open a "more stories" or sign-up section after an article. */
+const TRAILER_LABEL =
+  /^(?:most (?:popular|read|viewed|shared)|related(?: (?:articles?|stories|posts|content|coverage|news|reading|links))?|you (?:may|might) (?:also )?(?:like|enjoy)|recommended(?: (?:for you|stories|articles|reading))?|more (?:from|stories|news|on|in|like this)\b.*|(?:our )?latest (?:stories|news|articles|posts)|trending(?: now| stories)?|read (?:more|next|this next)|popular (?:posts|stories|articles)|top stories|editor'?s picks|what to read next|sponsored(?: content| stories)?|関連記事|おすすめ記事|você pode gostar\.*|leia também|veja também|lesen sie auch|mehr zum thema|à lire aussi|lire aussi|te puede interesar|también te puede interesar|noticias relacionadas|artículos relacionados|potrebbe interessarti anche)\s*:?$/i;
+
+/** Drops a trailing "related stories" section: its label and everything after, once most of the text is behind. */
+function cutTrailingSections(blocks: ContentBlock[]): ContentBlock[] {
+  const total = charsOf(blocks);
+  let seen = 0;
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i];
+    if (!block) continue;
+    if (seen >= total * 0.4 && block.text.length <= 60 && TRAILER_LABEL.test(block.text.trim())) return blocks.slice(0, i);
+    seen += block.text.length;
   }
   return blocks;
 }

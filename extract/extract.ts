@@ -37,7 +37,17 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
     }
   }
 
-  const text = blocks.map((b) => b.text).join('\n\n');
+  for (const block of blocks) {
+    if (block.type !== 'heading' && block.links) {
+      for (const link of block.links) link.href = resolveUrl(link.href, url) ?? link.href;
+    }
+  }
+  // The body text leaves out a heading that repeats the title (the title is its own field); the blocks keep it.
+  const titleKey = title ? comparable(title) : null;
+  const text = blocks
+    .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparable(b.text), titleKey)))
+    .map((b) => b.text)
+    .join('\n\n');
   return {
     title,
     byline,
@@ -54,4 +64,18 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
     text,
     wordCount: countWords(text),
   };
+}
+
+function comparable(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+}
+
+/** Readability's check: the heading and the title share nearly all their words. */
+function isSameTitle(heading: string, title: string): boolean {
+  if (!heading || !title) return false;
+  if (heading === title || title.includes(heading) || heading.includes(title)) return heading.length >= title.length * 0.5;
+  const titleWords = new Set(title.split(' '));
+  const headingWords = heading.split(' ');
+  const shared = headingWords.filter((w) => titleWords.has(w)).length;
+  return shared / Math.max(headingWords.length, titleWords.size) >= 0.75;
 }

@@ -1,3 +1,20 @@
 export { extractDocument, MAX_HTML_CHARS } from './extract.js';
 export { countWords } from './content.js';
 export type { ContentBlock, ExtractedDocument, HeadingBlock, TextBlock } from './types.js';
+export type { BlockLink } from './types.js';
+export * from './fetch/index.js';
+export * from './render/index.js';
+export { assertRealContent, isCaptchaPage, isJsShell, isLoginWall } from './detect.js';
+export { OUTPUT_MODES, escapeHtml, excerptPassages, pickExcerpt, renderDocument, renderHtml, renderMarkdown, renderText } from './output.js';
+export type { OutputMode, ScorePassages } from './output.js';
+export {
+  RENDER_POLICIES,
+  createExtractDeps,
+  documentFromText,
+  extractLocalHtml,
+  extractSettings,
+  extractUrl,
+  extractUserAgent,
+  parseExtractRequest,
+} from './extract-url.js';
+export type { ExtractDeps, ExtractRequest, ExtractResult, ExtractSettings, RenderPolicy } from './extract-url.js';

@@ -12,6 +12,19 @@ export interface TextBlock {
    * code keeps its line breaks and indentation.
    */
   text: string;
+  /** Links inside the block, in order (absolute hrefs; text as it appears in `text`). */
+  links?: BlockLink[];
+  /** Lists: the items, and whether the list was an <ol>. */
+  items?: string[];
+  ordered?: boolean;
+  /** Tables: the cells row by row; `headerRow` when the first row holds <th> cells. */
+  rows?: string[][];
+  headerRow?: boolean;
+}
+
+export interface BlockLink {
+  text: string;
+  href: string;
 }
 
 export type ContentBlock = HeadingBlock | TextBlock;
