@@ -1,0 +1,97 @@
+/**
+ * Relevance harness (issue 4): Cranfield 1400 and the PostgreSQL docs known-item set, rows BM25 alone and depth 1..3
+ * through the search pipeline, metrics and latency per row.
+ *
+ * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs] [--rows bm25,depth1,depth2,depth3]
+ *          [--reranker lexical|auto|<model dir or .onnx>] [--cranfield-queries N] [--pgdocs-queries N] [--out FILE]
+ * Without --reranker the configured model (NOTARY_RERANKER_MODEL / reranker.model_dir) is used, else the lexical
+ * fallback. Writes bench/results/eval-search-<date>.json unless --out says otherwise.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+import { formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
+import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function positiveInt(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new NotaryError('invalid_request', `--${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+const RANDOM_WEIGHTS_BANNER = [
+  '!'.repeat(100),
+  '!!! THE ACTIVE RERANKER HAS RANDOM WEIGHTS (model_random_weights_int8.onnx). Its scores are noise: the depth rows',
+  '!!! below measure NOTHING about relevance, only latency. Do not quote their quality numbers.',
+  '!'.repeat(100),
+].join('\n');
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      sets: { type: 'string' },
+      rows: { type: 'string' },
+      reranker: { type: 'string' },
+      'cranfield-queries': { type: 'string' },
+      'pgdocs-queries': { type: 'string' },
+      out: { type: 'string' },
+    },
+    strict: true,
+  });
+  const sets = parseSets(values.sets);
+  const rows = parseRows(values.rows);
+  const config = loadConfig();
+  const log = (msg: string): void => console.error(`[eval] ${msg}`);
+
+  const { reranker, chosenBy } = await loadEvalReranker(config.reranker, values.reranker, (level, msg) => log(`${level}: ${msg}`));
+  const warnings: string[] = [];
+  try {
+    const rerankerInfo = await describeReranker(reranker, chosenBy);
+    log(`reranker: ${rerankerInfo.kind} ${rerankerInfo.model} (source ${rerankerInfo.source}); chosen by ${chosenBy}`);
+    if (rerankerInfo.kind === 'lexical') {
+      warnings.push('depth rows use the LEXICAL fallback reranker (no neural model): term overlap only.');
+    }
+    if (rerankerInfo.random_weights) {
+      warnings.push('the reranker is the RANDOM-WEIGHT ONNX model: depth-row relevance numbers are meaningless; latency only.');
+      console.error(RANDOM_WEIGHTS_BANNER);
+    }
+    const report = await runSearchEval({
+      config,
+      reranker,
+      rerankerInfo,
+      sets,
+      rows,
+      cranfieldQueries: positiveInt(values['cranfield-queries'], 'cranfield-queries'),
+      pgdocsQueries: positiveInt(values['pgdocs-queries'], 'pgdocs-queries'),
+      command: ['npx tsx bench/eval-search.ts', ...process.argv.slice(2)].join(' '),
+      warnings,
+      log,
+    });
+    // A random-weight run gets its own default file so it never replaces a meaningful one.
+    const suffix = rerankerInfo.random_weights ? '-random-weights' : '';
+    const out = path.resolve(values.out ?? path.join(repoRoot, 'bench', 'results', `eval-search-${report.date}${suffix}.json`));
+    mkdirSync(path.dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+
+    console.log(`\nRelevance eval ${report.generated_at} on ${report.machine.cpu} (${report.machine.cores} cores), node ${report.machine.node}`);
+    console.log(`Reranker: ${rerankerInfo.kind} ${rerankerInfo.model} [${rerankerInfo.source}], ${chosenBy}`);
+    console.log(`rerank_top_n ${report.settings.rerank_top_n}, max_results ${report.settings.max_results}; depth 2/3 run the same single pass until reflection lands\n`);
+    console.log(formatTable(report));
+    for (const w of warnings) console.log(`WARNING: ${w}`);
+    if (rerankerInfo.random_weights) console.log(`\n${RANDOM_WEIGHTS_BANNER}`);
+    console.log(`\nwrote ${out}`);
+  } finally {
+    await reranker.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err);
+  process.exitCode = 1;
+});

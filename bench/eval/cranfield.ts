@@ -1,0 +1,217 @@
+/**
+ * Cranfield 1400 (format notes: <shared>/eval/retrieval/cranfield/README.md): parsing, and an index of its documents
+ * built the way web pages are indexed (title + abstract cut into passages by cutPassages, into Fts5SearchIndex).
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import BetterSqlite3 from 'better-sqlite3';
+import type { NotaryConfig } from '../../core/config.js';
+import { NotaryError } from '../../core/errors.js';
+import type { ExtractedDocument } from '../../extract/types.js';
+import { Fts5SearchIndex } from '../../indexer/fts5.js';
+import { cutPassages } from '../../indexer/passages.js';
+import type { IndexDoc } from '../../indexer/search-index.js';
+import { cranfieldGain, type Judgments } from './metrics.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** <NOTARY_SHARED_DIR or ../shared>/eval/retrieval/cranfield */
+export function cranfieldDir(env: Record<string, string | undefined> = process.env): string {
+  const shared = env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
+  return path.join(shared, 'eval', 'retrieval', 'cranfield');
+}
+
+export interface CranfieldDoc {
+  id: number;
+  title: string;
+  authors: string;
+  bibliography: string;
+  abstract: string;
+}
+
+export interface CranfieldQuery {
+  /** Position in cran.qry, 1..225: the number cranqrel uses. */
+  id: number;
+  /** The `.I` number printed in cran.qry (not the judgments' number). */
+  fileId: string;
+  text: string;
+}
+
+export interface CranfieldCollection {
+  docs: CranfieldDoc[];
+  queries: CranfieldQuery[];
+  /** Query id (position) -> document key (cranfieldUrl) -> gain. */
+  judgments: Map<number, Map<string, number>>;
+}
+
+/** The synthetic URL a Cranfield document is indexed under; results are per URL = per document. */
+export function cranfieldUrl(docId: number): string {
+  return `cranfield:${docId}`;
+}
+
+interface SmartRecord {
+  id: string;
+  fields: Map<string, string>;
+}
+
+/**
+ * SMART format: `.I <id>` starts a record, `.X` (a single letter) starts field X and the lines up to the next
+ * marker are its text. A field repeated within a record (docs 576 and 578 carry two `.W`) is appended. CRLF is
+ * accepted (cran.qry has it).
+ */
+function parseSmart(text: string, source: string): SmartRecord[] {
+  const records: SmartRecord[] = [];
+  let record: SmartRecord | undefined;
+  let field: string | undefined;
+  const lines = text.split(/\r?\n/);
+  for (const [n, line] of lines.entries()) {
+    const start = /^\.I\s+(\S+)\s*$/.exec(line);
+    if (start) {
+      record = { id: start[1] as string, fields: new Map() };
+      records.push(record);
+      field = undefined;
+      continue;
+    }
+    const marker = /^\.([A-Z])\s*$/.exec(line);
+    if (marker) {
+      if (!record) throw new NotaryError('invalid_request', `${source}:${n + 1}: field .${marker[1]} before any .I`);
+      field = marker[1] as string;
+      if (!record.fields.has(field)) record.fields.set(field, '');
+      continue;
+    }
+    if (!record || !field) {
+      if (line.trim() === '') continue;
+      throw new NotaryError('invalid_request', `${source}:${n + 1}: text outside a field: ${JSON.stringify(line.slice(0, 60))}`);
+    }
+    const prev = record.fields.get(field) ?? '';
+    record.fields.set(field, prev ? `${prev}\n${line}` : line);
+  }
+  return records;
+}
+
+/** Line-wrapped SMART text as one whitespace-normalised string. */
+function flatten(text: string | undefined): string {
+  return (text ?? '').replace(/\s+/g, ' ').trim();
+}
+
+export function parseCranfieldDocs(text: string): CranfieldDoc[] {
+  return parseSmart(text, 'cran.all.1400').map((r) => {
+    const id = Number(r.id);
+    if (!Number.isSafeInteger(id) || id <= 0) throw new NotaryError('invalid_request', `cran.all.1400: bad document id "${r.id}"`);
+    return {
+      id,
+      title: flatten(r.fields.get('T')),
+      authors: flatten(r.fields.get('A')),
+      bibliography: flatten(r.fields.get('B')),
+      abstract: flatten(r.fields.get('W')),
+    };
+  });
+}
+
+/** Queries numbered by their position in the file (1..n), which is how cranqrel refers to them. */
+export function parseCranfieldQueries(text: string): CranfieldQuery[] {
+  return parseSmart(text, 'cran.qry').map((r, i) => ({ id: i + 1, fileId: r.id, text: flatten(r.fields.get('W')) }));
+}
+
+/** `query-position doc-id grade` rows -> query -> document key -> gain (cranfieldGain: -1 and 5 give 0). */
+export function parseCranfieldQrels(text: string): Map<number, Map<string, number>> {
+  const out = new Map<number, Map<string, number>>();
+  for (const [n, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.trim();
+    if (!line) continue;
+    const parts = line.split(/\s+/);
+    const [q, d, g] = parts.map(Number);
+    if (parts.length !== 3 || !Number.isInteger(q) || !Number.isInteger(d) || !Number.isInteger(g)) {
+      throw new NotaryError('invalid_request', `cranqrel:${n + 1}: expected "query doc grade", got ${JSON.stringify(line)}`);
+    }
+    let judged = out.get(q as number);
+    if (!judged) out.set(q as number, (judged = new Map()));
+    const key = cranfieldUrl(d as number);
+    judged.set(key, Math.max(judged.get(key) ?? 0, cranfieldGain(g as number)));
+  }
+  return out;
+}
+
+export function loadCranfield(dir: string = cranfieldDir()): CranfieldCollection {
+  const read = (name: string): string => {
+    const file = path.join(dir, name);
+    if (!existsSync(file)) {
+      throw new NotaryError('invalid_config', `Cranfield file ${file} not found (set NOTARY_SHARED_DIR to the folder holding eval/retrieval/cranfield)`);
+    }
+    return readFileSync(file, 'utf8');
+  };
+  return {
+    docs: parseCranfieldDocs(read('cran.all.1400')),
+    queries: parseCranfieldQueries(read('cran.qry')),
+    judgments: parseCranfieldQrels(read('cranqrel')),
+  };
+}
+
+/** A Cranfield document as the extractor would hand it to the indexer: the abstract as one paragraph. */
+export function cranfieldExtracted(doc: CranfieldDoc): ExtractedDocument {
+  const blocks: ExtractedDocument['blocks'] = doc.abstract ? [{ type: 'paragraph', text: doc.abstract }] : [];
+  return {
+    title: doc.title || null,
+    byline: doc.authors || null,
+    siteName: null,
+    lang: 'en',
+    publishedAt: null,
+    description: null,
+    canonicalUrl: null,
+    blocks,
+    text: doc.abstract,
+    wordCount: doc.abstract.split(/\s+/).filter(Boolean).length,
+  };
+}
+
+/** Passages of every document, cut as the indexer cuts web pages; passage ids run from 1. */
+export function cranfieldPassages(docs: readonly CranfieldDoc[], indexer: NotaryConfig['indexer']): IndexDoc[] {
+  const out: IndexDoc[] = [];
+  for (const doc of docs) {
+    const passages = cutPassages(cranfieldExtracted(doc), { minWords: indexer.passage_min_words, maxWords: indexer.passage_max_words });
+    for (const p of passages) {
+      out.push({ id: out.length + 1, pageId: doc.id, url: cranfieldUrl(doc.id), title: doc.title, headingPath: p.headingPath, text: p.text });
+    }
+  }
+  return out;
+}
+
+export interface CranfieldIndex {
+  index: Fts5SearchIndex;
+  passages: number;
+  indexMs: number;
+  /** Closes the index and deletes its temp folder. */
+  close(): Promise<void>;
+}
+
+/** A fresh Fts5SearchIndex on a temp SQLite file holding every document's passages. */
+export async function buildCranfieldIndex(docs: readonly CranfieldDoc[], indexer: NotaryConfig['indexer']): Promise<CranfieldIndex> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'notary-eval-cranfield-'));
+  const started = performance.now();
+  try {
+    const sqlite = new BetterSqlite3(path.join(dir, 'index.sqlite'));
+    sqlite.pragma('journal_mode = WAL');
+    const index = new Fts5SearchIndex(sqlite, { ownsHandle: true });
+    const passages = cranfieldPassages(docs, indexer);
+    await index.upsert(passages);
+    return {
+      index,
+      passages: passages.length,
+      indexMs: performance.now() - started,
+      close: async () => {
+        await index.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Judgments of one query ({} when the query has none). */
+export function judgmentsFor(collection: CranfieldCollection, queryId: number): Judgments {
+  return collection.judgments.get(queryId) ?? new Map();
+}

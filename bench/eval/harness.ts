@@ -1,0 +1,235 @@
+import os from 'node:os';
+import type { NotaryConfig } from '../../core/config.js';
+import { NotaryError } from '../../core/errors.js';
+import type { SearchIndex } from '../../indexer/search-index.js';
+import type { Reranker } from '../../reranker/reranker.js';
+import { SearchPipeline } from '../../search/pipeline.js';
+import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
+import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './pgdocs.js';
+import type { EvalRerankerInfo } from './reranker-info.js';
+import { bm25Ranker, EVAL_RESULT_DEPTH, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
+import { pgDocsDir } from '../../test/support/pgdocs.js';
+
+export const EVAL_SETS = ['cranfield', 'pgdocs'] as const;
+export type EvalSetName = (typeof EVAL_SETS)[number];
+export const EVAL_ROWS = ['bm25', 'depth1', 'depth2', 'depth3'] as const;
+export type EvalRowName = (typeof EVAL_ROWS)[number];
+
+export const ROW_LABELS: Record<EvalRowName, string> = {
+  bm25: 'BM25 alone',
+  depth1: 'depth 1',
+  depth2: 'depth 2',
+  depth3: 'depth 3',
+};
+
+export interface SetReport {
+  queries: number;
+  documents: number;
+  passages: number;
+  index_ms: number;
+  crawl_ms?: number;
+  /** What a hit is on this set. */
+  judged_by: string;
+  rows: Partial<Record<EvalRowName, RowResult & { label: string }>>;
+}
+
+export interface EvalReport {
+  date: string;
+  generated_at: string;
+  command: string;
+  machine: { cpu: string; cores: number; node: string; os: string; memory_gb: number; load_average_at_start: number[] };
+  reranker: EvalRerankerInfo;
+  reranker_random_weights: boolean;
+  warnings: string[];
+  settings: {
+    rerank_top_n: number;
+    /** search.max_results the pipeline rows ran with: raised to the eval depth so Recall@100 sees every result. */
+    max_results: number;
+    passage_min_words: number;
+    passage_max_words: number;
+    pgdocs_sample_seed: string;
+  };
+  sets: Partial<Record<EvalSetName, SetReport>>;
+}
+
+export interface SearchEvalOptions {
+  config: NotaryConfig;
+  reranker: Reranker;
+  rerankerInfo: EvalRerankerInfo;
+  sets: readonly EvalSetName[];
+  rows: readonly EvalRowName[];
+  /** Cranfield: the first n queries; default all 225. */
+  cranfieldQueries?: number;
+  /** pgdocs: size of the fixed-seed sample. */
+  pgdocsQueries?: number;
+  command: string;
+  warnings: string[];
+  log: (msg: string) => void;
+}
+
+function parseList<T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] {
+  if (raw === undefined) return [...allowed];
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = items.filter((s) => !(allowed as readonly string[]).includes(s));
+  if (bad.length > 0 || items.length === 0) {
+    throw new NotaryError('invalid_request', `--${what} takes a comma-separated list of ${allowed.join(', ')}; got "${raw}"`);
+  }
+  return [...new Set(items)] as T[];
+}
+
+export function parseSets(raw: string | undefined): EvalSetName[] {
+  return parseList(raw, EVAL_SETS, 'sets');
+}
+
+export function parseRows(raw: string | undefined): EvalRowName[] {
+  return parseList(raw, EVAL_ROWS, 'rows');
+}
+
+export function machineInfo(): EvalReport['machine'] {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    node: process.version,
+    os: `${os.platform()} ${os.release()}`,
+    memory_gb: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    load_average_at_start: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline): Ranker {
+  if (row === 'bm25') return bm25Ranker(index);
+  return pipelineRanker(pipeline, Number(row.slice('depth'.length)));
+}
+
+async function runRows(
+  setName: EvalSetName,
+  index: SearchIndex,
+  queries: readonly EvalQuery[],
+  keyOf: (url: string) => string,
+  options: SearchEvalOptions,
+  searchConfig: NotaryConfig['search'],
+): Promise<SetReport['rows']> {
+  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig });
+  const started = performance.now();
+  let lastShown = performance.now();
+  const results = await evaluateRankers(
+    queries,
+    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline) })),
+    keyOf,
+    {
+      onProgress: (done, total) => {
+        if (performance.now() - lastShown > 10_000 && done < total) {
+          lastShown = performance.now();
+          options.log(`${setName}: ${done}/${total} queries`);
+        }
+      },
+    },
+  );
+  const rows: SetReport['rows'] = {};
+  for (const [row, result] of results) rows[row] = { label: ROW_LABELS[row], ...result };
+  options.log(`${setName}: ${options.rows.length} rows done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return rows;
+}
+
+/** Builds each set's index through the real indexing path and runs every row over its queries. */
+export async function runSearchEval(options: SearchEvalOptions): Promise<EvalReport> {
+  const { config } = options;
+  const machine = machineInfo();
+  const searchConfig: NotaryConfig['search'] = { ...config.search, max_results: Math.max(config.search.max_results, EVAL_RESULT_DEPTH) };
+  const sets: EvalReport['sets'] = {};
+
+  if (options.sets.includes('cranfield')) {
+    const collection = loadCranfield(cranfieldDir());
+    const queries: EvalQuery[] = collection.queries.slice(0, options.cranfieldQueries ?? collection.queries.length).map((q) => ({
+      id: String(q.id),
+      text: q.text,
+      judgments: judgmentsFor(collection, q.id),
+    }));
+    const built = await buildCranfieldIndex(collection.docs, config.indexer);
+    options.log(`cranfield: ${collection.docs.length} documents -> ${built.passages} passages in ${built.indexMs.toFixed(0)} ms`);
+    try {
+      sets.cranfield = {
+        queries: queries.length,
+        documents: collection.docs.length,
+        passages: built.passages,
+        index_ms: Math.round(built.indexMs),
+        judged_by: 'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG',
+        rows: await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig),
+      };
+    } finally {
+      await built.close();
+    }
+  }
+
+  if (options.sets.includes('pgdocs')) {
+    const queries = pgDocsQueries(pgDocsDir, options.pgdocsQueries ?? DEFAULT_PGDOCS_QUERIES);
+    const built = await buildPgDocsIndex({ dir: pgDocsDir, indexer: config.indexer, log: options.log });
+    try {
+      sets.pgdocs = {
+        queries: queries.length,
+        documents: built.pagesStored,
+        passages: built.passages,
+        index_ms: Math.round(built.indexMs),
+        crawl_ms: Math.round(built.crawlMs),
+        judged_by: 'bookindex.html known items: a hit is a result whose file name is one of the entry\'s target pages',
+        rows: await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig),
+      };
+    } finally {
+      await built.close();
+    }
+  }
+
+  const now = new Date();
+  return {
+    date: now.toISOString().slice(0, 10),
+    generated_at: now.toISOString(),
+    command: options.command,
+    machine,
+    reranker: options.rerankerInfo,
+    reranker_random_weights: options.rerankerInfo.random_weights,
+    warnings: options.warnings,
+    settings: {
+      rerank_top_n: searchConfig.rerank_top_n,
+      max_results: searchConfig.max_results,
+      passage_min_words: config.indexer.passage_min_words,
+      passage_max_words: config.indexer.passage_max_words,
+      pgdocs_sample_seed: 'test/support/pgdocs.ts sample() default seed',
+    },
+    sets,
+  };
+}
+
+const fmt = (x: number, digits = 3): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+
+/** The report as a fixed-width text table, one line per set and row. */
+export function formatTable(report: EvalReport): string {
+  const header = ['set', 'row', 'nDCG@10', 'MRR@10', 'R@100', 'S@1', 'S@10', 'p50 ms', 'p95 ms', 'results', 'queries'];
+  const lines: string[][] = [header];
+  for (const setName of EVAL_SETS) {
+    const set = report.sets[setName];
+    if (!set) continue;
+    for (const rowName of EVAL_ROWS) {
+      const row = set.rows[rowName];
+      if (!row) continue;
+      const m = row.metrics;
+      lines.push([
+        setName,
+        report.reranker_random_weights && rowName !== 'bm25' ? `${row.label} (RANDOM model)` : row.label,
+        fmt(m.ndcg_10),
+        fmt(m.mrr_10),
+        fmt(m.recall_100),
+        fmt(m.success_1),
+        fmt(m.success_10),
+        fmt(row.latency_ms.p50, 1),
+        fmt(row.latency_ms.p95, 1),
+        fmt(row.mean_results, 1),
+        String(row.queries),
+      ]);
+    }
+  }
+  const widths = header.map((_, c) => Math.max(...lines.map((l) => (l[c] ?? '').length)));
+  const render = (l: string[]): string => `| ${l.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join(' | ')} |`;
+  const rule = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
+  return [render(header), rule, ...lines.slice(1).map(render)].join('\n');
+}
