@@ -4,11 +4,13 @@ import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Accounts } from '../payments/accounts.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
+import type { ExtractDeps } from '../extract/index.js';
 import type { SearchService } from '../search/service.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { payerPlugin } from './plugins/payer.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
+import { extractRoute } from './routes/extract.js';
 import { healthzRoute } from './routes/healthz.js';
 import { searchRoute } from './routes/search.js';
 
@@ -17,6 +19,8 @@ export interface AppDeps {
   accounts: Accounts;
   rateLimits: RateLimitStore;
   search: SearchService;
+  /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
+  extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
   logger?: boolean | object;
 }
@@ -57,6 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthzRoute, { health: deps.health });
   await app.register(searchRoute, { config, search: deps.search });
+  if (deps.extract) await app.register(extractRoute, { config, deps: deps.extract });
 
   if (!(config.default_tier in config.tiers)) throw new NotaryError('invalid_config', `default tier "${config.default_tier}" is not defined`);
   return app;

@@ -23,3 +23,4 @@ export {
 export { rateLimitHeaders, rateLimitPlugin, type RateLimitPluginOptions } from './plugins/rate-limit.js';
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResponseSchema, searchRoute, type SearchBody, type SearchReplyBody, type SearchRouteOptions } from './routes/search.js';
+export { extractBodySchema, extractResponseSchema, extractRoute, type ExtractRouteOptions } from './routes/extract.js';

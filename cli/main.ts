@@ -121,6 +121,23 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('extract')
+    .description('main content of a URL or a local HTML file, as the API would return it')
+    .argument('<url-or-file>')
+    .option('--mode <mode>', 'excerpt, text, markdown or html', 'markdown')
+    .option('--query <text>', 'with --mode excerpt: pick the passages that best answer it')
+    .option('--render <policy>', 'auto (browser only for JS shells), never or always')
+    .option('--max-age <s>', 'accept a cached copy at most this old', (v) => {
+      if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
+      return Number(v);
+    })
+    .option('--json', 'print the whole result as JSON')
+    .action(async (target: string, opts: { mode: string; query?: string; render?: string; maxAge?: number; json?: boolean }) => {
+      const { extractCommand } = await import('./extract.js');
+      await extractCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
+    });
+
+  program
     .command('status')
     .description('pages, passages, index size, last crawl and the active reranker')
     .option('--json', 'machine-readable output')

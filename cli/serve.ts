@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
+import { createExtractDeps } from '../extract/index.js';
 import { MemoryRateLimitStore } from '../payments/index.js';
 import { SearchPipeline } from '../search/pipeline.js';
 import { openContext, openReranker, type AppContext } from './context.js';
@@ -33,11 +34,13 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await openContext(cfg);
   const reranker = await openReranker(cfg);
   const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search });
+  const extract = createExtractDeps(cfg, { scorePassages: (query, passages) => reranker.score(query, passages) });
   const app = await buildApp({
     config: cfg,
     accounts: ctx.accounts,
     rateLimits: new MemoryRateLimitStore(),
     search: pipeline,
+    extract,
     logger: { level: cfg.log_level },
     health: async () => {
       const counts = await ctx.pages.counts();
@@ -58,6 +61,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     stop.abort();
     await app.close();
     await worker;
+    await extract.close();
     await reranker.close();
     await ctx.close();
     process.exit(0);

@@ -75,6 +75,9 @@ export const configSchema = z
         render: z.enum(['auto', 'never', 'always']).default('auto'),
         render_timeout_ms: z.number().int().positive().default(20_000),
         chromium_path: z.string().default('/usr/bin/chromium'),
+        /** Credits for one extraction fetched statically / rendered in the browser. Failed extractions cost nothing. */
+        credits: z.number().int().min(0).default(1),
+        credits_rendered: z.number().int().min(0).default(2),
       })
       .prefault({}),
     indexer: z

@@ -5,6 +5,8 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { NotaryError, isNotaryError } from '../../core/errors.js';
+import { isCaptchaPage } from '../detect.js';
+import { extractDocument } from '../extract.js';
 import { parseHttpUrl, vetHost, type HostResolver, type ResolvedAddress } from './address-policy.js';
 import { FetchCache } from './cache.js';
 import { decodeText } from './charset.js';
@@ -141,11 +143,26 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions): Prom
       continue;
     }
     if (res.status >= 400) {
+      // Bot walls (Cloudflare and the like) answer 403/429/503 with a challenge page: name them for what they are.
+      if (CHALLENGE_STATUSES.has(res.status) && (await isChallengeResponse(start.href, url.href, res, redirects))) {
+        throw new NotaryError('captcha_detected', `${url.href} answered HTTP ${res.status} with a bot challenge`, { upstream_status: res.status });
+      }
       throw new NotaryError('upstream_error', `${url.href} answered HTTP ${res.status}`, { upstream_status: res.status });
     }
     const document = await toDocument(start.href, url.href, res, redirects);
     options.cache?.set(cacheKey, document);
     return document;
+  }
+}
+
+const CHALLENGE_STATUSES = new Set([403, 429, 503]);
+
+async function isChallengeResponse(requested: string, finalUrl: string, res: RawResponse, redirects: string[]): Promise<boolean> {
+  try {
+    const doc = await toDocument(requested, finalUrl, res, redirects);
+    return doc.kind === 'html' && isCaptchaPage(doc.body, extractDocument(doc.body, finalUrl));
+  } catch {
+    return false;
   }
 }
 
@@ -234,7 +251,8 @@ async function requestOnce(url: URL, ctx: RequestContext, readBody: boolean): Pr
     req.on('response', (res) => {
       clearTimeout(connectTimer);
       const status = res.statusCode ?? 0;
-      if (!readBody || (REDIRECT_STATUSES.has(status) && res.headers.location) || status >= 400) {
+      const mayBeChallenge = CHALLENGE_STATUSES.has(status) && /html/i.test(headerValue(res.headers['content-type']) ?? '');
+      if (!readBody || (REDIRECT_STATUSES.has(status) && res.headers.location) || (status >= 400 && !mayBeChallenge)) {
         res.resume();
         settled = true;
         resolve({ status, headers: res.headers, body: null });

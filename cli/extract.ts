@@ -1,0 +1,80 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+import {
+  OUTPUT_MODES,
+  RENDER_POLICIES,
+  createExtractDeps,
+  extractLocalHtml,
+  extractUrl,
+  type ExtractResult,
+  type OutputMode,
+  type RenderPolicy,
+} from '../extract/index.js';
+import { openReranker } from './context.js';
+
+export interface ExtractCommandOptions {
+  mode: string;
+  query?: string;
+  render?: string;
+  maxAge?: number;
+  json?: boolean;
+}
+
+const MAX_LOCAL_FILE_BYTES = 50 * 1024 * 1024;
+
+export async function extractCommand(cfg: NotaryConfig, target: string, opts: ExtractCommandOptions): Promise<void> {
+  if (!OUTPUT_MODES.includes(opts.mode as OutputMode)) {
+    throw new NotaryError('invalid_request', `--mode must be one of ${OUTPUT_MODES.join(', ')}`);
+  }
+  if (opts.render !== undefined && !RENDER_POLICIES.includes(opts.render as RenderPolicy)) {
+    throw new NotaryError('invalid_request', `--render must be one of ${RENDER_POLICIES.join(', ')}`);
+  }
+  const mode = opts.mode as OutputMode;
+  // The reranker only matters for an excerpt chosen against a query.
+  const reranker = mode === 'excerpt' && opts.query ? await openReranker(cfg) : null;
+  const scorePassages = reranker ? (q: string, passages: readonly string[]) => reranker.score(q, passages) : undefined;
+  let result: ExtractResult;
+  try {
+    if (/^https?:\/\//i.test(target)) {
+      const deps = createExtractDeps(cfg, scorePassages ? { scorePassages } : {});
+      try {
+        result = await extractUrl(
+          {
+            url: target,
+            mode,
+            ...(opts.query ? { query: opts.query } : {}),
+            ...(opts.render ? { render: opts.render as RenderPolicy } : {}),
+            ...(opts.maxAge !== undefined ? { max_age: opts.maxAge } : {}),
+          },
+          deps,
+        );
+      } finally {
+        await deps.close();
+      }
+    } else {
+      const file = path.resolve(target);
+      if (!existsSync(file) || !statSync(file).isFile()) {
+        throw new NotaryError('invalid_url', `"${target}" is neither an http(s) URL nor a readable file`);
+      }
+      if (statSync(file).size > MAX_LOCAL_FILE_BYTES) throw new NotaryError('page_too_large', `${file} is larger than 50 MB`);
+      result = await extractLocalHtml(readFileSync(file, 'utf8'), pathToFileURL(file).href, mode, {
+        ...(opts.query ? { query: opts.query } : {}),
+        ...(scorePassages ? { scorePassages } : {}),
+      });
+    }
+  } finally {
+    await reranker?.close();
+  }
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
+  process.stderr.write(
+    `${result.title ?? '(no title)'} — ${result.final_url}${result.status ? ` (HTTP ${result.status})` : ''}; ` +
+      `${result.word_count} words${result.rendered ? ', rendered in Chromium' : ''}\n`,
+  );
+  process.stdout.write(`${result.content}\n`);
+}

@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../api/index.js';
+import { configSchema, type NotaryConfig } from '../core/config.js';
+import { createExtractDeps } from '../extract/index.js';
+import { startTestServer, type TestServer } from '../extract/fetch/test-server.js';
+import { Fts5SearchIndex } from '../indexer/index.js';
+import { Accounts, MemoryRateLimitStore } from '../payments/index.js';
+import { LexicalReranker } from '../reranker/index.js';
+import { SearchPipeline } from '../search/pipeline.js';
+import { migrateToLatest, openSqlite, sqliteFile, type Storage } from '../storage/db.js';
+
+/** POST /v1/extract through the real app, real accounts on SQLite, and a real upstream on 127.0.0.1. */
+const article = `<!doctype html><html lang="en"><head><title>Tides explained | Ocean Notes</title>
+<meta name="author" content="Ada Marine"></head><body><nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<article><h1>Tides explained</h1>
+<p>Tides are the rise and fall of sea levels caused by the combined effects of the gravitational forces exerted by
+the Moon and the Sun and the rotation of the Earth. Most places see two high tides and two low tides every day.</p>
+<h2>Spring and neap tides</h2>
+<p>When the Sun and Moon line up, their pulls add together and produce spring tides with a larger range. When they
+are at right angles, the result is a neap tide whose range is smaller than average, a week after each spring tide.</p>
+<p>Coastal engineers use long records of tide gauges to predict the level of the sea at any hour for years ahead.</p>
+</article><footer>© Ocean Notes</footer></body></html>`;
+
+const captcha = `<!doctype html><html><head><title>Just a moment...</title></head><body>
+<div class="cf-browser-verification"><h1>Checking your browser before accessing the site.</h1>
+<p>Please verify you are human.</p><div class="g-recaptcha" data-sitekey="x"></div></div></body></html>`;
+
+let upstream: TestServer;
+let dataDir: string;
+let storage: Storage;
+
+async function appWith(config: NotaryConfig): Promise<{ app: FastifyInstance; accounts: Accounts; close: () => Promise<void> }> {
+  const accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
+  const extract = createExtractDeps(config);
+  const app = await buildApp({
+    config,
+    accounts,
+    rateLimits: new MemoryRateLimitStore(),
+    search: new SearchPipeline({ index: new Fts5SearchIndex(storage.sqlite!), reranker: new LexicalReranker(), config: config.search }),
+    extract,
+    health: async () => ({ status: 'ok' }),
+  });
+  return { app, accounts, close: async () => { await app.close(); await extract.close(); } };
+}
+
+function config(allowPrivate: boolean): NotaryConfig {
+  return configSchema.parse({
+    data_dir: dataDir,
+    extract: { allow_private_networks: allowPrivate, respect_robots_txt: false, credits: 1, credits_rendered: 2, render: 'never' },
+    tiers: { bulk: { requests_per_minute: 60_000, burst: 1000 } },
+    default_tier: 'bulk',
+  });
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'notary-extract-api-'));
+  storage = openSqlite(sqliteFile(dataDir));
+  await migrateToLatest(storage);
+  upstream = await startTestServer({
+    '/article': (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(article); },
+    '/captcha': (_req, res) => { res.writeHead(403, { 'content-type': 'text/html' }); res.end(captcha); },
+    '/challenge': (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end(captcha); },
+    '/image': (_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }); res.end(Buffer.alloc(64)); },
+    '/broken': (_req, res) => { res.writeHead(503, { 'content-type': 'text/html' }); res.end('<p>down</p>'); },
+  });
+});
+
+afterAll(async () => {
+  await upstream?.close();
+  await storage?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('POST /v1/extract', () => {
+  it('extracts every mode, charges once per success, and nothing for failures', async () => {
+    const { app, accounts, close } = await appWith(config(true));
+    try {
+      const tenant = await accounts.createTenant('extractor', { credits: 100 });
+      const { key } = await accounts.createKey(tenant.id);
+      const post = (body: unknown) =>
+        app.inject({ method: 'POST', url: '/v1/extract', headers: { authorization: `Bearer ${key}` }, payload: body as object });
+
+      const res = await post({ url: `${upstream.origin}/article`, mode: 'markdown' });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json() as Record<string, unknown>;
+      expect(Object.keys(body).sort()).toEqual(
+        ['byline', 'content', 'credits_used', 'excerpt', 'final_url', 'lang', 'mode', 'published_at', 'rate_limit', 'site_name', 'status', 'title', 'url', 'word_count'],
+      );
+      expect(body).toMatchObject({ status: 200, mode: 'markdown', lang: 'en', byline: 'Ada Marine', credits_used: 1 });
+      expect(body['content']).toContain('## Spring and neap tides');
+      expect(body['content']).not.toContain('About');
+      expect(await accounts.balance(tenant.id)).toBe(99);
+
+      for (const mode of ['text', 'html', 'excerpt']) {
+        const r = await post({ url: `${upstream.origin}/article`, mode, query: 'what is a neap tide' });
+        expect(r.statusCode, `${mode}: ${r.body}`).toBe(200);
+        expect((r.json() as { content: string }).content.length).toBeGreaterThan(50);
+      }
+      expect(await accounts.balance(tenant.id)).toBe(96);
+
+      const failures: Array<[unknown, number, string]> = [
+        [{ url: `${upstream.origin}/challenge`, mode: 'text' }, 422, 'captcha_detected'],
+        [{ url: `${upstream.origin}/captcha`, mode: 'text' }, 422, 'captcha_detected'],
+        [{ url: `${upstream.origin}/image`, mode: 'text' }, 415, 'unsupported_content_type'],
+        [{ url: `${upstream.origin}/broken`, mode: 'text' }, 502, 'upstream_error'],
+        [{ url: 'ftp://example.org/file', mode: 'text' }, 400, 'invalid_url'],
+        [{ url: 'not a url', mode: 'text' }, 400, 'invalid_url'],
+        [{ url: `${upstream.origin}/article`, mode: 'pdf' }, 400, 'invalid_request'],
+        [{ mode: 'text' }, 400, 'invalid_request'],
+      ];
+      for (const [payload, status, code] of failures) {
+        const r = await post(payload);
+        expect(r.statusCode, JSON.stringify(payload) + r.body).toBe(status);
+        expect(r.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect((r.json() as { code: string }).code, JSON.stringify(payload)).toBe(code);
+      }
+      expect(await accounts.balance(tenant.id)).toBe(96);
+      const ledger = await accounts.ledger(tenant.id);
+      expect(ledger.filter((e) => e.delta < 0)).toHaveLength(4);
+    } finally {
+      await close();
+    }
+  });
+
+  it('refuses loopback upstreams by default, before any request leaves', async () => {
+    const { app, accounts, close } = await appWith(config(false));
+    try {
+      const tenant = await accounts.createTenant('careful', { credits: 5 });
+      const { key } = await accounts.createKey(tenant.id);
+      const before = upstream.hits.length;
+      for (const url of [`${upstream.origin}/article`, `http://localhost:${upstream.port}/article`, 'http://169.254.169.254/latest/meta-data/']) {
+        const r = await app.inject({ method: 'POST', url: '/v1/extract', headers: { authorization: `Bearer ${key}` }, payload: { url, mode: 'text' } });
+        expect(r.statusCode, url).toBe(400);
+        expect((r.json() as { code: string }).code).toBe('blocked_address');
+      }
+      expect(upstream.hits.length).toBe(before);
+      expect(await accounts.balance(tenant.id)).toBe(5);
+    } finally {
+      await close();
+    }
+  });
+});
