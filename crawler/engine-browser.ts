@@ -1,17 +1,7 @@
+import { CHROMIUM_ARGS } from '../core/chromium.js';
 import type { EngineContext } from './crawl.js';
 import { hostOf } from './url.js';
 
-/** Flags for Debian's Chromium on these machines (field notes §7). */
-export const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 
 /**
  * Rendered pages: crawlee's PlaywrightCrawler driving the system Chromium (config.chromium_path) through playwright-core.
@@ -45,7 +35,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
         launcher: chromium,
         useChrome: false,
         userAgent: ctx.userAgent,
-        launchOptions: { executablePath: config.chromium_path, headless: true, args: chromiumArgs },
+        launchOptions: { executablePath: config.chromium_path, headless: true, args: [...CHROMIUM_ARGS] },
       },
       browserPoolOptions: { useFingerprints: false },
       autoscaledPoolOptions: { loggingIntervalSecs: null },

@@ -57,3 +57,21 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   },
   { name: 'notary-rate-limit', fastify: '5.x', dependencies: ['notary-payer'] },
 );
+
+/** The body's `rate_limit` object on metered routes (milliseconds, beside the headers' seconds). */
+export interface RateLimitBody {
+  limit: number;
+  remaining: number;
+  reset_ms: number;
+}
+
+export const rateLimitBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['limit', 'remaining', 'reset_ms'],
+  properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, reset_ms: { type: 'integer' } },
+} as const;
+
+export function rateLimitBody(decision: RateLimitDecision): RateLimitBody {
+  return { limit: decision.limit, remaining: decision.remaining, reset_ms: decision.resetMs };
+}

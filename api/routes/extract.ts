@@ -9,6 +9,7 @@ import {
   type ExtractResult,
 } from '../../extract/index.js';
 import { requirePayer } from '../plugins/payer.js';
+import { rateLimitBody, rateLimitBodySchema, type RateLimitBody } from '../plugins/rate-limit.js';
 
 export interface ExtractRouteOptions {
   config: NotaryConfig;
@@ -17,7 +18,7 @@ export interface ExtractRouteOptions {
 
 type ExtractReplyBody = Omit<ExtractResult, 'rendered'> & {
   credits_used: number;
-  rate_limit: { limit: number; remaining: number; reset_ms: number };
+  rate_limit: RateLimitBody;
 };
 
 export const extractBodySchema = {
@@ -53,12 +54,7 @@ export const extractResponseSchema = {
     excerpt: { type: 'string' },
     word_count: { type: 'integer' },
     credits_used: { type: 'integer' },
-    rate_limit: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['limit', 'remaining', 'reset_ms'],
-      properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, reset_ms: { type: 'integer' } },
-    },
+    rate_limit: rateLimitBodySchema,
   },
 } as const;
 
@@ -86,7 +82,7 @@ export async function extractRoute(app: FastifyInstance, options: ExtractRouteOp
       return {
         ...result,
         credits_used: credits,
-        rate_limit: { limit: rateLimit.limit, remaining: rateLimit.remaining, reset_ms: rateLimit.resetMs },
+        rate_limit: rateLimitBody(rateLimit),
       };
     },
   );

@@ -3,6 +3,7 @@ import { creditsForDepth, type NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { SearchResultItem, SearchService } from '../../search/service.js';
 import { requirePayer } from '../plugins/payer.js';
+import { rateLimitBody, rateLimitBodySchema, type RateLimitBody } from '../plugins/rate-limit.js';
 
 export interface SearchRouteOptions {
   config: NotaryConfig;
@@ -19,7 +20,7 @@ export interface SearchReplyBody {
   depth: number;
   results: SearchResultItem[];
   credits_used: number;
-  rate_limit: { limit: number; remaining: number; reset_ms: number };
+  rate_limit: RateLimitBody;
 }
 
 export function searchBodySchema(config: NotaryConfig) {
@@ -61,12 +62,7 @@ export const searchResponseSchema = {
       },
     },
     credits_used: { type: 'integer' },
-    rate_limit: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['limit', 'remaining', 'reset_ms'],
-      properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, reset_ms: { type: 'integer' } },
-    },
+    rate_limit: rateLimitBodySchema,
   },
 } as const;
 
@@ -98,7 +94,7 @@ export async function searchRoute(app: FastifyInstance, options: SearchRouteOpti
         depth,
         results,
         credits_used: credits,
-        rate_limit: { limit: rateLimit.limit, remaining: rateLimit.remaining, reset_ms: rateLimit.resetMs },
+        rate_limit: rateLimitBody(rateLimit),
       };
     },
   );

@@ -1,6 +1,7 @@
 import type { Browser, Route } from 'playwright-core';
 import { NotaryError, isNotaryError } from '../../core/errors.js';
 import { parseHttpUrl, vetHost, type HostResolver } from '../fetch/address-policy.js';
+import { CHROMIUM_ARGS } from '../../core/chromium.js';
 
 export interface RenderOptions {
   userAgent: string;
@@ -17,16 +18,6 @@ export interface RenderedPage {
   status: number;
 }
 
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 
 /** Resource types a text extraction never needs; not loading them saves most of a render's time. */
 const SKIPPED_RESOURCES = new Set(['image', 'media', 'font', 'stylesheet']);
@@ -47,7 +38,7 @@ export class BrowserRenderer {
     if (!this.browser) {
       // Imported on first use: processes that never render (the indexer) do not load Playwright.
       this.browser = import('playwright-core').then(({ chromium }) =>
-        chromium.launch({ executablePath: this.executablePath, headless: true, args: CHROMIUM_ARGS }),
+        chromium.launch({ executablePath: this.executablePath, headless: true, args: [...CHROMIUM_ARGS] }),
       );
       this.browser.catch(() => {
         this.browser = null;

@@ -1,2 +1,2 @@
-export { BrowserRenderer, CHROMIUM_ARGS } from './browser.js';
+export { BrowserRenderer } from './browser.js';
 export type { RenderOptions, RenderedPage } from './browser.js';
