@@ -15,6 +15,8 @@ const SCORED_TAGS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'li']);
 /** Containers dropped inside the main content when they are mostly links (tables of contents, tag clouds). */
 const LINK_CHECKED_TAGS = new Set(['ul', 'ol', 'dl', 'table', 'div', 'section', 'nav', 'menu', 'form', 'p']);
 
+const WRAPPER_TAGS = new Set(['div', 'section', 'form']);
+
 const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'dialog', 'menu']);
 const BOILERPLATE_ROLES = new Set([
   'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog', 'menu', 'menubar',
@@ -101,8 +103,16 @@ const EXCLUDED: ElementStats = {
   scored: false,
 };
 
+/** A run of text that scores its container: a paragraph element, or the loose text of a wrapper (scored from itself). */
+interface ScoredText {
+  /** The first element that receives the score. */
+  scores: Element;
+  textLength: number;
+  commas: number;
+}
+
 /** Post-order pass: text and link lengths per element, boilerplate subtrees marked excluded. */
-function computeStats(el: Element, ctx: WalkContext, scoredParagraphs: Element[]): ElementStats {
+function computeStats(el: Element, ctx: WalkContext, scoredParagraphs: ScoredText[]): ElementStats {
   if (isStructuralBoilerplate(el, ctx)) {
     el.stats = EXCLUDED;
     return EXCLUDED;
@@ -117,18 +127,33 @@ function computeStats(el: Element, ctx: WalkContext, scoredParagraphs: Element[]
   let commas = 0;
   let hasBlockChild = false;
   let holdsMarkedContent = false;
+  // Text directly in this element or in its inline children: a paragraph without a <p> when blocks sit beside it.
+  let looseText = 0;
+  let looseLinks = 0;
+  let looseCommas = 0;
   for (const child of el.children) {
     if (typeof child === 'string') {
-      textLength += visibleLength(child);
-      commas += countCommas(child);
+      const length = visibleLength(child);
+      const childCommas = countCommas(child);
+      textLength += length;
+      commas += childCommas;
+      looseText += length;
+      looseCommas += childCommas;
       continue;
     }
     const stats = computeStats(child, childCtx, scoredParagraphs);
+    const childLinks = child.tag === 'a' ? stats.textLength : stats.linkLength;
     textLength += stats.textLength;
-    linkLength += child.tag === 'a' ? stats.textLength : stats.linkLength;
+    linkLength += childLinks;
     commas += stats.commas;
     if (stats.holdsMarkedContent || (!stats.excluded && isMarkedContent(child))) holdsMarkedContent = true;
-    if (!INLINE_TAGS.has(child.tag)) hasBlockChild = true;
+    if (INLINE_TAGS.has(child.tag)) {
+      looseText += stats.textLength;
+      looseLinks += childLinks;
+      looseCommas += stats.commas;
+    } else {
+      hasBlockChild = true;
+    }
   }
   if (isHintedBoilerplate(el, ctx, holdsMarkedContent, textLength, linkLength)) {
     scoredParagraphs.length = paragraphsBefore;
@@ -137,8 +162,10 @@ function computeStats(el: Element, ctx: WalkContext, scoredParagraphs: Element[]
   }
   const stats: ElementStats = { textLength, linkLength, commas, excluded: false, holdsMarkedContent, score: 0, scored: false };
   el.stats = stats;
-  if (textLength >= 25 && (SCORED_TAGS.has(el.tag) || (!hasBlockChild && (el.tag === 'div' || el.tag === 'section')))) {
-    scoredParagraphs.push(el);
+  if (textLength >= 25 && el.parent && (SCORED_TAGS.has(el.tag) || (!hasBlockChild && WRAPPER_TAGS.has(el.tag)))) {
+    scoredParagraphs.push({ scores: el.parent, textLength, commas });
+  } else if (hasBlockChild && looseText >= 100 && looseLinks < looseText * 0.5 && WRAPPER_TAGS.has(el.tag)) {
+    scoredParagraphs.push({ scores: el, textLength: looseText, commas: looseCommas });
   }
   return stats;
 }
@@ -220,25 +247,31 @@ function baseScore(el: Element): number {
 
 /** Readability-style choice of the element (or the sibling group) that holds the main content. */
 function chooseContentRoots(body: Element, strict: boolean): Element[] {
-  const paragraphs: Element[] = [];
+  const paragraphs: ScoredText[] = [];
   const bodyStats = computeStats(body, { strict, inArticle: false, inTable: false }, paragraphs);
 
-  // An explicit <main>/<article>/role=main holding a fair share of the text wins outright.
-  let marked: Element | null = null;
+  // An explicit <main>/<article>/role=main holding a fair share of the text wins outright, unless it is a teaser list.
+  const markedElements: Element[] = [];
+  const articles: Element[] = [];
   const findMarked = (el: Element): void => {
     for (const child of el.children) {
       if (typeof child === 'string' || child.stats?.excluded) continue;
-      if (child.tag === 'main' || child.tag === 'article' || child.attrs['role'] === 'main') {
-        if (!marked || (child.stats?.textLength ?? 0) > (marked.stats?.textLength ?? 0)) marked = child;
-      }
+      if (child.tag === 'article') articles.push(child);
+      if (isMarkedContent(child)) markedElements.push(child);
       findMarked(child);
     }
   };
   findMarked(body);
+  const teaserLists = teaserListsAmong(articles, body);
+  let marked: Element | null = null;
+  for (const candidate of markedElements) {
+    if (teaserLists.has(candidate)) continue;
+    if (!marked || (candidate.stats?.textLength ?? 0) > (marked.stats?.textLength ?? 0)) marked = candidate;
+  }
   const markedElement = marked as Element | null;
   const markedCandidate =
     markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyStats.textLength * 0.25) ? markedElement : null;
-  const scored = scoreContentRoots(body, paragraphs);
+  const scored = scoreContentRoots(body, paragraphs, teaserLists);
   if (!markedCandidate || !scored) return scored?.roots ?? (markedCandidate ? [markedCandidate] : [body]);
   // The marked element wins when the best-scoring content lies inside it, or when it holds most of that content.
   const top = scored.top;
@@ -249,15 +282,53 @@ function chooseContentRoots(body: Element, strict: boolean): Element[] {
   return scored.roots;
 }
 
-/** Readability-style scoring: the top candidate and the sibling group around it; null without candidates. */
-function scoreContentRoots(body: Element, paragraphs: readonly Element[]): { top: Element; roots: Element[] } | null {
+/**
+ * Elements whose text lies mostly in two or more nested <article>s, none of them dominant: lists of teasers ("you
+ * may also like"), not one article. An <article> counts for the ancestors up to and including the nearest
+ * enclosing <article>.
+ */
+function teaserListsAmong(articles: readonly Element[], body: Element): Set<Element> {
+  const lists = new Set<Element>();
+  if (articles.length < 2) return lists;
+  const nested = new Map<Element, { count: number; length: number; largest: number }>();
+  for (const article of articles) {
+    const length = article.stats?.textLength ?? 0;
+    for (let node = article.parent; node && node !== body; node = node.parent) {
+      let entry = nested.get(node);
+      if (!entry) {
+        entry = { count: 0, length: 0, largest: 0 };
+        nested.set(node, entry);
+      }
+      entry.count++;
+      entry.length += length;
+      if (length > entry.largest) entry.largest = length;
+      if (node.tag === 'article') break;
+    }
+  }
+  for (const [node, { count, length, largest }] of nested) {
+    const total = node.stats?.textLength ?? 0;
+    if (count >= 2 && length >= total * 0.5 && largest < total * 0.5) lists.add(node);
+  }
+  return lists;
+}
 
+function hasAncestorIn(el: Element, set: ReadonlySet<Element>): boolean {
+  for (let node = el.parent; node; node = node.parent) if (set.has(node)) return true;
+  return false;
+}
+
+/** Readability-style scoring: the top candidate and the sibling group around it; null without candidates. */
+function scoreContentRoots(
+  body: Element,
+  paragraphs: readonly ScoredText[],
+  teaserLists: ReadonlySet<Element>,
+): { top: Element; roots: Element[] } | null {
   const candidates: Element[] = [];
   for (const p of paragraphs) {
-    const stats = p.stats;
-    if (!stats) continue;
-    const contentScore = 1 + stats.commas + Math.min(Math.floor(stats.textLength / 100), 3);
-    let ancestor = p.parent;
+    // Teasers for other articles say nothing about where this one is.
+    if (teaserLists.size > 0 && (teaserLists.has(p.scores) || hasAncestorIn(p.scores, teaserLists))) continue;
+    const contentScore = 1 + p.commas + Math.min(Math.floor(p.textLength / 100), 3);
+    let ancestor: Element | null = p.scores;
     for (let level = 0; ancestor && level < 5; level++, ancestor = ancestor.parent) {
       const aStats = ancestor.stats;
       if (!aStats || aStats.excluded) break;
@@ -327,6 +398,7 @@ function scoreContentRoots(body: Element, paragraphs: readonly Element[]): { top
       roots.push(sibling);
       continue;
     }
+    if (teaserLists.has(sibling)) continue;
     let bonus = 0;
     if (topHints && sibling.attrs['class'] === topHints) bonus = topScore * 0.2;
     const score = finalScore.get(sibling);
@@ -413,6 +485,10 @@ class BlockWriter {
   private inlineLinks: BlockLink[] = [];
   private prefix = '';
 
+  /** Inside a mostly-links wrapper kept for its prose, where the page's own table of contents is kept too. */
+  private inLinkDenseWrapper = false;
+  private inTableOfContents = false;
+
   constructor(private readonly dropLinkLists: boolean) {}
 
   flush(): void {
@@ -467,7 +543,23 @@ class BlockWriter {
       else this.blocks.push({ type: 'heading', level, text });
       return;
     }
-    if (this.dropLinkLists && LINK_CHECKED_TAGS.has(tag) && linkDensity(el) > 0.5) return;
+    if (this.dropLinkLists && !this.inTableOfContents && LINK_CHECKED_TAGS.has(tag) && linkDensity(el) > 0.5) {
+      if (this.inLinkDenseWrapper && isTableOfContents(el)) {
+        this.inTableOfContents = true;
+        this.element(el);
+        this.inTableOfContents = false;
+        return;
+      }
+      if (!holdsProse(el)) return;
+      if (!this.inLinkDenseWrapper) {
+        // An intro beside a table of contents (a documentation chapter page): both are the page's content.
+        this.inLinkDenseWrapper = true;
+        this.children(el.children);
+        this.flush();
+        this.inLinkDenseWrapper = false;
+        return;
+      }
+    }
     if (PARAGRAPH_TAGS.has(tag)) {
       this.children(el.children);
       this.flush();
@@ -522,6 +614,19 @@ class BlockWriter {
         this.flush();
     }
   }
+}
+
+const TABLE_OF_CONTENTS = /(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents/i;
+
+function isTableOfContents(el: Element): boolean {
+  const hints = hintsOf(el);
+  return hints !== '' && TABLE_OF_CONTENTS.test(hints);
+}
+
+/** A wrapper whose link-free text is long holds paragraphs beside its link lists: look inside rather than drop it. */
+function holdsProse(el: Element): boolean {
+  const stats = el.stats;
+  return stats !== undefined && WRAPPER_TAGS.has(el.tag) && stats.textLength - stats.linkLength >= 200;
 }
 
 function isAdmonitionLabel(heading: Element, text: string): boolean {
@@ -609,6 +714,72 @@ export function countWords(text: string): number {
   return n;
 }
 
+/**
+ * class/id hints of page furniture that sits inside an article container: sharing bars, related-story and
+ * "most popular" lists, newsletter sign-ups, tag lists, author boxes, galleries (trafilatura's discard list).
+ */
+const IN_CONTENT_BOILERPLATE =
+  /related|most-?popular|popular-|recommend|newsletter|subscribe|signup|sign-up|(?:^|[\s_-])shar(?:e|ing)|social|sociable|syndication|promo|advert|(?:^|[\s_-])ads?(?:$|[\s_-])|sponsor|outbrain|taboola|comment|breadcrumb|(?:^|[\s_-])tags?(?:$|[\s_-])|tag-?list|author|about-?the-?author|gallery|slideshow|read-?more|more-?stories|next-?post|paywall|donate|caption|credit|timestamp|byline|dateline|(?:^|[\s_-])meta(?:$|[\s_-])|hidden|hide|footer|widget/i;
+
+/** Drops hinted furniture inside the chosen containers while it holds a small share of their text. */
+function pruneInside(roots: readonly Element[]): void {
+  let total = 0;
+  for (const root of roots) total += root.stats?.textLength ?? 0;
+  const limit = total * 0.3;
+  const visit = (el: Element): void => {
+    for (const child of el.children) {
+      if (typeof child === 'string' || child.stats?.excluded || INLINE_TAGS.has(child.tag)) continue;
+      const hints = furnitureHintsOf(child);
+      if (
+        hints &&
+        ((child.stats?.textLength ?? 0) <= limit || linkDensity(child) > 0.5) &&
+        IN_CONTENT_BOILERPLATE.test(hints) &&
+        !holdsQuote(child)
+      ) {
+        discount(child);
+        child.stats = EXCLUDED;
+        continue;
+      }
+      visit(child);
+    }
+  };
+  for (const root of roots) visit(root);
+}
+
+/** Takes a subtree about to be dropped out of its ancestors' text and link lengths (link-density checks use them). */
+function discount(el: Element): void {
+  const text = el.stats?.textLength ?? 0;
+  const links = el.stats?.linkLength ?? 0;
+  let inLink = false;
+  for (let node = el.parent; node; node = node.parent) {
+    const stats = node.stats;
+    if (!stats || stats.excluded) return;
+    stats.textLength -= text;
+    stats.linkLength -= inLink ? text : links;
+    if (node.tag === 'a') inLink = true;
+  }
+}
+
+/**
+ * class and id of an element for the furniture check. Ids that look like anchors derived from a heading or caption
+ * (DocBook's upper-case ids, long slugs such as "runtime-config-replication-subscriber") name a section, not a widget.
+ */
+function furnitureHintsOf(el: Element): string {
+  const cls = el.attrs['class'] ?? '';
+  const id = el.attrs['id'];
+  if (!id || id === id.toUpperCase() || id.split(/[-_]/).length > 3) return cls;
+  return cls ? `${cls} ${id}` : id;
+}
+
+/** Quotes and embedded posts (tweets are <blockquote>s) are article content whatever their wrapper is called. */
+function holdsQuote(el: Element): boolean {
+  for (const child of el.children) {
+    if (typeof child === 'string') continue;
+    if (child.tag === 'blockquote' || holdsQuote(child)) return true;
+  }
+  return false;
+}
+
 function emit(roots: readonly Element[], dropLinkLists: boolean): ContentBlock[] {
   const writer = new BlockWriter(dropLinkLists);
   for (const root of roots) {
@@ -624,9 +795,11 @@ const MIN_CONTENT_CHARS = 500;
 /** Main-content blocks of a parsed body. */
 export function extractBlocks(body: Element): ContentBlock[] {
   let roots = chooseContentRoots(body, true);
+  pruneInside(roots);
   let blocks = emitWithFallback(roots);
   if (charsOf(blocks) < MIN_CONTENT_CHARS) {
     roots = chooseContentRoots(body, false);
+    pruneInside(roots);
     const lenient = emitWithFallback(roots);
     if (charsOf(lenient) > charsOf(blocks)) blocks = lenient;
   }
