@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { BenchArgsError, DEFAULT_ARGS, parseBenchArgs } from './args.js';
+
+describe('parseBenchArgs', () => {
+  it('defaults to the full run', () => {
+    expect(parseBenchArgs([])).toEqual(DEFAULT_ARGS);
+  });
+
+  it('--quick shrinks the query counts unless they are given', () => {
+    const quick = parseBenchArgs(['--quick']);
+    expect(quick.quick).toBe(true);
+    expect(quick.queries).toBe(50);
+    expect(quick.throughputQueries).toBe(10);
+    expect(parseBenchArgs(['--quick', '--queries', '10']).queries).toBe(10);
+    expect(parseBenchArgs(['--quick', '--queries', '10']).throughputQueries).toBe(10);
+  });
+
+  it('reads values separated by a space or =', () => {
+    const args = parseBenchArgs(['--queries=120', '--out', '/tmp/x.json', '--rerank', '0,5', '--concurrency=32']);
+    expect(args.queries).toBe(120);
+    expect(args.out).toBe('/tmp/x.json');
+    expect(args.rerankTopN).toEqual([0, 5]);
+    expect(args.concurrency).toBe(32);
+  });
+
+  it('rejects bad input with a readable message', () => {
+    expect(() => parseBenchArgs(['--queries', 'many'])).toThrow(BenchArgsError);
+    expect(() => parseBenchArgs(['--queries', '0'])).toThrow(/integer >= 1/);
+    expect(() => parseBenchArgs(['--queries'])).toThrow(/got nothing/);
+    expect(() => parseBenchArgs(['--out'])).toThrow(/file name/);
+    expect(() => parseBenchArgs(['--rerank', ''])).toThrow(BenchArgsError);
+    expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown argument/);
+  });
+});

@@ -1,0 +1,91 @@
+export interface BenchArgs {
+  /** Known-item queries timed per rerank setting. */
+  queries: number;
+  /** Untimed queries run first for each setting. */
+  warmUp: number;
+  /** Crawl max_concurrency and per_host_concurrency. */
+  concurrency: number;
+  /** Passages scored by the reranker, one timed series each. */
+  rerankTopN: number[];
+  /** Queries whose candidate lists are scored again in isolation for the reranker's own pairs/s. */
+  throughputQueries: number;
+  quick: boolean;
+  /** Output file; the default is chosen by the runner from the date. */
+  out: string | null;
+}
+
+export const DEFAULT_ARGS: BenchArgs = {
+  queries: 200,
+  warmUp: 5,
+  concurrency: 16,
+  rerankTopN: [0, 20, 50],
+  throughputQueries: 20,
+  quick: false,
+  out: null,
+};
+
+export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FILE] [--concurrency N] [--rerank 0,20,50] [--throughput-queries N]
+  --quick                50 queries and 10 queries for the reranker's own pairs/s (a smoke test)
+  --queries N            timed queries per rerank setting (default 200)
+  --out FILE             JSON output (default bench/results/bench-<date>.json, -quick.json with --quick)
+  --concurrency N        crawl concurrency, overall and per host (default 16)
+  --rerank LIST          rerank_top_n settings (default 0,20,50)
+  --throughput-queries N queries whose candidate lists are re-scored for pairs/s (default 20)`;
+
+export class BenchArgsError extends Error {}
+
+function positiveInt(flag: string, raw: string | undefined, min = 1): number {
+  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) {
+    throw new BenchArgsError(`${flag} needs an integer >= ${min}, got ${raw === undefined ? 'nothing' : `"${raw}"`}`);
+  }
+  return Number(raw);
+}
+
+/** Parses the command line (without node and script); throws BenchArgsError with a readable message. */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  const args: BenchArgs = { ...DEFAULT_ARGS, rerankTopN: [...DEFAULT_ARGS.rerankTopN] };
+  let queriesGiven = false;
+  let throughputGiven = false;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    const [name, inline] = flag.startsWith('--') && flag.includes('=') ? [flag.slice(0, flag.indexOf('=')), flag.slice(flag.indexOf('=') + 1)] : [flag, undefined];
+    const value = (): string | undefined => inline ?? argv[++i];
+    switch (name) {
+      case '--quick':
+        args.quick = true;
+        break;
+      case '--queries':
+        args.queries = positiveInt(name, value());
+        queriesGiven = true;
+        break;
+      case '--out': {
+        const out = value();
+        if (!out) throw new BenchArgsError('--out needs a file name');
+        args.out = out;
+        break;
+      }
+      case '--concurrency':
+        args.concurrency = positiveInt(name, value());
+        break;
+      case '--throughput-queries':
+        args.throughputQueries = positiveInt(name, value());
+        throughputGiven = true;
+        break;
+      case '--rerank': {
+        const raw = value();
+        const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        if (list.length === 0) throw new BenchArgsError('--rerank needs a list such as 0,20,50');
+        args.rerankTopN = list.map((s) => positiveInt(name, s, 0));
+        break;
+      }
+      default:
+        throw new BenchArgsError(`unknown argument "${flag}"`);
+    }
+  }
+  if (args.quick) {
+    if (!queriesGiven) args.queries = 50;
+    if (!throughputGiven) args.throughputQueries = 10;
+  }
+  args.throughputQueries = Math.min(args.throughputQueries, args.queries);
+  return args;
+}

@@ -1,0 +1,393 @@
+/**
+ * notary's performance benchmark (`npm run bench`): crawl -> index -> search on Debian's postgresql-doc-15 HTML served
+ * from 127.0.0.1, side by side in one process. Prints a summary table and writes JSON under bench/results/.
+ * Flags: see bench/perf/args.ts (--quick, --queries N, --out FILE, ...).
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type NotaryConfig } from '../core/config.js';
+import { runCrawl, serveDirectory } from '../crawler/index.js';
+import { Fts5SearchIndex, Indexer } from '../indexer/index.js';
+import { measureRerankerThroughput, OnnxReranker, type BenchPair } from '../reranker/index.js';
+import { SearchPipeline } from '../search/pipeline.js';
+import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
+import { PageStore } from '../storage/pages.js';
+import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../test/support/pgdocs.js';
+import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
+import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
+import { checkTargets, formatSearchTable, formatTable, formatTargets, type SearchSeries } from './perf/report.js';
+import { perSecond, round2, summarise } from './perf/stats.js';
+import { TimedReranker } from './perf/timed-reranker.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RERANK_MODEL_NAME = 'ms-marco-MiniLM-L-6-v2';
+
+function note(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+function shout(message: string): void {
+  const bar = '!'.repeat(Math.min(100, message.length + 4));
+  process.stderr.write(`\n${bar}\n! ${message}\n${bar}\n\n`);
+}
+
+function cpuMsSince(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+function today(): string {
+  return new Date().toISOString().slice(0, 10);
+}
+
+interface CrawlPhase {
+  pages_stored: number;
+  html_files: number;
+  fetched: number;
+  duplicates: number;
+  skipped: number;
+  failed: number;
+  http_requests: number;
+  wall_s: number;
+  /** Pages stored over the wall time of runCrawl (sitemap discovery included). */
+  pages_per_s: number;
+  /** The crawler's own rate: finished page requests per second. */
+  crawler_reported_pages_per_s: number;
+  concurrency: number;
+  /** CPU time of this process (user + system) during the crawl: load-independent cost. */
+  cpu_s: number;
+  pages_per_cpu_s: number;
+}
+
+async function crawlPhase(storage: Storage, config: NotaryConfig, docsDir: string, concurrency: number): Promise<CrawlPhase> {
+  const htmlFiles = readdirSync(docsDir).filter((f) => f.endsWith('.html')).length;
+  const server = await serveDirectory(docsDir);
+  try {
+    const crawlerConfig: NotaryConfig['crawler'] = {
+      ...config.crawler,
+      seeds: [`${server.url}/index.html`],
+      per_host_delay_ms: 0,
+      max_concurrency: concurrency,
+      per_host_concurrency: concurrency,
+    };
+    const pages = new PageStore(storage.db);
+    note(`crawl: ${docsDir} (${htmlFiles} .html files) from ${server.url}, concurrency ${concurrency}, politeness off`);
+    const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const summary = await runCrawl({
+      config: crawlerConfig,
+      pages,
+      runs: new CrawlRunStore(storage.db),
+      log: (level, msg) => {
+        if (level === 'warn') note(`crawl warning: ${msg}`);
+      },
+    });
+    const wallMs = performance.now() - started;
+    const cpuMs = cpuMsSince(cpuBefore);
+    const counts = await pages.counts();
+    return {
+      pages_stored: counts.pages,
+      html_files: htmlFiles,
+      fetched: summary.fetched,
+      duplicates: summary.duplicates,
+      skipped: summary.skipped.total,
+      failed: summary.failed,
+      http_requests: server.requests.length,
+      wall_s: round2(wallMs / 1000),
+      pages_per_s: perSecond(counts.pages, wallMs),
+      crawler_reported_pages_per_s: summary.pagesPerSecond,
+      concurrency,
+      cpu_s: round2(cpuMs / 1000),
+      pages_per_cpu_s: perSecond(counts.pages, cpuMs),
+    };
+  } finally {
+    await server.close();
+  }
+}
+
+interface IndexPhase {
+  pages: number;
+  passages: number;
+  failed: number;
+  wall_s: number;
+  passages_per_s: number;
+  pages_per_s: number;
+  index_bytes: number | null;
+  cpu_s: number;
+  passages_per_cpu_s: number;
+}
+
+async function indexPhase(storage: Storage, index: Fts5SearchIndex, config: NotaryConfig): Promise<IndexPhase> {
+  const indexer = new Indexer({
+    pages: new PageStore(storage.db),
+    index,
+    config: config.indexer,
+    logger: { warn: (details, message) => note(`index warning: ${message} ${JSON.stringify(details)}`) },
+  });
+  note('index: extracting, cutting and indexing every stored page');
+  const started = performance.now();
+  const cpuBefore = process.cpuUsage();
+  const run = await indexer.runOnce({ batchSize: 100 });
+  const wallMs = performance.now() - started;
+  const cpuMs = cpuMsSince(cpuBefore);
+  const stats = await index.stats();
+  return {
+    pages: run.indexedPages,
+    passages: run.passages,
+    failed: run.failed,
+    wall_s: round2(wallMs / 1000),
+    passages_per_s: perSecond(run.passages, wallMs),
+    pages_per_s: perSecond(run.indexedPages, wallMs),
+    index_bytes: stats.bytes,
+    cpu_s: round2(cpuMs / 1000),
+    passages_per_cpu_s: perSecond(run.passages, cpuMs),
+  };
+}
+
+function isHit(urls: readonly string[], targets: readonly string[]): boolean {
+  return urls.slice(0, 10).some((url) => targets.includes(path.posix.basename(new URL(url).pathname)));
+}
+
+interface SeriesRecorder {
+  topN: number;
+  timed: TimedReranker;
+  pipeline: SearchPipeline;
+  total: number[];
+  outside: number[];
+  retrieve: number[];
+  rerank: number[];
+  reranked: number;
+  hits: number;
+}
+
+/**
+ * Every query runs once per rerank setting, the settings interleaved query by query (their order rotating), so a
+ * shared machine's changing load falls on all settings alike instead of on whichever series ran last.
+ */
+async function searchPhase(input: {
+  index: Fts5SearchIndex;
+  reranker: OnnxReranker;
+  config: NotaryConfig;
+  topNs: readonly number[];
+  queries: readonly KnownItemQuery[];
+  warmUp: readonly KnownItemQuery[];
+  throughputQueries: number;
+}): Promise<SearchSeries[]> {
+  const recorders: SeriesRecorder[] = input.topNs.map((topN) => {
+    const timed = new TimedReranker(input.reranker);
+    const pipeline = new SearchPipeline({ index: input.index, reranker: timed, config: { ...input.config.search, rerank_top_n: topN } });
+    return { topN, timed, pipeline, total: [], outside: [], retrieve: [], rerank: [], reranked: 0, hits: 0 };
+  });
+  for (const q of input.warmUp) for (const r of recorders) await r.pipeline.search({ query: q.query, depth: 1 });
+  for (const r of recorders) r.timed.reset();
+  note(`search: ${input.queries.length} queries at depth 1, rerank_top_n ${input.topNs.join('/')} interleaved`);
+
+  let done = 0;
+  for (const q of input.queries) {
+    for (let k = 0; k < recorders.length; k++) {
+      const r = recorders[(done + k) % recorders.length] as SeriesRecorder;
+      const { results, timings } = await r.pipeline.search({ query: q.query, depth: 1 });
+      r.total.push(timings.total_ms);
+      r.outside.push(timings.total_ms - timings.rerank_ms);
+      r.retrieve.push(timings.retrieve_ms);
+      r.rerank.push(timings.rerank_ms);
+      r.reranked += timings.reranked;
+      if (isHit(results.map((x) => x.url), q.targets)) r.hits++;
+    }
+    done++;
+    if (done % 25 === 0) note(`search: ${done}/${input.queries.length} queries`);
+  }
+
+  const series: SearchSeries[] = [];
+  for (const r of recorders) {
+    let inSearch: number | null = null;
+    let isolated: SearchSeries['reranker_isolated'] = null;
+    if (r.timed.calls.length > 0) {
+      const pairs = r.timed.calls.reduce((acc, call) => acc + call.passages.length, 0);
+      const ms = r.timed.calls.reduce((acc, call) => acc + call.ms, 0);
+      inSearch = perSecond(pairs, ms);
+      const calls = r.timed.calls.slice(0, input.throughputQueries);
+      const benchPairs: BenchPair[] = calls.flatMap((call) => call.passages.map((passage) => ({ query: call.query, passage })));
+      note(`reranker alone: the same ${benchPairs.length} pairs of ${calls.length} queries, in batches of ${r.topN}`);
+      const throughput = await measureRerankerThroughput(input.reranker, benchPairs, r.topN);
+      isolated = {
+        queries: calls.length,
+        pairs: benchPairs.length,
+        pairs_per_s: round2(throughput.pairs_per_s),
+        ms_per_batch_p50: round2(throughput.ms_per_batch_p50),
+      };
+    }
+    const n = Math.max(1, r.total.length);
+    series.push({
+      rerank_top_n: r.topN,
+      queries: r.total.length,
+      reranked_mean: round2(r.reranked / n),
+      total_ms: summarise(r.total),
+      outside_reranker_ms: summarise(r.outside),
+      retrieve_ms: summarise(r.retrieve),
+      rerank_ms: summarise(r.rerank),
+      known_item_hit_at_10: round2(r.hits / n),
+      reranker_in_search_pairs_per_s: inSearch,
+      reranker_isolated: isolated,
+    });
+  }
+  return series;
+}
+
+async function main(args: BenchArgs): Promise<number> {
+  const startedAt = new Date();
+  const loadAverages: Record<string, [number, number, number]> = { start: loadAverage() };
+  const memory: Record<string, MemorySample> = { start: memorySample() };
+  const docsDir = requirePgDocs();
+  const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
+  const modelDir = path.join(sharedDir, 'models', RERANK_MODEL_NAME);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-bench-'));
+  // No environment: a stray NOTARY_* variable must not change what is measured.
+  const config = loadConfig({ env: {}, overrides: { data_dir: dataDir } });
+  const storage = openSqlite(path.join(dataDir, 'notary.sqlite'));
+  let reranker: OnnxReranker | null = null;
+  try {
+    await migrateToLatest(storage);
+    if (!storage.sqlite) throw new Error('the benchmark needs the SQLite storage');
+    const index = new Fts5SearchIndex(storage.sqlite);
+
+    const crawl = await crawlPhase(storage, config, docsDir, args.concurrency);
+    memory['after_crawl'] = memorySample();
+    loadAverages['after_crawl'] = loadAverage();
+    note(`crawl: ${crawl.pages_stored} pages stored in ${crawl.wall_s} s (${crawl.pages_per_s} pages/s)`);
+    const expectedPages = Math.max(crawl.html_files, docsDir === '/usr/share/doc/postgresql-doc-15/html' ? 1169 : 0);
+    const crawlComplete = crawl.pages_stored >= expectedPages;
+    if (!crawlComplete) {
+      shout(`CRAWL INCOMPLETE: ${crawl.pages_stored} pages stored, expected at least ${expectedPages} (${docsDir})`);
+    }
+
+    const indexed = await indexPhase(storage, index, config);
+    memory['after_index'] = memorySample();
+    loadAverages['after_index'] = loadAverage();
+    note(`index: ${indexed.passages} passages from ${indexed.pages} pages in ${indexed.wall_s} s (${indexed.passages_per_s} passages/s)`);
+
+    const allQueries = knownItemQueries(docsDir);
+    const picked = sample(allQueries, args.queries + args.warmUp);
+    const queries = picked.slice(0, args.queries);
+    const warmUp = picked.slice(args.queries);
+    reranker = await OnnxReranker.load(modelDir, {
+      threads: config.reranker.threads,
+      batchSize: config.reranker.batch_size,
+      maxSeqLength: config.reranker.max_seq_length,
+      source: 'bench',
+    });
+    memory['after_reranker_load'] = memorySample();
+    const search = await searchPhase({
+      index,
+      reranker,
+      config,
+      topNs: args.rerankTopN,
+      queries,
+      warmUp,
+      throughputQueries: args.throughputQueries,
+    });
+    memory['after_search'] = memorySample();
+    loadAverages['after_search'] = loadAverage();
+    memory['end'] = memorySample();
+    loadAverages['end'] = loadAverage();
+
+    const targets = checkTargets({ crawlPagesPerS: crawl.pages_per_s, indexPassagesPerS: indexed.passages_per_s, search });
+    targets.unshift({ name: 'crawl_pages_stored', target: `>= ${expectedPages}`, actual: crawl.pages_stored, met: crawlComplete });
+    const peakRssMb = memorySample().max_rss_mb;
+    const result = {
+      date: startedAt.toISOString(),
+      duration_s: round2((Date.now() - startedAt.getTime()) / 1000),
+      machine: machineInfo(),
+      git_commit: gitCommit(repoRoot),
+      load_average: loadAverages,
+      args,
+      corpus: { dir: docsDir, html_files: crawl.html_files, known_item_queries_available: allQueries.length, query_seed: 20261122 },
+      crawl,
+      index: indexed,
+      reranker: {
+        model_dir: modelDir,
+        onnx_file: reranker.onnxPath,
+        kind: reranker.kind,
+        quantized: reranker.quantized,
+        pairs_per_session_run: reranker.batchSize,
+        threads: config.reranker.threads,
+        max_seq_length: reranker.maxSeqLength,
+        note: 'random-weight model: speed equals the real one, scores (and so reranked hit@10) mean nothing',
+      },
+      search,
+      memory: { ...memory, peak_rss_mb: peakRssMb },
+      targets,
+      all_targets_met: targets.every((t) => t.met),
+    };
+
+    const out = path.resolve(args.out ?? path.join(repoRoot, 'bench', 'results', `bench-${today()}${args.quick ? '-quick' : ''}.json`));
+    mkdirSync(path.dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+
+    const sizeMb = indexed.index_bytes === null ? '-' : `${(indexed.index_bytes / 1024 / 1024).toFixed(1)} MB`;
+    process.stdout.write(
+      [
+        '',
+        `notary benchmark ${result.date} on ${result.machine.cpu} x${result.machine.cores}, node ${result.machine.node}, load ${loadAverages['start']?.join(' ')}`,
+        '',
+        formatTable(
+          ['phase', 'count', 'wall s', 'cpu s', 'rate', 'per cpu-second'],
+          [
+            ['crawl (pages stored)', String(crawl.pages_stored), crawl.wall_s.toFixed(2), crawl.cpu_s.toFixed(2), `${crawl.pages_per_s} pages/s`, `${crawl.pages_per_cpu_s} pages`],
+            [
+              'index (passages)',
+              String(indexed.passages),
+              indexed.wall_s.toFixed(2),
+              indexed.cpu_s.toFixed(2),
+              `${indexed.passages_per_s} passages/s, ${indexed.pages_per_s} pages/s`,
+              `${indexed.passages_per_cpu_s} passages`,
+            ],
+          ],
+        ),
+        `index size ${sizeMb}`,
+        '',
+        formatSearchTable(search),
+        '',
+        formatTable(
+          ['memory', 'rss MB', 'peak rss MB'],
+          Object.entries(memory).map(([phase, m]) => [phase, String(m.rss_mb), String(m.max_rss_mb)]),
+        ),
+        `peak RSS ${peakRssMb} MB`,
+        '',
+        formatTargets(targets),
+        '',
+        `written: ${out}`,
+        '',
+      ].join('\n'),
+    );
+    return crawlComplete ? 0 : 2;
+  } finally {
+    await reranker?.close();
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+let args: BenchArgs;
+try {
+  args = parseBenchArgs(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof BenchArgsError) {
+    process.stderr.write(`${err.message}\n${USAGE}\n`);
+    process.exit(64);
+  }
+  throw err;
+}
+main(args).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    shout(`BENCHMARK FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  },
+);
