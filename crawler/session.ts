@@ -310,7 +310,7 @@ export class CrawlSession {
       title: page.title,
       html: res.html,
       crawl_depth: depth,
-    });
+    }, before ?? null);
     if (before && before.state !== 'gone' && before.content_hash === contentHash) this.counts.unchanged++;
     else this.counts.fetched++;
     await this.admit(links, depth + 1);

@@ -73,3 +73,16 @@ describe.each(backends)('PageStore on %s', (_name, open) => {
     expect(await store.findDuplicate('same', 'http://b.test/x')).toBeUndefined();
   });
 });
+
+describe.each(backends)('PageStore.saveFetched with a caller-supplied row on %s', (_name, open) => {
+  it('updates instead of failing when the row said absent was stored meanwhile', async () => {
+    const storage = await open();
+    await migrateToLatest(storage);
+    const store = new PageStore(storage.db);
+    const first = await store.saveFetched(page('http://c.test/1', 'h1'), null);
+    const again = await store.saveFetched(page('http://c.test/1', 'h2'), null);
+    expect(again.id).toBe(first.id);
+    expect((await store.getByUrl('http://c.test/1'))?.content_hash).toBe('h2');
+    await storage.close();
+  });
+});

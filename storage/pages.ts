@@ -28,7 +28,10 @@ export class PageStore {
       .executeTakeFirst();
   }
 
-  /** Inserts or replaces a fetched page; it becomes due for indexing when its content hash changed. */
+  /**
+   * Inserts or replaces a fetched page; it becomes due for indexing when its content hash changed. A caller that has
+   * just read the stored row passes it (`null`: known to be absent) to save a lookup on the crawl's hot path.
+   */
   async saveFetched(page: {
     url: string;
     final_url: string;
@@ -41,16 +44,20 @@ export class PageStore {
     title: string | null;
     html: string;
     crawl_depth: number;
-  }): Promise<{ id: number; changed: boolean }> {
+  }, known?: Page | null): Promise<{ id: number; changed: boolean }> {
     const now = nowIso();
-    const existing = await this.getByUrl(page.url);
+    let existing = known === undefined ? await this.getByUrl(page.url) : (known ?? undefined);
     if (!existing) {
       const row = await this.db
         .insertInto('pages')
         .values({ ...page, state: 'fetched', indexed_hash: null, fetched_at: now, checked_at: now, indexed_at: null })
+        .onConflict((oc) => oc.column('url').doNothing())
         .returning('id')
-        .executeTakeFirstOrThrow();
-      return { id: row.id, changed: true };
+        .executeTakeFirst();
+      if (row) return { id: row.id, changed: true };
+      // Stored meanwhile (the caller's row was stale): update it instead.
+      existing = await this.getByUrl(page.url);
+      if (!existing) throw new Error(`page ${page.url} neither inserted nor found`);
     }
     const changed = existing.indexed_hash !== page.content_hash || existing.state === 'gone';
     await this.db
