@@ -81,7 +81,7 @@ async function main(): Promise<void> {
 
     console.log(`\nRelevance eval ${report.generated_at} on ${report.machine.cpu} (${report.machine.cores} cores), node ${report.machine.node}`);
     console.log(`Reranker: ${rerankerInfo.kind} ${rerankerInfo.model} [${rerankerInfo.source}], ${chosenBy}`);
-    console.log(`rerank_top_n ${report.settings.rerank_top_n}, max_results ${report.settings.max_results}; depth 2/3 run the same single pass until reflection lands\n`);
+    console.log(`rerank_top_n ${report.settings.rerank_top_n}, max_results ${report.settings.max_results}; depth N = depth 1 plus N-1 reflection passes\n`);
     console.log(formatTable(report));
     for (const w of warnings) console.log(`WARNING: ${w}`);
     if (rerankerInfo.random_weights) console.log(`\n${RANDOM_WEIGHTS_BANNER}`);
