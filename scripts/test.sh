@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
+# The Python reference pipeline (tokenizers + onnxruntime) the reranker parity test compares against.
+NOTARY_REFERENCE_PYTHON="$(bash scripts/reference-venv.sh)"
+export NOTARY_REFERENCE_PYTHON
 npm run typecheck
 npm run lint
 report="$(mktemp -t notary-vitest-XXXXXX.json)"
