@@ -1,6 +1,7 @@
 import { CHROMIUM_ARGS } from '../core/chromium.js';
 import type { EngineContext } from './crawl.js';
 import { hostOf } from './url.js';
+import { gateReleases, sharedCrawlerOptions } from './engine-common.js';
 
 
 /**
@@ -11,24 +12,12 @@ import { hostOf } from './url.js';
 export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
   const [{ PlaywrightCrawler }, { chromium }] = await Promise.all([import('@crawlee/playwright'), import('playwright-core')]);
   const { config, session, gate } = ctx;
-  const releases = new Map<string, () => void>();
-  const finish = (uniqueKey: string) => {
-    releases.get(uniqueKey)?.();
-    releases.delete(uniqueKey);
-  };
-  const timeoutSecs = Math.max(1, Math.ceil(config.request_timeout_ms / 1000));
+  const { releases, finish } = gateReleases();
 
   const crawler = new PlaywrightCrawler(
     {
-      requestQueue: ctx.queue,
-      log: ctx.crawleeLog,
-      maxRequestsPerCrawl: ctx.maxPages,
+      ...sharedCrawlerOptions(ctx),
       maxConcurrency: config.max_concurrency,
-      maxRequestRetries: 1,
-      navigationTimeoutSecs: timeoutSecs,
-      requestHandlerTimeoutSecs: timeoutSecs * 2 + 30,
-      useSessionPool: false,
-      persistCookiesPerSession: false,
       statusMessageLoggingInterval: 3600,
       headless: true,
       launchContext: {

@@ -5,6 +5,7 @@ import type { EngineContext } from './crawl.js';
 import { deliberateStopMarker } from './crawlee-log.js';
 import { isHtmlContentType } from './session.js';
 import { hostOf } from './url.js';
+import { gateReleases, sharedCrawlerOptions } from './engine-common.js';
 
 interface DeliberateStop {
   reason: CrawlSkipReason;
@@ -25,28 +26,16 @@ function depthOf(userData: Record<string, unknown>): number {
 /** Static HTML over plain HTTP: crawlee's CheerioCrawler with our politeness gate, validators and size limits. */
 export async function runStaticEngine(ctx: EngineContext): Promise<void> {
   const { config, session, gate } = ctx;
-  const releases = new Map<string, () => void>();
+  const { releases, finish } = gateReleases();
   const stops = new Map<string, DeliberateStop>();
-  const finish = (uniqueKey: string) => {
-    releases.get(uniqueKey)?.();
-    releases.delete(uniqueKey);
-  };
-  const timeoutSecs = Math.max(1, Math.ceil(config.request_timeout_ms / 1000));
 
   const crawler = new CheerioCrawler(
     {
-      requestQueue: ctx.queue,
-      log: ctx.crawleeLog,
-      maxRequestsPerCrawl: ctx.maxPages,
+      ...sharedCrawlerOptions(ctx),
       // Fixed concurrency: politeness is the HostGate's job, and crawlee's CPU-based throttling pins a busy machine at
       // minConcurrency (measured: 4 requests in flight and ~90 pages/s instead of 32 and 125-160 on postgresql-doc-15).
       minConcurrency: config.max_concurrency,
       maxConcurrency: config.max_concurrency,
-      maxRequestRetries: 1,
-      navigationTimeoutSecs: timeoutSecs,
-      requestHandlerTimeoutSecs: timeoutSecs * 2 + 30,
-      useSessionPool: false,
-      persistCookiesPerSession: false,
       // Every type reaches our hooks, which decide what is HTML; crawlee would otherwise throw on the rest.
       additionalMimeTypes: ['*/*'],
       // 5xx answers are recorded as http_error like any other status instead of being retried as exceptions.
