@@ -1,7 +1,7 @@
 import { CHROMIUM_ARGS } from '../core/chromium.js';
 import type { EngineContext } from './crawl.js';
 import { hostOf } from './url.js';
-import { gateReleases, sharedCrawlerOptions } from './engine-common.js';
+import { gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
 
 
 /**
@@ -63,12 +63,5 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
     ctx.crawleeConfig,
   );
 
-  const onAbort = () => crawler.stop('aborted');
-  ctx.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    await crawler.run();
-  } finally {
-    ctx.signal?.removeEventListener('abort', onAbort);
-    await crawler.teardown().catch(() => {});
-  }
+  await runUntilAborted(crawler, ctx);
 }

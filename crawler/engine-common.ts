@@ -26,3 +26,21 @@ export function gateReleases(): { releases: Map<string, () => void>; finish: (un
     },
   };
 }
+
+/** Runs a crawler until its queue is empty or the crawl's signal aborts it, then tears it down. */
+export async function runUntilAborted(
+  crawler: { run(): Promise<unknown>; stop(message?: string): void; teardown(): Promise<void> },
+  ctx: EngineContext,
+): Promise<void> {
+  const onAbort = () => {
+    ctx.log('info', 'crawl aborted: finishing requests in flight');
+    crawler.stop('aborted');
+  };
+  ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await crawler.run();
+  } finally {
+    ctx.signal?.removeEventListener('abort', onAbort);
+    await crawler.teardown().catch(() => {});
+  }
+}

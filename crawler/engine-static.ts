@@ -5,7 +5,7 @@ import type { EngineContext } from './crawl.js';
 import { deliberateStopMarker } from './crawlee-log.js';
 import { isHtmlContentType } from './session.js';
 import { hostOf } from './url.js';
-import { gateReleases, sharedCrawlerOptions } from './engine-common.js';
+import { gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
 
 interface DeliberateStop {
   reason: CrawlSkipReason;
@@ -126,15 +126,5 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
     ctx.crawleeConfig,
   );
 
-  const onAbort = () => {
-    ctx.log('info', 'crawl aborted: finishing requests in flight');
-    crawler.stop('aborted');
-  };
-  ctx.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    await crawler.run();
-  } finally {
-    ctx.signal?.removeEventListener('abort', onAbort);
-    await crawler.teardown().catch(() => {});
-  }
+  await runUntilAborted(crawler, ctx);
 }

@@ -2,6 +2,12 @@ import type { Kysely } from 'kysely';
 import { nowIso } from './db.js';
 import type { Database, NewPassage, Page, Passage } from './schema.js';
 
+/** What the crawler knows of a page it just fetched. */
+export type FetchedPage = Omit<Page, 'id' | 'state' | 'indexed_hash' | 'fetched_at' | 'checked_at' | 'indexed_at' | 'content_hash' | 'html'> & {
+  content_hash: string;
+  html: string;
+};
+
 /**
  * The pages and passages store: the only channel between crawler and indexer. The crawler writes fetched pages
  * (state "fetched") or marks them "gone"; the indexer picks those up, writes passages, and marks them "indexed".
@@ -32,19 +38,7 @@ export class PageStore {
    * Inserts or replaces a fetched page; it becomes due for indexing when its content hash changed. A caller that has
    * just read the stored row passes it (`null`: known to be absent) to save a lookup on the crawl's hot path.
    */
-  async saveFetched(page: {
-    url: string;
-    final_url: string;
-    host: string;
-    http_status: number;
-    content_type: string | null;
-    etag: string | null;
-    last_modified: string | null;
-    content_hash: string;
-    title: string | null;
-    html: string;
-    crawl_depth: number;
-  }, known?: Page | null): Promise<{ id: number; changed: boolean }> {
+  async saveFetched(page: FetchedPage, known?: Page | null): Promise<{ id: number; changed: boolean }> {
     const now = nowIso();
     let existing = known === undefined ? await this.getByUrl(page.url) : (known ?? undefined);
     if (!existing) {
