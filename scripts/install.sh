@@ -8,7 +8,7 @@ profile="${1:-runtime}"
 # better-sqlite3 builds from source here: it needs a compiler, python3 and Node's headers.
 debs=(build-essential python3)
 if [ "$profile" = test ]; then
-  debs+=(chromium postgresql postgresql-doc-15 redis-server)
+  debs+=(chromium postgresql postgresql-doc-15)
 fi
 
 missing=()

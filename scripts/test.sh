@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One command from a fresh clone to the whole test suite: installs what is missing (Chromium, PostgreSQL, Redis,
+# One command from a fresh clone to the whole test suite: installs what is missing (Chromium, PostgreSQL,
 # the PostgreSQL docs corpus, npm packages), then typecheck, lint and every vitest project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
