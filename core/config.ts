@@ -50,6 +50,12 @@ export const configSchema = z
         per_host_concurrency: z.number().int().positive().default(2),
         /** Delay between two requests to the same host; 0 turns politeness off (loopback benchmarks). */
         per_host_delay_ms: z.number().int().min(0).default(500),
+        /** Upper bound on a robots.txt Crawl-delay; a larger one is logged and cut to this. */
+        crawl_delay_max_ms: z.number().int().min(0).default(30_000),
+        /** Pause of a host that answers 429 (or 503) without a readable Retry-After. */
+        retry_after_default_ms: z.number().int().min(0).default(30_000),
+        /** Upper bound on the pause a Retry-After header can ask for. */
+        retry_after_max_ms: z.number().int().min(0).default(120_000),
         request_timeout_ms: z.number().int().positive().default(20_000),
         max_page_bytes: z.number().int().positive().default(5 * 1024 * 1024),
         /** A page fetched less than this long ago is not fetched again by the background worker. */

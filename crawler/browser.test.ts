@@ -1,4 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCrawl } from './crawl.js';
 import { serveDirectory } from './serve-static.js';
@@ -33,6 +35,33 @@ describe('runCrawl with renderer "browser"', () => {
       await server.close();
       await testDb.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it.skipIf(!existsSync(config.chromium_path))('retries a page once after its 429 Retry-After pause', async () => {
+    const busyAt: number[] = [];
+    const server = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      if (req.url === '/busy.html') {
+        busyAt.push(Date.now());
+        if (busyAt.length === 1) return void res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/html' }).end('slow down');
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(req.url === '/' ? html('Home', '<a href="/busy.html">busy</a>') : html('Busy', 'served at last'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const testDb = await openTestDb();
+    try {
+      const summary = await runCrawl({ config, pages: testDb.pages, runs: testDb.runs, seeds: [`${base}/`] });
+      expect(summary).toMatchObject({ fetched: 2, failed: 0 });
+      expect(busyAt).toHaveLength(2);
+      expect(busyAt[1]! - busyAt[0]!).toBeGreaterThanOrEqual(950);
+      expect((await testDb.pages.getByUrl(`${base}/busy.html`))?.title).toBe('Busy');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await testDb.close();
     }
   }, 60_000);
 });

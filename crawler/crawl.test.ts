@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -428,6 +428,137 @@ describe('runCrawl politeness and cancellation', () => {
     const run = await testDb.runs.get(summary.runId);
     expect(JSON.parse(run?.stats ?? '{}')).toMatchObject({ aborted: true });
   });
+});
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A node:http server on 127.0.0.1 that records when each path was requested (robots.txt included). */
+async function recordingServer(handler: Handler): Promise<{ base: string; hits: Array<{ path: string; at: number }> }> {
+  const hits: Array<{ path: string; at: number }> = [];
+  const server = createServer((req, res) => {
+    hits.push({ path: req.url ?? '/', at: Date.now() });
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+}
+
+function sendPage(res: ServerResponse, title: string, body: string): void {
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(html(title, body));
+}
+
+function arrivals(hits: Array<{ path: string; at: number }>, path: string): number[] {
+  return hits.filter((h) => h.path === path).map((h) => h.at);
+}
+
+describe('runCrawl robots.txt Crawl-delay and Retry-After backoff', () => {
+  it('spaces requests to a host by its robots.txt Crawl-delay for our agent, even with per_host_delay_ms 0', async () => {
+    const { base, hits } = await recordingServer((req, res) => {
+      if (req.url === '/robots.txt') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return void res.end('User-agent: otherbot\nCrawl-delay: 20\n\nUser-agent: notary-crawler\nCrawl-delay: 1\nAllow: /\n');
+      }
+      sendPage(res, `Page ${req.url}`, req.url === '/' ? '<a href="/a.html">a</a> <a href="/b.html">b</a>' : 'leaf');
+    });
+    const testDb = await db();
+    const logged: string[] = [];
+    const summary = await crawl(testDb, crawlerConfig({ use_sitemaps: false, per_host_delay_ms: 0 }), {
+      seeds: [`${base}/`],
+      log: (level, msg) => logged.push(`${level} ${msg}`),
+    });
+    expect(summary.fetched).toBe(3);
+    const pageStarts = hits.filter((h) => h.path !== '/robots.txt').map((h) => h.at).sort((a, b) => a - b);
+    expect(pageStarts).toHaveLength(3);
+    for (let i = 1; i < pageStarts.length; i++) expect(pageStarts[i]! - pageStarts[i - 1]!).toBeGreaterThanOrEqual(950);
+    // Our group's 1 s, not otherbot's 20 s.
+    expect(pageStarts.at(-1)! - pageStarts[0]!).toBeLessThan(5_000);
+    const notes = logged.filter((l) => l.includes('Crawl-delay'));
+    expect(notes).toEqual([`info robots.txt of ${base}: Crawl-delay 1 s; requests to ${new URL(base).host} start 1000 ms apart`]);
+  }, 20_000);
+
+  it('cuts a Crawl-delay above crawl_delay_max_ms to the cap with a warning, and ignores it when robots.txt is not honoured', async () => {
+    const { base, hits } = await recordingServer((req, res) => {
+      if (req.url === '/robots.txt') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return void res.end('User-agent: *\nCrawl-delay: 3600\n');
+      }
+      sendPage(res, `Page ${req.url}`, req.url === '/' ? '<a href="/a.html">a</a>' : 'leaf');
+    });
+    const testDb = await db();
+    const logged: string[] = [];
+    const config = crawlerConfig({ use_sitemaps: false, per_host_delay_ms: 0, crawl_delay_max_ms: 400 });
+    await crawl(testDb, config, { seeds: [`${base}/`], log: (level, msg) => logged.push(`${level} ${msg}`) });
+    const [first, second] = arrivals(hits, '/').concat(arrivals(hits, '/a.html'));
+    expect(second! - first!).toBeGreaterThanOrEqual(380);
+    expect(second! - first!).toBeLessThan(3_000);
+    expect(logged.filter((l) => l.startsWith('warn robots.txt of') && l.includes('Crawl-delay 3600 s'))).toHaveLength(1);
+
+    hits.length = 0;
+    const ignoring = await crawl(await db(), { ...config, respect_robots_txt: false, crawl_delay_max_ms: 30_000 }, { seeds: [`${base}/`] });
+    expect(ignoring.fetched).toBe(2);
+    expect(arrivals(hits, '/a.html')[0]! - arrivals(hits, '/')[0]!).toBeLessThan(1_000);
+  }, 20_000);
+
+  it('pauses a host that answers 429 for its Retry-After, retries the page once, and keeps crawling other hosts meanwhile', async () => {
+    let busyAnswers = 0;
+    const slow = await recordingServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      if (req.url === '/busy.html' && busyAnswers++ === 0) {
+        return void res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/html' }).end('slow down');
+      }
+      sendPage(res, `Slow ${req.url}`, req.url === '/' ? '<a href="/busy.html">busy</a>' : 'finally');
+    });
+    const other = await recordingServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      const n = Number(/\/o(\d+)\.html/.exec(req.url ?? '')?.[1] ?? 0);
+      // A chain of pages, each found only after the one before, so the other host's crawl spans the pause.
+      setTimeout(() => sendPage(res, `Other ${n}`, n < 5 ? `<a href="/o${n + 1}.html">next</a>` : 'end'), 60);
+    });
+    const testDb = await db();
+    const logged: string[] = [];
+    const summary = await crawl(testDb, crawlerConfig({ use_sitemaps: false, per_host_delay_ms: 0 }), {
+      seeds: [`${slow.base}/`, `${other.base}/o0.html`],
+      log: (level, msg) => logged.push(`${level} ${msg}`),
+    });
+    const busy = arrivals(slow.hits, '/busy.html');
+    expect(busy).toHaveLength(2);
+    expect(busy[1]! - busy[0]!).toBeGreaterThanOrEqual(950);
+    expect((await testDb.pages.getByUrl(`${slow.base}/busy.html`))?.title).toBe('Slow /busy.html');
+    expect(summary).toMatchObject({ fetched: 8, failed: 0 });
+    expect(await testDb.runs.skips(summary.runId)).toEqual([]);
+    // The other host's chain went on during the pause.
+    const duringPause = other.hits.filter((h) => h.at > busy[0]! && h.at < busy[1]!);
+    expect(duringPause.length).toBeGreaterThanOrEqual(3);
+    expect(logged.filter((l) => l.startsWith('warn'))).toEqual([]);
+    expect(logged.filter((l) => l.startsWith('info HTTP 429'))).toHaveLength(1);
+  }, 20_000);
+
+  it('records a page that answers 429 twice as http_error; a 503 without Retry-After is not retried', async () => {
+    const { base, hits } = await recordingServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      if (req.url === '/always-busy.html') return void res.writeHead(429, { 'retry-after': '1' }).end('slow down');
+      if (req.url === '/down.html') return void res.writeHead(503).end('down');
+      if (req.url === '/maintenance.html' && arrivals(hits, '/maintenance.html').length === 1) {
+        return void res.writeHead(503, { 'retry-after': '0' }).end('back soon');
+      }
+      sendPage(res, `Page ${req.url}`, req.url === '/' ? '<a href="/always-busy.html">1</a> <a href="/down.html">2</a> <a href="/maintenance.html">3</a>' : 'ok');
+    });
+    const testDb = await db();
+    const summary = await crawl(testDb, crawlerConfig({ use_sitemaps: false, per_host_delay_ms: 0 }), { seeds: [`${base}/`] });
+    const busy = arrivals(hits, '/always-busy.html');
+    expect(busy).toHaveLength(2);
+    expect(busy[1]! - busy[0]!).toBeGreaterThanOrEqual(950);
+    expect(arrivals(hits, '/down.html')).toHaveLength(1);
+    expect(arrivals(hits, '/maintenance.html')).toHaveLength(2);
+    const skips = await testDb.runs.skips(summary.runId);
+    expect(skips.map((s) => [s.url, s.reason, s.detail]).sort()).toEqual([
+      [`${base}/always-busy.html`, 'http_error', 'HTTP 429'],
+      [`${base}/down.html`, 'http_error', 'HTTP 503'],
+    ]);
+    expect(summary).toMatchObject({ fetched: 2, failed: 2 });
+  }, 20_000);
 });
 
 const pgDocs = process.env['NOTARY_PGDOCS_DIR'] ?? '/usr/share/doc/postgresql-doc-15/html';

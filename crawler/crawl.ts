@@ -10,7 +10,8 @@ import { collectSitemapUrls } from './sitemaps.js';
 import { runBrowserEngine } from './engine-browser.js';
 import { runStaticEngine } from './engine-static.js';
 import { HostGate } from './host-gate.js';
-import { compileScope, normaliseUrl } from './url.js';
+import { crawlDelayMs } from './politeness.js';
+import { compileScope, hostOf, normaliseUrl } from './url.js';
 
 export interface RunCrawlOptions {
   config: CrawlerConfig;
@@ -76,11 +77,23 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   if (!Number.isInteger(maxPages) || maxPages <= 0) throw new NotaryError('invalid_request', `maxPages must be a positive integer, got ${maxPages}`);
   const scope = compileScope(seeds, { sameHost: config.same_host, include: config.include, exclude: config.exclude });
   const userAgent = userAgentHeader(config);
+  const gate = new HostGate(config.per_host_concurrency, config.per_host_delay_ms);
   const robots = new RobotsCache({
     userAgent,
     timeoutMs: config.request_timeout_ms,
     enabled: config.respect_robots_txt,
     signal: options.signal,
+    // robots.txt is read when a URL of its origin is admitted, so the spacing is set before the first request.
+    onCrawlDelay: (origin, seconds) => {
+      const delay = crawlDelayMs(seconds, { perHostDelayMs: config.per_host_delay_ms, maxMs: config.crawl_delay_max_ms });
+      if (!delay) return;
+      const host = hostOf(origin);
+      if (delay.capped) {
+        log('warn', `robots.txt of ${origin}: Crawl-delay ${seconds} s is more than crawl_delay_max_ms ${config.crawl_delay_max_ms}; using the cap`);
+      }
+      gate.setHostDelay(host, delay.delayMs);
+      log('info', `robots.txt of ${origin}: Crawl-delay ${seconds} s; requests to ${host} start ${gate.hostDelay(host)} ms apart`);
+    },
   });
 
   const runId = await options.runs.start(seeds);
@@ -123,7 +136,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     const context: EngineContext = {
       config,
       session,
-      gate: new HostGate(config.per_host_concurrency, config.per_host_delay_ms),
+      gate,
       queue,
       crawleeConfig,
       crawleeLog: crawleeLog(log),

@@ -1,7 +1,10 @@
 import { Log, Logger, LogLevel, log as crawleeGlobalLog } from '@crawlee/core';
 import type { CrawlLog } from './session.js';
 
-/** Marks errors the crawler throws on purpose to stop a download (non-HTML, too large); not worth a warning. */
+/**
+ * Marks errors the crawler throws on purpose: to stop a download (non-HTML, too large) or to retry a page after a 429;
+ * not worth a warning.
+ */
 export const deliberateStopMarker = '[notary:skip]';
 
 class ForwardingLogger extends Logger {

@@ -1,7 +1,7 @@
 import { CHROMIUM_ARGS } from '../core/chromium.js';
 import type { EngineContext } from './crawl.js';
 import { hostOf } from './url.js';
-import { gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
+import { backOffIfAsked, gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
 
 
 /**
@@ -36,9 +36,12 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
         },
       ],
       requestHandler: async ({ request, page, response }) => {
-        finish(request.uniqueKey);
         const headers = response ? await response.allHeaders() : {};
         const status = response?.status() ?? 0;
+        const retry = backOffIfAsked(ctx, request, { status, retryAfter: headers['retry-after'] ?? null, url: page.url() });
+        // errorHandler releases the gate slot of a request thrown back to the queue.
+        if (retry) throw retry;
+        finish(request.uniqueKey);
         const html = await page.content();
         await session.handleResponse(
           {

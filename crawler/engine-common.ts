@@ -1,15 +1,28 @@
+import { RetryRequestError, type Request } from '@crawlee/core';
 import type { EngineContext } from './crawl.js';
+import { deliberateStopMarker } from './crawlee-log.js';
+import { asksToBackOff, retryAfterMs } from './politeness.js';
+import { hostOf } from './url.js';
+
+const maxRequestRetries = 1;
+/** userData flag of a request that was already retried once after a 429 / 503 with Retry-After. */
+const backedOffKey = 'notaryBackedOff';
 
 /** Crawlee options both engines (static and browser) share: our queue, logging, limits and timeouts. */
 export function sharedCrawlerOptions(ctx: EngineContext) {
-  const timeoutSecs = Math.max(1, Math.ceil(ctx.config.request_timeout_ms / 1000));
+  const { config } = ctx;
+  const timeoutSecs = Math.max(1, Math.ceil(config.request_timeout_ms / 1000));
+  // Requests wait for their HostGate slot inside crawlee's request timeout, so it leaves room for every crawler slot
+  // queueing on one host at the longest spacing, plus the longest Retry-After pause.
+  const longestDelayMs = Math.max(config.per_host_delay_ms, config.crawl_delay_max_ms);
+  const gateWaitSecs = Math.ceil((config.max_concurrency * longestDelayMs + config.retry_after_max_ms) / 1000);
   return {
     requestQueue: ctx.queue,
     log: ctx.crawleeLog,
     maxRequestsPerCrawl: ctx.maxPages,
-    maxRequestRetries: 1,
+    maxRequestRetries,
     navigationTimeoutSecs: timeoutSecs,
-    requestHandlerTimeoutSecs: timeoutSecs * 2 + 30,
+    requestHandlerTimeoutSecs: timeoutSecs * 2 + 30 + gateWaitSecs,
     useSessionPool: false,
     persistCookiesPerSession: false,
   };
@@ -43,4 +56,32 @@ export async function runUntilAborted(
     ctx.signal?.removeEventListener('abort', onAbort);
     await crawler.teardown().catch(() => {});
   }
+}
+
+/**
+ * An answer asking us to slow down (429, or 503 with Retry-After) pauses the host in the HostGate. The first time for a
+ * request this returns an error to throw, which makes crawlee queue the request again: the retry waits in the gate
+ * until the pause is over, and does not use up the retry kept for network errors. A second such answer returns null
+ * and is recorded like any other HTTP error.
+ */
+export function backOffIfAsked(
+  ctx: EngineContext,
+  request: Request,
+  answer: { status: number; retryAfter: string | null; url: string },
+): RetryRequestError | null {
+  if (!asksToBackOff(answer.status, answer.retryAfter)) return null;
+  const { config } = ctx;
+  const waitMs = retryAfterMs(answer.retryAfter, { defaultMs: config.retry_after_default_ms, maxMs: config.retry_after_max_ms });
+  // The retry waits on the gate of the requested host; a redirect target that answered is paused as well.
+  const hosts = new Set([hostOf(request.url), hostOf(answer.url)]);
+  for (const host of hosts) ctx.gate.pause(host, waitMs);
+  const hostList = [...hosts].join(', ');
+  if (request.userData[backedOffKey] === true) {
+    ctx.log('info', `HTTP ${answer.status} again for ${request.url}: pausing ${hostList} for ${waitMs} ms, not retrying`);
+    return null;
+  }
+  request.userData[backedOffKey] = true;
+  request.maxRetries = (request.maxRetries ?? maxRequestRetries) + 1;
+  ctx.log('info', `HTTP ${answer.status} for ${request.url}: pausing ${hostList} for ${waitMs} ms, then retrying once`);
+  return new RetryRequestError(`${deliberateStopMarker} HTTP ${answer.status}: retry after ${waitMs} ms`);
 }

@@ -5,7 +5,7 @@ import type { EngineContext } from './crawl.js';
 import { deliberateStopMarker } from './crawlee-log.js';
 import { isHtmlContentType } from './session.js';
 import { hostOf } from './url.js';
-import { gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
+import { backOffIfAsked, gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
 
 interface DeliberateStop {
   reason: CrawlSkipReason;
@@ -66,6 +66,12 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
         ({ request, response }) => {
           if (!response) return;
           const status = response.statusCode ?? 0;
+          const retryAfter = header(response.headers, 'retry-after');
+          const retry = backOffIfAsked(ctx, request, { status, retryAfter, url: response.url ?? request.url });
+          if (retry) {
+            response.destroy();
+            throw retry;
+          }
           if (status < 200 || status >= 300) return;
           const stop = (reason: CrawlSkipReason, detail: string) => {
             stops.set(request.uniqueKey, { reason, detail, status });

@@ -2,14 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 interface HostState {
   active: number;
+  /** Spacing between two request starts to this host (0 = none). */
+  delayMs: number;
+  /** Also keep `delayMs` between the end of one request and the start of the next (robots.txt Crawl-delay). */
+  delayAfterFinish: boolean;
   /** Earliest time the next request to this host may start. */
   nextStartAt: number;
+  /** No request to this host starts before this time (set after a 429 / 503 with Retry-After). */
+  pausedUntil: number;
   waiters: Array<() => void>;
 }
 
 /**
- * Politeness per host: at most `perHostConcurrency` requests in flight to one host, and request starts to the same
- * host spaced at least `delayMs` apart (0 = no spacing).
+ * Politeness per host: at most `perHostConcurrency` requests in flight to one host, request starts to the same
+ * host spaced at least `delayMs` apart (0 = no spacing; a host may be given a longer spacing by its robots.txt), and
+ * no starts at all while the host is paused.
  */
 export class HostGate {
   private readonly hosts = new Map<string, HostState>();
@@ -22,10 +29,30 @@ export class HostGate {
   private state(host: string): HostState {
     let state = this.hosts.get(host);
     if (!state) {
-      state = { active: 0, nextStartAt: 0, waiters: [] };
+      state = { active: 0, delayMs: this.delayMs, delayAfterFinish: false, nextStartAt: 0, pausedUntil: 0, waiters: [] };
       this.hosts.set(host, state);
     }
     return state;
+  }
+
+  /**
+   * A robots.txt Crawl-delay: requests to `host` start at least `delayMs` after the previous one started and after it
+   * finished (so the host sees them that far apart however long each takes); a longer spacing already set is kept.
+   */
+  setHostDelay(host: string, delayMs: number): void {
+    const state = this.state(host);
+    state.delayMs = Math.max(state.delayMs, delayMs);
+    state.delayAfterFinish = true;
+  }
+
+  hostDelay(host: string): number {
+    return this.hosts.get(host)?.delayMs ?? this.delayMs;
+  }
+
+  /** Holds back every request start to `host` for `ms` from now (a longer pause already set is kept). */
+  pause(host: string, ms: number): void {
+    const state = this.state(host);
+    state.pausedUntil = Math.max(state.pausedUntil, Date.now() + ms);
   }
 
   /** Waits for a slot on `host`; the returned function releases it (calling it twice is harmless). */
@@ -40,21 +67,27 @@ export class HostGate {
       if (released) return;
       released = true;
       state.active--;
+      if (state.delayAfterFinish) state.nextStartAt = Math.max(state.nextStartAt, Date.now() + state.delayMs);
       state.waiters.shift()?.();
     };
-    if (this.delayMs > 0) {
-      const now = Date.now();
-      const startAt = Math.max(now, state.nextStartAt);
-      state.nextStartAt = startAt + this.delayMs;
-      if (startAt > now) {
-        try {
-          await sleep(startAt - now, undefined, { signal });
-        } catch (err) {
-          release();
-          throw err;
-        }
-      }
+    try {
+      await this.waitForStart(state, signal);
+    } catch (err) {
+      release();
+      throw err;
     }
     return release;
+  }
+
+  private async waitForStart(state: HostState, signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      const startAt = Math.max(now, state.nextStartAt, state.pausedUntil);
+      if (state.delayMs > 0) state.nextStartAt = startAt + state.delayMs;
+      if (startAt <= now) return;
+      await sleep(startAt - now, undefined, { signal });
+      // A pause that came in while this request slept (another request got a 429) holds it back too.
+      if (state.pausedUntil <= startAt) return;
+    }
   }
 }

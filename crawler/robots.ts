@@ -1,5 +1,13 @@
 import { RobotsTxtFile } from '@crawlee/utils';
+import { createRequire } from 'node:module';
 import { fetchText } from './fetch-text.js';
+
+interface ParsedRobots {
+  getCrawlDelay(ua?: string): number | undefined;
+}
+// RobotsTxtFile keeps its robots-parser instance private; Crawl-delay is read with robots-parser directly.
+// robots-parser is CommonJS with `export default` typings that do not match its module.exports under NodeNext.
+const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: string, contents: string) => ParsedRobots;
 
 export interface RobotsVerdict {
   allowed: boolean;
@@ -22,7 +30,14 @@ export class RobotsCache {
   private readonly origins = new Map<string, Promise<OriginRules>>();
 
   constructor(
-    private readonly options: { userAgent: string; timeoutMs: number; enabled: boolean; signal?: AbortSignal },
+    private readonly options: {
+      userAgent: string;
+      timeoutMs: number;
+      enabled: boolean;
+      signal?: AbortSignal;
+      /** Called once per origin whose robots.txt gives a Crawl-delay (seconds) for our User-Agent or `*`. */
+      onCrawlDelay?: (origin: string, seconds: number) => void;
+    },
   ) {}
 
   private load(origin: string): Promise<OriginRules> {
@@ -48,6 +63,10 @@ export class RobotsCache {
       }
       const content = res.status >= 200 && res.status < 300 ? res.body : '';
       const file = RobotsTxtFile.from(robotsUrl, content);
+      if (this.options.enabled && this.options.onCrawlDelay && /crawl-delay/i.test(content)) {
+        const seconds = robotsParser(robotsUrl, content).getCrawlDelay(this.options.userAgent);
+        if (seconds !== undefined && seconds > 0) this.options.onCrawlDelay(origin, seconds);
+      }
       return { file, unreachableReason: null, sitemaps: file.getSitemaps({ enqueueStrategy: 'all' }) };
     } catch (err) {
       return { file: null, unreachableReason: `robots.txt unreachable: ${(err as Error).message}`, sitemaps: [] };
