@@ -2,10 +2,13 @@
  * Relevance harness (issue 4): Cranfield 1400 and the PostgreSQL docs known-item set, rows BM25 alone and depth 1..3
  * through the search pipeline, metrics and latency per row.
  *
- * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs] [--rows bm25,depth1,depth2,depth3]
- *          [--reranker lexical|auto|<model dir or .onnx>] [--cranfield-queries N] [--pgdocs-queries N] [--out FILE]
+ * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs] [--rows bm25,hybrid,depth1,depth2,depth3]
+ *          [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>]
+ *          [--cranfield-queries N] [--pgdocs-queries N] [--out FILE]
  * Without --reranker the configured model (NOTARY_RERANKER_MODEL / reranker.model_dir) is used, else the lexical
- * fallback. Writes bench/results/eval-search-<date>.json unless --out says otherwise.
+ * fallback. --dense embeds every passage with the reranker's own bi-encoder (--embedder: another bi-encoder) and
+ * the depth rows then retrieve with BM25 + dense vectors fused by RRF. Writes bench/results/eval-search-<date>.json
+ * unless --out says otherwise.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
+import { OnnxReranker } from '../reranker/onnx-reranker.js';
+import type { EvalDenseOptions } from './eval/dense.js';
 import { formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
 import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
 
@@ -38,6 +43,8 @@ async function main(): Promise<void> {
       sets: { type: 'string' },
       rows: { type: 'string' },
       reranker: { type: 'string' },
+      dense: { type: 'boolean', default: false },
+      embedder: { type: 'string' },
       'cranfield-queries': { type: 'string' },
       'pgdocs-queries': { type: 'string' },
       out: { type: 'string' },
@@ -45,12 +52,15 @@ async function main(): Promise<void> {
     strict: true,
   });
   const sets = parseSets(values.sets);
-  const rows = parseRows(values.rows);
+  const denseAsked = values.dense === true || values.embedder !== undefined;
+  // The hybrid row needs vectors: by default it is run only when dense retrieval is on.
+  const rows = parseRows(values.rows).filter((row) => values.rows !== undefined || denseAsked || row !== 'hybrid');
   const config = loadConfig();
   const log = (msg: string): void => console.error(`[eval] ${msg}`);
 
   const { reranker, chosenBy } = await loadEvalReranker(config.reranker, values.reranker, (level, msg) => log(`${level}: ${msg}`));
   const warnings: string[] = [];
+  let embedderModel: OnnxReranker | undefined;
   try {
     const rerankerInfo = await describeReranker(reranker, chosenBy);
     log(`reranker: ${rerankerInfo.kind} ${rerankerInfo.model} (source ${rerankerInfo.source}); chosen by ${chosenBy}`);
@@ -61,7 +71,24 @@ async function main(): Promise<void> {
       warnings.push('the reranker is the RANDOM-WEIGHT ONNX model: depth-row relevance numbers are meaningless; latency only.');
       console.error(RANDOM_WEIGHTS_BANNER);
     }
+    let dense: EvalDenseOptions | undefined;
+    if (values.embedder) {
+      embedderModel = await OnnxReranker.load(path.resolve(values.embedder), {
+        threads: config.reranker.threads,
+        batchSize: config.reranker.batch_size,
+        maxSeqLength: config.reranker.max_seq_length,
+        source: 'eval --embedder',
+      });
+      dense = { embedder: await embedderModel.embedder(), scoresFromVectors: false };
+    } else if (values.dense) {
+      if (!(reranker instanceof OnnxReranker) || reranker.kind !== 'bi-encoder') {
+        throw new NotaryError('invalid_request', `--dense embeds with the reranker's own model, which must be a bi-encoder (it is ${reranker.info.kind}); use --embedder DIR`);
+      }
+      dense = { embedder: await reranker.embedder(), scoresFromVectors: true };
+    }
+    if (dense) log(`dense retrieval: ${dense.embedder.model} (${dense.embedder.dimensions} dimensions)`);
     const report = await runSearchEval({
+      ...(dense ? { dense } : {}),
       config,
       reranker,
       rerankerInfo,
@@ -81,6 +108,7 @@ async function main(): Promise<void> {
 
     console.log(`\nRelevance eval ${report.generated_at} on ${report.machine.cpu} (${report.machine.cores} cores), node ${report.machine.node}`);
     console.log(`Reranker: ${rerankerInfo.kind} ${rerankerInfo.model} [${rerankerInfo.source}], ${chosenBy}`);
+    console.log(`First stage: ${report.retrieval}`);
     console.log(`rerank_top_n ${report.settings.rerank_top_n}, max_results ${report.settings.max_results}; depth N = depth 1 plus N-1 reflection passes\n`);
     console.log(formatTable(report));
     for (const w of warnings) console.log(`WARNING: ${w}`);
@@ -88,6 +116,7 @@ async function main(): Promise<void> {
     console.log(`\nwrote ${out}`);
   } finally {
     await reranker.close();
+    await embedderModel?.close();
   }
 }
 

@@ -2,7 +2,9 @@ import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { runCrawl, type CrawlProgress, type CrawlSummary } from '../crawler/index.js';
 import { Indexer, type IndexerRunResult } from '../indexer/index.js';
-import { openContext, type AppContext } from './context.js';
+import type { DenseRetrieval } from '../search/pipeline.js';
+import { openContext, stderrLog, type AppContext } from './context.js';
+import { openDense } from './dense.js';
 import { ProgressLine } from './progress.js';
 
 function describeCrawl(p: CrawlProgress): string {
@@ -15,7 +17,7 @@ function describeCrawl(p: CrawlProgress): string {
 /** Crawl then index, reporting progress; used by `notary crawl` and by the serve worker. */
 export async function crawlAndIndex(
   ctx: AppContext,
-  options: { seeds?: string[]; skipFresh?: boolean; signal?: AbortSignal; progress?: ProgressLine; quiet?: boolean },
+  options: { seeds?: string[]; skipFresh?: boolean; signal?: AbortSignal; progress?: ProgressLine; quiet?: boolean; dense?: DenseRetrieval },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
   const crawl = await runCrawl({
@@ -37,14 +39,19 @@ export async function crawlAndIndex(
     index: ctx.index,
     config: ctx.config.indexer,
     logger: { warn: (details, message) => process.stderr.write(`WARNING: ${message} ${JSON.stringify(details)}\n`) },
+    ...(options.dense ? { vectors: { index: options.dense.index, embedder: options.dense.embedder, batchSize: ctx.config.embeddings.batch_size } } : {}),
   });
   const index = await indexer.runOnce({
     onProgress: (p) =>
-      progress?.update(`index: pages ${p.indexedPages} · removed ${p.removedPages} · passages ${p.passages} · failed ${p.failed}`),
+      progress?.update(
+        `index: pages ${p.indexedPages} · removed ${p.removedPages} · passages ${p.passages} · failed ${p.failed}` +
+          (options.dense ? ` · embedded ${p.embedded}` : ''),
+      ),
   });
   progress?.done(
     `index: pages ${index.indexedPages} · removed ${index.removedPages} · passages ${index.passages} · failed ${index.failed}` +
-      ` · ${(index.passages / Math.max(index.ms / 1000, 1e-3)).toFixed(0)} passages/s`,
+      ` · ${(index.passages / Math.max(index.ms / 1000, 1e-3)).toFixed(0)} passages/s` +
+      (options.dense ? ` · embedded ${index.embedded}` : ''),
   );
   return { crawl, index };
 }
@@ -62,8 +69,17 @@ export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
     process.once('SIGINT', () => process.exit(130));
   };
   process.once('SIGINT', onSignal);
+  const dense = await openDense(cfg, ctx.storage, { log: stderrLog }).catch(async (err: unknown) => {
+    await ctx.close();
+    throw err;
+  });
   try {
-    const { crawl, index } = await crawlAndIndex(ctx, { seeds, signal: abort.signal, progress: new ProgressLine() });
+    const { crawl, index } = await crawlAndIndex(ctx, {
+      seeds,
+      signal: abort.signal,
+      progress: new ProgressLine(),
+      ...(dense.dense ? { dense: dense.dense } : {}),
+    });
     const skipped = Object.entries(crawl.skipped.byReason)
       .map(([reason, n]) => `${reason} ${n}`)
       .join(', ');
@@ -76,12 +92,14 @@ export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
         `  failed     ${crawl.failed}`,
         `  speed      ${crawl.pagesPerSecond.toFixed(1)} pages/s over ${(crawl.elapsedMs / 1000).toFixed(1)} s`,
         `  indexed    ${index.indexedPages} pages, ${index.passages} passages, ${index.removedPages} removed, ${index.failed} failed`,
+        `  vectors    ${dense.dense ? `${index.embedded} passages embedded with ${dense.dense.embedder.model}` : `none (dense retrieval off: ${dense.off ?? 'not configured'})`}`,
         `  totals     ${counts.pages} pages, ${counts.passages} passages in ${cfg.data_dir}`,
         '',
       ].join('\n'),
     );
   } finally {
     process.removeListener('SIGINT', onSignal);
+    await dense.close();
     await ctx.close();
   }
 }

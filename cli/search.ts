@@ -2,6 +2,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SearchPipeline } from '../search/pipeline.js';
 import { openContext, openReranker } from './context.js';
+import { openDense } from './dense.js';
 
 export async function searchCommand(cfg: NotaryConfig, query: string, opts: { depth: number; json?: boolean }): Promise<void> {
   const trimmed = query.trim();
@@ -14,8 +15,9 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
   }
   const ctx = await openContext(cfg);
   const reranker = await openReranker(cfg);
+  const opened = await openDense(cfg, ctx.storage, { reranker, log: () => {} });
   try {
-    const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search });
+    const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(opened.dense ? { dense: opened.dense } : {}) });
     const outcome = await pipeline.search({ query: trimmed, depth: opts.depth });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify({ query: trimmed, depth: opts.depth, results: outcome.results }, null, 2)}\n`);
@@ -28,9 +30,11 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
     const t = outcome.timings;
     process.stderr.write(
       `${outcome.results.length} results in ${t.total_ms.toFixed(1)} ms (retrieve ${t.retrieve_ms.toFixed(1)} ms, ` +
-        `rerank ${t.reranked} passages ${t.rerank_ms.toFixed(1)} ms; scorer ${reranker.info.kind}: ${reranker.info.model})\n`,
+        `rerank ${t.reranked} passages ${t.rerank_ms.toFixed(1)} ms; scorer ${reranker.info.kind}: ${reranker.info.model}; ` +
+        `retrieval ${pipeline.retrieval})\n`,
     );
   } finally {
+    await opened.close();
     await reranker.close();
     await ctx.close();
   }

@@ -3,21 +3,23 @@ import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { createExtractDeps } from '../extract/index.js';
 import { MemoryRateLimitStore } from '../payments/index.js';
-import { SearchPipeline } from '../search/pipeline.js';
-import { openContext, openReranker, type AppContext } from './context.js';
+import { Indexer } from '../indexer/indexer.js';
+import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
+import { openContext, openReranker, stderrLog, type AppContext } from './context.js';
+import { openDense } from './dense.js';
 import { crawlAndIndex } from './crawl.js';
 
 /** The shortest pause between two background crawl rounds, whatever recrawl_after_hours says. */
 const MIN_ROUND_PAUSE_MS = 60_000;
 
-async function crawlWorker(ctx: AppContext, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
+async function crawlWorker(ctx: AppContext, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
   const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
   while (!signal.aborted) {
     try {
-      const { crawl, index } = await crawlAndIndex(ctx, { skipFresh: true, signal, quiet: true });
+      const { crawl, index } = await crawlAndIndex(ctx, { skipFresh: true, signal, quiet: true, ...(dense ? { dense } : {}) });
       log(
         `crawl round ${crawl.runId}: ${crawl.fetched} fetched, ${crawl.unchanged} unchanged, ${crawl.fresh} fresh, ` +
-          `${crawl.failed} failed; indexed ${index.indexedPages} pages (${index.passages} passages)`,
+          `${crawl.failed} failed; indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
       );
     } catch (err) {
       log(`crawl round failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -33,7 +35,9 @@ async function crawlWorker(ctx: AppContext, signal: AbortSignal, log: (msg: stri
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await openContext(cfg);
   const reranker = await openReranker(cfg);
-  const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search });
+  const opened = await openDense(cfg, ctx.storage, { reranker, log: stderrLog });
+  const dense = opened.dense;
+  const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(dense ? { dense } : {}) });
   const extract = createExtractDeps(cfg, { scorePassages: (query, passages) => reranker.score(query, passages) });
   const app = await buildApp({
     config: cfg,
@@ -48,6 +52,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
         status: 'ok',
         reranker: reranker.info,
         index: await ctx.index.stats(),
+        retrieval: dense ? { mode: 'hybrid', vectors: await dense.index.stats() } : { mode: 'bm25', why: opened.off ?? null },
         pages: counts.pages,
         passages: counts.passages,
       };
@@ -56,12 +61,15 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
 
   const stop = new AbortController();
   let worker: Promise<void> = Promise.resolve();
+  let backfill: Promise<void> = Promise.resolve();
   const shutdown = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
     stop.abort();
     await app.close();
     await worker;
     await extract.close();
+    await backfill;
+    await opened.close();
     await reranker.close();
     await ctx.close();
     process.exit(0);
@@ -73,12 +81,22 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const counts = await ctx.pages.counts();
   app.log.info(
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +
-      `scorer ${reranker.info.kind}: ${reranker.info.model})`,
+      `scorer ${reranker.info.kind}: ${reranker.info.model}; retrieval ${pipeline.retrieval})`,
   );
+  if (dense) {
+    const missing = (await dense.index.missing(1)).length > 0;
+    if (missing) {
+      app.log.warn('some passages have no vector of this embedding model yet: embedding them in the background (dense results are partial until done)');
+      backfill = new Indexer({ pages: ctx.pages, index: ctx.index, config: cfg.indexer, vectors: { index: dense.index, embedder: dense.embedder, batchSize: cfg.embeddings.batch_size } })
+        .embedPending()
+        .then((n) => app.log.info(`embedded ${n} passages`))
+        .catch((err: unknown) => app.log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  }
   if (counts.passages === 0 && cfg.crawler.seeds.length === 0) {
     app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>` or set NOTARY_SEEDS');
   }
   if (cfg.server.crawl_on_start && cfg.crawler.seeds.length > 0) {
-    worker = crawlWorker(ctx, stop.signal, (msg) => app.log.info(msg));
+    worker = crawlWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
   }
 }

@@ -1,5 +1,6 @@
 import type { NotaryConfig } from '../core/config.js';
 import { openContext, openReranker } from './context.js';
+import { openDense } from './dense.js';
 
 export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, unknown>> {
   const ctx = await openContext(cfg);
@@ -10,7 +11,16 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
     // Loading the reranker is what tells which scorer would be live: same resolution as `serve`.
     const reranker = await openReranker(cfg, () => {});
     const info = reranker.info;
-    await reranker.close();
+    let retrieval: Record<string, unknown>;
+    try {
+      const opened = await openDense(cfg, ctx.storage, { reranker, log: () => {} });
+      const vectors = opened.dense ? await opened.dense.index.stats() : null;
+      const missing = opened.dense ? (await opened.dense.index.missing(counts.passages + 1)).length : 0;
+      retrieval = vectors ? { mode: 'hybrid', vectors, missing } : { mode: 'bm25', why: opened.off ?? null };
+      await opened.close();
+    } finally {
+      await reranker.close();
+    }
     return {
       data_dir: cfg.data_dir,
       storage: ctx.storage.dialect,
@@ -23,6 +33,7 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
         ? { id: last.id, started_at: last.started_at, finished_at: last.finished_at, stats: last.stats ? (JSON.parse(last.stats) as unknown) : null }
         : null,
       reranker: info,
+      retrieval,
     };
   } finally {
     await ctx.close();
@@ -37,6 +48,7 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
   }
   const index = s['index'] as { documents: number; bytes: number | null; backend: string };
   const reranker = s['reranker'] as { kind: string; model: string; source: string };
+  const retrieval = s['retrieval'] as { mode: string; why?: string | null; missing?: number; vectors?: { model: string; vectors: number; stale: number } };
   const last = s['last_crawl'] as { id: string; started_at: string; finished_at: string | null } | null;
   process.stdout.write(
     [
@@ -45,6 +57,11 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
       `passages    ${String(s['passages'])}`,
       `index       ${index.backend}: ${index.documents} passages, ${index.bytes === null ? 'size unknown' : `${(index.bytes / 1e6).toFixed(1)} MB`}`,
       `last crawl  ${last ? `${last.id} started ${last.started_at}${last.finished_at ? `, finished ${last.finished_at}` : ', not finished'}` : 'never'}`,
+      `retrieval   ${
+        retrieval.vectors
+          ? `hybrid: BM25 + ${retrieval.vectors.model}, ${retrieval.vectors.vectors} vectors (${retrieval.missing ?? 0} passages waiting, ${retrieval.vectors.stale} of another model)`
+          : `bm25 only (${retrieval.why ?? 'dense retrieval off'})`
+      }`,
       `reranker    ${reranker.kind}: ${reranker.model} (from ${reranker.source})${reranker.kind === 'lexical' ? '  <- no neural model: lexical scoring only' : ''}`,
       '',
     ].join('\n'),

@@ -107,6 +107,18 @@ export const configSchema = z
         max_seq_length: z.number().int().min(16).max(512).default(256),
       })
       .prefault({}),
+    embeddings: z
+      .object({
+        /**
+         * Dense retrieval (passage vectors beside the full-text index, fused with BM25 by reciprocal rank fusion):
+         * "reranker" uses the reranker's model when it is a bi-encoder, "off" turns it off, anything else names a
+         * bi-encoder model directory. NOTARY_EMBEDDING_MODEL overrides.
+         */
+        model: z.string().min(1).default('reranker'),
+        /** Passages embedded per model call by the indexer. */
+        batch_size: z.number().int().positive().default(64),
+      })
+      .prefault({}),
     search: z
       .object({
         max_depth: z.number().int().min(1).max(10).default(3),
@@ -166,6 +178,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },
   { env: 'NOTARY_RERANK_TOP_N', path: ['search', 'rerank_top_n'], kind: 'int' },
+  { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
 ];
 
 function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {

@@ -56,6 +56,7 @@ export class Fts5SearchIndex implements SearchIndex {
   private readonly insertStmt: BetterSqlite3.Statement<[number, string, string, string, number, string]>;
   private readonly searchStmt: BetterSqlite3.Statement<[string, number, number]>;
   private readonly countStmt: BetterSqlite3.Statement<[]>;
+  private readonly getStmt: BetterSqlite3.Statement<[number]>;
   private readonly upsertMany: (docs: readonly IndexDoc[]) => void;
   private readonly deleteMany: (ids: readonly number[]) => void;
 
@@ -85,6 +86,7 @@ export class Fts5SearchIndex implements SearchIndex {
        ) WHERE page_rank <= ? ORDER BY score DESC, id LIMIT ?`,
     );
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
+    this.getStmt = db.prepare(`SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, 0 AS score FROM ${TABLE} WHERE rowid = ?`);
     this.upsertMany = db.transaction((docs: readonly IndexDoc[]) => {
       for (const doc of docs) {
         this.deleteStmt.run(doc.id);
@@ -123,6 +125,15 @@ export class Fts5SearchIndex implements SearchIndex {
       text: r.body,
       score: r.score,
     }));
+  }
+
+  async get(ids: readonly number[]): Promise<IndexDoc[]> {
+    const out: IndexDoc[] = [];
+    for (const id of new Set(ids)) {
+      const row = Number.isSafeInteger(id) ? (this.getStmt.get(id) as HitRow | undefined) : undefined;
+      if (row) out.push({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body });
+    }
+    return out;
   }
 
   async stats(): Promise<IndexStats> {

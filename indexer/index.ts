@@ -1,4 +1,6 @@
 export type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from './search-index.js';
+export { passageModelText } from './search-index.js';
+export type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
 export { cutPassages, type CutOptions, type CutPassage } from './passages.js';
 export { Fts5SearchIndex, FTS5_COLUMN_WEIGHTS, toFts5Query } from './fts5.js';
 export {
@@ -10,3 +12,4 @@ export {
   type IndexerRunResult,
 } from './indexer.js';
 export { benchIndex, DEFAULT_PG_DOC_DIR, type IndexBenchResult } from './bench-index.js';
+export { SqlVectorIndex, encodeVector, decodeVector, type SqlVectorIndexOptions } from './sql-vector-index.js';

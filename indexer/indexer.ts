@@ -1,15 +1,19 @@
 import type { NotaryConfig } from '../core/config.js';
 import { extractDocument } from '../extract/extract.js';
+import type { Embedder } from '../reranker/embedder.js';
 import type { PageStore } from '../storage/pages.js';
 import type { NewPassage, Page } from '../storage/schema.js';
 import { cutPassages } from './passages.js';
-import type { IndexDoc, SearchIndex } from './search-index.js';
+import { passageModelText, type IndexDoc, type SearchIndex } from './search-index.js';
+import type { VectorIndex } from './vector-index.js';
 
 export interface IndexerProgress {
   indexedPages: number;
   removedPages: number;
   passages: number;
   failed: number;
+  /** Passages embedded into the vector index (new ones and any left without a vector of the current model). */
+  embedded: number;
 }
 
 export interface IndexerRunResult extends IndexerProgress {
@@ -26,6 +30,8 @@ export interface IndexerDeps {
   index: SearchIndex;
   config: NotaryConfig['indexer'];
   logger?: IndexerLogger;
+  /** Dense retrieval: every passage also gets an embedding in `index`, made by `embedder`. */
+  vectors?: { index: VectorIndex; embedder: Embedder; batchSize?: number };
 }
 
 const consoleLogger: IndexerLogger = {
@@ -52,7 +58,7 @@ export class Indexer {
   ): Promise<IndexerRunResult> {
     const started = performance.now();
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? 100));
-    const progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0 };
+    const progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0 };
     // A page still pending after being handled (say, re-fetched meanwhile) waits for the next run, so a run ends.
     const handled = new Set<number>();
     let stillPending = 0;
@@ -85,9 +91,43 @@ export class Indexer {
       }
       await this.deps.index.delete(staleIds);
       await this.deps.index.upsert(docs);
+      await this.deps.vectors?.index.delete(staleIds);
       options.onProgress?.({ ...progress });
     }
+    await this.embedPending(options.onProgress, progress);
     return { ...progress, ms: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * Embeds every stored passage that has no vector of the current model: the ones just indexed, and all of them
+   * after the model changes. Stops when a round finds nothing it has not already tried, so a vector the index does
+   * not keep cannot loop forever.
+   */
+  async embedPending(
+    onProgress?: (p: IndexerProgress) => void,
+    progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0 },
+  ): Promise<number> {
+    const vectors = this.deps.vectors;
+    if (!vectors) return 0;
+    const before = progress.embedded;
+    const batchSize = Math.max(1, Math.floor(vectors.batchSize ?? 64));
+    const tried = new Set<number>();
+    for (;;) {
+      const ids = (await vectors.index.missing(batchSize)).filter((id) => !tried.has(id));
+      if (ids.length === 0) break;
+      for (const id of ids) tried.add(id);
+      const passages = await this.deps.pages.passagesByIds(ids);
+      if (passages.length === 0) continue;
+      const embeddings = await vectors.embedder.embed(
+        passages.map((p) => passageModelText({ title: p.title, headingPath: p.heading_path, text: p.text })),
+      );
+      await vectors.index.upsert(
+        passages.map((p, i) => ({ id: p.id, pageId: p.page_id, vector: embeddings[i] ?? new Float32Array(vectors.embedder.dimensions) })),
+      );
+      progress.embedded += passages.length;
+      onProgress?.({ ...progress });
+    }
+    return progress.embedded - before;
   }
 
   /** The page's passages, or null when extraction failed. */

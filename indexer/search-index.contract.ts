@@ -108,6 +108,17 @@ export function searchIndexContract(name: string, factory: () => Promise<SearchI
       expect((await index.stats()).documents).toBe(1);
     });
 
+    it('gets stored documents by id in the order asked, skipping unknown ids', async () => {
+      const index = await fresh();
+      const a = doc(41, 7, { title: 'Sequences', headingPath: 'Functions > nextval', text: 'nextval advances a sequence.' });
+      const b = doc(42, 8, { text: 'setval sets it.' });
+      await index.upsert([a, b]);
+      expect(await index.get([42, 999_999, 41, 42])).toEqual([b, a]);
+      expect(await index.get([])).toEqual([]);
+      await index.delete([41]);
+      expect(await index.get([41])).toEqual([]);
+    });
+
     it('deletes documents by id and ignores unknown ids', async () => {
       const index = await fresh();
       await index.upsert([doc(31, 1, { text: 'trigger functions' }), doc(32, 1, { text: 'trigger events' })]);

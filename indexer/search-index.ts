@@ -9,6 +9,15 @@ export interface IndexDoc {
   text: string;
 }
 
+/**
+ * The text a model sees for a passage: where it sits (title, headings), then the passage. The indexer embeds exactly
+ * this string, so a stored vector equals what scoring the passage at query time would compute.
+ */
+export function passageModelText(doc: Pick<IndexDoc, 'title' | 'headingPath' | 'text'>): string {
+  const where = doc.headingPath ? `${doc.title} — ${doc.headingPath}` : doc.title;
+  return `${where}. ${doc.text}`;
+}
+
 export interface IndexHit extends IndexDoc {
   /** Backend relevance score, higher is better; comparable only within one result list. */
   score: number;
@@ -36,6 +45,8 @@ export interface SearchIndex {
   upsert(docs: readonly IndexDoc[]): Promise<void>;
   delete(ids: readonly number[]): Promise<void>;
   search(query: string, options: IndexSearchOptions): Promise<IndexHit[]>;
+  /** The stored documents with these ids, in the order asked (unknown ids are skipped, duplicates returned once). */
+  get(ids: readonly number[]): Promise<IndexDoc[]>;
   stats(): Promise<IndexStats>;
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 export type { Reranker, RerankerInfo, ScorerKind } from './reranker.js';
+export type { Embedder } from './embedder.js';
 export { BertPairTokenizer, longestFirstLengths, type EncodedInput } from './tokenizer.js';
 export {
   OnnxReranker,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
 import { OnnxReranker, detectModelKind, findOnnxFile, isDynamicallyQuantized, readModelConfig } from './onnx-reranker.js';
 import { cosineToUnit, dot, meanPoolNormalize } from './pooling.js';
-import { biEncoderDir, crossEncoderDir, type ReferenceLogits } from './test-support.js';
+import { biEncoderDir, crossEncoderDir, tinyModelDir, type ReferenceLogits } from './test-support.js';
 import { tinyBertOnnx } from './tiny-onnx.js';
 import { BertPairTokenizer } from './tokenizer.js';
 
@@ -192,15 +192,6 @@ describe('OnnxReranker with tiny float models (exact padding, bi-encoder wiring)
   ];
   const query = 'how does vacuum freeze work';
 
-  function tinyModelDir(kind: 'cross-encoder' | 'bi-encoder'): string {
-    const dir = mkdtempSync(path.join(tmpdir(), `notary-tiny-${kind}-`));
-    copyFileSync(path.join(crossEncoderDir, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
-    const architectures = kind === 'cross-encoder' ? ['BertForSequenceClassification'] : ['BertModel'];
-    writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ architectures, model_type: 'bert' }));
-    writeFileSync(path.join(dir, 'model.onnx'), tinyBertOnnx(kind));
-    return dir;
-  }
-
   it('a float cross-encoder scores the same at batch size 1 and 16 (padding to the longest), in input order', async () => {
     const dir = tinyModelDir('cross-encoder');
     const one = await OnnxReranker.load(dir, { threads: 1, batchSize: 1, maxSeqLength: 128, source: 'config' });
@@ -237,6 +228,36 @@ describe('OnnxReranker with tiny float models (exact padding, bi-encoder wiring)
     const [self] = await reranker.score(query, [query]);
     expect(self).toBeCloseTo(1, 5);
     await bare.release();
+    await reranker.close();
+  });
+
+  it('a bi-encoder embeds unit vectors whose dot products are its scores; its id names the weights', async () => {
+    const dir = tinyModelDir('bi-encoder');
+    const reranker = await OnnxReranker.load(dir, { threads: 1, batchSize: 4, maxSeqLength: 128, source: 'config' });
+    const embedder = await reranker.embedder();
+    expect(embedder.dimensions).toBe(8);
+    expect(embedder.model).toMatch(/^notary-tiny-bi-encoder-\w+@sha256:[0-9a-f]{16}$/);
+    const [queryVector, ...vectors] = await embedder.embed([query, ...passages]);
+    const scores = await reranker.score(query, passages);
+    vectors.forEach((vector, i) => {
+      expect(vector).toBeInstanceOf(Float32Array);
+      const norm = Math.hypot(...vector);
+      // The empty passage embeds only [CLS] [SEP], still a unit vector.
+      expect(norm).toBeCloseTo(1, 5);
+      expect(cosineToUnit(dot(queryVector ?? new Float32Array(), vector))).toBeCloseTo(scores[i] ?? -1, 5);
+    });
+    // Another export of the same architecture (different weights file) gets another id.
+    writeFileSync(path.join(dir, 'model.onnx'), Buffer.concat([tinyBertOnnx('bi-encoder'), Buffer.from([0x0a, 0x00])]));
+    const other = await OnnxReranker.load(dir, { threads: 1, batchSize: 4, maxSeqLength: 128, source: 'config' });
+    expect((await other.embedder()).model).not.toBe(embedder.model);
+    await other.close();
+    await reranker.close();
+  });
+
+  it('a cross-encoder refuses to act as an embedder', async () => {
+    const reranker = await OnnxReranker.load(tinyModelDir('cross-encoder'), { threads: 1, batchSize: 4, maxSeqLength: 128, source: 'config' });
+    await expect(reranker.embedder()).rejects.toMatchObject({ code: 'model_unavailable' });
+    await expect(reranker.embed(['x'])).rejects.toMatchObject({ code: 'model_unavailable' });
     await reranker.close();
   });
 });

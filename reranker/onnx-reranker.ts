@@ -3,7 +3,9 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { NotaryError } from '../core/errors.js';
 import { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
+import type { Embedder } from './embedder.js';
 import type { Reranker, RerankerInfo } from './reranker.js';
+import { sha256File } from './sha256.js';
 import { BertPairTokenizer, type EncodedInput } from './tokenizer.js';
 
 export type OnnxModelKind = 'cross-encoder' | 'bi-encoder';
@@ -223,8 +225,37 @@ export class OnnxReranker implements Reranker {
     return scores;
   }
 
+  /**
+   * The model as an Embedder (bi-encoders only): unit vectors, identified by the model's name and the sha256 of its
+   * .onnx file, so vectors from another export are never mixed with these.
+   */
+  async embedder(): Promise<Embedder> {
+    if (this.kind !== 'bi-encoder') throw new NotaryError('model_unavailable', `${this.info.model} is a cross-encoder; dense retrieval needs a bi-encoder`);
+    const digest = (await sha256File(this.onnxPath)).slice(0, 16);
+    const [probe] = await this.embed(['dimension probe']);
+    const name = path.basename(path.dirname(this.onnxPath)) === 'onnx' ? path.basename(path.dirname(path.dirname(this.onnxPath))) : path.basename(path.dirname(this.onnxPath));
+    return {
+      model: `${name}@sha256:${digest}`,
+      dimensions: probe?.length ?? 0,
+      embed: (texts) => this.embed(texts),
+    };
+  }
+
+  /** Unit-length embeddings of `texts` (bi-encoders only), in order. */
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    if (this.closed) throw new NotaryError('service_unavailable', 'the reranker has been closed');
+    if (this.kind !== 'bi-encoder') throw new NotaryError('model_unavailable', 'only a bi-encoder model embeds texts');
+    if (texts.length === 0) return [];
+    return this.exclusive(async () => (await this.embedAll(texts)).map((v) => Float32Array.from(v)));
+  }
+
   private async scoreBi(query: string, passages: readonly string[]): Promise<number[]> {
-    const texts = [query, ...passages];
+    const embeddings = await this.embedAll([query, ...passages]);
+    const queryEmbedding = embeddings[0] ?? new Float64Array();
+    return passages.map((_, i) => cosineToUnit(dot(queryEmbedding, embeddings[i + 1] ?? new Float64Array())));
+  }
+
+  private async embedAll(texts: readonly string[]): Promise<Float64Array[]> {
     const encoded = texts.map((text) => this.tokenizer.encodeSingle(text, this.maxSeqLength));
     const embeddings = new Array<Float64Array>(texts.length);
     for (const indices of this.batchesByLength(encoded)) {
@@ -241,8 +272,7 @@ export class OnnxReranker implements Reranker {
         }
       });
     }
-    const queryEmbedding = embeddings[0] ?? new Float64Array();
-    return passages.map((_, i) => cosineToUnit(dot(queryEmbedding, embeddings[i + 1] ?? new Float64Array())));
+    return embeddings;
   }
 
   /** Groups indices into batches of similar length, so padding to the longest in a batch wastes little. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -11,6 +11,7 @@ import { LexicalReranker } from './lexical.js';
 import { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
 import { OnnxReranker } from './onnx-reranker.js';
 import type { Reranker } from './reranker.js';
+import { sha256File } from './sha256.js';
 
 export type RerankerLog = (level: 'info' | 'warn', msg: string) => void;
 
@@ -31,12 +32,7 @@ export interface LoadRerankerOptions {
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
-/** sha256 of a file, streamed. */
-export async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file), hash);
-  return hash.digest('hex');
-}
+export { sha256File };
 
 async function fileMatchesPin(file: string, pin: PinnedFile): Promise<boolean> {
   if (!existsSync(file)) return false;

@@ -1,5 +1,8 @@
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tinyBertOnnx } from './tiny-onnx.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -21,4 +24,17 @@ export interface ReferenceLogits {
   max_length: number;
   tolerance: number;
   cases: ReferenceCase[];
+}
+
+/**
+ * A folder holding a tiny float BERT-shaped ONNX model (reranker/tiny-onnx.ts) with the shared tokenizer: a real
+ * model for wiring tests, with no semantic meaning.
+ */
+export function tinyModelDir(kind: 'cross-encoder' | 'bi-encoder', parent: string = tmpdir()): string {
+  const dir = mkdtempSync(path.join(parent, `notary-tiny-${kind}-`));
+  copyFileSync(path.join(crossEncoderDir, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
+  const architectures = kind === 'cross-encoder' ? ['BertForSequenceClassification'] : ['BertModel'];
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ architectures, model_type: 'bert' }));
+  writeFileSync(path.join(dir, 'model.onnx'), tinyBertOnnx(kind));
+  return dir;
 }

@@ -5,10 +5,10 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configSchema, type NotaryConfig } from '../core/config.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
-import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from '../indexer/search-index.js';
+import { passageModelText, type IndexDoc, type IndexHit, type IndexSearchOptions, type IndexStats, type SearchIndex } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import type { Reranker, RerankerInfo } from '../reranker/reranker.js';
-import { rerankInput, SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
+import { SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-pipeline-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,6 +44,9 @@ class RecordingIndex implements SearchIndex {
   search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
     this.queries.push(query);
     return this.inner.search(query, options);
+  }
+  get(ids: readonly number[]): Promise<IndexDoc[]> {
+    return this.inner.get(ids);
   }
   stats(): Promise<IndexStats> {
     return this.inner.stats();
@@ -185,9 +188,9 @@ describe('SearchPipeline depth 1', () => {
     await fts.upsert(CORPUS);
     const hits = await fts.search(QUERY, { limit: 30, perPageLimit: 3 });
     await fts.close();
-    expect([...reranker.scored.keys()]).toEqual(hits.slice(0, 3).map(rerankInput));
+    expect([...reranker.scored.keys()]).toEqual(hits.slice(0, 3).map(passageModelText));
     // With no retrieval weight, scores are the reranker's own, best first.
-    const expected = await new LexicalReranker().score(QUERY, hits.slice(0, 3).map(rerankInput));
+    const expected = await new LexicalReranker().score(QUERY, hits.slice(0, 3).map(passageModelText));
     const byUrl = new Map(hits.slice(0, 3).map((h, i) => [h.url, expected[i]]));
     for (const r of outcome.results.slice(0, 3)) expect(r.rerank_score).toBeCloseTo(byUrl.get(r.url) ?? -1, 10);
     expect(outcome.timings.passes).toHaveLength(1);

@@ -1,6 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
-import type { IndexHit, SearchIndex } from '../indexer/search-index.js';
+import { passageModelText, type IndexHit, type SearchIndex } from '../indexer/search-index.js';
+import type { VectorIndex } from '../indexer/vector-index.js';
+import type { Embedder } from '../reranker/embedder.js';
+import { cosineToUnit, dot, l2Normalize } from '../reranker/pooling.js';
 import type { Reranker, ScorerKind } from '../reranker/reranker.js';
 import { DEFAULT_EXPANSION, expansionTerms, queryStems, splitSubQueries, termStem, words, type ExpansionOptions, type WeightedTerm } from './reflect.js';
 import type { SearchRequest, SearchResponse, SearchService } from './service.js';
@@ -22,6 +25,8 @@ export interface PassTiming {
   /** Expansion terms and their weights (reflection passes). */
   expansion?: WeightedTerm[];
   sub_queries?: string[];
+  /** Whether the pass searched the vectors again with a query vector moved towards the feedback passages. */
+  dense_feedback?: boolean;
 }
 
 export interface SearchTimings {
@@ -59,6 +64,18 @@ export interface ReflectionOptions {
   deepenWhenCovered: boolean;
   /** New passages a reflection pass may send to the reranker; default search.rerank_top_n. */
   candidatesPerPass?: number;
+  /**
+   * Dense retrieval only: Rocchio feedback in embedding space. The pass searches the vectors again with
+   * normalise(q + denseFeedbackWeight * weighted mean of the feedback passages' vectors); 0 turns it off.
+   */
+  denseFeedbackWeight: number;
+  /** Dense feedback also when the best passages already hold every query word (lexical expansion does not then). */
+  denseFeedbackWhenCovered: boolean;
+  /**
+   * Dense with stored vectors: share of the semantic score taken from similarity to the refined query vector after a
+   * reflection pass (the rest stays similarity to the original query); 0 keeps the original query's alone.
+   */
+  feedbackScoreWeight: number;
 }
 
 export const DEFAULT_REFLECTION: ReflectionOptions = {
@@ -69,6 +86,9 @@ export const DEFAULT_REFLECTION: ReflectionOptions = {
   perTermQueries: false,
   expandBelowCoverage: 1,
   deepenWhenCovered: true,
+  denseFeedbackWeight: 1,
+  denseFeedbackWhenCovered: true,
+  feedbackScoreWeight: 0,
 };
 
 export interface SearchPipelineOptions {
@@ -79,7 +99,29 @@ export interface SearchPipelineOptions {
    * because a weak scorer (the lexical fallback) needs the index's ranking more than a model does.
    */
   retrievalWeight?: Partial<Record<ScorerKind, number>>;
+  /** Hybrid retrieval: reciprocal rank fusion constant k in sum(weight / (k + rank)). */
+  rrfK?: number;
+  /**
+   * Hybrid retrieval: the retrieval evidence in the final score. "rrf": the fused ranks of all lists (which picks the
+   * candidates either way); "lexical": the full-text scores alone (the dense side is already the model's score).
+   */
+  hybridEvidence?: HybridEvidence;
 }
+
+export type HybridEvidence = 'rrf' | 'lexical';
+
+/**
+ * Dense retrieval beside the full-text index: passage vectors of `embedder`'s model. `scoresFromVectors` says the
+ * embedder is the reranker's own bi-encoder, so a passage's rerank score is the cosine of stored vectors (no model
+ * run per passage).
+ */
+export interface DenseRetrieval {
+  index: VectorIndex;
+  embedder: Embedder;
+  scoresFromVectors: boolean;
+}
+
+export const DEFAULT_RRF_K = 60;
 
 export const DEFAULT_RETRIEVAL_WEIGHT: Record<ScorerKind, number> = { lexical: 0.5, 'bi-encoder': 0.2, 'cross-encoder': 0.2 };
 
@@ -92,11 +134,6 @@ const POOL_SAMPLE = 100;
 /** Best passages a page may contribute to the candidate list, so one long page cannot crowd out the rest. */
 const PASSAGES_PER_PAGE = 3;
 
-/** The text a cross-encoder sees: where the passage sits, then the passage. */
-export function rerankInput(hit: IndexHit): string {
-  const where = hit.headingPath ? `${hit.title} — ${hit.headingPath}` : hit.title;
-  return `${where}. ${hit.text}`;
-}
 
 /** Index scores are unbounded; without a reranker they are squashed into [0,1) keeping their order. */
 function squash(score: number): number {
@@ -104,27 +141,42 @@ function squash(score: number): number {
   return s / (s + 1);
 }
 
-/** One index query of a request, its weight in the pass's retrieval score and the scores it returned by passage id. */
+/**
+ * One retrieval of a request (a full-text query or a vector search) and its scores by passage id. `weight` weighs a
+ * full-text list's scores in a weighted sum (RM3's mixture); `rrfWeight` weighs its ranks in reciprocal rank fusion.
+ */
 interface RetrievalList {
+  kind: 'lexical' | 'dense';
   weight: number;
+  rrfWeight: number;
   scores: ReadonlyMap<number, number>;
 }
 
 /**
- * Everything one request has retrieved and scored: the pool of passages (union by id), each index query's results
- * (cached by query string) and the reranker's scores (cached by passage id: a passage is scored at most once).
+ * Everything one request has retrieved and scored: the pool of passages (union by id), each retrieval's results
+ * (cached by query string or vector key), passage vectors fetched, and the reranker's scores (cached by passage id: a
+ * passage is scored at most once).
  */
 class RequestState {
   readonly pool = new Map<number, IndexHit>();
   readonly queryCache = new Map<string, Map<number, number>>();
   readonly rerankScores = new Map<number, number>();
+  readonly vectors = new Map<number, Float32Array>();
+  /** Orders candidates for scoring. */
   retrieval = new Map<number, number>();
+  /** The retrieval evidence in the final score (w * evidence / best + (1 - w) * semantic score). */
+  evidence = new Map<number, number>();
+  /** Rocchio-refined query vector of the last reflection pass, when its similarity enters the final score. */
+  feedbackVector: Float32Array | null = null;
   queriesRun = 0;
   retrievedNew = 0;
 
   constructor(
     private readonly index: SearchIndex,
     private readonly limit: number,
+    private readonly dense: DenseRetrieval | undefined,
+    private readonly rrfK: number,
+    private readonly hybridEvidence: HybridEvidence,
   ) {}
 
   async run(query: string): Promise<Map<number, number>> {
@@ -135,22 +187,71 @@ class RequestState {
     const scores = new Map<number, number>();
     for (const hit of hits) {
       scores.set(hit.id, Math.max(0, hit.score));
-      if (!this.pool.has(hit.id)) {
-        this.pool.set(hit.id, hit);
-        this.retrievedNew++;
-      }
+      this.addToPool(hit);
     }
     this.queryCache.set(query, scores);
     return scores;
   }
 
-  /** Weighted sum of the lists' scores: index scores are additive over query terms, so this is a weighted query. */
-  setRetrieval(lists: readonly RetrievalList[]): void {
-    const out = new Map<number, number>();
-    for (const { weight, scores } of lists) {
-      for (const [id, score] of scores) out.set(id, (out.get(id) ?? 0) + weight * score);
+  /** Vector search; results are cached under `key`. Scores are cosines (may be negative). */
+  async runDense(key: string, vector: Float32Array): Promise<Map<number, number>> {
+    const cacheKey = `\u0000dense:${key}`;
+    const cached = this.queryCache.get(cacheKey);
+    if (cached) return cached;
+    const scores = new Map<number, number>();
+    if (!this.dense) return scores;
+    const hits = await this.dense.index.search(vector, { limit: this.limit, perPageLimit: PASSAGES_PER_PAGE });
+    this.queriesRun++;
+    for (const hit of hits) scores.set(hit.id, hit.score);
+    const unknown = hits.filter((hit) => !this.pool.has(hit.id)).map((hit) => hit.id);
+    for (const doc of await this.index.get(unknown)) this.addToPool({ ...doc, score: 0 });
+    // A vector whose passage is not in the full-text index (being re-indexed) cannot be shown: drop it.
+    for (const id of [...scores.keys()]) if (!this.pool.has(id)) scores.delete(id);
+    this.queryCache.set(cacheKey, scores);
+    return scores;
+  }
+
+  /** Stored vectors of these passages (fetched once per request); passages without one are absent. */
+  async vectorsOf(ids: readonly number[]): Promise<Map<number, Float32Array>> {
+    const wanted = ids.filter((id) => !this.vectors.has(id));
+    if (this.dense && wanted.length > 0) for (const [id, v] of await this.dense.index.vectors(wanted)) this.vectors.set(id, v);
+    const out = new Map<number, Float32Array>();
+    for (const id of ids) {
+      const v = this.vectors.get(id);
+      if (v) out.set(id, v);
     }
-    this.retrieval = out;
+    return out;
+  }
+
+  private addToPool(hit: IndexHit): void {
+    if (this.pool.has(hit.id)) return;
+    this.pool.set(hit.id, hit);
+    this.retrievedNew++;
+  }
+
+  /**
+   * The retrieval evidence of each pooled passage. Full-text only: a weighted sum of the lists' scores (index scores
+   * add up over query terms, so this is one weighted query). Hybrid: reciprocal rank fusion, because BM25 scores and
+   * cosines are on different scales.
+   */
+  setRetrieval(lists: readonly RetrievalList[]): void {
+    const summed = new Map<number, number>();
+    for (const { kind, weight, scores } of lists) {
+      if (kind !== 'lexical') continue;
+      for (const [id, score] of scores) summed.set(id, (summed.get(id) ?? 0) + weight * score);
+    }
+    if (!this.dense) {
+      this.retrieval = summed;
+      this.evidence = summed;
+      return;
+    }
+    const fused = new Map<number, number>();
+    for (const { rrfWeight, scores } of lists) {
+      const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+      ranked.forEach(([id], rank) => fused.set(id, (fused.get(id) ?? 0) + rrfWeight / (this.rrfK + rank + 1)));
+    }
+    this.retrieval = fused;
+    this.evidence = this.hybridEvidence === 'lexical' ? summed : fused;
   }
 
   /** Pool passages ordered by retrieval score (ties: the lower id). */
@@ -162,37 +263,56 @@ class RequestState {
 /**
  * retrieve -> rerank -> (reflect -> retrieve -> rerank)* -> one result per URL. Depth 1 is one pass; each further
  * depth level is one reflection pass: RM3 pseudo-relevance feedback from the best passages so far (and sub-queries of
- * a multi-part question), retrieve again, merge by passage id, score the new passages against the original query.
- * It stops early when a pass brings no new candidate.
+ * a multi-part question), with dense retrieval also Rocchio feedback on the query vector; retrieve again, merge by
+ * passage id, score the new passages against the original query. It stops early when a pass brings no new candidate.
  */
 export class SearchPipeline implements SearchService {
   private readonly reflection: ReflectionOptions;
   private readonly retrievalWeight: number;
+  private readonly rrfK: number;
+  private readonly hybridEvidence: HybridEvidence;
 
   constructor(
-    private readonly deps: { index: SearchIndex; reranker: Reranker; config: NotaryConfig['search']; options?: SearchPipelineOptions },
+    private readonly deps: {
+      index: SearchIndex;
+      reranker: Reranker;
+      config: NotaryConfig['search'];
+      options?: SearchPipelineOptions;
+      dense?: DenseRetrieval;
+    },
   ) {
     const options = deps.options ?? {};
     this.reflection = { ...DEFAULT_REFLECTION, ...options.reflection };
     const kind = deps.reranker.info.kind;
     this.retrievalWeight = clamp01(options.retrievalWeight?.[kind] ?? DEFAULT_RETRIEVAL_WEIGHT[kind]);
+    this.rrfK = Math.max(0, options.rrfK ?? DEFAULT_RRF_K);
+    this.hybridEvidence = options.hybridEvidence ?? 'rrf';
+  }
+
+  /** "bm25" or "hybrid (<model>)": what the first stage uses. */
+  get retrieval(): string {
+    return this.deps.dense ? `hybrid (bm25 + ${this.deps.dense.embedder.model})` : 'bm25';
   }
 
   async search(request: Pick<SearchRequest, 'query' | 'depth'>): Promise<SearchOutcome> {
-    const { index, config } = this.deps;
+    const { index, config, dense } = this.deps;
     const started = performance.now();
     const query = request.query.trim();
     const depth = Math.min(config.max_depth, Math.max(1, Math.floor(Number.isFinite(request.depth) ? request.depth : 1)));
     const limit = Math.max(config.rerank_top_n, config.max_results * PASSAGES_PER_PAGE);
-    const state = new RequestState(index, limit);
+    const state = new RequestState(index, limit, dense, this.rrfK, this.hybridEvidence);
     const passes: PassTiming[] = [];
 
-    // Depth 1: the query as given.
+    // Depth 1: the query as given (and its vector).
     const originalScores = await state.run(query);
-    state.setRetrieval([{ weight: 1, scores: originalScores }]);
+    const queryVector = dense ? ((await dense.embedder.embed([query]))[0] ?? null) : null;
+    const denseScores = queryVector ? await state.runDense('q', queryVector) : null;
+    const firstLists: RetrievalList[] = [{ kind: 'lexical', weight: 1, rrfWeight: 1, scores: originalScores }];
+    if (denseScores) firstLists.push({ kind: 'dense', weight: 1, rrfWeight: 1, scores: denseScores });
+    state.setRetrieval(firstLists);
     const retrieved = performance.now();
     const firstCandidates = config.rerank_top_n > 0 ? state.byRetrieval().slice(0, config.rerank_top_n) : [];
-    const firstScored = await this.scoreNew(query, firstCandidates, state);
+    const firstScored = await this.scoreNew(query, queryVector, firstCandidates, state);
     passes.push({
       depth: 1,
       retrieve_ms: retrieved - started,
@@ -204,7 +324,7 @@ export class SearchPipeline implements SearchService {
 
     if (config.rerank_top_n > 0) {
       for (let pass = 2; pass <= depth; pass++) {
-        const timing = await this.reflect(query, pass, originalScores, state, config.rerank_top_n);
+        const timing = await this.reflect(query, queryVector, pass, firstLists, state, config.rerank_top_n);
         passes.push(timing);
         if (timing.reranked === 0) break;
       }
@@ -231,8 +351,15 @@ export class SearchPipeline implements SearchService {
     };
   }
 
-  /** One reflection pass. */
-  private async reflect(query: string, pass: number, originalScores: Map<number, number>, state: RequestState, topN: number): Promise<PassTiming> {
+  /** One reflection pass. `firstLists`: the first pass's retrievals (full-text, then dense when there is one). */
+  private async reflect(
+    query: string,
+    queryVector: Float32Array | null,
+    pass: number,
+    firstLists: readonly RetrievalList[],
+    state: RequestState,
+    topN: number,
+  ): Promise<PassTiming> {
     const started = performance.now();
     const queriesBefore = state.queriesRun;
     const retrievedBefore = state.retrievedNew;
@@ -240,18 +367,17 @@ export class SearchPipeline implements SearchService {
 
     const ranked = this.rank(state, true).filter(({ hit }) => state.rerankScores.has(hit.id));
     const coverage = queryCoverage(query, ranked.slice(0, COVERAGE_PASSAGES).map(({ hit }) => passageText(hit)));
+    const covered = coverage >= options.expandBelowCoverage;
     const cap = options.candidatesPerPass ?? topN;
+    const feedbackHits = ranked.slice(0, options.feedbackPassages);
     let expansion: WeightedTerm[] = [];
     let subQueries: string[] = [];
-    let fresh: number[];
-    if (coverage >= options.expandBelowCoverage) {
-      // The best passages already hold every query word: reformulating would only drift. Look deeper instead.
-      fresh = state
-        .byRetrieval()
-        .filter((id) => !state.rerankScores.has(id))
-        .slice(0, options.deepenWhenCovered ? cap : 0);
-    } else {
-      const feedback = ranked.slice(0, options.feedbackPassages).map(({ hit, score }) => ({ text: passageText(hit), weight: score }));
+    const [originalList, ...denseLists] = firstLists;
+    const originalScores = originalList?.scores ?? new Map<number, number>();
+    const lists: RetrievalList[] = [];
+
+    if (!covered) {
+      const feedback = feedbackHits.map(({ hit, score }) => ({ text: passageText(hit), weight: score }));
       const pool = state
         .byRetrieval()
         .slice(0, POOL_SAMPLE)
@@ -266,14 +392,50 @@ export class SearchPipeline implements SearchService {
       for (const sub of subQueries) {
         for (const [id, score] of await state.run(sub)) original.set(id, Math.max(original.get(id) ?? 0, score));
       }
+      // Full-text only, the lists are summed as scores: RM3's mixture of the original query and the expansion terms.
       const queryTerms = Math.max(1, queryStems(query).size);
-      const lists: RetrievalList[] = [{ weight: options.originalWeight / queryTerms, scores: original }];
+      // In rank fusion the original query counts 1 and the expansion in RM3's proportion to it.
+      const expansionRrf = (1 - options.originalWeight) / Math.max(1e-9, options.originalWeight);
+      lists.push({ kind: 'lexical', weight: options.originalWeight / queryTerms, rrfWeight: 1, scores: original });
       if (options.perTermQueries) {
-        for (const { term, weight } of expansion) lists.push({ weight: (1 - options.originalWeight) * weight, scores: await state.run(term) });
+        for (const { term, weight } of expansion) {
+          lists.push({ kind: 'lexical', weight: (1 - options.originalWeight) * weight, rrfWeight: expansionRrf * weight, scores: await state.run(term) });
+        }
       } else if (expansion.length > 0) {
         const scores = await state.run(expansion.map((t) => t.term).join(' '));
-        lists.push({ weight: (1 - options.originalWeight) / expansion.length, scores });
+        lists.push({ kind: 'lexical', weight: (1 - options.originalWeight) / expansion.length, rrfWeight: expansionRrf, scores });
       }
+    } else if (this.deps.dense && originalList) {
+      lists.push(originalList);
+    }
+
+    let denseFeedback = false;
+    if (queryVector && (!covered || options.denseFeedbackWhenCovered) && options.denseFeedbackWeight > 0) {
+      const feedbackVectors = await state.vectorsOf(feedbackHits.map(({ hit }) => hit.id));
+      const refined = rocchio(
+        queryVector,
+        feedbackHits.flatMap(({ hit, score }) => {
+          const v = feedbackVectors.get(hit.id);
+          return v ? [{ vector: v, weight: score }] : [];
+        }),
+        options.denseFeedbackWeight,
+      );
+      if (refined) {
+        lists.push(...denseLists, { kind: 'dense', weight: 1, rrfWeight: 1, scores: await state.runDense(`prf${pass}`, refined) });
+        if (options.feedbackScoreWeight > 0 && this.deps.dense?.scoresFromVectors) state.feedbackVector = refined;
+        denseFeedback = true;
+      }
+    }
+    if (!denseFeedback) lists.push(...denseLists);
+
+    let fresh: number[];
+    if (covered && !denseFeedback) {
+      // The best passages already hold every query word: reformulating would only drift. Look deeper instead.
+      fresh = state
+        .byRetrieval()
+        .filter((id) => !state.rerankScores.has(id))
+        .slice(0, options.deepenWhenCovered ? cap : 0);
+    } else {
       state.setRetrieval(lists);
       fresh = state
         .byRetrieval()
@@ -282,7 +444,7 @@ export class SearchPipeline implements SearchService {
         .slice(0, cap);
     }
     const retrieved = performance.now();
-    const reranked = await this.scoreNew(query, fresh, state);
+    const reranked = await this.scoreNew(query, queryVector, fresh, state);
     return {
       depth: pass,
       retrieve_ms: retrieved - started,
@@ -293,15 +455,27 @@ export class SearchPipeline implements SearchService {
       coverage,
       expansion,
       sub_queries: subQueries,
+      dense_feedback: denseFeedback,
     };
   }
 
-  /** Scores the passages not scored yet in this request against the original query; returns how many it scored. */
-  private async scoreNew(query: string, ids: readonly number[], state: RequestState): Promise<number> {
+  /**
+   * Scores the passages not scored yet in this request against the original query; returns how many it scored. With
+   * the reranker's own vectors stored, a passage's score is the cosine of the query vector and its stored vector.
+   */
+  private async scoreNew(query: string, queryVector: Float32Array | null, ids: readonly number[], state: RequestState): Promise<number> {
     const hits = ids.filter((id) => !state.rerankScores.has(id)).map((id) => state.pool.get(id)).filter((h): h is IndexHit => h !== undefined);
     if (hits.length === 0) return 0;
-    const scores = await this.deps.reranker.score(query, hits.map(rerankInput));
-    hits.forEach((hit, i) => state.rerankScores.set(hit.id, clamp01(scores[i] ?? 0)));
+    let toModel = hits;
+    if (queryVector && this.deps.dense?.scoresFromVectors) {
+      const stored = await state.vectorsOf(hits.map((h) => h.id));
+      for (const [id, vector] of stored) state.rerankScores.set(id, clamp01(cosineToUnit(dot(queryVector, vector))));
+      toModel = hits.filter((h) => !stored.has(h.id));
+    }
+    if (toModel.length > 0) {
+      const scores = await this.deps.reranker.score(query, toModel.map(passageModelText));
+      toModel.forEach((hit, i) => state.rerankScores.set(hit.id, clamp01(scores[i] ?? 0)));
+    }
     return hits.length;
   }
 
@@ -311,18 +485,29 @@ export class SearchPipeline implements SearchService {
    */
   private rank(state: RequestState, reranked: boolean): Array<{ hit: IndexHit; score: number }> {
     const entries: Array<{ hit: IndexHit; score: number; retrieval: number }> = [];
-    if (!reranked) {
+    if (!reranked && !this.deps.dense) {
       for (const hit of state.pool.values()) entries.push({ hit, score: squash(hit.score), retrieval: hit.score });
-    } else {
+    } else if (!reranked) {
+      // Hybrid without a reranker: the fused retrieval score, scaled so the best is 1.
       let best = 0;
       for (const r of state.retrieval.values()) best = Math.max(best, r);
+      for (const hit of state.pool.values()) {
+        const r = best > 0 ? (state.retrieval.get(hit.id) ?? 0) / best : 0;
+        entries.push({ hit, score: clamp01(r), retrieval: r });
+      }
+    } else {
+      let best = 0;
+      for (const r of state.evidence.values()) best = Math.max(best, r);
       const w = this.retrievalWeight;
-      const normalised = (id: number): number => (best > 0 ? (state.retrieval.get(id) ?? 0) / best : 0);
+      const normalised = (id: number): number => (best > 0 ? (state.evidence.get(id) ?? 0) / best : 0);
+      const gamma = state.feedbackVector ? this.reflection.feedbackScoreWeight : 0;
       let lowest = 1;
       for (const [id, rerank] of state.rerankScores) {
         const hit = state.pool.get(id);
         if (!hit) continue;
-        const score = clamp01(w * normalised(id) + (1 - w) * rerank);
+        const vector = gamma > 0 ? state.vectors.get(id) : undefined;
+        const semantic = vector && state.feedbackVector ? (1 - gamma) * rerank + gamma * cosineToUnit(dot(state.feedbackVector, vector)) : rerank;
+        const score = clamp01(w * normalised(id) + (1 - w) * semantic);
         lowest = Math.min(lowest, score);
         entries.push({ hit, score, retrieval: normalised(id) });
       }
@@ -365,4 +550,22 @@ function queryCoverage(query: string, passages: readonly string[]): number {
 function clamp01(x: number): number {
   if (!Number.isFinite(x)) return 0;
   return Math.min(1, Math.max(0, x));
+}
+
+/**
+ * Rocchio feedback: normalise(q + beta * weighted mean of the feedback vectors), or null without feedback. The mean is
+ * unit-normalised first so beta alone sets how far the query moves.
+ */
+export function rocchio(query: Float32Array, feedback: ReadonlyArray<{ vector: Float32Array; weight: number }>, beta: number): Float32Array | null {
+  const total = feedback.reduce((sum, f) => sum + Math.max(0, f.weight), 0);
+  if (!(total > 0)) return null;
+  const mean = new Float64Array(query.length);
+  for (const { vector, weight } of feedback) {
+    const w = Math.max(0, weight) / total;
+    for (let d = 0; d < mean.length; d++) mean[d] = (mean[d] ?? 0) + w * (vector[d] ?? 0);
+  }
+  const direction = l2Normalize(mean);
+  const moved = new Float64Array(query.length);
+  for (let d = 0; d < moved.length; d++) moved[d] = (query[d] ?? 0) + beta * (direction[d] ?? 0);
+  return Float32Array.from(l2Normalize(moved));
 }

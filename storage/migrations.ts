@@ -110,6 +110,42 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
-  const migrations: Record<string, Migration> = { '0001_initial': initial };
+  const passageVectors: Migration = {
+    async up(db: Kysely<unknown>) {
+      // One embedding per passage (of whichever model wrote it last); `seq` is the write generation that stored the
+      // row, so a reader can tell from count(*) and max(seq) alone whether its cached copy is still current.
+      await db.schema
+        .createTable('passage_vectors')
+        .addColumn('passage_id', 'integer', (c) => c.primaryKey().references('passages.id').onDelete('cascade'))
+        .addColumn('page_id', 'integer', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('dimensions', 'integer', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('vector', dialect === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('passage_vectors_model')
+        .on('passage_vectors')
+        .columns(['model', 'dimensions', 'seq'])
+        .execute();
+      // A single row: every write to passage_vectors increments it in the same transaction, which serialises writers
+      // and makes `seq` grow in commit order.
+      await db.schema
+        .createTable('passage_vector_generation')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('generation', 'integer', (c) => c.notNull())
+        .execute();
+      await sql`insert into passage_vector_generation (id, generation) values (1, 0)`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('passage_vector_generation').ifExists().execute();
+      await db.schema.dropTable('passage_vectors').ifExists().execute();
+    },
+  };
+
+  const migrations: Record<string, Migration> = {
+    '0001_initial': initial,
+    '0002_passage_vectors': passageVectors,
+  };
   return { getMigrations: async () => migrations };
 }

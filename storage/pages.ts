@@ -119,6 +119,16 @@ export class PageStore {
     });
   }
 
+  /** Passages by id, in ascending id order; ids that do not exist are skipped. */
+  async passagesByIds(ids: readonly number[]): Promise<Passage[]> {
+    const out: Passage[] = [];
+    for (let start = 0; start < ids.length; start += 500) {
+      const chunk = ids.slice(start, start + 500);
+      out.push(...(await this.db.selectFrom('passages').selectAll().where('id', 'in', chunk).execute()));
+    }
+    return out.sort((a, b) => a.id - b.id);
+  }
+
   async passageIdsForPage(pageId: number): Promise<number[]> {
     const rows = await this.db.selectFrom('passages').select('id').where('page_id', '=', pageId).execute();
     return rows.map((r) => r.id);

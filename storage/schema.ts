@@ -95,6 +95,25 @@ export interface CreditLedgerTable {
   created_at: Timestamp;
 }
 
+export interface PassageVectorsTable {
+  /** passages.id; the row goes when the passage does (ON DELETE CASCADE). */
+  passage_id: number;
+  page_id: number;
+  /** Embedding model that produced the vector. */
+  model: string;
+  dimensions: number;
+  /** passage_vector_generation.generation of the write that stored this row. */
+  seq: number;
+  /** Little-endian float32 bytes, `dimensions` * 4 long. */
+  vector: Buffer;
+}
+
+/** One row (id 1): incremented by every write to passage_vectors. */
+export interface PassageVectorGenerationTable {
+  id: number;
+  generation: number;
+}
+
 export interface Database {
   pages: PagesTable;
   passages: PassagesTable;
@@ -103,6 +122,8 @@ export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;
+  passage_vectors: PassageVectorsTable;
+  passage_vector_generation: PassageVectorGenerationTable;
 }
 
 export type Page = Selectable<PagesTable>;

@@ -6,13 +6,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import BetterSqlite3 from 'better-sqlite3';
 import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { ExtractedDocument } from '../../extract/types.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { cutPassages } from '../../indexer/passages.js';
 import type { IndexDoc } from '../../indexer/search-index.js';
+import type { DenseRetrieval } from '../../search/pipeline.js';
+import { migrateToLatest, openSqlite } from '../../storage/db.js';
+import { PageStore } from '../../storage/pages.js';
+import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
 import { cranfieldGain, type Judgments } from './metrics.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -182,31 +185,80 @@ export interface CranfieldIndex {
   index: Fts5SearchIndex;
   passages: number;
   indexMs: number;
-  /** Closes the index and deletes its temp folder. */
+  /** Present when dense retrieval was asked for: the passages' vectors. */
+  dense?: DenseRetrieval;
+  embedMs?: number;
+  /** Closes the index and storage and deletes the temp folder. */
   close(): Promise<void>;
 }
 
-/** A fresh Fts5SearchIndex on a temp SQLite file holding every document's passages. */
-export async function buildCranfieldIndex(docs: readonly CranfieldDoc[], indexer: NotaryConfig['indexer']): Promise<CranfieldIndex> {
+/**
+ * A fresh SQLite store and FTS5 index in a temp folder holding every document's passages: one stored page per
+ * document, its passages written through PageStore (so they have storage ids, like crawled pages), then indexed; with
+ * `dense`, every passage is embedded too.
+ */
+export async function buildCranfieldIndex(
+  docs: readonly CranfieldDoc[],
+  indexer: NotaryConfig['indexer'],
+  options: { dense?: EvalDenseOptions; log?: (msg: string) => void } = {},
+): Promise<CranfieldIndex> {
   const dir = mkdtempSync(path.join(tmpdir(), 'notary-eval-cranfield-'));
   const started = performance.now();
-  try {
-    const sqlite = new BetterSqlite3(path.join(dir, 'index.sqlite'));
-    sqlite.pragma('journal_mode = WAL');
-    const index = new Fts5SearchIndex(sqlite, { ownsHandle: true });
-    const passages = cranfieldPassages(docs, indexer);
-    await index.upsert(passages);
-    return {
-      index,
-      passages: passages.length,
-      indexMs: performance.now() - started,
-      close: async () => {
-        await index.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
+  const storage = openSqlite(path.join(dir, 'notary.sqlite'));
+  const cleanUp = async (): Promise<void> => {
+    await storage.close();
+    if (storage.sqlite?.open) storage.sqlite.close();
     rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await migrateToLatest(storage);
+    if (!storage.sqlite) throw new NotaryError('internal_error', 'SQLite storage has no raw handle');
+    const index = new Fts5SearchIndex(storage.sqlite);
+    const pages = new PageStore(storage.db);
+    const byDoc = new Map<number, IndexDoc[]>();
+    for (const passage of cranfieldPassages(docs, indexer)) byDoc.set(passage.pageId, [...(byDoc.get(passage.pageId) ?? []), passage]);
+    const indexDocs: IndexDoc[] = [];
+    for (const doc of docs) {
+      const url = cranfieldUrl(doc.id);
+      const { id } = await pages.saveFetched({
+        url,
+        final_url: url,
+        host: 'cranfield',
+        http_status: 200,
+        content_type: 'text/plain',
+        etag: null,
+        last_modified: null,
+        content_hash: `cranfield-${doc.id}`,
+        title: doc.title,
+        html: '',
+        crawl_depth: 0,
+      });
+      const page = await pages.getById(id);
+      if (!page) throw new NotaryError('internal_error', `cranfield page ${url} was not stored`);
+      const rows = await pages.replacePassages(
+        page,
+        (byDoc.get(doc.id) ?? []).map((p, ordinal) => ({
+          ordinal,
+          url,
+          title: p.title,
+          heading_path: p.headingPath,
+          text: p.text,
+          word_count: p.text.split(/\s+/).filter(Boolean).length,
+        })),
+      );
+      for (const row of rows) indexDocs.push({ id: row.id, pageId: id, url, title: row.title, headingPath: row.heading_path, text: row.text });
+    }
+    await index.upsert(indexDocs);
+    const indexMs = performance.now() - started;
+    const built: CranfieldIndex = { index, passages: indexDocs.length, indexMs, close: cleanUp };
+    if (options.dense) {
+      const { dense, embedMs } = await embedStoredPassages(storage, index, indexer, options.dense, options.log ?? (() => {}), 'cranfield');
+      built.dense = dense;
+      built.embedMs = embedMs;
+    }
+    return built;
+  } catch (err) {
+    await cleanUp();
     throw err;
   }
 }

@@ -3,20 +3,22 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Reranker } from '../../reranker/reranker.js';
-import { SearchPipeline } from '../../search/pipeline.js';
+import { SearchPipeline, type DenseRetrieval } from '../../search/pipeline.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
 import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './pgdocs.js';
+import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
 import { bm25Ranker, EVAL_RESULT_DEPTH, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
 import { pgDocsDir } from '../../test/support/pgdocs.js';
 
 export const EVAL_SETS = ['cranfield', 'pgdocs'] as const;
 export type EvalSetName = (typeof EVAL_SETS)[number];
-export const EVAL_ROWS = ['bm25', 'depth1', 'depth2', 'depth3'] as const;
+export const EVAL_ROWS = ['bm25', 'hybrid', 'depth1', 'depth2', 'depth3'] as const;
 export type EvalRowName = (typeof EVAL_ROWS)[number];
 
 export const ROW_LABELS: Record<EvalRowName, string> = {
   bm25: 'BM25 alone',
+  hybrid: 'BM25 + dense, RRF (no reranker)',
   depth1: 'depth 1',
   depth2: 'depth 2',
   depth3: 'depth 3',
@@ -28,6 +30,8 @@ export interface SetReport {
   passages: number;
   index_ms: number;
   crawl_ms?: number;
+  /** Time to embed every passage (dense retrieval). */
+  embed_ms?: number;
   /** What a hit is on this set. */
   judged_by: string;
   rows: Partial<Record<EvalRowName, RowResult & { label: string }>>;
@@ -40,6 +44,8 @@ export interface EvalReport {
   machine: { cpu: string; cores: number; node: string; os: string; memory_gb: number; load_average_at_start: number[] };
   reranker: EvalRerankerInfo;
   reranker_random_weights: boolean;
+  /** First stage of the depth rows: "bm25" or "hybrid (bm25 + <embedding model>)". */
+  retrieval: string;
   warnings: string[];
   settings: {
     rerank_top_n: number;
@@ -58,6 +64,8 @@ export interface SearchEvalOptions {
   rerankerInfo: EvalRerankerInfo;
   sets: readonly EvalSetName[];
   rows: readonly EvalRowName[];
+  /** Dense retrieval: embed every passage; the depth rows then retrieve with BM25 + dense (RRF). */
+  dense?: EvalDenseOptions;
   /** Cranfield: the first n queries; default all 225. */
   cranfieldQueries?: number;
   /** pgdocs: size of the fixed-seed sample. */
@@ -97,8 +105,12 @@ export function machineInfo(): EvalReport['machine'] {
   };
 }
 
-function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline): Ranker {
+function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null): Ranker {
   if (row === 'bm25') return bm25Ranker(index);
+  if (row === 'hybrid') {
+    if (!firstStage) throw new NotaryError('invalid_request', 'the hybrid row needs dense retrieval (--dense or --embedder)');
+    return pipelineRanker(firstStage, 1);
+  }
   return pipelineRanker(pipeline, Number(row.slice('depth'.length)));
 }
 
@@ -109,13 +121,15 @@ async function runRows(
   keyOf: (url: string) => string,
   options: SearchEvalOptions,
   searchConfig: NotaryConfig['search'],
+  dense: DenseRetrieval | undefined,
 ): Promise<SetReport['rows']> {
-  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig });
+  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, ...(dense ? { dense } : {}) });
+  const firstStage = dense ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, dense }) : null;
   const started = performance.now();
   let lastShown = performance.now();
   const results = await evaluateRankers(
     queries,
-    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline) })),
+    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage) })),
     keyOf,
     {
       onProgress: (done, total) => {
@@ -146,7 +160,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
       text: q.text,
       judgments: judgmentsFor(collection, q.id),
     }));
-    const built = await buildCranfieldIndex(collection.docs, config.indexer);
+    const built = await buildCranfieldIndex(collection.docs, config.indexer, { ...(options.dense ? { dense: options.dense } : {}), log: options.log });
     options.log(`cranfield: ${collection.docs.length} documents -> ${built.passages} passages in ${built.indexMs.toFixed(0)} ms`);
     try {
       sets.cranfield = {
@@ -154,8 +168,9 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         documents: collection.docs.length,
         passages: built.passages,
         index_ms: Math.round(built.indexMs),
+        ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
         judged_by: 'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG',
-        rows: await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig),
+        rows: await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense),
       };
     } finally {
       await built.close();
@@ -164,7 +179,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
 
   if (options.sets.includes('pgdocs')) {
     const queries = pgDocsQueries(pgDocsDir, options.pgdocsQueries ?? DEFAULT_PGDOCS_QUERIES);
-    const built = await buildPgDocsIndex({ dir: pgDocsDir, indexer: config.indexer, log: options.log });
+    const built = await buildPgDocsIndex({ dir: pgDocsDir, indexer: config.indexer, log: options.log, ...(options.dense ? { dense: options.dense } : {}) });
     try {
       sets.pgdocs = {
         queries: queries.length,
@@ -172,8 +187,9 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         passages: built.passages,
         index_ms: Math.round(built.indexMs),
         crawl_ms: Math.round(built.crawlMs),
+        ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
         judged_by: 'bookindex.html known items: a hit is a result whose file name is one of the entry\'s target pages',
-        rows: await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig),
+        rows: await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig, built.dense),
       };
     } finally {
       await built.close();
@@ -188,6 +204,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
     machine,
     reranker: options.rerankerInfo,
     reranker_random_weights: options.rerankerInfo.random_weights,
+    retrieval: options.dense ? `hybrid (bm25 + ${options.dense.embedder.model}, RRF)` : 'bm25',
     warnings: options.warnings,
     settings: {
       rerank_top_n: searchConfig.rerank_top_n,

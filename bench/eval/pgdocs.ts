@@ -15,6 +15,8 @@ import { CrawlRunStore } from '../../storage/crawl-runs.js';
 import { migrateToLatest, openSqlite, sqliteFile } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import { knownItemQueries, pgDocsDir, sample } from '../../test/support/pgdocs.js';
+import type { DenseRetrieval } from '../../search/pipeline.js';
+import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
 import type { EvalQuery } from './run.js';
 
 export const DEFAULT_PGDOCS_QUERIES = 400;
@@ -46,6 +48,9 @@ export interface PgDocsIndex {
   passages: number;
   crawlMs: number;
   indexMs: number;
+  /** Present when dense retrieval was asked for: the passages' vectors. */
+  dense?: DenseRetrieval;
+  embedMs?: number;
   /** Closes storage and deletes the temp data dir. */
   close(): Promise<void>;
 }
@@ -55,6 +60,8 @@ export interface PgDocsIndexOptions {
   indexer: NotaryConfig['indexer'];
   concurrency?: number;
   log?: (msg: string) => void;
+  /** Embed every passage too (dense retrieval). */
+  dense?: EvalDenseOptions;
 }
 
 /** Serves the docs, crawls them with politeness off into a temp data dir, stops the server, indexes every page. */
@@ -97,7 +104,7 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
     const run = await new Indexer({ pages, index, config: options.indexer, logger: { warn: () => {} } }).runOnce({ batchSize: 200 });
     const counts = await pages.counts();
     options.log?.(`pgdocs: indexed ${run.indexedPages} pages, ${run.passages} passages in ${(run.ms / 1000).toFixed(1)} s`);
-    return {
+    const built: PgDocsIndex = {
       index,
       pagesStored: counts.pages,
       passages: run.passages,
@@ -105,6 +112,12 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
       indexMs: run.ms,
       close: cleanUp,
     };
+    if (options.dense) {
+      const { dense, embedMs } = await embedStoredPassages(storage, index, options.indexer, options.dense, options.log ?? (() => {}), 'pgdocs');
+      built.dense = dense;
+      built.embedMs = embedMs;
+    }
+    return built;
   } catch (err) {
     await cleanUp();
     throw err;

@@ -1,0 +1,69 @@
+import type { NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
+import { OnnxReranker } from '../reranker/onnx-reranker.js';
+import type { Reranker } from '../reranker/reranker.js';
+import type { DenseRetrieval } from '../search/pipeline.js';
+import type { Storage } from '../storage/db.js';
+import type { Log } from './context.js';
+
+/** Dense retrieval as configured, and what to release when done. */
+export interface OpenedDense {
+  dense: DenseRetrieval | undefined;
+  /** Why dense retrieval is off, when it is. */
+  off?: string;
+  close(): Promise<void>;
+}
+
+function onnxOptions(cfg: NotaryConfig, source: string): Parameters<typeof OnnxReranker.load>[1] {
+  return { threads: cfg.reranker.threads, batchSize: cfg.reranker.batch_size, maxSeqLength: cfg.reranker.max_seq_length, source };
+}
+
+/**
+ * The configured embedder and its vector index. embeddings.model "reranker" uses `reranker` when it is a bi-encoder
+ * (without one, e.g. in `notary crawl`, the explicitly configured reranker model directory if it is a bi-encoder);
+ * a directory must hold a bi-encoder, else start-up fails with model_unavailable.
+ */
+export async function openDense(cfg: NotaryConfig, storage: Storage, options: { reranker?: Reranker; log: Log }): Promise<OpenedDense> {
+  const choice = cfg.embeddings.model;
+  const none = (off: string): OpenedDense => ({ dense: undefined, off, close: async () => {} });
+  if (choice === 'off') return none('embeddings.model is off');
+  let model: OnnxReranker;
+  let owned = false;
+  if (choice === 'reranker') {
+    if (options.reranker) {
+      if (!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') {
+        return none(`the reranker is a ${options.reranker.info.kind}; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);
+      }
+      model = options.reranker;
+    } else {
+      const dir = cfg.reranker.model_dir;
+      if (!dir) return none('no bi-encoder model is configured');
+      const loaded = await OnnxReranker.load(dir, onnxOptions(cfg, 'config'));
+      if (loaded.kind !== 'bi-encoder') {
+        await loaded.close();
+        return none('the configured reranker model is a cross-encoder');
+      }
+      model = loaded;
+      owned = true;
+    }
+  } else {
+    model = await OnnxReranker.load(choice, onnxOptions(cfg, 'embeddings.model'));
+    owned = true;
+    if (model.kind !== 'bi-encoder') {
+      await model.close();
+      throw new NotaryError('model_unavailable', `embeddings.model ${choice} is a cross-encoder; dense retrieval needs a bi-encoder`);
+    }
+  }
+  const embedder = await model.embedder();
+  const rerankerEmbedder = options.reranker instanceof OnnxReranker && options.reranker.kind === 'bi-encoder' ? await options.reranker.embedder() : null;
+  const index = new SqlVectorIndex(storage, { model: embedder.model, dimensions: embedder.dimensions });
+  options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) beside the full-text index`);
+  return {
+    dense: { index, embedder, scoresFromVectors: rerankerEmbedder?.model === embedder.model },
+    close: async () => {
+      await index.close();
+      if (owned) await model.close();
+    },
+  };
+}

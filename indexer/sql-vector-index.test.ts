@@ -1,0 +1,183 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
+import { PageStore } from '../storage/pages.js';
+import type { Page } from '../storage/schema.js';
+import { decodeVector, encodeVector, SqlVectorIndex } from './sql-vector-index.js';
+import { vectorIndexContract, type VectorIndexHarness } from './vector-index.contract.js';
+import type { VectorIndex } from './vector-index.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'notary-vectors-'));
+let pgServer: TestPostgres | undefined;
+beforeAll(async () => {
+  pgServer = await startPostgres();
+}, 120_000);
+afterAll(() => {
+  pgServer?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let counter = 0;
+
+/** Every index gets its own Storage (its own connection or pool), as a second process would. */
+async function harnessFor(connect: () => Storage): Promise<VectorIndexHarness> {
+  const main = connect();
+  await migrateToLatest(main);
+  const store = new PageStore(main.db);
+  const opened: Array<{ index: VectorIndex; storage: Storage }> = [];
+  const passagesFor = (page: Page, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      ordinal: i,
+      url: page.url,
+      title: 'T',
+      heading_path: 'H',
+      text: `passage ${i} of ${page.url}`,
+      word_count: 4,
+    }));
+  const ids = (rows: Array<{ id: number; ordinal: number }>) => [...rows].sort((a, b) => a.ordinal - b.ordinal).map((r) => r.id);
+  const current = async (page: Page) => (await store.getById(page.id)) ?? page;
+  return {
+    async openIndex(options) {
+      const storage = connect();
+      const index = new SqlVectorIndex(storage, options);
+      opened.push({ index, storage });
+      return index;
+    },
+    async addPage(n) {
+      const url = `http://vectors.test/page-${counter++}`;
+      const { id } = await store.saveFetched({
+        url,
+        final_url: url,
+        host: 'vectors.test',
+        http_status: 200,
+        content_type: 'text/html',
+        etag: null,
+        last_modified: null,
+        content_hash: `hash-${url}`,
+        title: 'T',
+        html: '<p>x</p>',
+        crawl_depth: 0,
+      });
+      const page = (await store.getById(id))!;
+      return { page, passageIds: ids(await store.replacePassages(page, passagesFor(page, n))) };
+    },
+    async replacePassages(page, n) {
+      const fresh = await current(page);
+      return ids(await store.replacePassages(fresh, passagesFor(fresh, n)));
+    },
+    async removePassages(page) {
+      return store.removePassages(await current(page));
+    },
+    async close() {
+      for (const { index, storage } of opened) {
+        await index.close();
+        await storage.close();
+      }
+      await main.close();
+    },
+  };
+}
+
+vectorIndexContract('sql-exact on sqlite', async () => {
+  const file = path.join(dir, `vectors-${counter++}.sqlite`);
+  return harnessFor(() => openSqlite(file));
+});
+
+vectorIndexContract('sql-exact on postgres', async () => {
+  const url = await createDatabase(pgServer!.url, `vectors_${Date.now()}_${counter++}`);
+  return harnessFor(() => openPostgres(url));
+});
+
+describe('vector encoding', () => {
+  it('stores little-endian float32 bytes and reads them back exactly', () => {
+    const v = new Float32Array([1, -0.5, 0.1, 3.4028234663852886e38]);
+    const bytes = encodeVector(v);
+    expect(bytes.length).toBe(16);
+    expect(bytes.readFloatLE(4)).toBe(-0.5);
+    expect(bytes.readFloatLE(8)).toBe(Math.fround(0.1));
+    expect(Array.from(decodeVector(bytes, 4))).toEqual(Array.from(v));
+    // A Buffer at an odd offset inside a larger allocation still decodes.
+    const padded = Buffer.concat([Buffer.from([7]), bytes]).subarray(1);
+    expect(Array.from(decodeVector(padded, 4))).toEqual(Array.from(v));
+    expect(() => decodeVector(bytes, 5)).toThrow(/bytes/);
+  });
+});
+
+describe.each([
+  ['sqlite', async () => openSqlite(path.join(dir, `raw-${counter++}.sqlite`))],
+  ['postgres', async () => openPostgres(await createDatabase(pgServer!.url, `vectors_raw_${Date.now()}_${counter++}`))],
+] as const)('SqlVectorIndex on %s', (_name, open) => {
+  it('keeps the vector column as Buffer bytes in the database', async () => {
+    const storage = await open();
+    await migrateToLatest(storage);
+    await migrateToLatest(storage); // idempotent with the second migration too
+    const store = new PageStore(storage.db);
+    const url = `http://raw.test/${counter++}`;
+    const { id: pageId } = await store.saveFetched({
+      url, final_url: url, host: 'raw.test', http_status: 200, content_type: 'text/html', etag: null,
+      last_modified: null, content_hash: 'h', title: 'T', html: '<p>x</p>', crawl_depth: 0,
+    });
+    const [passage] = await store.replacePassages((await store.getById(pageId))!, [
+      { ordinal: 0, url, title: 'T', heading_path: '', text: 'x', word_count: 1 },
+    ]);
+    const index = new SqlVectorIndex(storage, { model: 'm', dimensions: 3 });
+    const vector = new Float32Array([0.6, 0, -0.8]);
+    await index.upsert([{ id: passage!.id, pageId, vector }]);
+    const row = await storage.db.selectFrom('passage_vectors').selectAll().executeTakeFirstOrThrow();
+    expect(Buffer.isBuffer(row.vector)).toBe(true);
+    expect(row.vector.equals(Buffer.from(vector.buffer))).toBe(true);
+    expect(row).toMatchObject({ passage_id: passage!.id, page_id: pageId, model: 'm', dimensions: 3 });
+    // Foreign key: a vector for a passage that does not exist is refused.
+    await expect(index.upsert([{ id: passage!.id + 1000, pageId, vector }])).rejects.toThrow();
+    expect((await index.stats()).vectors).toBe(1);
+    await index.close();
+    await expect(index.search(vector, { limit: 1 })).rejects.toMatchObject({ code: 'internal_error' });
+    await storage.close();
+  });
+
+  it('reloads fully when a row appears that bypassed the write generation', async () => {
+    const storage = await open();
+    await migrateToLatest(storage);
+    const store = new PageStore(storage.db);
+    const url = `http://raw.test/${counter++}`;
+    const { id: pageId } = await store.saveFetched({
+      url, final_url: url, host: 'raw.test', http_status: 200, content_type: 'text/html', etag: null,
+      last_modified: null, content_hash: 'h', title: 'T', html: '<p>x</p>', crawl_depth: 0,
+    });
+    const [a, b] = await store.replacePassages((await store.getById(pageId))!, [
+      { ordinal: 0, url, title: 'T', heading_path: '', text: 'x', word_count: 1 },
+      { ordinal: 1, url, title: 'T', heading_path: '', text: 'y', word_count: 1 },
+    ]);
+    const index = new SqlVectorIndex(storage, { model: 'm', dimensions: 2 });
+    await index.upsert([{ id: a!.id, pageId, vector: new Float32Array([1, 0]) }]);
+    expect((await index.search(new Float32Array([0, 1]), { limit: 5 })).map((h) => h.id)).toEqual([a!.id]);
+    // E.g. restored from a backup: an old seq, so only the count tells.
+    await storage.db
+      .insertInto('passage_vectors')
+      .values({ passage_id: b!.id, page_id: pageId, model: 'm', dimensions: 2, seq: 0, vector: encodeVector(new Float32Array([0, 1])) })
+      .execute();
+    const hits = await index.search(new Float32Array([0, 1]), { limit: 5 });
+    expect(hits.map((h) => h.id)).toEqual([b!.id, a!.id]);
+    expect(hits[0]!.score).toBe(1);
+    await index.close();
+    await storage.close();
+  });
+
+  it('refuses bad construction options and bad search options', async () => {
+    const storage = await open();
+    await migrateToLatest(storage);
+    expect(() => new SqlVectorIndex(storage, { model: '', dimensions: 3 })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+    expect(() => new SqlVectorIndex(storage, { model: 'm', dimensions: 0 })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+    const index = new SqlVectorIndex(storage, { model: 'm', dimensions: 2 });
+    await expect(index.search(new Float32Array([1, 0]), { limit: Number.NaN })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(index.upsert([{ id: 1.5, pageId: 1, vector: new Float32Array([1, 0]) }])).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(index.delete([Number.NaN])).rejects.toMatchObject({ code: 'invalid_request' });
+    await index.close();
+    await storage.close();
+  });
+});

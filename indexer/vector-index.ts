@@ -1,0 +1,52 @@
+/** A passage's embedding: unit length, `dimensions` long. `id` is the passage id from storage (passages.id). */
+export interface PassageVector {
+  id: number;
+  pageId: number;
+  vector: Float32Array;
+}
+
+export interface VectorHit {
+  id: number;
+  pageId: number;
+  /** Cosine similarity with the query vector, -1..1 (both are unit vectors, so the dot product). */
+  score: number;
+}
+
+export interface VectorSearchOptions {
+  limit: number;
+  /** Return at most this many passages from one page (default: unlimited). */
+  perPageLimit?: number;
+}
+
+export interface VectorIndexStats {
+  backend: string;
+  /** The embedding model this index is bound to. */
+  model: string;
+  dimensions: number;
+  /** Vectors of this model. */
+  vectors: number;
+  /** Vectors stored by another model (ignored by search; replaced as passages are embedded again). */
+  stale: number;
+}
+
+/**
+ * Passage embeddings of one model beside the full-text index, searched exactly (every vector is compared). Bound to
+ * one model at construction: vectors written by another model are never returned. Backends: SQL (SQLite and
+ * PostgreSQL through Kysely); all pass indexer/vector-index.contract.ts.
+ */
+export interface VectorIndex {
+  readonly name: string;
+  readonly model: string;
+  readonly dimensions: number;
+  /** Inserts or replaces. A vector of the wrong length is an invalid_request error and nothing is written. */
+  upsert(items: readonly PassageVector[]): Promise<void>;
+  delete(ids: readonly number[]): Promise<void>;
+  /** Stored vectors of this model for the given passage ids (missing ids are absent from the map). */
+  vectors(ids: readonly number[]): Promise<Map<number, Float32Array>>;
+  /** Best first by cosine; ties by lower id. */
+  search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]>;
+  /** Passage ids in storage that have no vector of this model yet, lowest first. */
+  missing(limit: number): Promise<number[]>;
+  stats(): Promise<VectorIndexStats>;
+  close(): Promise<void>;
+}
