@@ -3,11 +3,12 @@
  * through the search pipeline, metrics and latency per row.
  *
  * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs] [--rows bm25,hybrid,depth1,depth2,depth3]
- *          [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>]
+ *          [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
  *          [--cranfield-queries N] [--pgdocs-queries N] [--out FILE]
  * Without --reranker the configured model (NOTARY_RERANKER_MODEL / reranker.model_dir) is used, else the lexical
  * fallback. --dense embeds every passage with the reranker's own bi-encoder (--embedder: another bi-encoder) and
- * the depth rows then retrieve with BM25 + dense vectors fused by RRF. Writes bench/results/eval-search-<date>.json
+ * the depth rows then retrieve with BM25 + dense vectors fused by RRF; --embedding-cache keeps passage vectors between
+ * runs (bench/eval/embedding-cache.ts; queries are always embedded afresh). Writes bench/results/eval-search-<date>.json
  * unless --out says otherwise.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { loadConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { EvalDenseOptions } from './eval/dense.js';
+import { cachedEmbedder, evalCacheDir } from './eval/embedding-cache.js';
 import { formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
 import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
 
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
       reranker: { type: 'string' },
       dense: { type: 'boolean', default: false },
       embedder: { type: 'string' },
+      'embedding-cache': { type: 'boolean', default: false },
       'cranfield-queries': { type: 'string' },
       'pgdocs-queries': { type: 'string' },
       out: { type: 'string' },
@@ -61,6 +64,7 @@ async function main(): Promise<void> {
   const { reranker, chosenBy } = await loadEvalReranker(config.reranker, values.reranker, (level, msg) => log(`${level}: ${msg}`));
   const warnings: string[] = [];
   let embedderModel: OnnxReranker | undefined;
+  let embeddingCache: ReturnType<typeof cachedEmbedder> | undefined;
   try {
     const rerankerInfo = await describeReranker(reranker, chosenBy);
     log(`reranker: ${rerankerInfo.kind} ${rerankerInfo.model} (source ${rerankerInfo.source}); chosen by ${chosenBy}`);
@@ -79,14 +83,19 @@ async function main(): Promise<void> {
         maxSeqLength: config.reranker.max_seq_length,
         source: 'eval --embedder',
       });
-      dense = { embedder: await embedderModel.embedder(), scoresFromVectors: false };
+      const embedder = await embedderModel.embedder();
+      embeddingCache = values['embedding-cache'] ? cachedEmbedder(embedder) : undefined;
+      dense = { embedder, scoresFromVectors: false, ...(embeddingCache ? { indexEmbedder: embeddingCache } : {}) };
     } else if (values.dense) {
       if (!(reranker instanceof OnnxReranker) || reranker.kind !== 'bi-encoder') {
         throw new NotaryError('invalid_request', `--dense embeds with the reranker's own model, which must be a bi-encoder (it is ${reranker.info.kind}); use --embedder DIR`);
       }
-      dense = { embedder: await reranker.embedder(), scoresFromVectors: true };
+      const embedder = await reranker.embedder();
+      embeddingCache = values['embedding-cache'] ? cachedEmbedder(embedder) : undefined;
+      dense = { embedder, scoresFromVectors: true, ...(embeddingCache ? { indexEmbedder: embeddingCache } : {}) };
     }
     if (dense) log(`dense retrieval: ${dense.embedder.model} (${dense.embedder.dimensions} dimensions)`);
+    if (embeddingCache) warnings.push(`passage embeddings came from the eval cache where present (${evalCacheDir()}): embed_ms is not embedding speed`);
     const report = await runSearchEval({
       ...(dense ? { dense } : {}),
       config,
@@ -117,6 +126,7 @@ async function main(): Promise<void> {
   } finally {
     await reranker.close();
     await embedderModel?.close();
+    embeddingCache?.close();
   }
 }
 

@@ -19,6 +19,7 @@ import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
 import { knownItemQueries, pgDocsDir, sample } from '../test/support/pgdocs.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './eval/cranfield.js';
+import { cachedEmbedder } from './eval/embedding-cache.js';
 import { machineInfo } from './eval/harness.js';
 import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './eval/pgdocs.js';
 import { evaluateRankers, EVAL_RESULT_DEPTH, pipelineRanker, type EvalQuery, type RowResult } from './eval/run.js';
@@ -35,6 +36,7 @@ interface Variant {
 const reflection = (r: NonNullable<SearchPipelineOptions['reflection']>): SearchPipelineOptions['reflection'] => r;
 
 export const VARIANTS: Variant[] = [
+  // Slow: the model runs on every candidate (about 1 s a query on 2 cores).
   { name: 'bm25-first', bm25Only: true, options: {} },
   { name: 'rrf', options: {} },
   { name: 'rrf-lexev', options: { hybridEvidence: 'lexical' } },
@@ -71,7 +73,7 @@ async function main(): Promise<void> {
   });
   if (!values.reranker) throw new NotaryError('invalid_request', '--reranker <bi-encoder model dir> is required');
   const wanted = values.variants?.split(',').map((v) => v.trim());
-  const variants = wanted ? VARIANTS.filter((v) => wanted.includes(v.name)) : VARIANTS;
+  const variants = wanted ? VARIANTS.filter((v) => wanted.includes(v.name)) : VARIANTS.filter((v) => !v.bm25Only);
   if (wanted && variants.length !== wanted.length) throw new NotaryError('invalid_request', `unknown variant in ${values.variants}; known: ${VARIANTS.map((v) => v.name).join(', ')}`);
   const depths = values.depths.split(',').map(Number);
   const config = loadConfig();
@@ -84,7 +86,9 @@ async function main(): Promise<void> {
     source: 'tune --reranker',
   });
   if (model.kind !== 'bi-encoder') throw new NotaryError('invalid_request', 'tuning uses stored vectors: the model must be a bi-encoder');
-  const denseOptions = { embedder: await model.embedder(), scoresFromVectors: true };
+  const embedder = await model.embedder();
+  const cache = cachedEmbedder(embedder);
+  const denseOptions = { embedder, scoresFromVectors: true, indexEmbedder: cache };
   const searchConfig = { ...config.search, max_results: Math.max(config.search.max_results, EVAL_RESULT_DEPTH) };
 
   const collection = loadCranfield(cranfieldDir());
@@ -165,6 +169,7 @@ async function main(): Promise<void> {
     await cranfield.close();
     await pgdocs.close();
     await model.close();
+    cache.close();
   }
 }
 

@@ -56,11 +56,14 @@ export async function openDense(cfg: NotaryConfig, storage: Storage, options: { 
     }
   }
   const embedder = await model.embedder();
-  const rerankerEmbedder = options.reranker instanceof OnnxReranker && options.reranker.kind === 'bi-encoder' ? await options.reranker.embedder() : null;
+  const reranker = options.reranker;
+  // A separately named directory may hold the reranker's own weights: then stored vectors still give its scores.
+  const rerankerModel =
+    reranker === model ? embedder.model : reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder' ? (await reranker.embedder()).model : null;
   const index = new SqlVectorIndex(storage, { model: embedder.model, dimensions: embedder.dimensions });
   options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) beside the full-text index`);
   return {
-    dense: { index, embedder, scoresFromVectors: rerankerEmbedder?.model === embedder.model },
+    dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },
     close: async () => {
       await index.close();
       if (owned) await model.close();

@@ -11,6 +11,8 @@ import { PageStore } from '../../storage/pages.js';
 export interface EvalDenseOptions {
   embedder: Embedder;
   scoresFromVectors: boolean;
+  /** Embeds the passages at index time instead of `embedder` (a cache of the same model); queries never use it. */
+  indexEmbedder?: Embedder;
 }
 
 /** Embeds every stored passage through the Indexer (the real indexing path) into a SqlVectorIndex on `storage`. */
@@ -25,7 +27,7 @@ export async function embedStoredPassages(
   const vectors = new SqlVectorIndex(storage, { model: options.embedder.model, dimensions: options.embedder.dimensions });
   const started = performance.now();
   let lastShown = started;
-  const embedded = await new Indexer({ pages: new PageStore(storage.db), index, config: indexer, vectors: { index: vectors, embedder: options.embedder } }).embedPending(
+  const embedded = await new Indexer({ pages: new PageStore(storage.db), index, config: indexer, vectors: { index: vectors, embedder: options.indexEmbedder ?? options.embedder } }).embedPending(
     (p) => {
       if (performance.now() - lastShown > 10_000) {
         lastShown = performance.now();
