@@ -38,18 +38,19 @@ const reflection = (r: NonNullable<SearchPipelineOptions['reflection']>): Search
 export const VARIANTS: Variant[] = [
   // Slow: the model runs on every candidate (about 1 s a query on 2 cores).
   { name: 'bm25-first', bm25Only: true, options: {} },
-  { name: 'rrf', options: {} },
-  { name: 'rrf-lexev', options: { hybridEvidence: 'lexical' } },
-  { name: 'rrf-lexev-w3', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.3 } } },
-  { name: 'rrf-w1', options: { retrievalWeight: { 'bi-encoder': 0.1 } } },
-  { name: 'rrf-w3', options: { retrievalWeight: { 'bi-encoder': 0.3 } } },
-  { name: 'rrf-fb3', options: { reflection: reflection({ feedbackScoreWeight: 0.3 }) } },
-  { name: 'rrf-fb5', options: { reflection: reflection({ feedbackScoreWeight: 0.5 }) } },
-  { name: 'lexev-fb3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3 }) } },
-  { name: 'lexev-fb5', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.5 }) } },
-  { name: 'lexev-fb3-b05', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, denseFeedbackWeight: 0.5 }) } },
-  { name: 'lexev-fb3-fp5', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 5 }) } },
+  { name: 'rrf', options: { hybridEvidence: 'rrf', reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
+  { name: 'rrf-lexev', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
+  { name: 'rrf-lexev-w3', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.3 }, reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
+  { name: 'rrf-lexev-w4', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.4 }, reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
+  { name: 'defaults', options: {} },
   { name: 'lexev-fb3-fp3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 3 }) } },
+  { name: 'lexev-fb0-fp3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackPassages: 3 }) } },
+  { name: 'lexev-fb5-fp3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.5, feedbackPassages: 3 }) } },
+  { name: 'lexev-fb3-fp2', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 2 }) } },
+  { name: 'lexev-fb3-fp1', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 1 }) } },
+  { name: 'lexev-w3-fb3-fp3', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.3 }, reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 3 }) } },
+  { name: 'lexev-fb3-fp3-win60', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 3, window: 60, candidatesPerPass: 60 }) } },
+  { name: 'lexev-win60', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0, window: 60, candidatesPerPass: 60 }) } },
 ];
 
 interface SetData {
