@@ -4,7 +4,7 @@
  *
  * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs] [--rows bm25,hybrid,depth1,depth2,depth3]
  *          [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
- *          [--cranfield-queries N] [--pgdocs-queries N] [--out FILE]
+ *          [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--out FILE]
  * Without --reranker the configured model (NOTARY_RERANKER_MODEL / reranker.model_dir) is used, else the lexical
  * fallback. --dense embeds every passage with the reranker's own bi-encoder (--embedder: another bi-encoder) and
  * the depth rows then retrieve with BM25 + dense vectors fused by RRF; --embedding-cache keeps passage vectors between
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
       embedder: { type: 'string' },
       'embedding-cache': { type: 'boolean', default: false },
       'cranfield-queries': { type: 'string' },
+      'cranfield-held-out': { type: 'boolean', default: false },
       'pgdocs-queries': { type: 'string' },
       out: { type: 'string' },
     },
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
       sets,
       rows,
       cranfieldQueries: positiveInt(values['cranfield-queries'], 'cranfield-queries'),
+      cranfieldHeldOut: values['cranfield-held-out'],
       pgdocsQueries: positiveInt(values['pgdocs-queries'], 'pgdocs-queries'),
       command: ['npx tsx bench/eval-search.ts', ...process.argv.slice(2)].join(' '),
       warnings,

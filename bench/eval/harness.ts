@@ -66,6 +66,8 @@ export interface SearchEvalOptions {
   rows: readonly EvalRowName[];
   /** Dense retrieval: embed every passage; the depth rows then retrieve with BM25 + dense (RRF). */
   dense?: EvalDenseOptions;
+  /** Cranfield: only the queries bench/tune-search.ts never saw (the 2nd, 4th, ...: 112 of 225). */
+  cranfieldHeldOut?: boolean;
   /** Cranfield: the first n queries; default all 225. */
   cranfieldQueries?: number;
   /** pgdocs: size of the fixed-seed sample. */
@@ -155,7 +157,8 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
 
   if (options.sets.includes('cranfield')) {
     const collection = loadCranfield(cranfieldDir());
-    const queries: EvalQuery[] = collection.queries.slice(0, options.cranfieldQueries ?? collection.queries.length).map((q) => ({
+    const pool = options.cranfieldHeldOut ? collection.queries.filter((_, i) => i % 2 === 1) : collection.queries;
+    const queries: EvalQuery[] = pool.slice(0, options.cranfieldQueries ?? pool.length).map((q) => ({
       id: String(q.id),
       text: q.text,
       judgments: judgmentsFor(collection, q.id),
@@ -169,7 +172,9 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         passages: built.passages,
         index_ms: Math.round(built.indexMs),
         ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
-        judged_by: 'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG',
+        judged_by:
+          'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG' +
+          (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
         rows: await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense),
       };
     } finally {
