@@ -20,7 +20,7 @@ import { NotaryError } from '../core/errors.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { EvalDenseOptions } from './eval/dense.js';
 import { cachedEmbedder, evalCacheDir } from './eval/embedding-cache.js';
-import { formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
+import { formatComparisons, formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
 import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -122,6 +122,8 @@ async function main(): Promise<void> {
     console.log(`First stage: ${report.retrieval}`);
     console.log(`rerank_top_n ${report.settings.rerank_top_n}, max_results ${report.settings.max_results}; depth N = depth 1 plus N-1 reflection passes\n`);
     console.log(formatTable(report));
+    const comparisons = formatComparisons(report);
+    if (comparisons) console.log(`\nPaired, query by query (two-sided t-test):\n${comparisons}`);
     for (const w of warnings) console.log(`WARNING: ${w}`);
     if (rerankerInfo.random_weights) console.log(`\n${RANDOM_WEIGHTS_BANNER}`);
     console.log(`\nwrote ${out}`);

@@ -134,7 +134,7 @@ async function main(): Promise<void> {
           set.keyOf,
         );
         const perRow: Record<string, RowResult> = {};
-        for (const [row, result] of rows) perRow[row] = result;
+        for (const [row, { perQuery: _perQuery, ...result }] of rows) perRow[row] = result;
         ((results[variant.name] ??= {})[set.name] = perRow);
         const metric = set.name === 'cranfield' ? 'ndcg_10' : 'mrr_10';
         const cells = depths.map((d) => {

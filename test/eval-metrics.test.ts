@@ -11,7 +11,8 @@ import {
   successAt,
 } from '../bench/eval/metrics.js';
 import { evaluateRankers, type EvalQuery } from '../bench/eval/run.js';
-import { parseRows, parseSets } from '../bench/eval/harness.js';
+import { formatComparisons, parseRows, parseSets } from '../bench/eval/harness.js';
+import { pairedComparison } from '../bench/eval/compare.js';
 import { isRandomWeightsModel, RANDOM_WEIGHTS_ONNX_SHA256 } from '../bench/eval/reranker-info.js';
 import { pgDocsKey } from '../bench/eval/pgdocs.js';
 import { NotaryError } from '../core/errors.js';
@@ -153,6 +154,8 @@ describe('evaluateRankers', () => {
     expect(second?.metrics.mrr_10).toBe(0.5);
     expect(second?.queries).toBe(2);
     expect(second?.latency_ms.p50).toBeGreaterThanOrEqual(0);
+    expect(first?.perQuery.map((m) => m.mrr_10)).toEqual([1, 0.5]);
+    expect(second?.perQuery.map((m) => m.mrr_10)).toEqual([0, 1]);
   });
 });
 
@@ -169,6 +172,17 @@ describe('harness helpers', () => {
     expect(isRandomWeightsModel('/m/onnx/model.onnx', RANDOM_WEIGHTS_ONNX_SHA256)).toBe(true);
     expect(isRandomWeightsModel('/m/onnx/model_random_weights_int8.onnx', 'ab')).toBe(true);
     expect(isRandomWeightsModel('/m/onnx/model_quantized.onnx', 'ab')).toBe(false);
+  });
+
+  it('prints each set\'s headline comparison: difference, interval, wins and p', () => {
+    const scores = { depth1: [0.5, 1, 0, 0.25], depth2: [1, 1, 0.5, 0.25] };
+    const comparisons = (['ndcg_10', 'mrr_10'] as const).map((metric) =>
+      pairedComparison(metric, { name: 'depth1', scores: scores.depth1 }, { name: 'depth2', scores: scores.depth2 }),
+    );
+    const set = { queries: 4, documents: 4, passages: 4, index_ms: 1, judged_by: 'test', rows: {}, comparisons };
+    const text = formatComparisons({ sets: { pgdocs: set } });
+    expect(text.split('\n')).toHaveLength(1);
+    expect(text).toMatch(/^pgdocs +mrr_10 depth1 -> depth2 +\+0\.250 \(95% CI -0\.\d+ \.\. \+0\.\d+\), 2 better \/ 0 worse \/ 2 same, p = 0\.\d+$/);
   });
 
   it('keys a PostgreSQL docs result by its file name', () => {

@@ -6,6 +6,7 @@ import type { Reranker } from '../../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../../search/pipeline.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
 import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './pgdocs.js';
+import { pairedComparison, type PairedComparison } from './compare.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
 import { bm25Ranker, EVAL_RESULT_DEPTH, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
@@ -35,7 +36,22 @@ export interface SetReport {
   /** What a hit is on this set. */
   judged_by: string;
   rows: Partial<Record<EvalRowName, RowResult & { label: string }>>;
+  /** Row against row, query by query, on nDCG@10 and MRR@10 (paired t-test). */
+  comparisons: PairedComparison[];
 }
+
+/** The pairs worth asking "did this step help?" about, baseline first. */
+export const COMPARED_ROWS: ReadonlyArray<readonly [EvalRowName, EvalRowName]> = [
+  ['bm25', 'hybrid'],
+  ['bm25', 'depth1'],
+  ['hybrid', 'depth1'],
+  ['depth1', 'depth2'],
+  ['depth2', 'depth3'],
+  ['depth1', 'depth3'],
+];
+const COMPARED_METRICS = ['ndcg_10', 'mrr_10'] as const;
+/** The metric each set is judged on in issue 4: graded relevance on Cranfield, the known item's rank on pgdocs. */
+export const HEADLINE_METRIC: Record<EvalSetName, (typeof COMPARED_METRICS)[number]> = { cranfield: 'ndcg_10', pgdocs: 'mrr_10' };
 
 export interface EvalReport {
   date: string;
@@ -124,7 +140,7 @@ async function runRows(
   options: SearchEvalOptions,
   searchConfig: NotaryConfig['search'],
   dense: DenseRetrieval | undefined,
-): Promise<SetReport['rows']> {
+): Promise<Pick<SetReport, 'rows' | 'comparisons'>> {
   const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, ...(dense ? { dense } : {}) });
   const firstStage = dense ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, dense }) : null;
   const started = performance.now();
@@ -143,9 +159,24 @@ async function runRows(
     },
   );
   const rows: SetReport['rows'] = {};
-  for (const [row, result] of results) rows[row] = { label: ROW_LABELS[row], ...result };
+  for (const [row, { perQuery: _perQuery, ...result }] of results) rows[row] = { label: ROW_LABELS[row], ...result };
+  const comparisons: PairedComparison[] = [];
+  for (const [baseline, candidate] of COMPARED_ROWS) {
+    const a = results.get(baseline);
+    const b = results.get(candidate);
+    if (!a || !b || a.perQuery.length < 2) continue;
+    for (const metric of COMPARED_METRICS) {
+      comparisons.push(
+        pairedComparison(
+          metric,
+          { name: baseline, scores: a.perQuery.map((m) => m[metric]) },
+          { name: candidate, scores: b.perQuery.map((m) => m[metric]) },
+        ),
+      );
+    }
+  }
   options.log(`${setName}: ${options.rows.length} rows done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return rows;
+  return { rows, comparisons };
 }
 
 /** Builds each set's index through the real indexing path and runs every row over its queries. */
@@ -175,7 +206,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         judged_by:
           'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG' +
           (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
-        rows: await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense),
+        ...(await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense)),
       };
     } finally {
       await built.close();
@@ -194,7 +225,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         crawl_ms: Math.round(built.crawlMs),
         ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
         judged_by: 'bookindex.html known items: a hit is a result whose file name is one of the entry\'s target pages',
-        rows: await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig, built.dense),
+        ...(await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig, built.dense)),
       };
     } finally {
       await built.close();
@@ -254,4 +285,22 @@ export function formatTable(report: EvalReport): string {
   const render = (l: string[]): string => `| ${l.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join(' | ')} |`;
   const rule = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
   return [render(header), rule, ...lines.slice(1).map(render)].join('\n');
+}
+
+/** One line per compared pair on each set's headline metric: difference, 95% CI, wins/losses/ties, p. */
+export function formatComparisons(report: Pick<EvalReport, 'sets'>): string {
+  const lines: string[] = [];
+  for (const setName of EVAL_SETS) {
+    const set = report.sets[setName];
+    if (!set) continue;
+    const metric = HEADLINE_METRIC[setName];
+    for (const c of set.comparisons.filter((x) => x.metric === metric)) {
+      const sign = (x: number): string => (x >= 0 ? '+' : '') + x.toFixed(3);
+      lines.push(
+        `${setName.padEnd(9)} ${metric} ${`${c.baseline} -> ${c.candidate}`.padEnd(17)} ${sign(c.difference)} ` +
+          `(95% CI ${sign(c.ci_95[0])} .. ${sign(c.ci_95[1])}), ${c.wins} better / ${c.losses} worse / ${c.ties} same, p = ${c.p_value.toPrecision(2)}`,
+      );
+    }
+  }
+  return lines.join('\n');
 }

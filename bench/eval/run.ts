@@ -27,6 +27,11 @@ export interface RowResult {
   mean_results: number;
 }
 
+/** A row with its per-query metrics (for paired comparisons; not written to the report). */
+export interface RankedRow extends RowResult {
+  perQuery: readonly QueryMetrics[];
+}
+
 /** Results a BM25 row and a pipeline row may return: enough for Recall@100. */
 export const EVAL_RESULT_DEPTH = 100;
 
@@ -70,7 +75,7 @@ export async function evaluateRankers<Name extends string>(
   rankers: ReadonlyArray<{ name: Name; ranker: Ranker }>,
   keyOf: (url: string) => string,
   options: RankerRunOptions = {},
-): Promise<Map<Name, RowResult>> {
+): Promise<Map<Name, RankedRow>> {
   for (const q of queries.slice(0, options.warmup ?? 3)) {
     for (const { ranker } of rankers) await ranker(q.text);
   }
@@ -90,7 +95,7 @@ export async function evaluateRankers<Name extends string>(
   }
   return new Map(rankers.map(({ name }, r) => {
     const row = state[r] as (typeof state)[number];
-    return [name, summarise(row.perQuery, row.latencies, row.results)];
+    return [name, { ...summarise(row.perQuery, row.latencies, row.results), perQuery: row.perQuery }];
   }));
 }
 
@@ -100,7 +105,7 @@ export async function evaluateRanker(
   ranker: Ranker,
   keyOf: (url: string) => string,
   options: RankerRunOptions = {},
-): Promise<RowResult> {
+): Promise<RankedRow> {
   const results = await evaluateRankers(queries, [{ name: 'row', ranker }], keyOf, options);
-  return results.get('row') as RowResult;
+  return results.get('row') as RankedRow;
 }

@@ -1,0 +1,63 @@
+import ttest from '@stdlib/stats-ttest';
+
+/** One row against another on one metric, query by query. */
+export interface PairedComparison {
+  metric: string;
+  baseline: string;
+  candidate: string;
+  baseline_mean: number;
+  candidate_mean: number;
+  /** candidate - baseline, mean over the queries. */
+  difference: number;
+  /** 95% confidence interval of the difference (paired t). */
+  ci_95: [number, number];
+  /** Queries where the candidate scores higher / lower / the same. */
+  wins: number;
+  losses: number;
+  ties: number;
+  /** Two-sided paired t-test; 1 when every query ties. */
+  p_value: number;
+}
+
+export function pairedComparison(
+  metric: string,
+  baseline: { name: string; scores: readonly number[] },
+  candidate: { name: string; scores: readonly number[] },
+): PairedComparison {
+  const a = baseline.scores;
+  const b = candidate.scores;
+  if (a.length !== b.length || a.length < 2) {
+    throw new RangeError(`paired comparison needs two equal lists of at least 2 scores (got ${a.length} and ${b.length})`);
+  }
+  const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
+  let wins = 0;
+  let losses = 0;
+  const diffs = b.map((x, i) => {
+    const d = x - (a[i] as number);
+    if (d > 1e-12) wins++;
+    else if (d < -1e-12) losses++;
+    return d;
+  });
+  const ties = a.length - wins - losses;
+  const difference = mean(diffs);
+  let pValue = 1;
+  let ci: [number, number] = [difference, difference];
+  if (diffs.some((d) => Math.abs(d - difference) > 1e-12)) {
+    const test = ttest([...b], [...a]);
+    pValue = test.pValue;
+    ci = [test.ci[0] ?? difference, test.ci[1] ?? difference];
+  }
+  return {
+    metric,
+    baseline: baseline.name,
+    candidate: candidate.name,
+    baseline_mean: mean(a),
+    candidate_mean: mean(b),
+    difference,
+    ci_95: ci,
+    wins,
+    losses,
+    ties,
+    p_value: pValue,
+  };
+}
