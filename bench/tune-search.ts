@@ -22,7 +22,7 @@ import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from '
 import { cachedEmbedder } from './eval/embedding-cache.js';
 import { machineInfo } from './eval/harness.js';
 import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './eval/pgdocs.js';
-import { evaluateRankers, EVAL_RESULT_DEPTH, pipelineRanker, type EvalQuery, type RowResult } from './eval/run.js';
+import { evalSearchConfig, evaluateRankers, pipelineRanker, type EvalQuery, type RowResult } from './eval/run.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   const embedder = await model.embedder();
   const cache = cachedEmbedder(embedder);
   const denseOptions = { embedder, scoresFromVectors: true, indexEmbedder: cache };
-  const searchConfig = { ...config.search, max_results: Math.max(config.search.max_results, EVAL_RESULT_DEPTH) };
+  const searchConfig = evalSearchConfig(config.search);
 
   const collection = loadCranfield(cranfieldDir());
   const cranfield = await buildCranfieldIndex(collection.docs, config.indexer, { dense: denseOptions, log });

@@ -1,6 +1,7 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SearchPipeline } from '../search/pipeline.js';
+import { queryRewriterFromConfig } from '../search/query-rewriter.js';
 import { openContext, openReranker } from './context.js';
 import { openDense } from './dense.js';
 
@@ -17,7 +18,14 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
   const reranker = await openReranker(cfg);
   const opened = await openDense(cfg, ctx.storage, { reranker, log: () => {} });
   try {
-    const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(opened.dense ? { dense: opened.dense } : {}) });
+    const rewriter = queryRewriterFromConfig(cfg.search);
+    const pipeline = new SearchPipeline({
+      index: ctx.index,
+      reranker,
+      config: cfg.search,
+      ...(opened.dense ? { dense: opened.dense } : {}),
+      ...(rewriter ? { rewriter } : {}),
+    });
     const outcome = await pipeline.search({ query: trimmed, depth: opts.depth });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify({ query: trimmed, depth: opts.depth, results: outcome.results }, null, 2)}\n`);
@@ -33,6 +41,14 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
         `rerank ${t.reranked} passages ${t.rerank_ms.toFixed(1)} ms; scorer ${reranker.info.kind}: ${reranker.info.model}; ` +
         `retrieval ${pipeline.retrieval})\n`,
     );
+    const rewrite = t.passes.find((p) => p.rewriter)?.rewriter;
+    if (rewrite && rewriter) {
+      process.stderr.write(
+        rewrite.error
+          ? `query rewriter (${rewriter.model}) failed after ${Math.round(rewrite.ms)} ms, searched without it: ${rewrite.error}\n`
+          : `query rewriter (${rewriter.model}, ${Math.round(rewrite.ms)} ms): ${rewrite.queries.map((q) => JSON.stringify(q)).join(', ') || 'no new query'}\n`,
+      );
+    }
   } finally {
     await opened.close();
     await reranker.close();

@@ -5,6 +5,7 @@ import { createExtractDeps } from '../extract/index.js';
 import { MemoryRateLimitStore } from '../payments/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
+import { logRewriterFailures, queryRewriterFromConfig } from '../search/query-rewriter.js';
 import { openContext, openReranker, stderrLog, type AppContext } from './context.js';
 import { openDense } from './dense.js';
 import { crawlAndIndex } from './crawl.js';
@@ -37,7 +38,10 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const reranker = await openReranker(cfg);
   const opened = await openDense(cfg, ctx.storage, { reranker, log: stderrLog });
   const dense = opened.dense;
-  const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(dense ? { dense } : {}) });
+  const configuredRewriter = queryRewriterFromConfig(cfg.search);
+  const rewriter = configuredRewriter ? logRewriterFailures(configuredRewriter, (message) => stderrLog('warn', message)) : undefined;
+  if (rewriter) stderrLog('info', `query rewriter: ${rewriter.model} at ${cfg.search.query_rewriter.url ?? ''} (reflection passes only)`);
+  const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(dense ? { dense } : {}), ...(rewriter ? { rewriter } : {}) });
   const extract = createExtractDeps(cfg, { scorePassages: (query, passages) => reranker.score(query, passages) });
   const app = await buildApp({
     config: cfg,
@@ -53,6 +57,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
         reranker: reranker.info,
         index: await ctx.index.stats(),
         retrieval: dense ? { mode: 'hybrid', vectors: await dense.index.stats() } : { mode: 'bm25', why: opened.off ?? null },
+        query_rewriter: rewriter ? { model: rewriter.model } : null,
         pages: counts.pages,
         passages: counts.passages,
       };

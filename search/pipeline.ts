@@ -7,6 +7,7 @@ import { cosineToUnit, dot, l2Normalize } from '../reranker/pooling.js';
 import type { Reranker, ScorerKind } from '../reranker/reranker.js';
 import { DEFAULT_EXPANSION, expansionTerms, queryStems, splitSubQueries, termStem, words, type ExpansionOptions, type WeightedTerm } from './reflect.js';
 import type { SearchRequest, SearchResponse, SearchService } from './service.js';
+import type { QueryRewriter, RewriteOutcome } from './query-rewriter.js';
 import { makeSnippet } from './snippet.js';
 
 /** One retrieve -> rerank pass: depth 1 is the first, each further depth level one reflection pass. */
@@ -27,6 +28,8 @@ export interface PassTiming {
   sub_queries?: string[];
   /** Whether the pass searched the vectors again with a query vector moved towards the feedback passages. */
   dense_feedback?: boolean;
+  /** The optional query rewriter (first reflection pass only): its queries, time, and error if it failed. */
+  rewriter?: RewriteOutcome;
 }
 
 export interface SearchTimings {
@@ -96,7 +99,7 @@ export const DEFAULT_REFLECTION: ReflectionOptions = {
 /**
  * Reflection defaults with dense retrieval, chosen on development queries kept apart from the reported ones
  * (bench/tune-search.ts, bench/results/tune-search-2026-11-22-*.json): the best 3 passages make the feedback, and
- * a third of the semantic score comes from the refined query vector.
+ * 0.3 of the model score comes from similarity to the refined query vector.
  */
 export const DEFAULT_HYBRID_REFLECTION: ReflectionOptions = {
   ...DEFAULT_REFLECTION,
@@ -295,6 +298,8 @@ export class SearchPipeline implements SearchService {
       config: NotaryConfig['search'];
       options?: SearchPipelineOptions;
       dense?: DenseRetrieval;
+      /** Asked for alternative queries in the first reflection pass (search.query_rewriter). */
+      rewriter?: QueryRewriter;
     },
   ) {
     const options = deps.options ?? {};
@@ -425,6 +430,25 @@ export class SearchPipeline implements SearchService {
       lists.push(originalList);
     }
 
+    // The rewriter's queries are retrieved like the expansion: in a sum of scores they split RM3's complement weight
+    // (1 - originalWeight) between them; in rank fusion each is a list of its own, full-text and, with vectors, dense.
+    let rewriter: RewriteOutcome | undefined;
+    if (pass === 2 && this.deps.rewriter) {
+      rewriter = await this.deps.rewriter.rewrite(query, feedbackHits.slice(0, COVERAGE_PASSAGES).map(({ hit }) => passageText(hit)));
+      if (rewriter.queries.length > 0) {
+        const queryTerms = Math.max(1, queryStems(query).size);
+        if (covered && originalList && !this.deps.dense) lists.push({ ...originalList, weight: options.originalWeight / queryTerms });
+        const share = (1 - options.originalWeight) / rewriter.queries.length;
+        const vectors = queryVector && this.deps.dense ? await this.deps.dense.embedder.embed(rewriter.queries) : [];
+        for (const [i, rewritten] of rewriter.queries.entries()) {
+          lists.push({ kind: 'lexical', weight: share / Math.max(1, queryStems(rewritten).size), rrfWeight: 1, scores: await state.run(rewritten) });
+          const vector = vectors[i];
+          if (vector) lists.push({ kind: 'dense', weight: 1, rrfWeight: 1, scores: await state.runDense(`rw${i}`, vector) });
+        }
+      }
+    }
+    const rewritten = (rewriter?.queries.length ?? 0) > 0;
+
     let denseFeedback = false;
     if (queryVector && (!covered || options.denseFeedbackWhenCovered) && options.denseFeedbackWeight > 0) {
       const feedbackVectors = await state.vectorsOf(feedbackHits.map(({ hit }) => hit.id));
@@ -445,7 +469,7 @@ export class SearchPipeline implements SearchService {
     if (!denseFeedback) lists.push(...denseLists);
 
     let fresh: number[];
-    if (covered && !denseFeedback) {
+    if (covered && !denseFeedback && !rewritten) {
       // The best passages already hold every query word: reformulating would only drift. Look deeper instead.
       fresh = state
         .byRetrieval()
@@ -472,6 +496,7 @@ export class SearchPipeline implements SearchService {
       expansion,
       sub_queries: subQueries,
       dense_feedback: denseFeedback,
+      ...(rewriter ? { rewriter } : {}),
     };
   }
 

@@ -10,7 +10,7 @@ import {
   reciprocalRankAt,
   successAt,
 } from '../bench/eval/metrics.js';
-import { evaluateRankers, type EvalQuery } from '../bench/eval/run.js';
+import { evalSearchConfig, evaluateRankers, type EvalQuery } from '../bench/eval/run.js';
 import { formatComparisons, parseRows, parseSets } from '../bench/eval/harness.js';
 import { pairedComparison } from '../bench/eval/compare.js';
 import { isRandomWeightsModel, RANDOM_WEIGHTS_ONNX_SHA256 } from '../bench/eval/reranker-info.js';
@@ -183,6 +183,11 @@ describe('harness helpers', () => {
     const text = formatComparisons({ sets: { pgdocs: set } });
     expect(text.split('\n')).toHaveLength(1);
     expect(text).toMatch(/^pgdocs +mrr_10 depth1 -> depth2 +\+0\.250 \(95% CI -0\.\d+ \.\. \+0\.\d+\), 2 better \/ 0 worse \/ 2 same, p = 0\.\d+$/);
+  });
+
+  it('measures depth 3 and 100 results whatever the serving caps are', () => {
+    expect(evalSearchConfig({ max_results: 10, max_depth: 2, rerank_top_n: 30 })).toEqual({ max_results: 100, max_depth: 3, rerank_top_n: 30 });
+    expect(evalSearchConfig({ max_results: 500, max_depth: 5 })).toEqual({ max_results: 500, max_depth: 5 });
   });
 
   it('keys a PostgreSQL docs result by its file name', () => {

@@ -9,7 +9,7 @@ import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } fr
 import { pairedComparison, type PairedComparison } from './compare.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
-import { bm25Ranker, EVAL_RESULT_DEPTH, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
+import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
 import { pgDocsDir } from '../../test/support/pgdocs.js';
 
 export const EVAL_SETS = ['cranfield', 'pgdocs'] as const;
@@ -183,7 +183,7 @@ async function runRows(
 export async function runSearchEval(options: SearchEvalOptions): Promise<EvalReport> {
   const { config } = options;
   const machine = machineInfo();
-  const searchConfig: NotaryConfig['search'] = { ...config.search, max_results: Math.max(config.search.max_results, EVAL_RESULT_DEPTH) };
+  const searchConfig: NotaryConfig['search'] = evalSearchConfig(config.search);
   const sets: EvalReport['sets'] = {};
 
   if (options.sets.includes('cranfield')) {

@@ -35,6 +35,14 @@ export interface RankedRow extends RowResult {
 /** Results a BM25 row and a pipeline row may return: enough for Recall@100. */
 export const EVAL_RESULT_DEPTH = 100;
 
+/** Deepest row measured, whatever search.max_depth the server would allow (the pipeline clamps to it). */
+export const EVAL_MAX_DEPTH = 3;
+
+/** The search settings the eval runs with: the configured ones, with the result list and depth cap raised. */
+export function evalSearchConfig<T extends { max_results: number; max_depth: number }>(search: T): T {
+  return { ...search, max_results: Math.max(search.max_results, EVAL_RESULT_DEPTH), max_depth: Math.max(search.max_depth, EVAL_MAX_DEPTH) };
+}
+
 /** BM25 alone: the index's order, best passage per document. */
 export function bm25Ranker(index: SearchIndex, depth = EVAL_RESULT_DEPTH): Ranker {
   return async (query) => (await index.search(query, { limit: depth, perPageLimit: 1 })).map((hit) => hit.url);
