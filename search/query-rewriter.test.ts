@@ -1,7 +1,4 @@
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -12,75 +9,21 @@ import type { IndexDoc } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from './pipeline.js';
 import { logRewriterFailures, OpenAiQueryRewriter, parseRewrites, queryRewriterFromConfig, rewritePrompt, type QueryRewriter } from './query-rewriter.js';
+import { startChatServer, type ChatServer } from './test-support.js';
 
-/**
- * A chat completions endpoint on 127.0.0.1 standing in for the operator's LLM server (OpenAI, vLLM, llama.cpp):
- * it records each request and answers as `behaviour` says.
- */
-type Behaviour = { kind: 'answer'; content: string } | { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'garbage' };
-
-interface Recorded {
-  path: string;
-  authorization: string | undefined;
-  body: { model: string; messages: Array<{ role: string; content: string }>; temperature: number };
-}
-
-let server: Server;
-let baseUrl = '';
-let behaviour: Behaviour = { kind: 'answer', content: '' };
-const requests: Recorded[] = [];
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = JSON.parse(await readBody(req)) as Recorded['body'];
-  requests.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
-  const b = behaviour;
-  if (b.kind === 'hang') return; // never answers; the client must give up
-  if (b.kind === 'status') {
-    res.writeHead(b.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'model overloaded', type: 'server_error' } }));
-    return;
-  }
-  if (b.kind === 'garbage') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', choices: [] }));
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/json' }).end(
-    JSON.stringify({
-      id: 'chatcmpl-test',
-      object: 'chat.completion',
-      created: 0,
-      model: body.model,
-      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: b.content } }],
-    }),
-  );
-}
-
-const sockets = new Set<Socket>();
-beforeAll(async () => {
-  server = createServer((req, res) => void handle(req, res));
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-});
-
+let chat: ChatServer;
+const requests = (): ChatServer['requests'] => chat.requests;
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-rewriter-'));
+beforeAll(async () => {
+  chat = await startChatServer();
+});
 afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  server.close();
+  await chat.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 const rewriter = (over: Partial<ConstructorParameters<typeof OpenAiQueryRewriter>[0]> = {}): OpenAiQueryRewriter =>
-  new OpenAiQueryRewriter({ url: baseUrl, model: 'test-model', apiKey: 'sk-test', timeoutMs: 2000, maxQueries: 3, maxQueryLength: 100, ...over });
+  new OpenAiQueryRewriter({ url: chat.url, model: 'test-model', apiKey: 'sk-test', timeoutMs: 2000, maxQueries: 3, maxQueryLength: 100, ...over });
 
 describe('parseRewrites', () => {
   it('takes one query per line without list markers, quotes, repeats or the original', () => {
@@ -96,12 +39,12 @@ describe('parseRewrites', () => {
 
 describe('OpenAiQueryRewriter against a chat completions server on 127.0.0.1', () => {
   it('sends the query and passages with the model and key, and parses the answer', async () => {
-    behaviour = { kind: 'answer', content: 'wing flutter\nbending torsion coupling' };
-    requests.length = 0;
+    chat.behaviour = { kind: 'answer', content: 'wing flutter\nbending torsion coupling' };
+    chat.requests.length = 0;
     const outcome = await rewriter().rewrite('aeroelastic instability', ['Flutter of a swept wing couples bending and torsion.']);
     expect(outcome).toMatchObject({ queries: ['wing flutter', 'bending torsion coupling'] });
     expect(outcome.error).toBeUndefined();
-    const [request] = requests;
+    const [request] = requests();
     expect(request?.path).toBe('/v1/chat/completions');
     expect(request?.authorization).toBe('Bearer sk-test');
     expect(request?.body.model).toBe('test-model');
@@ -113,15 +56,15 @@ describe('OpenAiQueryRewriter against a chat completions server on 127.0.0.1', (
   });
 
   it('reports an HTTP error, a malformed answer and a timeout instead of throwing', async () => {
-    behaviour = { kind: 'status', status: 503 };
+    chat.behaviour = { kind: 'status', status: 503 };
     const failed = await rewriter().rewrite('q', []);
     expect(failed.queries).toEqual([]);
     expect(failed.error).toMatch(/^HTTP 503/);
 
-    behaviour = { kind: 'garbage' };
+    chat.behaviour = { kind: 'garbage' };
     expect((await rewriter().rewrite('q', [])).error).toMatch(/no message content/);
 
-    behaviour = { kind: 'hang' };
+    chat.behaviour = { kind: 'hang' };
     const started = performance.now();
     const slow = await rewriter({ timeoutMs: 300 }).rewrite('q', []);
     expect(slow.queries).toEqual([]);
@@ -132,13 +75,13 @@ describe('OpenAiQueryRewriter against a chat completions server on 127.0.0.1', (
   it('is configured only when search.query_rewriter.url is set', () => {
     const search = configSchema.parse({}).search;
     expect(queryRewriterFromConfig(search)).toBeUndefined();
-    const on = queryRewriterFromConfig({ ...search, query_rewriter: { ...search.query_rewriter, url: baseUrl } });
+    const on = queryRewriterFromConfig({ ...search, query_rewriter: { ...search.query_rewriter, url: chat.url } });
     expect(on?.model).toBe('gpt-4o-mini');
   });
 
   it('logs failures through the wrapper and passes answers on', async () => {
     const logged: string[] = [];
-    behaviour = { kind: 'status', status: 500 };
+    chat.behaviour = { kind: 'status', status: 500 };
     const wrapped = logRewriterFailures(rewriter(), (m) => logged.push(m));
     expect((await wrapped.rewrite('q', [])).queries).toEqual([]);
     expect(logged).toHaveLength(1);
@@ -155,7 +98,7 @@ describe('SearchPipeline with a query rewriter', () => {
   const config: NotaryConfig['search'] = { ...configSchema.parse({}).search, max_depth: 3 };
 
   async function pipelineWith(queryRewriter?: QueryRewriter): Promise<{ pipeline: SearchPipeline; close: () => Promise<void> }> {
-    const index = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `index-${requests.length}-${Math.random()}.sqlite`)), { ownsHandle: true });
+    const index = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `index-${Math.random()}.sqlite`)), { ownsHandle: true });
     await index.upsert(docs);
     const pipeline = new SearchPipeline({ index, reranker: new LexicalReranker(), config, ...(queryRewriter ? { rewriter: queryRewriter } : {}) });
     return { pipeline, close: () => index.close() };
@@ -165,22 +108,22 @@ describe('SearchPipeline with a query rewriter', () => {
   const QUERY = 'aeroelastic instability';
 
   it('retrieves with the rewritten queries at depth 2 and never calls the rewriter at depth 1', async () => {
-    behaviour = { kind: 'answer', content: 'wing flutter\nbending torsion' };
+    chat.behaviour = { kind: 'answer', content: 'wing flutter\nbending torsion' };
     const { pipeline, close } = await pipelineWith(rewriter());
     try {
-      requests.length = 0;
+      chat.requests.length = 0;
       const one = await pipeline.search({ query: QUERY, depth: 1 });
       expect(one.results).toEqual([]);
-      expect(requests).toHaveLength(0);
+      expect(requests()).toHaveLength(0);
 
       const two = await pipeline.search({ query: QUERY, depth: 2 });
-      expect(requests).toHaveLength(1);
+      expect(requests()).toHaveLength(1);
       expect(two.results.map((r) => r.url)).toEqual(['http://aero.test/1']);
       expect(two.timings.passes[1]?.rewriter?.queries).toEqual(['wing flutter', 'bending torsion']);
 
-      requests.length = 0;
+      chat.requests.length = 0;
       const three = await pipeline.search({ query: QUERY, depth: 3 });
-      expect(requests).toHaveLength(1);
+      expect(requests()).toHaveLength(1);
       expect(three.timings.passes[2]?.rewriter).toBeUndefined();
     } finally {
       await close();
@@ -188,7 +131,7 @@ describe('SearchPipeline with a query rewriter', () => {
   });
 
   it('searches as if there were no rewriter when the endpoint fails', async () => {
-    behaviour = { kind: 'status', status: 500 };
+    chat.behaviour = { kind: 'status', status: 500 };
     const withFailing = await pipelineWith(rewriter());
     const without = await pipelineWith();
     try {
