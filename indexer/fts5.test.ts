@@ -18,10 +18,16 @@ searchIndexContract('sqlite-fts5', async () => {
 
 describe('toFts5Query', () => {
   it('quotes words, drops syntax and stopwords, ORs the rest', () => {
-    expect(toFts5Query('How do I "create" an INDEX* (NEAR:x)')).toBe('"create" OR "index" OR "near" OR "x"');
+    expect(toFts5Query('How do I "create" an INDEX* (NEAR:x)')).toBe('"create" OR "index" OR "near" OR "x" OR "near x"');
     expect(toFts5Query('the of and')).toBe('"the" OR "of" OR "and"');
     expect(toFts5Query(' "*:()-^ ')).toBeNull();
     expect(toFts5Query('')).toBeNull();
+  });
+
+  it('adds each identifier as a phrase of its parts beside the parts', () => {
+    expect(toFts5Query('lc_numeric configuration parameter')).toBe('"lc" OR "numeric" OR "configuration" OR "parameter" OR "lc numeric"');
+    expect(toFts5Query('pg_catalog.pg_stat_activity')).toBe('"pg" OR "catalog" OR "stat" OR "activity" OR "pg catalog pg stat activity"');
+    expect(toFts5Query('point-in-time recovery')).toBe('"point" OR "time" OR "recovery"');
   });
 
   it('caps the number of terms', () => {
@@ -39,6 +45,18 @@ describe('Fts5SearchIndex', () => {
     const second = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true });
     expect((await second.search('checkpoint', { limit: 5 })).map((h) => h.id)).toEqual([1]);
     await second.close();
+  });
+
+  it('ranks the passage holding an identifier exactly above passages holding its parts', async () => {
+    const index = new Fts5SearchIndex(new BetterSqlite3(':memory:'), { ownsHandle: true });
+    await index.upsert([
+      { id: 1, pageId: 1, url: 'http://a.test/1', title: 'Numeric types', headingPath: '', text: 'numeric precision and numeric scale; lc of a numeric column; numeric rounding' },
+      { id: 2, pageId: 2, url: 'http://a.test/2', title: 'Client defaults', headingPath: '', text: 'lc_numeric sets the locale used to format numbers, like other client settings' },
+    ]);
+    expect((await index.search('lc_numeric', { limit: 5 })).map((h) => h.id)).toEqual([2, 1]);
+    // Without the phrase (the parts alone) the numeric-heavy passage wins: the phrase is what decides.
+    expect((await index.search('lc numeric', { limit: 5 })).map((h) => h.id)[0]).toBe(1);
+    await index.close();
   });
 
   it('rejects a negative limit with a NotaryError', async () => {

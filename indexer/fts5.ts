@@ -26,12 +26,19 @@ const MAX_QUERY_TERMS = 32;
  * parser. Returns null when no word is left.
  */
 export function toFts5Query(input: string): string | null {
-  const words = input.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
+  const normalised = input.normalize('NFKC').toLowerCase();
+  const words = normalised.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
   const unique = [...new Set(words)];
   const meaningful = unique.filter((w) => !STOPWORDS.has(w));
   const terms = (meaningful.length > 0 ? meaningful : unique).slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0) return null;
-  return terms.map((t) => `"${t}"`).join(' OR ');
+  // The tokenizer splits identifiers (lc_numeric, pg_stat_activity, max.connections) into their parts; the
+  // identifier itself also goes in as a phrase, so a passage holding it exactly outscores one holding a part.
+  const identifiers = [...new Set(normalised.match(/[\p{L}\p{N}\p{M}]+(?:[_.:][\p{L}\p{N}\p{M}]+)+/gu) ?? [])]
+    .map((id) => id.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [])
+    .filter((parts) => parts.length > 1)
+    .slice(0, MAX_QUERY_TERMS);
+  return [...terms.map((t) => `"${t}"`), ...identifiers.map((parts) => `"${parts.join(' ')}"`)].join(' OR ');
 }
 
 interface HitRow {
