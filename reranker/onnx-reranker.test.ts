@@ -168,8 +168,9 @@ describe('model kind and files', () => {
   it('refuses broken model directories with model_unavailable', async () => {
     const options = { threads: 1, batchSize: 4, maxSeqLength: 64, source: 'config' };
     await expectModelUnavailable(OnnxReranker.load('/nonexistent/model', options), 'does not exist');
-    // all-MiniLM-L6-v2 here has a tokenizer and config but no weights.
-    await expectModelUnavailable(OnnxReranker.load(biEncoderDir, options), 'no .onnx file');
+    const noWeights = mkdtempSync(path.join(tmpdir(), 'notary-model-'));
+    for (const file of ['config.json', 'tokenizer.json']) copyFileSync(path.join(biEncoderDir, file), path.join(noWeights, file));
+    await expectModelUnavailable(OnnxReranker.load(noWeights, options), 'no .onnx file');
     const noTokenizer = mkdtempSync(path.join(tmpdir(), 'notary-model-'));
     copyFileSync(path.join(crossEncoderDir, 'config.json'), path.join(noTokenizer, 'config.json'));
     await expectModelUnavailable(OnnxReranker.load(noTokenizer, options), 'no tokenizer.json');

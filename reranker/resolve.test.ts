@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -89,7 +89,9 @@ describe('loadReranker: explicit model', () => {
   it('refuses an explicit broken directory with model_unavailable instead of falling back', async () => {
     for (const env of [{ NOTARY_RERANKER_MODEL: '/nonexistent/model' }, {}]) {
       const { log } = recorder();
-      const cfg = config(freshCache(), { model_dir: path.join(crossEncoderDir, '..', 'all-MiniLM-L6-v2') });
+      const noWeights = mkdtempSync(path.join(tmpdir(), 'notary-model-'));
+      for (const file of ['config.json', 'tokenizer.json']) copyFileSync(path.join(crossEncoderDir, file), path.join(noWeights, file));
+      const cfg = config(freshCache(), { model_dir: noWeights });
       let caught: unknown;
       try {
         await loadReranker(cfg, { env, log });

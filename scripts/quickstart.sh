@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh runtime
+# shellcheck source=scripts/node-env.sh
+. scripts/node-env.sh
 exec node bin/notary.js serve "$@"

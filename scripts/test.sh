@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
+# shellcheck source=scripts/node-env.sh
+. scripts/node-env.sh
 # The Python reference pipeline (tokenizers + onnxruntime) the reranker parity test compares against.
 NOTARY_REFERENCE_PYTHON="$(bash scripts/reference-venv.sh)"
 export NOTARY_REFERENCE_PYTHON

@@ -1,4 +1,5 @@
-import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
 import { sql } from 'kysely';
 
 export type Dialect = 'sqlite' | 'postgres';
