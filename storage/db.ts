@@ -56,7 +56,8 @@ export function openPostgres(connectionString: string): Storage {
 }
 
 export async function migrateToLatest(storage: Storage): Promise<void> {
-  const migrator = new Migrator({ db: storage.db, provider: migrationProvider(storage.dialect) });
+  // Migrations are named by the issue that added them, so they may land out of name order.
+  const migrator = new Migrator({ db: storage.db, provider: migrationProvider(storage.dialect), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
