@@ -1,14 +1,12 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 /** Every top-level folder of ours that code can import from. */
 const OURS = ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'runtime', 'api', 'cli', 'bench', 'test', 'spec', 'sdk', 'dashboard', 'mcp'];
 
 /**
- * What each product folder may import (docs/architecture.md's table, enforced). Tests beside the code, contract
- * suites and everything in bench/ and test/ are exempt: they may import anything, and nothing may import them.
+ * What each product folder may import (the architecture table, enforced). Tests beside the code and contract suites
+ * are exempt, as are bench/ and test/: they may import anything, and nothing may import them.
  */
 const MAY_IMPORT = {
   core: [],
@@ -26,14 +24,34 @@ const MAY_IMPORT = {
   cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search'],
 };
 
-const zones = Object.entries(MAY_IMPORT).map(([folder, allowed]) => ({
-  target: `./${folder}`,
-  from: OURS.filter((other) => other !== folder && !allowed.includes(other)).map((other) => `./${other}`),
-  message: `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (docs/architecture.md)`,
-}));
-
-const productFiles = Object.keys(MAY_IMPORT).map((folder) => `${folder}/**/*.ts`);
 const testFiles = ['**/*.test.ts', '**/*.contract.ts'];
+const notProductCode = [
+  { name: 'vitest', message: 'Test code belongs in *.test.ts files and test/.' },
+];
+const notTests = { regex: '\\.(test|contract)\\.js$', message: 'Contract suites and tests are not product code.' };
+const noFramework = { group: ['fastify', 'fastify-*', '@fastify/*'], message: 'payments/ knows no HTTP framework.' };
+
+/**
+ * One block per folder and depth: a file `depth` folders below the root reaches another top-level folder with exactly
+ * `depth` "../" segments, so the regular expression names the folder an import lands in without a resolver.
+ */
+function zoneBlocks() {
+  const blocks = [];
+  for (const [folder, allowed] of Object.entries(MAY_IMPORT)) {
+    const forbidden = OURS.filter((other) => other !== folder && !allowed.includes(other));
+    const message = `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (the architecture table in README's Layout)`;
+    for (let depth = 1; depth <= 5; depth++) {
+      const patterns = [{ regex: `^(\\.\\./){${depth}}(${forbidden.join('|')})(/|$)`, message }, notTests];
+      if (folder === 'payments') patterns.push(noFramework);
+      blocks.push({
+        files: [`${folder}/${'*/'.repeat(depth - 1)}*.ts`],
+        ignores: testFiles,
+        rules: { 'no-restricted-imports': ['error', { paths: notProductCode, patterns }] },
+      });
+    }
+  }
+  return blocks;
+}
 
 export const config = tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'sdk/**', 'coverage/**'] },
@@ -49,39 +67,7 @@ export const config = tseslint.config(
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
     },
   },
-  {
-    files: productFiles,
-    ignores: testFiles,
-    plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })] },
-    rules: {
-      'import-x/no-restricted-paths': ['error', { zones }],
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [{ name: 'vitest', message: 'Test code belongs in *.test.ts files and test/.' }],
-          patterns: [{ group: ['**/*.contract.js', '**/*.test.js'], message: 'Contract suites and tests are not product code.' }],
-        },
-      ],
-    },
-  },
-  {
-    // The payments core knows no HTTP framework (x402's reference shape: a framework-free core, thin adapters).
-    files: ['payments/**/*.ts'],
-    ignores: testFiles,
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [{ name: 'vitest', message: 'Test code belongs in *.test.ts files and test/.' }],
-          patterns: [
-            { group: ['fastify', 'fastify-*', '@fastify/*'], message: 'payments/ knows no HTTP framework.' },
-            { group: ['**/*.contract.js', '**/*.test.js'], message: 'Contract suites and tests are not product code.' },
-          ],
-        },
-      ],
-    },
-  },
+  ...zoneBlocks(),
 );
 
 // eslint's flat config loader needs the default export (the named-exports rule applies to .ts files only).

@@ -19,8 +19,8 @@ describe('architecture: import zones', () => {
     );
     expect(found).toEqual([
       expect.stringMatching(/no-restricted-imports: .*knows no HTTP framework/),
-      expect.stringMatching(/no-restricted-paths: .*payments\/ may import only core, storage/),
-      expect.stringMatching(/no-restricted-paths: .*payments\/ may import only core, storage/),
+      expect.stringMatching(/no-restricted-imports: .*payments\/ may import only core, storage/),
+      expect.stringMatching(/no-restricted-imports: .*payments\/ may import only core, storage/),
     ]);
   });
 
