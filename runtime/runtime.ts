@@ -84,6 +84,10 @@ export class Runtime {
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
 
+  private get modeDeps(): PaymentModeDeps {
+    return { config: this.config, accounts: this.accounts, storage: this.storage, log: this.log };
+  }
+
   private constructor(
     readonly config: NotaryConfig,
     readonly storage: Storage,
@@ -114,7 +118,7 @@ export class Runtime {
     this.paidCallGate = lazy(() =>
       buildPaidCallGate({
         config,
-        modes: [...buildPaymentModes({ config, accounts: this.accounts }), ...(options.extraModes?.({ config, accounts: this.accounts }) ?? [])],
+        modes: [...buildPaymentModes(this.modeDeps), ...(options.extraModes?.(this.modeDeps) ?? [])],
         rateLimits: this.rateLimits,
         idempotency: this.idempotency,
         ...(options.extensions ? { extensions: options.extensions } : {}),
