@@ -1,0 +1,12 @@
+import { startLocalChain, deployToken, newAccount, compileContracts } from '/work/wt-15/test/support/evm-chain.ts';
+let t = Date.now();
+compileContracts(); console.log('compile', Date.now() - t); t = Date.now();
+const deployer = newAccount(); const payer = newAccount();
+const chain = await startLocalChain({ funded: [deployer.address] });
+console.log('chain', Date.now() - t, chain.rpcUrl); t = Date.now();
+const token = await deployToken(chain, deployer);
+await token.mint(payer.address, 5_000_000n);
+console.log('deploy+mint', Date.now() - t, token.address, await token.balanceOf(payer.address));
+const r = await fetch(chain.rpcUrl, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
+console.log(await r.text(), (await token.transfers()).length);
+await chain.close();
