@@ -169,9 +169,17 @@ export async function startLocalChain(options: { chainId?: number; funded: reado
     { subscriptionCallback: () => {} },
     new edr.ContractDecoder(),
   );
-  const handle = async (body: string): Promise<string> => {
-    const response = await provider.handleRequest(body);
+  const handleOne = async (request: Record<string, unknown>): Promise<string> => {
+    // EDR insists on `params`; JSON-RPC lets a client leave it out (viem does for eth_chainId).
+    const response = await provider.handleRequest(JSON.stringify({ params: [], ...request }));
     return typeof response.data === 'string' ? response.data : JSON.stringify(response.data);
+  };
+  const handle = async (body: string): Promise<string> => {
+    const parsed = JSON.parse(body) as Record<string, unknown> | Array<Record<string, unknown>>;
+    if (!Array.isArray(parsed)) return handleOne(parsed);
+    const replies: string[] = [];
+    for (const one of parsed) replies.push(await handleOne(one));
+    return `[${replies.join(',')}]`;
   };
   let nextId = 1;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
