@@ -220,7 +220,12 @@ export class PaidCallGate {
       if (err instanceof NotaryError && err.status === 402) throw await this.withAllChallenges(err, request, price, rawBody);
       throw err;
     }
-    const context = { options: this.options, extensions: this.extensions, now: this.now };
+    const context: GateContext = {
+      options: this.options,
+      extensions: this.extensions,
+      now: this.now,
+      withChallenges: (err) => this.withAllChallenges(err, request, price, rawBody),
+    };
     return { kind: 'call', call: new PaidCall(context, admission, rawBody, price, payer, authorization, lease) };
   }
 
@@ -277,6 +282,8 @@ interface GateContext {
   options: PaidCallGateOptions;
   extensions: readonly ResponseExtension[];
   now: () => number;
+  /** A 402 from a failed charge carries every mode's challenge too (nothing was charged: the caller may pay anew). */
+  withChallenges: (err: NotaryError) => Promise<NotaryError>;
 }
 
 /** One authorized call: runs the work and charges for it exactly once, or releases the payment. */
@@ -328,6 +335,7 @@ export class PaidCall {
       settlement = await this.authorization.settle({ requestId: request.requestId, idempotencyKey: this.lease?.key ?? null });
     } catch (err) {
       await this.abandon();
+      if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
       throw err;
     }
     if (settlement.creditsUsed !== this.price.credits) {

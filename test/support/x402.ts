@@ -109,7 +109,11 @@ export async function startFacilitatorCli(world: ChainWorld, dataDir: string): P
 /** An API config with x402 enabled against this chain, facilitator and trusted receipt keys (plus `overrides`). */
 export function x402ApiConfig(dataDir: string, world: ChainWorld, facilitator: RunningFacilitator, overrides: ConfigInput = {}): NotaryConfig {
   const x402: ConfigInput = {
+    // Every challenge (and @x402/fetch's first, unpaid request) comes from 127.0.0.1.
+    payments: { anonymous_tier: 'bulk' },
     extract: { allow_private_networks: true, respect_robots_txt: false, render: 'never' },
+  };
+  const modes: ConfigInput = {
     payments: {
       modes: {
         x402: {
@@ -127,7 +131,8 @@ export function x402ApiConfig(dataDir: string, world: ChainWorld, facilitator: R
       },
     },
   };
-  const merged = deepMerge(x402 as Record<string, unknown>, overrides as Record<string, unknown>) as ConfigInput;
+  const base = deepMerge(x402 as Record<string, unknown>, modes as Record<string, unknown>);
+  const merged = deepMerge(base, overrides as Record<string, unknown>) as ConfigInput;
   return apiTestConfig(dataDir, merged);
 }
 

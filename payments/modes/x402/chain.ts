@@ -36,7 +36,8 @@ export class RpcSettlementChain implements SettlementChain {
   private readonly client: PublicClient;
 
   constructor(rpcUrl: string, private readonly lookbackBlocks = 50_000n, timeoutMs = 10_000) {
-    this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }) });
+    // No cached block number: reconciliation must see the block that was mined a moment ago.
+    this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }), cacheTime: 0 });
   }
 
   async authorizationOutcome(input: { asset: Address; payer: Address; nonce: Hex; payTo: Address; amount: bigint }): Promise<AuthorizationOutcome> {

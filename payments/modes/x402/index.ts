@@ -13,6 +13,14 @@ export { RpcSettlementChain, type SettlementChain, type AuthorizationOutcome } f
 export { parsePaymentSignature, type SignedPayment } from './payload.js';
 export * from './receipt.js';
 
+/** The service_secrets row holding the generated challenge secret. */
+export const CHALLENGE_SECRET_NAME = 'x402_challenge';
+
+/** The HMAC key of challenges from the configured or generated secret. */
+export function challengeKey(secret: string): Uint8Array {
+  return createHash('sha256').update(`notary x402 challenge key\n${secret}`).digest();
+}
+
 export interface X402ModeDeps {
   config: NotaryConfig;
   db: Kysely<Database>;
@@ -39,10 +47,7 @@ export function createX402Mode(deps: X402ModeDeps): X402Mode {
     verifier: deps.verifier ?? new HTTPFacilitatorClient({ url, timeoutMs: config.verify_timeout_ms }),
     settler: deps.settler ?? new HTTPFacilitatorClient({ url, timeoutMs: config.settle_timeout_ms }),
     chain: deps.chain ?? new RpcSettlementChain(rpcUrl),
-    secret: async () => {
-      const secret = configured ?? (await payments.secret('x402_challenge', () => randomBytes(32).toString('base64url')));
-      return createHash('sha256').update(`notary x402 challenge key\n${secret}`).digest();
-    },
+    secret: async () => challengeKey(configured ?? (await payments.secret(CHALLENGE_SECRET_NAME, () => randomBytes(32).toString('base64url')))),
     leaseMs: deps.config.payments.idempotency.in_progress_timeout_s * 1000,
     log: deps.log,
     ...(deps.now ? { now: deps.now } : {}),
