@@ -2,7 +2,7 @@ import path from 'node:path';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, defineChain, http, nonceManager, publicActions, type Hex } from 'viem';
+import { createWalletClient, defineChain, http, publicActions, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
@@ -35,16 +35,24 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
     throw new NotaryError('invalid_config', `facilitator.rpc_url ${settings.rpc_url} does not answer eth_chainId: ${err instanceof Error ? err.message : String(err)}`);
   }
   const chain = defineChain({ id: chainId, name: `eip155:${chainId}`, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [settings.rpc_url] } } });
-  const account = privateKeyToAccount(settings.private_key as Hex, { nonceManager });
-  const client = createWalletClient({ account, chain, transport, pollingInterval: settings.poll_interval_ms }).extend(publicActions);
+  const account = privateKeyToAccount(settings.private_key as Hex);
+  const client = createWalletClient({ account, chain, transport, pollingInterval: settings.poll_interval_ms, cacheTime: 0 }).extend(publicActions);
+  // One account sends every settlement: transactions are submitted one at a time, each with the node's pending nonce,
+  // so concurrent settles never collide on a nonce (waiting for receipts still runs in parallel).
+  let submissions: Promise<unknown> = Promise.resolve();
+  const submit = <T>(send: (nonce: number) => Promise<T>): Promise<T> => {
+    const run = submissions.then(async () => send(await client.getTransactionCount({ address: account.address, blockTag: 'pending' })));
+    submissions = run.catch(() => undefined);
+    return run;
+  };
   const signer = toFacilitatorEvmSigner(
     {
       address: account.address,
       getCode: (args) => client.getCode(args),
       readContract: (args) => client.readContract({ ...args, args: args.args ?? [] }),
       verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-      writeContract: (args) => client.writeContract({ ...args, args: args.args } as Parameters<typeof client.writeContract>[0]),
-      sendTransaction: (args) => client.sendTransaction(args),
+      writeContract: (args) => submit((nonce) => client.writeContract({ ...args, args: args.args, nonce } as Parameters<typeof client.writeContract>[0])),
+      sendTransaction: (args) => submit((nonce) => client.sendTransaction({ ...args, nonce })),
       waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
     },
     { confirmationTimeoutMs: settings.confirmation_timeout_ms },

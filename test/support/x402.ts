@@ -187,3 +187,85 @@ export async function signPayment(
 export function testConfig(dataDir: string, overrides: ConfigInput): NotaryConfig {
   return configSchema.parse(deepMerge({ data_dir: dataDir } as Record<string, unknown>, overrides as Record<string, unknown>));
 }
+
+export interface PaidSearchesReport {
+  searches: number;
+  payers: number;
+  served: number;
+  /** Sum of the quoted prices (atomic units), from each call's 402. */
+  quoted_atomic: string;
+  pay_to_growth_atomic: string;
+  /** Sum of what the payers' balances fell by. */
+  payers_spent_atomic: string;
+  ledger_rows: number;
+  transfer_events: number;
+  /** Ledger rows with exactly one Transfer event of the same transaction, payer, payTo and amount (and vice versa). */
+  matched_one_to_one: number;
+  elapsed_ms: number;
+  per_search_ms: number;
+}
+
+/**
+ * `searches` paid searches by the official client on the local chain, `payers` of them at once (depth 1 and 2
+ * alternating), then the books checked against the chain: payTo grew by exactly the quoted prices, and every ledger
+ * row has exactly one Transfer event (same transaction, payer, payTo and amount) and the other way round.
+ */
+export async function runPaidSearches(world: ChainWorld, api: ListeningApi, options: { searches: number; payers: FundedAccount[] }): Promise<PaidSearchesReport> {
+  const payers = options.payers;
+  const payToBefore = await world.token.balanceOf(world.payTo);
+  const balancesBefore = await Promise.all(payers.map((p) => world.token.balanceOf(p.address)));
+  const ledgerBefore = new Set((await api.runtime.paymentsList({ mode: 'x402' })).map((r) => r.transaction));
+  const transfersBefore = new Set((await world.token.transfers()).map((t) => t.transactionHash));
+  let quoted = 0n;
+  let served = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    payers.map(async (payer) => {
+      const { client } = payerClient(world, payer);
+      const paidFetch = wrapFetchWithPayment(fetch, client);
+      // The quote is read from the 402 the client itself answers.
+      let price = 0n;
+      client.onBeforePaymentCreation(async ({ selectedRequirements }) => {
+        price = BigInt(selectedRequirements.amount);
+      });
+      for (;;) {
+        const i = next++;
+        if (i >= options.searches) return;
+        const body = JSON.stringify({ query: ['vacuum', 'analyze', 'autovacuum', 'indexes'][i % 4], depth: (i % 2) + 1 });
+        price = 0n;
+        const res = await paidFetch(`${api.url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error(`search ${i} answered ${res.status}: ${text.slice(0, 600)}`);
+        served++;
+        quoted += price;
+      }
+    }),
+  );
+  const elapsed = performance.now() - started;
+  const ledger = (await api.runtime.paymentsList({ mode: 'x402' })).filter((r) => !ledgerBefore.has(r.transaction));
+  const transfers = (await world.token.transfers()).filter((t) => !transfersBefore.has(t.transactionHash) && t.to === world.payTo);
+  const byTransaction = new Map<string, number>();
+  for (const t of transfers) byTransaction.set(t.transactionHash.toLowerCase(), (byTransaction.get(t.transactionHash.toLowerCase()) ?? 0) + 1);
+  let matched = 0;
+  for (const row of ledger) {
+    const events = transfers.filter((t) => t.transactionHash.toLowerCase() === row.transaction);
+    const [event] = events;
+    if (events.length === 1 && event && event.from.toLowerCase() === row.payer && String(event.value) === row.amount && byTransaction.get(row.transaction ?? '') === 1) matched++;
+  }
+  const balancesAfter = await Promise.all(payers.map((p) => world.token.balanceOf(p.address)));
+  const spent = balancesBefore.reduce((sum, before, i) => sum + (before - (balancesAfter[i] ?? 0n)), 0n);
+  return {
+    searches: options.searches,
+    payers: payers.length,
+    served,
+    quoted_atomic: quoted.toString(),
+    pay_to_growth_atomic: ((await world.token.balanceOf(world.payTo)) - payToBefore).toString(),
+    payers_spent_atomic: spent.toString(),
+    ledger_rows: ledger.length,
+    transfer_events: transfers.length,
+    matched_one_to_one: matched,
+    elapsed_ms: Math.round(elapsed),
+    per_search_ms: Math.round((elapsed / options.searches) * 10) / 10,
+  };
+}
