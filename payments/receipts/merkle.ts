@@ -209,6 +209,7 @@ export class Frontier {
 /** RFC 9162 §2.1.3.2: does `proof` show leaf `hash` at `index` under `root` of a tree of `size` leaves? */
 export function verifyInclusion(index: number, size: number, hash: Uint8Array, proof: Uint8Array[], root: Uint8Array): boolean {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
+  if (![hash, root, ...proof].every((h) => h.length === HASH_LENGTH)) return false;
   let fn = index;
   let sn = size - 1;
   let r = hash;
@@ -233,9 +234,10 @@ export function verifyInclusion(index: number, size: number, hash: Uint8Array, p
 
 /** RFC 9162 §2.1.4.2: does `proof` show the tree of `second` leaves (secondRoot) extends the one of `first`? */
 export function verifyConsistency(first: number, second: number, firstRoot: Uint8Array, secondRoot: Uint8Array, proof: Uint8Array[]): boolean {
-  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 0 || first > second) return false;
+  // A proof from the empty tree proves nothing, so it is refused like any malformed input (as transparency-dev does).
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 1 || first > second) return false;
+  if (![firstRoot, secondRoot, ...proof].every((h) => h.length === HASH_LENGTH)) return false;
   if (first === second) return proof.length === 0 && bytesEqual(firstRoot, secondRoot);
-  if (first === 0) return proof.length === 0;
   if (proof.length === 0) return false;
   const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : [...proof];
   let fn = first - 1;
