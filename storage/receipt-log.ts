@@ -140,6 +140,23 @@ export class ReceiptLogStore {
     return rows.map((r) => this.toEntry(r));
   }
 
+  /** Stored nodes with first ≤ node_index < end at one level (for full-tree audits). */
+  async nodesAtLevel(level: number, first: number, end: number): Promise<Map<number, Uint8Array>> {
+    const rows = await this.db
+      .selectFrom('receipt_log_nodes')
+      .select(['node_index', 'hash'])
+      .where('level', '=', level)
+      .where('node_index', '>=', first)
+      .where('node_index', '<', end)
+      .execute();
+    return new Map(rows.map((r) => [Number(r.node_index), bytes(r.hash)]));
+  }
+
+  async allCheckpoints(): Promise<LogCheckpointRow[]> {
+    const rows = await this.db.selectFrom('receipt_log_checkpoints').selectAll().orderBy('tree_size').execute();
+    return rows.map((r) => this.toCheckpoint(r));
+  }
+
   private toCheckpoint(row: { tree_size: number | string; root_hash: Uint8Array; note: string; created_at: string }): LogCheckpointRow {
     return { treeSize: Number(row.tree_size), rootHash: bytes(row.root_hash), note: row.note, createdAt: row.created_at };
   }

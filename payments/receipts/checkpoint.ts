@@ -45,9 +45,10 @@ export function formatVerifierKey(name: string, publicKey: Uint8Array): string {
 }
 
 export function parseVerifierKey(vkey: string): NoteVerifier {
-  const parts = vkey.split('+');
-  const [name, hexId, material] = parts;
-  if (parts.length !== 3 || !name || !hexId || !material || !/^[0-9a-f]{8}$/.test(hexId)) throw new Error(`malformed verifier key ${JSON.stringify(vkey)}`);
+  // The base64 key material may itself contain "+": split at the first two only.
+  const match = /^([^+]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/=]+)$/.exec(vkey);
+  const [, name, hexId, material] = match ?? [];
+  if (!name || !hexId || !material) throw new Error(`malformed verifier key ${JSON.stringify(vkey)}`);
   const bytes = fromBase64(material);
   if (!bytes || bytes.length !== 1 + ED25519_PUBLIC_KEY_LENGTH || bytes[0] !== ED25519_NOTE_TYPE) throw new Error('verifier key is not an Ed25519 key');
   const publicKey = bytes.slice(1);

@@ -188,6 +188,47 @@ export class ReceiptLog {
   }
 
   /**
+   * Recomputes the whole tree from the stored receipts: every leaf hash, every stored node and the root of every
+   * stored checkpoint must match. O(n); for `notary receipts audit --local` and tests, not for start-up.
+   */
+  async verifyAll(options: { batch?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<{ size: number; checkpoints: number }> {
+    const batch = options.batch ?? 4096;
+    const size = await this.store.treeSize();
+    const checkpoints = new Map((await this.store.allCheckpoints()).map((c) => [c.treeSize, c]));
+    const fail = (why: string) => new NotaryError('receipt_log_corrupt', `the stored receipt log is inconsistent: ${why}`);
+    let frontier = Frontier.empty();
+    const checkRoot = () => {
+      const cp = checkpoints.get(frontier.size);
+      if (cp && !bytesEqual(cp.rootHash, frontier.root())) throw fail(`checkpoint of size ${cp.treeSize} does not match the stored receipts`);
+    };
+    checkRoot();
+    for (let start = 0; start < size; start += batch) {
+      const end = Math.min(size, start + batch);
+      const entries = await this.store.entries(start, end);
+      const stored = new Map<string, Uint8Array>();
+      for (let level = 0; 2 ** level <= end; level++) {
+        const first = Math.floor(start / 2 ** level);
+        for (const [index, hash] of await this.store.nodesAtLevel(level, first, Math.floor(end / 2 ** level) + 1)) stored.set(nodeKey({ level, index }), hash);
+      }
+      for (let i = start; i < end; i++) {
+        const entry = entries[i - start];
+        if (!entry || entry.leafIndex !== i) throw fail(`receipt ${i} is missing`);
+        const hash = leafHash(new TextEncoder().encode(entry.receipt));
+        if (!bytesEqual(hash, entry.leafHash)) throw fail(`receipt ${i} does not hash to its stored leaf hash`);
+        const plan = frontier.planAppend(hash);
+        for (const node of plan.nodes) {
+          const have = stored.get(nodeKey(node));
+          if (!have || !bytesEqual(have, node.hash)) throw fail(`node ${nodeKey(node)} does not match the receipts below it`);
+        }
+        frontier = plan.next;
+        checkRoot();
+      }
+      options.onProgress?.(end, size);
+    }
+    return { size, checkpoints: checkpoints.size };
+  }
+
+  /**
    * Start-up check that the stored tree still produces the root of the last published checkpoint. A mismatch means
    * the log was rewritten or damaged underneath us: the service must not sign new checkpoints on top of it.
    */
