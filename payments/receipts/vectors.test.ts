@@ -40,14 +40,86 @@ import {
 import { mutateField, RECEIPT_FIELDS } from '../../test/support/receipt-mutations.js';
 
 const vectorsDir = path.resolve(import.meta.dirname, '../../spec/vectors');
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- vector files are free-form JSON read by tests
-type Json = any;
-const load = (name: string): Json => JSON.parse(readFileSync(path.join(vectorsDir, name), 'utf8'));
+const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(vectorsDir, name), 'utf8')) as T;
+
+interface JcsVectors {
+  cases: Array<{ name: string; input: string; expected: string; expected_hex: string }>;
+  numbers: Array<{ ieee_hex: string; expected: string }>;
+  errors: Array<{ ieee_hex: string }>;
+}
+interface Jwk {
+  kty: string;
+  crv: string;
+  x: string;
+  kid: string;
+  nbf: number;
+  exp?: number;
+}
+type Body = Record<string, unknown>;
+interface ReceiptCase {
+  name: string;
+  seed_hex: string;
+  public_key_hex: string;
+  jwk: Jwk;
+  request_body_hex: string;
+  response_body: Body;
+  response_body_jcs: string;
+  unsigned_receipt_jcs: string;
+  signed_bytes_hex: string;
+  signature: string;
+  receipt: NotaryReceipt;
+  leaf_hex: string;
+  leaf_hash_hex: string;
+}
+interface ReceiptVectors {
+  known_answers: { rfc8032_test1: { seed_hex: string; public_key_hex: string; signature_hex: string }; rfc8037_thumbprint: { kid: string } };
+  cases: ReceiptCase[];
+}
+interface DigestVectors {
+  request: Array<{ body_hex: string; digest: string }>;
+  response: Array<{ body: Body; jcs: string; digest: string }>;
+}
+interface TreeVectors {
+  leaves_hex: string[];
+  leaf_hashes_hex: string[];
+  roots: Array<{ tree_size: number; root_hex: string }>;
+  inclusion: Array<{ leaf_index: number; tree_size: number; proof_hex: string[] }>;
+  consistency: Array<{ first: number; second: number; proof_hex: string[] }>;
+  published_roots_hex?: string[];
+}
+interface MerkleVectors {
+  ct_test_tree: TreeVectors;
+  wide_tree: TreeVectors;
+  transparency_dev: {
+    cases: Array<{
+      kind: 'inclusion' | 'consistency';
+      name: string;
+      leaf_index: number;
+      tree_size: number;
+      leaf_hash_b64: string;
+      root_b64: string;
+      first: number;
+      second: number;
+      first_root_b64: string;
+      second_root_b64: string;
+      proof_b64: string[];
+      want_error: boolean;
+    }>;
+  };
+}
+interface CheckpointVectors {
+  c2sp_example: { vkey: string; note: string };
+  checkpoint: { seed_hex: string; origin: string; vkey: string; tree_size: number; root_base64: string; text: string; note: string };
+}
+interface ApiKeyVectors {
+  valid: Array<{ secret: string; checksum: string; key: string; crc32: number; sha256_hex: string }>;
+  invalid: Array<{ key: string; why: string }>;
+}
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
 describe('JCS vectors (spec/vectors/jcs.json)', () => {
-  const jcs = load('jcs.json');
-  it.each(jcs.cases.map((c: Json) => [c.name, c]))('%s', (_name, c: Json) => {
+  const jcs = load<JcsVectors>('jcs.json');
+  it.each(jcs.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
     const out = canonicalJson(JSON.parse(c.input));
     expect(out).toBe(c.expected);
     expect(toHex(utf8(out))).toBe(c.expected_hex);
@@ -63,7 +135,7 @@ describe('JCS vectors (spec/vectors/jcs.json)', () => {
 });
 
 describe('receipt vectors (spec/vectors/receipts.json)', () => {
-  const receipts = load('receipts.json');
+  const receipts = load<ReceiptVectors>('receipts.json');
   it('known answers: RFC 8032 test 1 and the RFC 8037 thumbprint', () => {
     const ka = receipts.known_answers.rfc8032_test1;
     const seed = fromHex(ka.seed_hex);
@@ -73,8 +145,8 @@ describe('receipt vectors (spec/vectors/receipts.json)', () => {
     expect(jwkThumbprint(fromHex(ka.public_key_hex))).toBe(receipts.known_answers.rfc8037_thumbprint.kid);
   });
 
-  describe.each(receipts.cases.map((c: Json) => [c.name, c]))('%s', (_name, c: Json) => {
-    const receipt = c.receipt as NotaryReceipt;
+  describe.each(receipts.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const receipt = c.receipt;
     const keys = parseJwks({ keys: [c.jwk] });
     const requestBody = fromHex(c.request_body_hex);
 
@@ -110,7 +182,7 @@ describe('receipt vectors (spec/vectors/receipts.json)', () => {
 
     it('a changed byte of the saved response body or request is refused', () => {
       const body = structuredClone(c.response_body);
-      body.credits_used = Number(body.credits_used) + 1;
+      body['credits_used'] = Number(body['credits_used']) + 1;
       expect(verifyReceipt({ receipt, keys, responseBody: body }).checks.find((x) => x.name === 'response_digest')?.ok).toBe(false);
       const request = new Uint8Array(requestBody);
       request[0] = (request[0] ?? 0) ^ 1;
@@ -128,13 +200,13 @@ describe('receipt vectors (spec/vectors/receipts.json)', () => {
   });
 
   it('a JWKS whose kid is not the thumbprint of its key is refused', () => {
-    const jwk = receipts.cases[0].jwk;
-    expect(() => parseJwks({ keys: [{ ...jwk, kid: receipts.cases[1].jwk.kid }] })).toThrow(/thumbprint/);
+    const [first, second] = receipts.cases;
+    expect(() => parseJwks({ keys: [{ ...first?.jwk, kid: second?.jwk.kid }] })).toThrow(/thumbprint/);
   });
 });
 
 describe('digest vectors (spec/vectors/digests.json)', () => {
-  const digests = load('digests.json');
+  const digests = load<DigestVectors>('digests.json');
   it('request and response digests', () => {
     for (const r of digests.request) expect(requestDigest(fromHex(r.body_hex))).toBe(r.digest);
     for (const r of digests.response) {
@@ -166,12 +238,12 @@ function flipBit(hash: Uint8Array): Uint8Array {
 }
 
 describe('Merkle vectors (spec/vectors/merkle.json)', () => {
-  const merkle = load('merkle.json');
+  const merkle = load<MerkleVectors>('merkle.json');
   describe.each([
     ['ct_test_tree', merkle.ct_test_tree],
     ['wide_tree', merkle.wide_tree],
-  ])('%s', (_name, tree: Json) => {
-    const leafHashes = tree.leaves_hex.map((h: string) => leafHash(fromHex(h)));
+  ])('%s', (_name, tree) => {
+    const leafHashes = tree.leaves_hex.map((h) => leafHash(fromHex(h)));
     const { nodes, roots } = storedNodes(leafHashes);
     const lookup = (node: NodeId) => {
       const hash = nodes.get(nodeKey(node));
@@ -185,7 +257,7 @@ describe('Merkle vectors (spec/vectors/merkle.json)', () => {
         expect(toHex(roots[r.tree_size] as Uint8Array), `frontier root ${r.tree_size}`).toBe(r.root_hex);
         expect(toHex(rootHash(r.tree_size, lookup)), `stored root ${r.tree_size}`).toBe(r.root_hex);
       }
-      if (tree.published_roots_hex) tree.published_roots_hex.forEach((root: string, size: number) => expect(toHex(roots[size] as Uint8Array)).toBe(root));
+      if (tree.published_roots_hex) tree.published_roots_hex.forEach((root, size) => expect(toHex(roots[size] as Uint8Array)).toBe(root));
     });
 
     it('inclusion proofs: generated equal, verify, and any change is refused', () => {
@@ -233,7 +305,7 @@ describe('Merkle vectors (spec/vectors/merkle.json)', () => {
 });
 
 describe('checkpoint vectors (spec/vectors/checkpoints.json)', () => {
-  const v = load('checkpoints.json');
+  const v = load<CheckpointVectors>('checkpoints.json');
   it('the C2SP signed-note example verifies with its verifier key', () => {
     const verifier = parseVerifierKey(v.c2sp_example.vkey);
     expect(formatVerifierKey(verifier.name, verifier.publicKey)).toBe(v.c2sp_example.vkey);
@@ -263,7 +335,7 @@ describe('checkpoint vectors (spec/vectors/checkpoints.json)', () => {
 });
 
 describe('API key vectors (spec/vectors/api-keys.json)', () => {
-  const v = load('api-keys.json');
+  const v = load<ApiKeyVectors>('api-keys.json');
   it('valid keys pass, with the checksum and hash the vectors give', () => {
     for (const k of v.valid) {
       expect(crc32(k.secret)).toBe(k.crc32);
