@@ -5,6 +5,7 @@ import { newId } from '../core/ids.js';
 import type { Accounts } from '../payments/accounts.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { ExtractDeps } from '../extract/index.js';
+import type { Receipts } from '../payments/receipts/index.js';
 import type { SearchService } from '../search/service.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { payerPlugin } from './plugins/payer.js';
@@ -12,6 +13,7 @@ import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
 import { healthzRoute } from './routes/healthz.js';
+import { receiptRoutes } from './routes/receipts.js';
 import { searchRoute } from './routes/search.js';
 
 export interface AppDeps {
@@ -22,6 +24,8 @@ export interface AppDeps {
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
+  /** Signed receipts: the JWKS and receipt-log routes are served when present. */
+  receipts?: Receipts;
   logger?: boolean | object;
 }
 
@@ -62,6 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthzRoute, { health: deps.health });
   await app.register(searchRoute, { config, search: deps.search });
   if (deps.extract) await app.register(extractRoute, { config, deps: deps.extract });
+  if (deps.receipts) await app.register(receiptRoutes, { receipts: deps.receipts });
 
   if (!(config.default_tier in config.tiers)) throw new NotaryError('invalid_config', `default tier "${config.default_tier}" is not defined`);
   return app;

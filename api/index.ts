@@ -24,3 +24,4 @@ export { rateLimitHeaders, rateLimitPlugin, type RateLimitPluginOptions } from '
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResponseSchema, searchRoute, type SearchBody, type SearchReplyBody, type SearchRouteOptions } from './routes/search.js';
 export { extractBodySchema, extractResponseSchema, extractRoute, type ExtractRouteOptions } from './routes/extract.js';
+export { MAX_LOG_ENTRIES, receiptRoutes, type ReceiptRoutesOptions } from './routes/receipts.js';

@@ -3,6 +3,7 @@ import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { createExtractDeps } from '../extract/index.js';
 import { MemoryRateLimitStore } from '../payments/index.js';
+import { openReceipts, receiptSettings } from '../payments/receipts/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig } from '../search/query-rewriter.js';
@@ -35,6 +36,7 @@ async function crawlWorker(ctx: AppContext, dense: DenseRetrieval | undefined, s
 
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await openContext(cfg);
+  const receipts = await openReceipts(ctx.storage.db, receiptSettings(cfg));
   const reranker = await openReranker(cfg);
   const opened = await openDense(cfg, ctx.storage, { reranker, log: stderrLog });
   const dense = opened.dense;
@@ -49,6 +51,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     rateLimits: new MemoryRateLimitStore(),
     search: pipeline,
     extract,
+    receipts,
     logger: { level: cfg.log_level },
     health: async () => {
       const counts = await ctx.pages.counts();
@@ -87,6 +90,11 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   app.log.info(
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +
       `scorer ${reranker.info.kind}: ${reranker.info.model}; retrieval ${pipeline.retrieval})`,
+  );
+  const logSize = await receipts.log.treeSize();
+  app.log.info(
+    `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
+      `log ${receipts.settings.origin} with ${logSize} receipts`,
   );
   if (dense) {
     const missing = (await dense.index.missing(1)).length > 0;

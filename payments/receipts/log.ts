@@ -181,6 +181,10 @@ export class ReceiptLog {
     return { first, second, hashes: proofHashes(ranges, lookup) };
   }
 
+  async entriesByRequestId(requestId: string): Promise<Array<{ leafIndex: number }>> {
+    return (await this.store.entriesByRequestId(requestId)).map((e) => ({ leafIndex: e.leafIndex }));
+  }
+
   /** Receipts with start ≤ index < end (for monitors that mirror the whole log). */
   async entries(start: number, end: number): Promise<Array<{ leafIndex: number; receipt: NotaryReceipt }>> {
     const rows = await this.store.entries(start, end);
