@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { NotaryError } from '../../core/errors.js';
 import { fromBase64, fromBase64Url, fromHex, toBase64, type Receipts } from '../../payments/receipts/index.js';
 
@@ -156,4 +156,9 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
       return { entries: entries.map((e) => ({ leaf_index: e.leafIndex, receipt: e.receipt })) };
     },
   );
+}
+
+/** The receipt routes as a plugin for `AppDeps.publicRoutes`. */
+export function receiptPublicRoutes(receipts: Receipts): FastifyPluginAsync {
+  return async (app) => receiptRoutes(app, { receipts });
 }

@@ -12,6 +12,7 @@ export * from './checkpoint.js';
 export * from './digest.js';
 export * from './ed25519.js';
 export * from './encoding.js';
+export * from './extension.js';
 export * from './issuer.js';
 export * from './jcs.js';
 export * from './jwk.js';

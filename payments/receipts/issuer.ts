@@ -19,6 +19,7 @@ export function parseNotarySignHeader(value: string | string[] | undefined): boo
 
 export interface IssueReceiptInput {
   claim: ReceiptClaim;
+  /** Credits charged for the call. */
   credits: number;
   requestId: string;
   /** The exact request body bytes as received. */
@@ -58,7 +59,18 @@ export class ReceiptIssuer {
     this.keyring.current();
   }
 
+  /** Signs and appends to the log in one step. */
   async issue(input: IssueReceiptInput): Promise<NotaryReceipt> {
+    const receipt = this.sign(input);
+    await this.log.append(receipt);
+    return receipt;
+  }
+
+  /**
+   * Signs without appending, for the paid-call path: it signs before the charge (a failure then costs nothing) and
+   * appends with {@link ReceiptLog.append} once the charge went through.
+   */
+  sign(input: IssueReceiptInput): NotaryReceipt {
     const key = this.keyring.current();
     const issuedAt = this.now();
     const seconds = parseIssuedAt(formatIssuedAt(issuedAt)) ?? Number.NaN;
@@ -76,8 +88,6 @@ export class ReceiptIssuer {
       requestBody: input.requestBody,
       responseBody: input.responseBody,
     });
-    const receipt: NotaryReceipt = { ...unsigned, signature: formatSignature(key.sign(receiptSigningInput(unsigned))) };
-    await this.log.append(receipt);
-    return receipt;
+    return { ...unsigned, signature: formatSignature(key.sign(receiptSigningInput(unsigned))) };
   }
 }
