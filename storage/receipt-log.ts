@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -49,7 +49,33 @@ function bytes(value: Uint8Array | Buffer): Uint8Array {
  * first, so appenders in several processes get consecutive indexes and never interleave their node writes.
  */
 export class ReceiptLogStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** PostgreSQL can claim the index and write the rows in one statement (data-modifying CTEs); SQLite cannot. */
+  readonly singleStatementAppend: boolean;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.singleStatementAppend = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
+
+  /**
+   * One round trip, one atomic statement: appends at `index` only if the tree still has `index` leaves (the caller's
+   * cached right edge is current); returns false, having written nothing, when another appender got there first. A
+   * concurrent statement for the same index waits for the row lock and then finds the size changed.
+   */
+  async appendAt(index: number, entry: LogEntryRow, nodes: LogNodeRow[]): Promise<boolean> {
+    const values = sql.join(nodes.map((n) => sql`(${n.level}::integer, ${n.index}::bigint, ${Buffer.from(n.hash)}::bytea)`));
+    const result = await sql<{ tree_size: string | number }>`
+      with claim as (
+        update receipt_log_state set tree_size = tree_size + 1 where id = 1 and tree_size = ${index} returning tree_size
+      ), entry as (
+        insert into receipt_log_entries (leaf_index, leaf_hash, request_id, kid, issued_at, receipt)
+        select ${index}, ${Buffer.from(entry.leafHash)}::bytea, ${entry.requestId}, ${entry.kid}, ${entry.issuedAt}, ${entry.receipt} from claim
+      ), nodes as (
+        insert into receipt_log_nodes (level, node_index, hash)
+        select v.level, v.node_index, v.hash from (values ${values}) as v(level, node_index, hash), claim
+      )
+      select tree_size from claim`.execute(this.db);
+    return result.rows.length === 1;
+  }
 
   async treeSize(executor: Executor = this.db): Promise<number> {
     const row = await executor.selectFrom('receipt_log_state').select('tree_size').where('id', '=', 1).executeTakeFirst();

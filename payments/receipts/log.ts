@@ -101,6 +101,23 @@ export class ReceiptLog {
   private async appendNow(receipt: NotaryReceipt): Promise<{ leafIndex: number; leafHash: Uint8Array }> {
     const leaf = receiptLeaf(receipt);
     const hash = leafHash(leaf);
+    const entry = (index: number) => ({
+      leafIndex: index,
+      leafHash: hash,
+      requestId: receipt.request_id,
+      kid: receipt.kid,
+      issuedAt: receipt.issued_at,
+      receipt: new TextDecoder().decode(leaf),
+    });
+    const cached = this.frontier;
+    if (cached && this.store.singleStatementAppend) {
+      // Optimistic: one statement that only applies while the cached edge is current.
+      const plan = cached.planAppend(hash);
+      if (await this.store.appendAt(cached.size, entry(cached.size), plan.nodes)) {
+        this.frontier = plan.next;
+        return { leafIndex: cached.size, leafHash: hash };
+      }
+    }
     const { index, next } = await this.store.append(async (tx) => {
       const index = await tx.claimNextIndex();
       let frontier = this.frontier;
@@ -109,10 +126,7 @@ export class ReceiptLog {
         frontier = Frontier.fromNodes(index, lookupFrom(await tx.nodes(refs), `right edge of size ${index}`));
       }
       const plan = frontier.planAppend(hash);
-      await tx.insert(
-        { leafIndex: index, leafHash: hash, requestId: receipt.request_id, kid: receipt.kid, issuedAt: receipt.issued_at, receipt: new TextDecoder().decode(leaf) },
-        plan.nodes,
-      );
+      await tx.insert(entry(index), plan.nodes);
       return { index, next: plan.next };
     });
     this.frontier = next;
