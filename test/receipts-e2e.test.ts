@@ -7,10 +7,10 @@ import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { canonicalJson, type NotaryReceipt } from '../payments/receipts/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs, apiTestConfig } from './support/app.js';
-import { runCli } from './support/cli.js';
+import { repoRoot, runCli } from './support/cli.js';
 import { freePort } from './support/postgres.js';
 import { mutateField, RECEIPT_FIELDS } from './support/receipt-mutations.js';
-import { runPythonVerifier } from './support/receipts-python.js';
+import { runPython, runPythonVerifier } from './support/receipts-python.js';
 
 /**
  * Signed receipts end to end on a real port: a search with an API key and `X-Notary-Sign: required`, checked by the
@@ -102,6 +102,20 @@ describe('signed receipts end to end', () => {
     for (const check of ['kid', 'key_validity', 'signature', 'response_digest', 'request_digest', 'checkpoint', 'inclusion', 'consistency']) {
       expect(out.stdout).toMatch(new RegExp(`^ok\\s+${check}\\b`, 'm'));
     }
+  });
+
+  it("the README's few lines of Python accept it, and refuse a changed body", async () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const block = /<!-- verify-receipt-python -->\n```python\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeTruthy();
+    writeFileSync(files('readme_verify.py'), block ?? '');
+    const ok = await runPython([files('readme_verify.py'), files('response.json')]);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('valid: search_call_consumed 2 credits');
+    writeFileSync(files('changed.json'), JSON.stringify({ ...saved, credits_used: 1 }));
+    const changed = await runPython([files('readme_verify.py'), files('changed.json')]);
+    expect(changed.code).not.toBe(0);
+    expect(changed.stderr).toContain('the saved response body was changed');
   });
 
   it('notary receipts verify accepts it, with --jwks and from the issuer named in the receipt', async () => {

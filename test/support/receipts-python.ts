@@ -22,8 +22,13 @@ export const PYTHON_VERIFIER = path.join(repoRoot, 'spec/verify-python/notary_ve
 
 /** Runs spec/verify-python/notary_verify.py with the venv's python. */
 export function runPythonVerifier(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runPython([PYTHON_VERIFIER, ...args]);
+}
+
+/** Runs the venv's python with these arguments. */
+export function runPython(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(receiptsPython(), [PYTHON_VERIFIER, ...args], { cwd: repoRoot });
+    const child = spawn(receiptsPython(), args, { cwd: repoRoot });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
