@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -181,6 +181,25 @@ describe('signed receipts end to end', () => {
     expect(plain.json['notary_receipt']).toBeUndefined();
     expect(plain.json['facts']).toBeUndefined();
     expect(await receipts.log.treeSize()).toBe(logSize);
+  });
+
+  it('a key file that turns unsafe while serving stops signing: 503, nothing charged or logged; unsigned calls go on', async () => {
+    const file = path.join(dir, 'receipt-keys.json');
+    const before = await runtime.accounts.balance(tenantId);
+    const receipts = await runtime.receipts();
+    const logSize = await receipts.log.treeSize();
+    chmodSync(file, 0o644);
+    try {
+      const refused = await search(requestBody, { 'X-Notary-Sign': 'required' });
+      expect(refused.status).toBe(503);
+      expect(refused.json['code']).toBe('receipt_key_insecure');
+      expect(await runtime.accounts.balance(tenantId)).toBe(before);
+      expect(await receipts.log.treeSize()).toBe(logSize);
+      expect((await search(requestBody)).status).toBe(200);
+    } finally {
+      chmodSync(file, 0o600);
+    }
+    expect((await search(requestBody, { 'X-Notary-Sign': 'required' })).status).toBe(200);
   });
 
   it('after rotate-key: old receipts still verify against the published JWKS, new ones carry the new kid, an unknown kid fails', async () => {
