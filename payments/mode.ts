@@ -22,7 +22,8 @@ export function singleHeader(request: PaymentRequest, name: string): string | un
   const values = request.headers[name.toLowerCase()];
   if (!values || values.length === 0) return undefined;
   if (values.length > 1) {
-    throw new NotaryError('duplicate_header', `The ${name} header was sent ${values.length} times; send it once`, { header: name });
+    const display = name.toLowerCase().replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+    throw new NotaryError('duplicate_header', `The ${display} header was sent ${values.length} times; send it once`, { header: display });
   }
   return values[0];
 }

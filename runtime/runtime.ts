@@ -110,13 +110,7 @@ export class Runtime {
     this.search = lazy(async () => {
       const reranker = await this.reranker();
       const { dense } = await this.dense();
-      return new SearchPipeline({
-        index,
-        reranker,
-        config: config.search,
-        ...(dense ? { dense } : {}),
-        ...(this.queryRewriter ? { rewriter: this.queryRewriter } : {}),
-      });
+      return this.searchPipeline({ reranker, dense });
     });
     // Excerpts chosen against a query load the reranker on first use only.
     this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
@@ -138,6 +132,20 @@ export class Runtime {
     const storage = await openStorage(config);
     const index = openIndex(config, storage);
     return new Runtime(config, storage, index, options.log ?? stderrLog, options);
+  }
+
+  /**
+   * The one place a search pipeline is assembled: this runtime's index and query rewriter with the given scorer and
+   * dense retrieval. `search` overrides settings (benchmarks and the relevance harness measure variants this way).
+   */
+  searchPipeline(parts: { reranker: Reranker; dense?: DenseRetrieval | undefined; search?: Partial<NotaryConfig['search']> }): SearchPipeline {
+    return new SearchPipeline({
+      index: this.index,
+      reranker: parts.reranker,
+      config: { ...this.config.search, ...parts.search },
+      ...(parts.dense ? { dense: parts.dense } : {}),
+      ...(this.queryRewriter ? { rewriter: this.queryRewriter } : {}),
+    });
   }
 
   /** The indexer over this runtime's pages and index, embedding passages when `dense` is given. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotaryConfig } from '../core/config.js';
-import { startTestServer, type TestServer } from '../extract/fetch/test-server.js';
+import { startTestServer, type TestServer } from './support/upstream-server.js';
 import type { Accounts } from '../payments/index.js';
 import { apiTestConfig, startApi } from './support/app.js';
 

@@ -8,6 +8,7 @@ import { ReceiptIssuer } from './issuer.js';
 import { ReceiptKeyring } from './keyring.js';
 import { ReceiptLog } from './log.js';
 
+export * from './audit.js';
 export * from './checkpoint.js';
 export * from './digest.js';
 export * from './ed25519.js';
