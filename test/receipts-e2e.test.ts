@@ -7,6 +7,7 @@ import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { canonicalJson, type NotaryReceipt } from '../payments/receipts/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs, apiTestConfig } from './support/app.js';
+import { startTestServer, type TestServer } from './support/upstream-server.js';
 import { repoRoot, runCli } from './support/cli.js';
 import { freePort } from './support/postgres.js';
 import { mutateField, RECEIPT_FIELDS } from './support/receipt-mutations.js';
@@ -19,6 +20,7 @@ import { runPython, runPythonVerifier } from './support/receipts-python.js';
  */
 let dir: string;
 let runtime: Runtime;
+let upstream: TestServer;
 let app: FastifyInstance;
 let base: string;
 let key: string;
@@ -29,7 +31,20 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'notary-receipts-e2e-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const config = apiTestConfig(dir, { server: { port, host: '127.0.0.1' }, receipts: { issuer: base } });
+  upstream = await startTestServer({
+    '/article': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><html lang="en"><head><title>Tides explained</title></head><body><article><h1>Tides explained</h1>
+<p>Tides are the rise and fall of sea levels caused by the gravitational pull of the Moon and the Sun and the rotation of the Earth.</p>
+<p>When the Sun and Moon line up their pulls add together and produce spring tides with a larger range than usual.</p>
+</article></body></html>`);
+    },
+  });
+  const config = apiTestConfig(dir, {
+    server: { port, host: '127.0.0.1' },
+    receipts: { issuer: base },
+    extract: { allow_private_networks: true, respect_robots_txt: false, render: 'never' },
+  });
   runtime = await Runtime.open(config, { env: {}, log: silentLog });
   await runtime.index.upsert(apiIndexDocs());
   // The app as `notary serve` builds it: the paid-call gate with the receipt extension, the receipt routes.
@@ -38,6 +53,7 @@ beforeAll(async () => {
     gate: runtime.paidCallGate(),
     pricing: runtime.pricing,
     search: await runtime.search(),
+    extract: runtime.extract(),
     health: async () => ({ status: 'ok' }),
     publicRoutes: [receiptPublicRoutes(await runtime.receipts())],
   });
@@ -50,6 +66,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await runtime?.close();
+  await upstream?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -181,6 +198,27 @@ describe('signed receipts end to end', () => {
     expect(plain.json['notary_receipt']).toBeUndefined();
     expect(plain.json['facts']).toBeUndefined();
     expect(await receipts.log.treeSize()).toBe(logSize);
+  });
+
+  it('an extraction with X-Notary-Sign gets an extract_call_consumed receipt both verifiers accept', async () => {
+    const body = JSON.stringify({ url: `${upstream.origin}/article`, mode: 'excerpt' });
+    const res = await fetch(`${base}/v1/extract`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'X-Notary-Sign': 'required' },
+      body,
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const extracted = JSON.parse(text) as { notary_receipt: NotaryReceipt; credits_used: number; content: string };
+    expect(extracted.notary_receipt).toMatchObject({ claim: 'extract_call_consumed', credits: 1 });
+    expect(extracted.credits_used).toBe(1);
+    writeFileSync(files('extract.json'), text);
+    writeFileSync(files('extract-request.bin'), body);
+    const py = await runPythonVerifier(['verify', '--server', base, '--response', files('extract.json'), '--request', files('extract-request.bin')]);
+    expect(py.code, py.stdout + py.stderr).toBe(0);
+    const cli = await runCli(['receipts', 'verify', files('extract.json'), '--jwks', files('jwks.json'), '--request', files('extract-request.bin')], cliEnv());
+    expect(cli.code, cli.stdout + cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('receipt verified: extract_call_consumed, 1 credits');
   });
 
   it('a key file that turns unsafe while serving stops signing: 503, nothing charged or logged; unsigned calls go on', async () => {
