@@ -3,3 +3,4 @@ export { buildFacilitator, type BuiltFacilitator } from './facilitator.js';
 export { openDense, type OpenedDense } from './dense.js';
 export { silentLog, stderrLog, warningsLog, type Log } from './log.js';
 export { buildPaidCallGate, buildPaymentModes, type PaidCallGateDeps, type PaymentModeDeps } from './payments.js';
+export * from './receipts.js';

@@ -9,7 +9,7 @@ import type { Address, Hex } from 'viem';
 import { ChallengeIssuer } from '../payments/modes/x402/challenge.js';
 import { RECEIPT_EXTENSION } from '../payments/modes/x402/facilitator.js';
 import { CHALLENGE_SECRET_NAME, challengeKey } from '../payments/modes/x402/index.js';
-import { base64url, decodeReceipt, encodeReceipt, signReceipt } from '../payments/modes/x402/receipt.js';
+import { decodeReceipt, encodeReceipt, signReceipt } from '../payments/modes/x402/receipt.js';
 import { X402PaymentsRepository } from '../storage/x402.js';
 import { startTestServer, type TestServer } from './support/upstream-server.js';
 import type { FundedAccount } from './support/evm-chain.js';
@@ -346,7 +346,7 @@ describe('x402 money safety', () => {
     const settled = await settleThroughFacilitator((await signPayment(client, receiptChallenge)).payload, receiptChallenge.accepts[0]);
     const genuine = decodeReceipt(settled.extensions?.[RECEIPT_EXTENSION]?.receipt ?? '');
     const { signature: _drop, kid: _kid, v: _v, typ: _typ, ...claims } = genuine;
-    const forged = await signReceipt(claims, base64url.decode('A'.repeat(43)));
+    const forged = signReceipt(claims, new Uint8Array(32).fill(9));
     await expectRefusal({ 'x-402-receipt': encodeReceipt(forged) }, 402, 'x402_untrusted_receipt');
     const tampered = { ...genuine, amount: '5000' };
     await expectRefusal({ 'x-402-receipt': encodeReceipt(tampered) }, 402, 'x402_untrusted_receipt');

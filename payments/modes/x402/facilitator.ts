@@ -1,14 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import * as ed from '@noble/ed25519';
 import type { x402Facilitator } from '@x402/core/facilitator';
 import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { z } from 'zod';
 import { NotaryError } from '../../../core/errors.js';
 import { CHALLENGE_EXTRA } from './mode.js';
-import { base64url, encodeReceipt, isoSeconds, publicJwk, signReceipt, type Ed25519Jwk } from './receipt.js';
+import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
+import { publicKeyFromSeed } from '../../receipts/ed25519.js';
+import { encodeReceipt, generateSeed, isoSeconds, publicJwk, signReceipt, type Ed25519Jwk } from './receipt.js';
 
 /** The SettleResponse extension carrying the settlement receipt for X-402-Receipt. */
 export const RECEIPT_EXTENSION = 'x402-settlement-receipt';
@@ -63,16 +63,16 @@ export class ReceiptKeyring {
     }
     const keyring = new ReceiptKeyring(file, keys, new Map());
     if (keys.length === 0) await keyring.rotate();
-    else for (const key of keys) keyring.publicKeys.set(key.kid, await ed.getPublicKeyAsync(base64url.decode(key.secret)));
+    else for (const key of keys) keyring.publicKeys.set(key.kid, publicKeyFromSeed(keyring.seed(key)));
     return keyring;
   }
 
   async rotate(): Promise<Ed25519Jwk> {
-    const secret = new Uint8Array(randomBytes(32));
-    const publicKey = await ed.getPublicKeyAsync(secret);
+    const secret = generateSeed();
+    const publicKey = publicKeyFromSeed(secret);
     const jwk = publicJwk(publicKey);
     const now = isoSeconds(new Date());
-    this.keys = [...this.keys.map((k) => (k.retired_at ? k : { ...k, retired_at: now })), { kid: jwk.kid, secret: base64url.encode(secret), created_at: now }];
+    this.keys = [...this.keys.map((k) => (k.retired_at ? k : { ...k, retired_at: now })), { kid: jwk.kid, secret: toBase64Url(secret), created_at: now }];
     this.publicKeys.set(jwk.kid, publicKey);
     mkdirSync(path.dirname(this.file), { recursive: true });
     const partial = `${this.file}.tmp`;
@@ -85,7 +85,13 @@ export class ReceiptKeyring {
   get signingKey(): Uint8Array {
     const active = this.keys.at(-1);
     if (!active) throw new Error('no receipt key');
-    return base64url.decode(active.secret);
+    return this.seed(active);
+  }
+
+  private seed(key: StoredKey): Uint8Array {
+    const seed = fromBase64Url(key.secret);
+    if (!seed || seed.length !== 32) throw new Error(`receipt key ${key.kid} in ${this.file} is corrupted`);
+    return seed;
   }
 
   jwks(): { keys: Ed25519Jwk[] } {
@@ -133,7 +139,7 @@ export class NotaryFacilitator {
     const challenge = paymentRequirements.extra?.[CHALLENGE_EXTRA];
     const payer = response.payer ?? (paymentPayload.payload as { authorization?: { from?: string } }).authorization?.from;
     if (typeof challenge !== 'string' || !payer) return response;
-    const receipt = await signReceipt(
+    const receipt = signReceipt(
       {
         iss: this.options.issuer,
         challenge,

@@ -243,7 +243,7 @@ export class X402Mode implements PaymentMode {
   private async authenticate(request: PaymentRequest, credential: Credential): Promise<AuthenticatedPayer> {
     if (credential.flow === 'receipt') {
       const { receipt } = credential;
-      const trusted = await verifyReceiptSignature(receipt, this.keyring);
+      const trusted = verifyReceiptSignature(receipt, this.keyring);
       if (!trusted) {
         const error = new NotaryError('x402_untrusted_receipt', `The receipt's signature does not verify under a trusted facilitator key (kid ${receipt.kid})`);
         return { ...this.unverified(request), authorize: () => Promise.reject(error) };

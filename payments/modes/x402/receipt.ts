@@ -1,8 +1,11 @@
-import { createHash } from 'node:crypto';
-import * as ed from '@noble/ed25519';
-import canonicalize from 'canonicalize';
 import { z } from 'zod';
 import { NotaryError } from '../../../core/errors.js';
+import { formatSignature, generateSeed, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../receipts/ed25519.js';
+import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
+import { canonicalJson } from '../../receipts/jcs.js';
+import { jwkThumbprint } from '../../receipts/jwk.js';
+
+export { generateSeed };
 
 /**
  * The interface's X-402-Receipt: a settlement receipt signed by a facilitator the operator trusts.
@@ -43,11 +46,6 @@ export const settlementReceiptSchema = z
 export type SettlementReceipt = z.infer<typeof settlementReceiptSchema>;
 export type ReceiptClaims = Omit<SettlementReceipt, 'v' | 'typ' | 'kid' | 'signature'>;
 
-export const base64url = {
-  encode: (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url'),
-  decode: (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'base64url')),
-};
-
 /** An Ed25519 public key as a JWK (RFC 8037), with its RFC 7638 thumbprint as `kid`. */
 export interface Ed25519Jwk {
   kty: 'OKP';
@@ -58,36 +56,26 @@ export interface Ed25519Jwk {
   use: 'sig';
 }
 
-export function jwkThumbprint(x: string): string {
-  // RFC 7638: the required members in lexicographic order, no whitespace.
-  return createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
-}
-
 export function publicJwk(publicKey: Uint8Array): Ed25519Jwk {
-  const x = base64url.encode(publicKey);
-  return { kty: 'OKP', crv: 'Ed25519', x, kid: jwkThumbprint(x), alg: 'EdDSA', use: 'sig' };
+  return { kty: 'OKP', crv: 'Ed25519', x: toBase64Url(publicKey), kid: jwkThumbprint(publicKey), alg: 'EdDSA', use: 'sig' };
 }
 
 export function signedBytes(receipt: Omit<SettlementReceipt, 'signature'>): Uint8Array {
-  const body = canonicalize(receipt);
-  if (body === undefined) throw new Error('receipt is not serializable');
-  return new TextEncoder().encode(RECEIPT_DOMAIN + body);
+  return new TextEncoder().encode(RECEIPT_DOMAIN + canonicalJson(receipt));
 }
 
 export function isoSeconds(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;
 }
 
-/** Signs a settlement receipt with a 32-byte Ed25519 secret key. */
-export async function signReceipt(claims: ReceiptClaims, secretKey: Uint8Array): Promise<SettlementReceipt> {
-  const publicKey = await ed.getPublicKeyAsync(secretKey);
-  const unsigned = { v: 1 as const, typ: RECEIPT_TYPE as typeof RECEIPT_TYPE, kid: publicJwk(publicKey).kid, ...claims };
-  const signature = await ed.signAsync(signedBytes(unsigned), secretKey);
-  return settlementReceiptSchema.parse({ ...unsigned, signature: `ed25519:${base64url.encode(signature)}` });
+/** Signs a settlement receipt with a 32-byte Ed25519 seed. */
+export function signReceipt(claims: ReceiptClaims, seed: Uint8Array): SettlementReceipt {
+  const unsigned = { v: 1 as const, typ: RECEIPT_TYPE, kid: jwkThumbprint(publicKeyFromSeed(seed)), ...claims };
+  return settlementReceiptSchema.parse({ ...unsigned, signature: formatSignature(signBytes(signedBytes(unsigned), seed)) });
 }
 
 export function encodeReceipt(receipt: SettlementReceipt): string {
-  return Buffer.from(JSON.stringify(receipt), 'utf8').toString('base64url');
+  return toBase64Url(new TextEncoder().encode(JSON.stringify(receipt)));
 }
 
 /** Parses an X-402-Receipt header value; a 400 x402_malformed_receipt when it is not one. */
@@ -98,7 +86,9 @@ export function decodeReceipt(header: string): SettlementReceipt {
   }
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(base64url.decode(value)));
+    const bytes = fromBase64Url(value);
+    if (!bytes) throw new Error('not base64url');
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     throw new NotaryError('x402_malformed_receipt', 'X-402-Receipt does not decode to UTF-8 JSON');
   }
@@ -112,17 +102,18 @@ export function decodeReceipt(header: string): SettlementReceipt {
 
 /** Trusted facilitator keys by kid (the thumbprint is recomputed: a configured kid is never trusted blindly). */
 export function trustedKeyring(keys: ReadonlyArray<{ x: string }>): Map<string, Uint8Array> {
-  return new Map(keys.map((key) => [jwkThumbprint(key.x), base64url.decode(key.x)]));
+  const ring = new Map<string, Uint8Array>();
+  for (const key of keys) {
+    const publicKey = fromBase64Url(key.x);
+    if (publicKey && publicKey.length === 32) ring.set(jwkThumbprint(publicKey), publicKey);
+  }
+  return ring;
 }
 
 /** Whether the receipt's signature verifies under the trusted key its kid names. */
-export async function verifyReceiptSignature(receipt: SettlementReceipt, keyring: ReadonlyMap<string, Uint8Array>): Promise<boolean> {
+export function verifyReceiptSignature(receipt: SettlementReceipt, keyring: ReadonlyMap<string, Uint8Array>): boolean {
   const publicKey = keyring.get(receipt.kid);
-  if (!publicKey) return false;
   const { signature, ...unsigned } = receipt;
-  try {
-    return await ed.verifyAsync(base64url.decode(signature.slice('ed25519:'.length)), signedBytes(unsigned), publicKey);
-  } catch {
-    return false;
-  }
+  const bytes = parseSignature(signature);
+  return publicKey !== undefined && bytes !== null && verifyBytes(bytes, signedBytes(unsigned), publicKey);
 }
