@@ -172,9 +172,27 @@ describe('x402 end to end on a local EVM chain', () => {
     expect(((await again.json()) as { code: string }).code).toBe('x402_payment_used');
   });
 
+  it('X-Notary-Sign: required adds the signed receipt to an x402 call, beside facts', async () => {
+    const payer = world.payers[0];
+    if (!payer) throw new Error('no payer');
+    const { fetch: paidFetch } = payerClient(world, payer);
+    const before = await balances(payer.address);
+    const res = await paidFetch(`${api.url}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-notary-sign': 'required' },
+      body: JSON.stringify({ query: 'analyze statistics', depth: 1 }),
+    });
+    const body = (await res.json()) as { notary_receipt: Record<string, unknown>; facts: unknown[]; results: unknown[]; credits_used: number };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.notary_receipt).toMatchObject({ claim: 'search_call_consumed', credits: 1 });
+    expect(String(body.notary_receipt['signature'])).toMatch(/^ed25519:/);
+    expect(body.facts).toEqual(body.results);
+    expect(before.payer - (await balances(payer.address)).payer).toBe(1000n);
+  });
+
   it('keeps the books: one ledger row per settled call, matching the chain, listed by notary payments list --mode x402 --csv', async () => {
     const rows = await api.runtime.paymentsList({ mode: 'x402' });
-    expect(rows).toHaveLength(3);
+    expect(rows).toHaveLength(4);
     const onChain = (await world.token.transfers()).filter((t) => t.to === world.payTo);
     expect(rows.map((r) => r.transaction).sort()).toEqual(onChain.map((t) => t.transactionHash.toLowerCase()).sort());
     for (const row of rows) {
@@ -186,7 +204,7 @@ describe('x402 end to end on a local EVM chain', () => {
     expect(csv.code, csv.stderr).toBe(0);
     const lines = csv.stdout.trim().split('\n');
     expect(lines[0]).toBe('created_at,mode,payer,amount,asset,network,transaction,credits,request_id');
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
     for (const row of rows) expect(csv.stdout).toContain(`,x402,${row.payer},${row.amount},${row.asset},${row.network},${row.transaction},${row.credits},${row.request_id}`);
   });
 });
