@@ -81,6 +81,9 @@ export const errorCodes = {
   receipt_key_insecure: { status: 503, title: 'The receipt key file is readable by other users', retryable: false },
   receipt_log_corrupt: { status: 503, title: 'The receipt log does not match its published checkpoints', retryable: false },
   receipt_verification_failed: { status: 422, title: 'The receipt did not verify', retryable: false },
+  // Scaled-out deployment (issue 19): the shared index and stores.
+  index_unavailable: { status: 503, title: 'The search index backend could not be reached or did not answer in time', retryable: true },
+  store_unavailable: { status: 503, title: 'A shared store (Redis, the database) could not be reached', retryable: true },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

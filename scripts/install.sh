@@ -9,7 +9,9 @@ profile="${1:-runtime}"
 # A compiler and python3 for any native module without a prebuilt binary (node-gyp), and the reference venv.
 debs=(build-essential python3 python3-venv)
 if [ "$profile" = test ]; then
-  debs+=(chromium postgresql postgresql-doc-15)
+  # Redis and pgvector for the scaled-out backends' suites. Debian 12 ships no pgvector package: it is built from the
+  # source in vendor/pgvector (v0.8.6, PostgreSQL License) against Debian's PostgreSQL 15 server headers.
+  debs+=(chromium postgresql postgresql-doc-15 redis-server postgresql-server-dev-15)
 fi
 
 missing=()
@@ -23,6 +25,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q
   "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ "$profile" = test ]; then
+  pg_config_bin=/usr/lib/postgresql/15/bin/pg_config
+  if [ -x "$pg_config_bin" ] && [ ! -f "$("$pg_config_bin" --pkglibdir)/vector.so" ]; then
+    echo "notary: building pgvector from vendor/pgvector for PostgreSQL 15" >&2
+    build="$(mktemp -d)"
+    cp -r vendor/pgvector/. "$build/"
+    sudo_cmd=()
+    if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+    make -s -C "$build" PG_CONFIG="$pg_config_bin" OPTFLAGS="" >/dev/null
+    "${sudo_cmd[@]}" make -s -C "$build" PG_CONFIG="$pg_config_bin" install >/dev/null
+    rm -rf "$build"
+  fi
 fi
 
 # shellcheck source=scripts/node-env.sh

@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqlite } from '../../storage/db.js';
+import { meilisearchAvailable, startMeilisearch, type TestMeilisearch } from '../../test/support/meilisearch.js';
+import { vectorHarness } from '../../test/support/vector-harness.js';
+import { searchIndexContract } from '../search-index.contract.js';
+import { vectorIndexContract } from '../vector-index.contract.js';
+import { MeilisearchConnection, MeilisearchSearchIndex, MeilisearchVectorIndex, passageIndexSettings } from './meilisearch.js';
+
+const run = meilisearchAvailable();
+let server: TestMeilisearch | undefined;
+const dir = mkdtempSync(path.join(tmpdir(), 'notary-meili-test-'));
+beforeAll(async () => {
+  if (run) server = await startMeilisearch();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let counter = 0;
+const connect = (index = `passages_${process.pid}_${counter++}`, apiKey?: string) =>
+  new MeilisearchConnection({ url: server!.url, apiKey: apiKey ?? server!.masterKey, index, taskTimeoutMs: 30_000, requestTimeoutMs: 10_000, batchSize: 500 });
+
+describe.runIf(run)('Meilisearch backend', () => {
+  searchIndexContract('meilisearch', async () => MeilisearchSearchIndex.open(connect()));
+
+  vectorIndexContract('meilisearch', async () => {
+    const uid = `vectors_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    return vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open(connect(uid), storage, options));
+  });
+
+  it('applies its settings once: a second start queues no task', async () => {
+    const connection = connect();
+    await connection.ensureIndex();
+    const before = await connection.client.tasks.getTasks({ limit: 1 });
+    await connection.ensureIndex();
+    const after = await connection.client.tasks.getTasks({ limit: 1 });
+    expect(after.results[0]?.uid).toBe(before.results[0]?.uid);
+    const settings = await connection.client.index(connection.options.index).getSettings();
+    expect(settings.searchableAttributes).toEqual(passageIndexSettings().searchableAttributes);
+    expect(settings.stopWords).toContain('the');
+  });
+
+  it('gives API nodes a search-only key: searches work, writes are refused', async () => {
+    const admin = connect();
+    const index = await MeilisearchSearchIndex.open(admin);
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims storage' }]);
+    const { key } = await admin.searchKey();
+    expect((await admin.searchKey()).key).toBe(key);
+    const reader = connect(admin.options.index, key);
+    expect(await reader.ensureIndex()).toBe(false);
+    const readOnly = new MeilisearchSearchIndex(reader);
+    expect((await readOnly.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([1]);
+    expect(await readOnly.get([1])).toHaveLength(1);
+    await expect(readOnly.upsert([{ id: 2, pageId: 1, url: 'http://a.test/2', title: 'x', headingPath: '', text: 'y' }])).rejects.toMatchObject({ code: 'index_unavailable' });
+    await expect(readOnly.delete([1])).rejects.toMatchObject({ code: 'index_unavailable' });
+  });
+
+  it('rebuilds into a staging index and swaps it in whole; searches meanwhile see the old index', async () => {
+    const connection = connect();
+    const index = await MeilisearchSearchIndex.open(connection);
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/1', title: 'Old', headingPath: '', text: 'checkpoint tuning' }]);
+    let seenDuringRebuild: number[] = [];
+    async function* batches() {
+      yield [{ id: 10, pageId: 2, url: 'http://a.test/10', title: 'New', headingPath: '', text: 'checkpoint spreading' }];
+      seenDuringRebuild = (await index.search('checkpoint', { limit: 5 })).map((h) => h.id);
+      yield [{ id: 11, pageId: 3, url: 'http://a.test/11', title: 'New', headingPath: '', text: 'checkpoint segments' }];
+    }
+    expect(await index.rebuild(batches())).toBe(2);
+    expect(seenDuringRebuild).toEqual([1]);
+    expect((await index.search('checkpoint', { limit: 5 })).map((h) => h.id).sort()).toEqual([10, 11]);
+    expect((await index.stats()).documents).toBe(2);
+  });
+
+  it('fails with index_unavailable when the server is unreachable', async () => {
+    const gone = new MeilisearchConnection({ url: 'http://127.0.0.1:9', index: 'x', taskTimeoutMs: 1000, requestTimeoutMs: 1000, batchSize: 10 });
+    await expect(new MeilisearchSearchIndex(gone).search('vacuum', { limit: 5 })).rejects.toMatchObject({ code: 'index_unavailable' });
+    expect(await gone.healthy()).toBe(false);
+  });
+});
