@@ -5,7 +5,7 @@ import type { Storage } from '../../storage/db.js';
 import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { QUERY_STOPWORDS, queryStems, stemmedText, stemWord } from './analysis.js';
-import { checkVector, existingPassageIds, missingPassages, selectPerPage } from './shared.js';
+import { checkVector, dot, existingPassageIds, missingPassages, selectPerPage, vectorSearchBounds, widenedSearch } from './shared.js';
 
 export interface MeilisearchOptions {
   url: string;
@@ -33,7 +33,7 @@ const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text'] as co
 
 interface PassageDocument {
   id: number;
-  pageId: number;
+  pageId?: number;
   url?: string;
   title?: string;
   headingPath?: string;
@@ -196,12 +196,13 @@ export class MeilisearchConnection {
    * text update keeps the vector a document has. Retried once with a fresh embedder list when another process added
    * an embedder meanwhile.
    */
-  async updateDocuments(uid: string, docs: readonly Record<string, unknown>[], isNew: (id: number) => boolean, what: string): Promise<void> {
+  async updateDocuments(uid: string, docs: readonly object[], isNew: (id: number) => boolean, what: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const names = await this.embedderNames(uid, attempt > 0);
       const prepared = docs.map((doc) => {
-        const own = (doc['_vectors'] as Record<string, unknown> | undefined) ?? undefined;
-        if (!own && !isNew(Number(doc['id']))) return doc;
+        const fields = doc as Record<string, unknown>;
+        const own = (fields['_vectors'] as Record<string, unknown> | undefined) ?? undefined;
+        if (!own && !isNew(Number(fields['id']))) return fields;
         const vectors: Record<string, unknown> = Object.fromEntries(names.map((n) => [n, null]));
         return { ...doc, _vectors: { ...vectors, ...own } };
       });
@@ -415,7 +416,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
       written += docs.length;
       onProgress?.(written);
     }
-    await this.connection.wait(client.swapIndexes([{ indexes: [this.uid, staging] }]), 'swapping the rebuilt index in');
+    await this.connection.wait(client.swapIndexes([{ indexes: [this.uid, staging], rename: false }]), 'swapping the rebuilt index in');
     await this.connection.wait(client.deleteIndex(staging), 'deleting the replaced index');
     return written;
   }
@@ -526,17 +527,10 @@ export class MeilisearchVectorIndex implements VectorIndex {
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
     const query = checkVector(vector, this.dimensions, 'query vector');
-    const limit = Math.floor(options.limit);
-    if (Number.isNaN(limit)) throw new NotaryError('invalid_request', `search limit must be a number, got ${options.limit}`);
-    let perPage = Infinity;
-    if (options.perPageLimit !== undefined) {
-      perPage = Math.floor(options.perPageLimit);
-      if (Number.isNaN(perPage)) throw new NotaryError('invalid_request', `perPageLimit must be a number, got ${options.perPageLimit}`);
-      perPage = Math.max(1, perPage);
-    }
+    const { limit, perPage } = vectorSearchBounds(options);
     if (limit <= 0) return [];
     const asked = Array.from(query);
-    for (let k = Math.min(MAX_TOTAL_HITS, perPage >= limit ? limit + 8 : limit * 4); ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
+    return widenedSearch(limit, perPage, MAX_TOTAL_HITS, async (k) => {
       const response = await this.connection.call('vector search', () =>
         this.index.search('', {
           vector: asked,
@@ -550,22 +544,14 @@ export class MeilisearchVectorIndex implements VectorIndex {
       const candidates: VectorHit[] = [];
       for (const h of response.hits) {
         const v = this.vectorOf(h);
-        if (!v) continue;
-        let score = 0;
-        for (let i = 0; i < v.length; i++) score += v[i]! * query[i]!;
-        candidates.push({ id: Number(h.id), pageId: Number(h.pageId), score });
+        if (v) candidates.push({ id: Number(h.id), pageId: Number(h.pageId), score: dot(v, query) });
       }
+      // Passages removed from storage behind the index's back (the SQL backends' cascade) are dropped here.
       const alive = await existingPassageIds(this.storage, candidates.map((c) => c.id));
       const gone = candidates.filter((c) => !alive.has(c.id)).map((c) => c.id);
       if (gone.length > 0) await this.delete(gone);
-      const hits = candidates.filter((c) => alive.has(c.id)).sort((a, b) => b.score - a.score || a.id - b.id);
-      const selected = selectPerPage(hits, limit, perPage);
-      const exhausted = response.hits.length < k || k >= MAX_TOTAL_HITS;
-      // Equal scores at the cut: a lower id may lie deeper in Meilisearch's order, so look further.
-      const last = selected[selected.length - 1];
-      const tieAtCut = last !== undefined && hits.length > 0 && hits[hits.length - 1]!.score >= last.score && !exhausted;
-      if (exhausted || (selected.length >= limit && !tieAtCut && gone.length === 0)) return selected;
-    }
+      return { candidates: candidates.filter((c) => alive.has(c.id)), exhausted: response.hits.length < k };
+    });
   }
 
   async missing(limit: number): Promise<number[]> {

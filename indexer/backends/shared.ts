@@ -60,3 +60,44 @@ export async function missingPassages(storage: Storage, limit: number, haveVecto
   }
   return out;
 }
+
+/**
+ * Nearest-neighbour search over an approximate index, made exact at the cut: `fetch(k)` returns the index's best `k`
+ * candidates with exact scores (and whether the index has no more); they are ordered by score, then lower id, and
+ * capped per page. When the cut falls on a tie, or the cap left slots empty, `k` doubles and the index is asked again.
+ */
+export async function widenedSearch<T extends { id: number; pageId: number; score: number }>(
+  limit: number,
+  perPage: number,
+  maxK: number,
+  fetch: (k: number) => Promise<{ candidates: T[]; exhausted: boolean }>,
+): Promise<T[]> {
+  for (let k = Math.min(maxK, perPage >= limit ? limit + 8 : limit * 4); ; k = Math.min(maxK, k * 2)) {
+    const { candidates, exhausted } = await fetch(k);
+    const hits = [...candidates].sort((a, b) => b.score - a.score || a.id - b.id);
+    const selected = selectPerPage(hits, limit, perPage);
+    if (exhausted || k >= maxK) return selected;
+    const last = selected[selected.length - 1];
+    const tieAtCut = last !== undefined && hits[hits.length - 1]!.score >= last.score;
+    if (selected.length >= limit && !tieAtCut) return selected;
+  }
+}
+
+/** Validated limit and per-page cap of a vector search (a non-number is invalid_request). */
+export function vectorSearchBounds(options: { limit: number; perPageLimit?: number }): { limit: number; perPage: number } {
+  const limit = Math.floor(options.limit);
+  if (Number.isNaN(limit)) throw new NotaryError('invalid_request', `search limit must be a number, got ${options.limit}`);
+  let perPage = Infinity;
+  if (options.perPageLimit !== undefined) {
+    perPage = Math.floor(options.perPageLimit);
+    if (Number.isNaN(perPage)) throw new NotaryError('invalid_request', `perPageLimit must be a number, got ${options.perPageLimit}`);
+    perPage = Math.max(1, perPage);
+  }
+  return { limit, perPage };
+}
+
+export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}

@@ -1,0 +1,378 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { NotaryError } from '../../core/errors.js';
+import type { Storage } from '../../storage/db.js';
+import type { Database } from '../../storage/schema.js';
+import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from '../search-index.js';
+import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
+import { analysedWords, MAX_TERM_LENGTH, QUERY_STOPWORDS } from './analysis.js';
+import { checkVector, dot, vectorSearchBounds, widenedSearch } from './shared.js';
+
+/** Rows per INSERT and ids per IN list. */
+const WRITE_CHUNK = 500;
+const MAX_QUERY_TERMS = 32;
+/** The text search configuration: English stems with Latin diacritics folded first (unaccent), as FTS5 does. */
+const TS_CONFIG = 'notary_english';
+
+/**
+ * How a match is scored. `ts_rank` with weights title 1.0, headings 0.5, body 0.25 (FTS5's 4:2:1) and length
+ * normalisation 1 (rank / (1 + log(document length))) was measured best on the PostgreSQL documentation's
+ * known-item queries (README, Relevance); the alternatives stay selectable for the measurement.
+ */
+export type PostgresRanking = 'ts_rank' | 'ts_rank_cd' | 'ts_rank_nonorm';
+export const DEFAULT_POSTGRES_RANKING: PostgresRanking = 'ts_rank';
+
+function identifier(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new NotaryError('invalid_config', `"${name}" is not a plain SQL identifier`);
+  return name;
+}
+
+function requirePostgres(storage: Storage, what: string): Kysely<Database> {
+  if (storage.dialect !== 'postgres') throw new NotaryError('invalid_config', `${what} needs storage.driver postgres (NOTARY_STORAGE=postgres)`);
+  return storage.db;
+}
+
+/** Runs `fn` holding a transaction-level advisory lock, so processes starting together create a schema once. */
+async function withSchemaLock(db: Kysely<Database>, key: string, fn: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
+    await fn(trx);
+  });
+}
+
+/**
+ * The websearch-free tsquery of a user string: its words only (letters, digits, marks), stopwords dropped unless
+ * nothing else is left, OR between them; each identifier (lc_numeric, pg_catalog.pg_class) also as a phrase of its
+ * parts. Nothing of tsquery's syntax in the input reaches the parser. Null when no word is left.
+ */
+export function toTsQuery(input: string): string | null {
+  const words = [...new Set(analysedWords(input))];
+  const meaningful = words.filter((w) => !QUERY_STOPWORDS.has(w));
+  const terms = (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
+  if (terms.length === 0) return null;
+  const lowered = input.normalize('NFKC').toLowerCase();
+  const phrases = [...new Set(lowered.match(/[\p{L}\p{N}\p{M}]+(?:[_.:][\p{L}\p{N}\p{M}]+)+/gu) ?? [])]
+    .map((id) => analysedWords(id))
+    .filter((parts) => parts.length > 1)
+    .slice(0, MAX_QUERY_TERMS)
+    .map((parts) => `(${parts.map((p) => p.slice(0, MAX_TERM_LENGTH)).join(' <-> ')})`);
+  return [...terms, ...phrases].join(' | ');
+}
+
+interface HitRow {
+  id: string | number;
+  page_id: string | number;
+  url: string;
+  title: string;
+  heading_path: string;
+  body: string;
+  score?: number;
+}
+
+/**
+ * PostgreSQL full-text search: a table of passages with a stored, weighted tsvector (title A, headings B, body C) and
+ * a GIN index, ranked by ts_rank. The table and the text search configuration are created at open (idempotently,
+ * under an advisory lock), so every process of a deployment may open it.
+ */
+export class PostgresSearchIndex implements SearchIndex {
+  readonly name = 'postgres-fts';
+  private readonly table: string;
+  private readonly db: Kysely<Database>;
+
+  private constructor(
+    storage: Storage,
+    options: { table?: string; ranking?: PostgresRanking },
+    private readonly ranking: PostgresRanking = options.ranking ?? DEFAULT_POSTGRES_RANKING,
+  ) {
+    this.db = requirePostgres(storage, 'the postgres index backend');
+    this.table = identifier(options.table ?? 'search_passages');
+  }
+
+  static async open(storage: Storage, options: { table?: string; ranking?: PostgresRanking } = {}): Promise<PostgresSearchIndex> {
+    const index = new PostgresSearchIndex(storage, options);
+    await index.ensureSchema();
+    return index;
+  }
+
+  private async ensureSchema(): Promise<void> {
+    const t = sql.raw(this.table);
+    const cfg = sql.raw(TS_CONFIG);
+    await withSchemaLock(this.db, `notary-schema:${this.table}`, async (trx) => {
+      await sql`create extension if not exists unaccent`.execute(trx);
+      const exists = await sql<{ n: number }>`select count(*)::int as n from pg_ts_config where cfgname = ${TS_CONFIG}`.execute(trx);
+      if ((exists.rows[0]?.n ?? 0) === 0) {
+        await sql`create text search configuration ${cfg} (copy = english)`.execute(trx);
+        await sql`alter text search configuration ${cfg} alter mapping for hword, hword_part, word with unaccent, english_stem`.execute(trx);
+      }
+      await sql`create table if not exists ${t} (
+        id bigint primary key,
+        page_id bigint not null,
+        url text not null,
+        title text not null,
+        heading_path text not null,
+        body text not null,
+        tsv tsvector generated always as (
+          setweight(to_tsvector('${cfg}', title), 'A') ||
+          setweight(to_tsvector('${cfg}', heading_path), 'B') ||
+          setweight(to_tsvector('${cfg}', body), 'C')
+        ) stored
+      )`.execute(trx);
+      await sql`create index if not exists ${sql.raw(`${this.table}_tsv`)} on ${t} using gin (tsv)`.execute(trx);
+    });
+  }
+
+  async upsert(docs: readonly IndexDoc[]): Promise<void> {
+    for (const doc of docs) {
+      if (!Number.isSafeInteger(doc.id)) throw new NotaryError('invalid_request', `index document id must be an integer, got ${doc.id}`);
+    }
+    const byId = new Map(docs.map((d) => [d.id, d]));
+    const t = sql.raw(this.table);
+    for (let i = 0; i < byId.size; i += WRITE_CHUNK) {
+      const chunk = [...byId.values()].slice(i, i + WRITE_CHUNK);
+      const values = sql.join(chunk.map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text})`));
+      await sql`insert into ${t} (id, page_id, url, title, heading_path, body) values ${values}
+        on conflict (id) do update set page_id = excluded.page_id, url = excluded.url, title = excluded.title,
+          heading_path = excluded.heading_path, body = excluded.body`.execute(this.db);
+    }
+  }
+
+  async delete(ids: readonly number[]): Promise<void> {
+    const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+      await sql`delete from ${sql.raw(this.table)} where id = any(${unique.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
+    }
+  }
+
+  private rankExpression() {
+    const weights = sql.raw(`'{0, 0.25, 0.5, 1.0}'::float4[]`);
+    switch (this.ranking) {
+      case 'ts_rank':
+        return sql`ts_rank(${weights}, tsv, q, 1)`;
+      case 'ts_rank_nonorm':
+        return sql`ts_rank(${weights}, tsv, q, 0)`;
+      case 'ts_rank_cd':
+        return sql`ts_rank_cd(${weights}, tsv, q, 1)`;
+    }
+  }
+
+  async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const tsquery = typeof query === 'string' ? toTsQuery(query) : null;
+    if (tsquery === null || limit === 0) return [];
+    const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
+    const result = await sql<HitRow>`
+      select id, page_id, url, title, heading_path, body, score from (
+        select id, page_id, url, title, heading_path, body, score,
+               row_number() over (partition by page_id order by score desc, id) as page_rank
+        from (
+          select id, page_id, url, title, heading_path, body, ${this.rankExpression()} as score
+          from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+          where tsv @@ q
+        ) ranked
+      ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit}`.execute(this.db);
+    return result.rows.map((r) => ({ ...toDoc(r), score: Number(r.score) }));
+  }
+
+  async get(ids: readonly number[]): Promise<IndexDoc[]> {
+    const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    if (wanted.length === 0) return [];
+    const found = new Map<number, IndexDoc>();
+    for (let i = 0; i < wanted.length; i += WRITE_CHUNK) {
+      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body from ${sql.raw(this.table)}
+        where id = any(${wanted.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
+      for (const r of rows.rows) found.set(Number(r.id), toDoc(r));
+    }
+    return wanted.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
+  }
+
+  async stats(): Promise<IndexStats> {
+    const result = await sql<{ n: string; bytes: string }>`select count(*) as n, pg_total_relation_size(${this.table}::regclass) as bytes from ${sql.raw(this.table)}`.execute(this.db);
+    const row = result.rows[0];
+    return { documents: Number(row?.n ?? 0), bytes: row ? Number(row.bytes) : null, backend: this.name };
+  }
+
+  /** Replaces the whole index in one transaction: readers see the old rows until it commits, never a half-built index. */
+  async rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void): Promise<number> {
+    let written = 0;
+    await this.db.transaction().execute(async (trx) => {
+      await sql`delete from ${sql.raw(this.table)}`.execute(trx);
+      for await (const batch of source) {
+        for (let i = 0; i < batch.length; i += WRITE_CHUNK) {
+          const values = sql.join(batch.slice(i, i + WRITE_CHUNK).map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text})`));
+          await sql`insert into ${sql.raw(this.table)} (id, page_id, url, title, heading_path, body) values ${values}
+            on conflict (id) do nothing`.execute(trx);
+        }
+        written += batch.length;
+        onProgress?.(written);
+      }
+    });
+    return written;
+  }
+
+  async close(): Promise<void> {}
+}
+
+function toDoc(r: HitRow): IndexDoc {
+  return { id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.body };
+}
+
+/** pgvector's text form of a vector. */
+function vectorLiteral(v: Float32Array): string {
+  return `[${Array.from(v).join(',')}]`;
+}
+
+function parseVector(text: string, dimensions: number): Float32Array | null {
+  const values = JSON.parse(text) as number[];
+  return values.length === dimensions ? Float32Array.from(values) : null;
+}
+
+/** HNSW's candidate list: at least the number of rows asked for, at most pgvector's ceiling. */
+const MAX_EF_SEARCH = 1000;
+
+/**
+ * Passage vectors in PostgreSQL with pgvector: one row per passage (whichever model wrote it last), an HNSW index per
+ * model (a partial expression index on `embedding::vector(d)` with inner-product operators: the vectors are unit
+ * length, so inner product is cosine). Rows cascade away with their passages. Candidates come from the HNSW index
+ * (approximate; hnsw.ef_search follows the number asked, iterative scans fill filtered lists) and are rescored
+ * exactly from their stored vectors.
+ */
+export class PgVectorIndex implements VectorIndex {
+  readonly name = 'pgvector-hnsw';
+  readonly model: string;
+  readonly dimensions: number;
+  private readonly db: Kysely<Database>;
+
+  private constructor(storage: Storage, options: { model: string; dimensions: number }) {
+    this.db = requirePostgres(storage, 'the pgvector index');
+    if (!options.model) throw new NotaryError('invalid_config', 'vector index needs a model name');
+    if (!Number.isInteger(options.dimensions) || options.dimensions <= 0 || options.dimensions > 2000) {
+      throw new NotaryError('invalid_config', `vector dimensions must be an integer from 1 to 2000 (pgvector's HNSW limit), got ${options.dimensions}`);
+    }
+    this.model = options.model;
+    this.dimensions = options.dimensions;
+  }
+
+  static async open(storage: Storage, options: { model: string; dimensions: number }): Promise<PgVectorIndex> {
+    const index = new PgVectorIndex(storage, options);
+    await index.ensureSchema();
+    return index;
+  }
+
+  private get typed() {
+    return sql.raw(`vector(${this.dimensions})`);
+  }
+
+  private async ensureSchema(): Promise<void> {
+    const hnswName = `passage_embeddings_hnsw_${createHash('sha256').update(`${this.model}|${this.dimensions}`).digest('hex').slice(0, 16)}`;
+    const modelLiteral = `'${this.model.replace(/'/g, "''")}'`;
+    await withSchemaLock(this.db, 'notary-schema:passage_embeddings', async (trx) => {
+      try {
+        await sql`create extension if not exists vector`.execute(trx);
+      } catch (err) {
+        throw new NotaryError('invalid_config', `pgvector is not available in this PostgreSQL (${err instanceof Error ? err.message : String(err)}): install it, or use embeddings in the SQL table (indexer.vectors sql)`);
+      }
+      await sql`create table if not exists passage_embeddings (
+        passage_id integer primary key references passages(id) on delete cascade,
+        page_id integer not null,
+        model text not null,
+        dimensions integer not null,
+        embedding vector not null
+      )`.execute(trx);
+      await sql`create index if not exists passage_embeddings_model on passage_embeddings (model, dimensions, passage_id)`.execute(trx);
+      await sql`create index if not exists ${sql.raw(hnswName)} on passage_embeddings
+        using hnsw ((embedding::${this.typed}) vector_ip_ops)
+        where model = ${sql.raw(modelLiteral)} and dimensions = ${sql.raw(String(this.dimensions))}`.execute(trx);
+    });
+  }
+
+  private ofThisModel() {
+    return sql`model = ${this.model} and dimensions = ${this.dimensions}`;
+  }
+
+  async upsert(items: readonly PassageVector[]): Promise<void> {
+    const byId = new Map<number, PassageVector>();
+    items.forEach((item, i) => {
+      if (!Number.isSafeInteger(item.id) || !Number.isSafeInteger(item.pageId)) throw new NotaryError('invalid_request', `vector ${i}: id and pageId must be integers`);
+      checkVector(item.vector, this.dimensions, `vector for passage ${item.id}`);
+      byId.set(item.id, item);
+    });
+    const unique = [...byId.values()];
+    if (unique.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+        const values = sql.join(
+          unique.slice(i, i + WRITE_CHUNK).map((item) => sql`(${item.id}, ${item.pageId}, ${this.model}, ${this.dimensions}, ${vectorLiteral(item.vector)}::vector)`),
+        );
+        await sql`insert into passage_embeddings (passage_id, page_id, model, dimensions, embedding) values ${values}
+          on conflict (passage_id) do update set page_id = excluded.page_id, model = excluded.model,
+            dimensions = excluded.dimensions, embedding = excluded.embedding`.execute(trx);
+      }
+    });
+  }
+
+  async delete(ids: readonly number[]): Promise<void> {
+    for (const id of ids) if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+      await sql`delete from passage_embeddings where passage_id = any(${unique.slice(i, i + WRITE_CHUNK)}::int[])`.execute(this.db);
+    }
+  }
+
+  async vectors(ids: readonly number[]): Promise<Map<number, Float32Array>> {
+    for (const id of ids) if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
+    const unique = [...new Set(ids)];
+    const out = new Map<number, Float32Array>();
+    for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+      const rows = await sql<{ passage_id: number; embedding: string }>`select passage_id, embedding::text as embedding from passage_embeddings
+        where passage_id = any(${unique.slice(i, i + WRITE_CHUNK)}::int[]) and ${this.ofThisModel()}`.execute(this.db);
+      for (const r of rows.rows) {
+        const v = parseVector(r.embedding, this.dimensions);
+        if (v) out.set(Number(r.passage_id), v);
+      }
+    }
+    return out;
+  }
+
+  async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
+    const query = checkVector(vector, this.dimensions, 'query vector');
+    const { limit, perPage } = vectorSearchBounds(options);
+    if (limit <= 0) return [];
+    const literal = vectorLiteral(query);
+    return widenedSearch(limit, perPage, 100_000, async (k) =>
+      this.db.transaction().execute(async (trx) => {
+        await sql`select set_config('hnsw.ef_search', ${String(Math.min(MAX_EF_SEARCH, Math.max(40, k)))}, true)`.execute(trx);
+        await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(trx);
+        const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
+          select passage_id, page_id, embedding::text as embedding from passage_embeddings
+          where ${this.ofThisModel()}
+          order by embedding::${this.typed} <#> ${literal}::${this.typed}
+          limit ${k}`.execute(trx);
+        const candidates: VectorHit[] = [];
+        for (const r of rows.rows) {
+          const v = parseVector(r.embedding, this.dimensions);
+          if (v) candidates.push({ id: Number(r.passage_id), pageId: Number(r.page_id), score: dot(v, query) });
+        }
+        return { candidates, exhausted: rows.rows.length < k };
+      }),
+    );
+  }
+
+  async missing(limit: number): Promise<number[]> {
+    const n = Math.floor(limit);
+    if (Number.isNaN(n)) throw new NotaryError('invalid_request', `limit must be a number, got ${limit}`);
+    if (n <= 0) return [];
+    const rows = await sql<{ id: number }>`select p.id from passages p
+      left join passage_embeddings v on v.passage_id = p.id and v.model = ${this.model} and v.dimensions = ${this.dimensions}
+      where v.passage_id is null order by p.id limit ${n}`.execute(this.db);
+    return rows.rows.map((r) => Number(r.id));
+  }
+
+  async stats(): Promise<VectorIndexStats> {
+    const rows = await sql<{ mine: string; total: string }>`select count(*) filter (where ${this.ofThisModel()}) as mine, count(*) as total from passage_embeddings`.execute(this.db);
+    const mine = Number(rows.rows[0]?.mine ?? 0);
+    return { backend: this.name, model: this.model, dimensions: this.dimensions, vectors: mine, stale: Number(rows.rows[0]?.total ?? 0) - mine };
+  }
+
+  async close(): Promise<void> {}
+}
