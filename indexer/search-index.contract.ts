@@ -85,6 +85,24 @@ export function searchIndexContract(name: string, factory: () => Promise<SearchI
       expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
     });
 
+    it('scores every hit positive and finite, more of the query words higher (what the pipeline relies on)', async () => {
+      const index = await fresh();
+      await index.upsert([
+        doc(81, 1, { text: 'The planner estimates join selectivity from column statistics.' }),
+        doc(82, 2, { text: 'Column statistics are gathered by analyze.' }),
+        doc(83, 3, { text: 'The planner chooses among join strategies.' }),
+        doc(84, 4, { text: 'Unrelated words about replication slots.' }),
+      ]);
+      const hits = await index.search('planner join selectivity statistics', { limit: 10 });
+      expect(hits.map((h) => h.id)[0]).toBe(81);
+      expect(hits.map((h) => h.id)).not.toContain(84);
+      for (const hit of hits) {
+        expect(Number.isFinite(hit.score)).toBe(true);
+        expect(hit.score).toBeGreaterThan(0);
+      }
+      expect(hits[0]!.score).toBeGreaterThan(hits[hits.length - 1]!.score);
+    });
+
     it('matches heading text', async () => {
       const index = await fresh();
       await index.upsert([doc(5, 1, { headingPath: 'Configuration > Checkpoints', text: 'Settings described below.' })]);

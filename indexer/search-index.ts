@@ -19,7 +19,12 @@ export function passageModelText(doc: Pick<IndexDoc, 'title' | 'headingPath' | '
 }
 
 export interface IndexHit extends IndexDoc {
-  /** Backend relevance score, higher is better; comparable only within one result list. */
+  /**
+   * Backend relevance score: positive and finite, higher is better, on a ratio scale within one result list (the
+   * pipeline divides a list by its best). It is comparable only within its own list: BM25 (FTS5), ts_rank
+   * (PostgreSQL) and Meilisearch's 0..1 ranking score are on different scales, and nothing may add or compare
+   * scores of two lists as they are (search/pipeline-scores.test.ts holds the pipeline to that).
+   */
   score: number;
 }
 

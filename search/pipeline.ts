@@ -203,9 +203,13 @@ class RequestState {
     if (cached) return cached;
     const hits = await this.index.search(query, { limit: this.limit, perPageLimit: PASSAGES_PER_PAGE });
     this.queriesRun++;
+    // An index score is comparable only within its own list (BM25, ts_rank and Meilisearch's 0..1 ranking score are
+    // on different scales): each list is divided by its best, so lists are combined on one scale whatever the backend.
+    let best = 0;
+    for (const hit of hits) best = Math.max(best, hit.score);
     const scores = new Map<number, number>();
     for (const hit of hits) {
-      scores.set(hit.id, Math.max(0, hit.score));
+      scores.set(hit.id, best > 0 ? Math.max(0, hit.score) / best : 0);
       this.addToPool(hit);
     }
     this.queryCache.set(query, scores);
@@ -249,9 +253,9 @@ class RequestState {
   }
 
   /**
-   * The retrieval evidence of each pooled passage. Full-text only: a weighted sum of the lists' scores (index scores
-   * add up over query terms, so this is one weighted query). Hybrid: reciprocal rank fusion, because BM25 scores and
-   * cosines are on different scales.
+   * The retrieval evidence of each pooled passage. Full-text only: a weighted sum of the lists' scores, each list
+   * scaled to its best (RM3's mixture of the query and its expansion). Hybrid: reciprocal rank fusion, because index
+   * scores and cosines are on different scales.
    */
   setRetrieval(lists: readonly RetrievalList[]): void {
     const summed = new Map<number, number>();
@@ -413,18 +417,17 @@ export class SearchPipeline implements SearchService {
       for (const sub of subQueries) {
         for (const [id, score] of await state.run(sub)) original.set(id, Math.max(original.get(id) ?? 0, score));
       }
-      // Full-text only, the lists are summed as scores: RM3's mixture of the original query and the expansion terms.
-      const queryTerms = Math.max(1, queryStems(query).size);
+      // Full-text only, the lists (each scaled to its best) are summed: RM3's mixture of the query and its expansion.
       // In rank fusion the original query counts 1 and the expansion in RM3's proportion to it.
       const expansionRrf = (1 - options.originalWeight) / Math.max(1e-9, options.originalWeight);
-      lists.push({ kind: 'lexical', weight: options.originalWeight / queryTerms, rrfWeight: 1, scores: original });
+      lists.push({ kind: 'lexical', weight: options.originalWeight, rrfWeight: 1, scores: original });
       if (options.perTermQueries) {
         for (const { term, weight } of expansion) {
           lists.push({ kind: 'lexical', weight: (1 - options.originalWeight) * weight, rrfWeight: expansionRrf * weight, scores: await state.run(term) });
         }
       } else if (expansion.length > 0) {
         const scores = await state.run(expansion.map((t) => t.term).join(' '));
-        lists.push({ kind: 'lexical', weight: (1 - options.originalWeight) / expansion.length, rrfWeight: expansionRrf, scores });
+        lists.push({ kind: 'lexical', weight: 1 - options.originalWeight, rrfWeight: expansionRrf, scores });
       }
     } else if (this.deps.dense && originalList) {
       lists.push(originalList);
@@ -436,12 +439,11 @@ export class SearchPipeline implements SearchService {
     if (pass === 2 && this.deps.rewriter) {
       rewriter = await this.deps.rewriter.rewrite(query, feedbackHits.slice(0, COVERAGE_PASSAGES).map(({ hit }) => passageText(hit)));
       if (rewriter.queries.length > 0) {
-        const queryTerms = Math.max(1, queryStems(query).size);
-        if (covered && originalList && !this.deps.dense) lists.push({ ...originalList, weight: options.originalWeight / queryTerms });
+        if (covered && originalList && !this.deps.dense) lists.push({ ...originalList, weight: options.originalWeight });
         const share = (1 - options.originalWeight) / rewriter.queries.length;
         const vectors = queryVector && this.deps.dense ? await this.deps.dense.embedder.embed(rewriter.queries) : [];
         for (const [i, rewritten] of rewriter.queries.entries()) {
-          lists.push({ kind: 'lexical', weight: share / Math.max(1, queryStems(rewritten).size), rrfWeight: 1, scores: await state.run(rewritten) });
+          lists.push({ kind: 'lexical', weight: share, rrfWeight: 1, scores: await state.run(rewritten) });
           const vector = vectors[i];
           if (vector) lists.push({ kind: 'dense', weight: 1, rrfWeight: 1, scores: await state.runDense(`rw${i}`, vector) });
         }

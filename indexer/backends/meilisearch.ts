@@ -333,21 +333,33 @@ export class MeilisearchSearchIndex implements SearchIndex {
     const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
     if (stems.length === 0 || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
-    const q = stems.join(' ');
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
-      const response = await this.connection.call('search', () =>
-        this.index.search(q, {
-          limit: k,
-          // Any one query word is enough (OR semantics); documents holding more of the rarer words rank first.
-          matchingStrategy: 'frequency',
-          showRankingScore: true,
-          attributesToRetrieve: [...DOC_FIELDS],
-        }),
-      );
-      const hits = response.hits.map((h) => ({ ...toIndexDoc(h), score: h._rankingScore ?? 0 }));
+      const found = await this.orSearch(stems, k);
+      const hits = found.map((h) => ({ ...toIndexDoc(h), score: h.score }));
       const selected = selectPerPage(hits, limit, perPage);
       if (selected.length >= limit || hits.length < k || k >= MAX_TOTAL_HITS) return selected;
     }
+  }
+
+  /**
+   * Documents holding any of the query's words (OR), best first. Meilisearch's matching strategies drop query words
+   * in a fixed order ("last": from the end, "frequency": the most frequent first), so a document holding only words
+   * dropped early is never matched. One federated request asks each rotation of the words under "last" (every word
+   * leads once); a document's score is its best ranking score over the rotations, so holding more of the words
+   * (next to each other, in the title) still ranks higher.
+   */
+  private async orSearch(stems: readonly string[], k: number): Promise<Array<PassageDocument & { score: number }>> {
+    const common = { matchingStrategy: 'last' as const, showRankingScore: true, attributesToRetrieve: [...DOC_FIELDS] };
+    if (stems.length === 1) {
+      const response = await this.connection.call('search', () => this.index.search(stems[0]!, { ...common, limit: k }));
+      return response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 }));
+    }
+    const queries = stems.map((_, i) => ({ indexUid: this.uid, q: [...stems.slice(i), ...stems.slice(0, i)].join(' '), ...common, federationOptions: { weight: 1 } }));
+    const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
+    return response.hits.map((h) => {
+      const federation = (h as { _federation?: { weightedRankingScore?: number } })._federation;
+      return { ...h, score: federation?.weightedRankingScore ?? h._rankingScore ?? 0 };
+    });
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
