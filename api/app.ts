@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
@@ -10,7 +11,8 @@ import type { SearchService } from '../search/service.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
-import { healthzRoute } from './routes/healthz.js';
+import { healthzRoute, readyzRoute } from './routes/healthz.js';
+import { metricsPlugin, type ApiMetrics } from './metrics.js';
 import { searchRoute } from './routes/search.js';
 
 export interface AppDeps {
@@ -22,6 +24,10 @@ export interface AppDeps {
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
+  /** Each dependency's reachability (database, index, shared stores): GET /readyz answers 503 unless all are true. */
+  ready?: () => Promise<Record<string, boolean>>;
+  /** Prometheus metrics served at GET /metrics. */
+  metrics?: ApiMetrics;
   /** Unpaid routes added beside the built-in ones (e.g. published keys). */
   publicRoutes?: readonly FastifyPluginAsync[];
   logger?: boolean | object;
@@ -38,13 +44,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const server = config.server;
   const problemContext = { maxDepth: config.search.max_depth, bodyLimitBytes: server.body_limit_bytes };
+  const tls = server.tls.cert_file && server.tls.key_file ? { cert: readFileSync(server.tls.cert_file), key: readFileSync(server.tls.key_file) } : null;
+  const trusted = server.trusted_proxies;
+  const transport = tls
+    ? server.tls.http2
+      ? { http2: true as const, https: { ...tls, allowHTTP1: true } }
+      : { https: tls }
+    : {};
   const app = Fastify({
+    ...(transport as object),
+    // X-Forwarded-For/-Proto/-Host are believed only from the configured proxies (request.ip, request.protocol).
+    trustProxy: Array.isArray(trusted) && trusted.length === 1 && trusted[0] === 'true' ? true : trusted,
     logger: (deps.logger ?? false) as FastifyServerOptions['logger'],
     bodyLimit: server.body_limit_bytes,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
     // Node's own limits, as backstops of the body timeout below: headers, the whole request, idle keep-alive.
-    http: { maxHeaderSize: server.max_header_bytes, headersTimeout: server.headers_timeout_ms },
+    ...(tls && server.tls.http2 ? {} : { http: { maxHeaderSize: server.max_header_bytes, headersTimeout: server.headers_timeout_ms } }),
     requestTimeout: server.headers_timeout_ms + server.body_timeout_ms + 5_000,
     keepAliveTimeout: server.keep_alive_timeout_ms,
     // Errors Fastify raises before routing (malformed URL, ...) still answer with a problem.
@@ -59,7 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
       socket.end(clientErrorResponse(error, newId('req')));
     },
-  });
+  }) as unknown as FastifyInstance;
 
   // JSON only: without this, text/plain bodies would be accepted as strings.
   app.removeContentTypeParser('text/plain');
@@ -86,7 +102,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerProblemHandlers(app, problemContext);
 
+  if (deps.metrics) await app.register(metricsPlugin, { metrics: deps.metrics });
   await app.register(healthzRoute, { health: deps.health });
+  if (deps.ready) await app.register(readyzRoute, { ready: deps.ready });
   for (const route of deps.publicRoutes ?? []) await app.register(route);
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp, receiptPublicRoutes } from '../api/index.js';
+import { ApiMetrics } from '../api/metrics.js';
 import type { NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
@@ -48,6 +49,8 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     extract: ctx.extract(),
     publicRoutes: [receiptPublicRoutes(receipts)],
     logger: { level: cfg.log_level },
+    metrics: new ApiMetrics({ pages: () => ctx.pages.counts() }),
+    ready: () => ctx.readiness(),
     health: async () => {
       const counts = await ctx.pages.counts();
       return {

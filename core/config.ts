@@ -102,6 +102,30 @@ export const configSchema = z
         keep_alive_timeout_ms: z.number().int().positive().default(5_000),
         /** Largest request header block; a larger one gets a 431 problem. */
         max_header_bytes: z.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
+        /** HTTPS served directly (HTTP/2 with HTTP/1.1 fallback) when a certificate and key are given (PEM files). */
+        tls: z
+          .object({
+            cert_file: z.string().min(1).optional(),
+            key_file: z.string().min(1).optional(),
+            /** Offer HTTP/2 (ALPN h2) beside HTTP/1.1. */
+            http2: z.boolean().default(true),
+          })
+          .prefault({}),
+        /**
+         * Behind a TLS-terminating proxy: the proxies whose X-Forwarded-For/-Proto/-Host are believed (addresses or
+         * CIDR ranges, e.g. ["10.0.0.0/8"]; true trusts every hop). Default none: the client address is the socket's.
+         */
+        trusted_proxies: z.union([z.boolean(), z.array(z.string().min(1))]).default(false),
+      })
+      .prefault({}),
+    /** Shared stores of a scaled-out deployment: rate limits and idempotency records (memory/SQL, or Redis). */
+    stores: z
+      .object({
+        /** memory: rate limits in process (one node), idempotency in the database; redis: both in Redis, shared by every node. */
+        backend: z.enum(['memory', 'redis']).default('memory'),
+        redis_url: z.string().optional(),
+        /** Key prefix, so one Redis can serve several deployments. */
+        redis_prefix: z.string().min(1).default('notary:'),
       })
       .prefault({}),
     storage: z
@@ -168,7 +192,24 @@ export const configSchema = z
       .prefault({}),
     indexer: z
       .object({
-        backend: z.enum(['sqlite-fts5']).default('sqlite-fts5'),
+        /**
+         * The passage index (and, with dense retrieval, where the vectors live): sqlite-fts5 (embedded, vectors in the
+         * SQL table), postgres (full text in PostgreSQL, vectors with pgvector; needs storage.driver postgres) or
+         * meilisearch (passages and vectors in a Meilisearch server). NOTARY_INDEX_BACKEND overrides.
+         */
+        backend: z.enum(['sqlite-fts5', 'postgres', 'meilisearch']).default('sqlite-fts5'),
+        meilisearch: z
+          .object({
+            url: z.url().optional(),
+            /** Master or admin key for crawlers and indexers; the search-only key (`notary index search-key`) for API nodes. */
+            api_key: z.string().min(1).optional(),
+            index: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, - and _').default('notary_passages'),
+            /** How long a write waits for its Meilisearch task. */
+            task_timeout_ms: z.number().int().positive().default(60_000),
+            request_timeout_ms: z.number().int().positive().default(10_000),
+            batch_size: z.number().int().positive().max(10_000).default(1000),
+          })
+          .prefault({}),
         passage_min_words: z.number().int().positive().default(100),
         passage_max_words: z.number().int().positive().default(200),
       })
@@ -329,6 +370,18 @@ export const configSchema = z
     if (cfg.storage.driver === 'postgres' && !cfg.storage.postgres_url) {
       ctx.addIssue({ code: 'custom', path: ['storage', 'postgres_url'], message: 'required when storage.driver is postgres' });
     }
+    if (cfg.indexer.backend === 'meilisearch' && !cfg.indexer.meilisearch.url) {
+      ctx.addIssue({ code: 'custom', path: ['indexer', 'meilisearch', 'url'], message: 'required when indexer.backend is meilisearch (NOTARY_MEILISEARCH_URL)' });
+    }
+    if (cfg.indexer.backend === 'postgres' && cfg.storage.driver !== 'postgres') {
+      ctx.addIssue({ code: 'custom', path: ['indexer', 'backend'], message: 'postgres needs storage.driver postgres (NOTARY_STORAGE=postgres)' });
+    }
+    if (cfg.stores.backend === 'redis' && !cfg.stores.redis_url) {
+      ctx.addIssue({ code: 'custom', path: ['stores', 'redis_url'], message: 'required when stores.backend is redis (NOTARY_REDIS_URL)' });
+    }
+    if (cfg.server.tls.cert_file !== undefined && cfg.server.tls.key_file === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['server', 'tls', 'key_file'], message: 'required with server.tls.cert_file' });
+    }
     if (cfg.indexer.passage_min_words > cfg.indexer.passage_max_words) {
       ctx.addIssue({ code: 'custom', path: ['indexer', 'passage_min_words'], message: 'must not exceed passage_max_words' });
     }
@@ -371,6 +424,15 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_FACILITATOR_PRIVATE_KEY', path: ['facilitator', 'private_key'], kind: 'string' },
   { env: 'NOTARY_RECEIPTS_ISSUER', path: ['receipts', 'issuer'], kind: 'string' },
   { env: 'NOTARY_RECEIPTS_KEY_FILE', path: ['receipts', 'key_file'], kind: 'string' },
+  { env: 'NOTARY_INDEX_BACKEND', path: ['indexer', 'backend'], kind: 'string' },
+  { env: 'NOTARY_MEILISEARCH_URL', path: ['indexer', 'meilisearch', 'url'], kind: 'string' },
+  { env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'], kind: 'string' },
+  { env: 'NOTARY_MEILISEARCH_INDEX', path: ['indexer', 'meilisearch', 'index'], kind: 'string' },
+  { env: 'NOTARY_STORES', path: ['stores', 'backend'], kind: 'string' },
+  { env: 'NOTARY_REDIS_URL', path: ['stores', 'redis_url'], kind: 'string' },
+  { env: 'NOTARY_TLS_CERT_FILE', path: ['server', 'tls', 'cert_file'], kind: 'string' },
+  { env: 'NOTARY_TLS_KEY_FILE', path: ['server', 'tls', 'key_file'], kind: 'string' },
+  { env: 'NOTARY_TRUSTED_PROXIES', path: ['server', 'trusted_proxies'], kind: 'list' },
 ];
 
 function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {

@@ -28,7 +28,7 @@ export interface IndexerLogger {
 export interface IndexerDeps {
   pages: PageStore;
   index: SearchIndex;
-  config: NotaryConfig['indexer'];
+  config: Pick<NotaryConfig['indexer'], 'passage_min_words' | 'passage_max_words'> & { backend?: string };
   logger?: IndexerLogger;
   /** Dense retrieval: every passage also gets an embedding in `index`, made by `embedder`. */
   vectors?: { index: VectorIndex; embedder: Embedder; batchSize?: number };

@@ -4,6 +4,7 @@ import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
+import type { VectorIndex } from '../indexer/vector-index.js';
 import type { Storage } from '../storage/db.js';
 import type { Log } from './log.js';
 
@@ -24,7 +25,11 @@ function onnxOptions(cfg: NotaryConfig, source: string): Parameters<typeof OnnxR
  * (without one, e.g. in `notary crawl`, the explicitly configured reranker model directory if it is a bi-encoder);
  * a directory must hold a bi-encoder, else start-up fails with model_unavailable.
  */
-export async function openDense(cfg: NotaryConfig, storage: Storage, options: { reranker?: Reranker; log: Log }): Promise<OpenedDense> {
+export async function openDense(
+  cfg: NotaryConfig,
+  storage: Storage,
+  options: { reranker?: Reranker; log: Log; vectors?: (options: { model: string; dimensions: number }) => Promise<VectorIndex> },
+): Promise<OpenedDense> {
   const choice = cfg.embeddings.model;
   const none = (off: string): OpenedDense => ({ dense: undefined, off, close: async () => {} });
   if (choice === 'off') return none('embeddings.model is off');
@@ -60,8 +65,9 @@ export async function openDense(cfg: NotaryConfig, storage: Storage, options: { 
   // A separately named directory may hold the reranker's own weights: then stored vectors still give its scores.
   const rerankerModel =
     reranker === model ? embedder.model : reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder' ? (await reranker.embedder()).model : null;
-  const index = new SqlVectorIndex(storage, { model: embedder.model, dimensions: embedder.dimensions });
-  options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) beside the full-text index`);
+  const vectorOptions = { model: embedder.model, dimensions: embedder.dimensions };
+  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, vectorOptions);
+  options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) in ${index.name} beside the full-text index`);
   return {
     dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },
     close: async () => {

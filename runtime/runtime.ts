@@ -1,19 +1,15 @@
-import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
 import type { SearchIndex } from '../indexer/search-index.js';
 import { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
-import { MemoryRateLimitStore, type RateLimitStore } from '../payments/rate-limit.js';
+import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
-import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
@@ -24,6 +20,7 @@ import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
+import { openIndexBackend, openStores, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
@@ -53,17 +50,6 @@ export interface RuntimeOptions {
   extensions?: readonly ResponseExtension[];
   /** The rate-limit store; default one in process memory. */
   rateLimits?: RateLimitStore;
-}
-
-/** The search index chosen by `indexer.backend`. */
-function openIndex(config: NotaryConfig, storage: Storage): SearchIndex {
-  switch (config.indexer.backend) {
-    case 'sqlite-fts5':
-      // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
-      return storage.sqlite
-        ? new Fts5SearchIndex(storage.sqlite)
-        : new Fts5SearchIndex(new BetterSqlite3(path.join(config.data_dir, 'index.sqlite')), { ownsHandle: true });
-  }
 }
 
 /** Built on first call, then the same value; `built` tells without building. */
@@ -110,26 +96,31 @@ export class Runtime {
     return { config: this.config, accounts: this.accounts, storage: this.storage, log: this.log };
   }
 
+  readonly index: SearchIndex;
+  private readonly stores: SharedStores;
+
   private constructor(
     readonly config: NotaryConfig,
     readonly storage: Storage,
-    readonly index: SearchIndex,
+    readonly backend: IndexBackend,
     readonly log: Log,
     options: RuntimeOptions,
   ) {
+    this.index = backend.index;
+    this.stores = openStores(config, storage);
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
     this.pricing = new Pricing(config.pricing);
-    this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
-    this.idempotency = new SqlIdempotencyStore(storage.db);
+    this.rateLimits = options.rateLimits ?? this.stores.rateLimits;
+    this.idempotency = this.stores.idempotency;
     const rewriter = queryRewriterFromConfig(config.search);
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
     const env = options.env ?? process.env;
     this.reranker = lazy(() => loadReranker(config.reranker, { log, env }));
-    this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log }));
-    this.denseForIndexing = lazy(() => openDense(config, storage, { log }));
+    this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors }));
+    this.denseForIndexing = lazy(() => openDense(config, storage, { log, vectors: backend.vectors }));
     this.search = lazy(async () => {
       const reranker = await this.reranker();
       const { dense } = await this.dense();
@@ -153,8 +144,14 @@ export class Runtime {
 
   static async open(config: NotaryConfig, options: RuntimeOptions = {}): Promise<Runtime> {
     const storage = await openStorage(config);
-    const index = openIndex(config, storage);
-    return new Runtime(config, storage, index, options.log ?? stderrLog, options);
+    let backend: IndexBackend;
+    try {
+      backend = await openIndexBackend(config, storage);
+    } catch (err) {
+      await storage.close();
+      throw err;
+    }
+    return new Runtime(config, storage, backend, options.log ?? stderrLog, options);
   }
 
   /**
@@ -255,6 +252,23 @@ export class Runtime {
     }
   }
 
+  /** Whether every dependency answers: the database, the index backend, the shared stores (GET /readyz). */
+  async readiness(): Promise<Record<string, boolean>> {
+    const database = await this.storage.db
+      .selectFrom('pages')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('id', '=', -1)
+      .execute()
+      .then(() => true, () => false);
+    const [index, stores] = await Promise.all([this.backend.ready().catch(() => false), this.stores.ready().catch(() => false)]);
+    return { database, index, stores };
+  }
+
+  /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */
+  rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
+    return this.backend.rebuild(storedPassages(this.storage), onProgress);
+  }
+
   /** Releases what was built, newest first; safe to call once everything else has stopped. */
   async close(): Promise<void> {
     const release = async <T>(pending: T | Promise<T> | undefined, close: (value: T) => Promise<void>) => {
@@ -272,6 +286,7 @@ export class Runtime {
     await release(this.dense.built(), (d) => d.close());
     await release(this.reranker.built(), (r) => r.close());
     await this.index.close();
+    await this.stores.close();
     await this.storage.close();
   }
 }

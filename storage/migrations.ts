@@ -286,12 +286,27 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const rateLimitBuckets: Migration = {
+    async up(db: Kysely<unknown>) {
+      // GCRA state of the SQL rate-limit store: each key's theoretical arrival time in epoch milliseconds.
+      await db.schema
+        .createTable('rate_limit_buckets')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('tat', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('rate_limit_buckets').ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
     '0015_x402_payments': x402Payments,
     '0014_receipt_log': receiptLog,
+    '0019_rate_limit_buckets': rateLimitBuckets,
   };
   return { getMigrations: async () => migrations };
 }

@@ -233,7 +233,14 @@ export interface ReceiptLogCheckpointsTable {
   created_at: Timestamp;
 }
 
+export interface RateLimitBucketsTable {
+  key: string;
+  /** Theoretical arrival time (GCRA), epoch milliseconds. */
+  tat: number;
+}
+
 export interface Database {
+  rate_limit_buckets: RateLimitBucketsTable;
   pages: PagesTable;
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;

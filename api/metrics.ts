@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the metrics read from the process on each scrape (pages and passages in storage, the index's documents). */
+export interface MetricsSources {
+  pages?: () => Promise<{ pages: number; passages: number }>;
+}
+
+/**
+ * Prometheus metrics of one API node (`GET /metrics`, text format 0.0.4): requests by route, status and payment
+ * mode, latency histograms, credits charged by mode, and the crawl and index counts from storage at scrape time.
+ * Each node has its own registry: Prometheus adds the nodes up.
+ */
+export class ApiMetrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'route' | 'method' | 'status' | 'mode'>;
+  readonly latency: Histogram<'route' | 'method'>;
+  readonly credits: Counter<'route' | 'mode'>;
+
+  constructor(sources: MetricsSources = {}) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'notary_process_' });
+    this.requests = new Counter({ name: 'notary_http_requests_total', help: 'HTTP requests by route, method, status and payment mode', labelNames: ['route', 'method', 'status', 'mode'], registers: [this.registry] });
+    this.latency = new Histogram({
+      name: 'notary_http_request_duration_seconds',
+      help: 'HTTP request latency by route',
+      labelNames: ['route', 'method'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.credits = new Counter({ name: 'notary_credits_charged_total', help: 'Credits charged for served calls (replays excluded), by route and payment mode', labelNames: ['route', 'mode'], registers: [this.registry] });
+    const pages = sources.pages;
+    if (pages) {
+      const stored = new Gauge({ name: 'notary_pages_stored', help: 'Pages stored by the crawl (all nodes, from the database)', registers: [this.registry] });
+      const passages = new Gauge({
+        name: 'notary_passages_indexed',
+        help: 'Passages cut from stored pages and written to the index',
+        registers: [this.registry],
+        async collect() {
+          const counts = await pages();
+          stored.set(counts.pages);
+          this.set(counts.passages);
+        },
+      });
+      void passages;
+    }
+  }
+}
+
+/** Records every request and serves GET /metrics. */
+export async function metricsPlugin(app: FastifyInstance, options: { metrics: ApiMetrics }): Promise<void> {
+  const { metrics } = options;
+  app.addHook('onSend', async (request, reply, payload) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    if (reply.statusCode === 200 && request.admission?.payer && reply.getHeader('Idempotency-Replayed') === undefined && typeof payload === 'string') {
+      try {
+        const credits = (JSON.parse(payload) as { credits_used?: unknown }).credits_used;
+        if (typeof credits === 'number') metrics.credits.inc({ route, mode: request.admission.payer.mode }, credits);
+      } catch {
+        // not JSON: nothing charged
+      }
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const mode = request.admission?.payer?.mode ?? (request.admission ? 'none' : '');
+    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode), mode });
+    metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}
+
+// Not encapsulated: the hooks see every route of the app (what fastify-plugin's skip-override does).
+Object.assign(metricsPlugin, { [Symbol.for('skip-override')]: true });

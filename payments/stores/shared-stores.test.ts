@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../../storage/db.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../../test/support/postgres.js';
+import { redisAvailable, startRedis, type TestRedis } from '../../test/support/redis.js';
+import { describeRateLimitStoreContract } from '../rate-limit.contract.js';
+import { gcra } from '../rate-limit.js';
+import { describeIdempotencyStoreContract } from './idempotency.contract.js';
+import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from './redis.js';
+import { SqlRateLimitStore } from './sql-rate-limit.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const runRedis = redisAvailable();
+let redis: TestRedis | undefined;
+let pg: TestPostgres;
+const dir = mkdtempSync(path.join(tmpdir(), 'notary-stores-'));
+beforeAll(async () => {
+  if (runRedis) redis = await startRedis();
+  pg = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await redis?.stop();
+  pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let counter = 0;
+async function sqlStorage(kind: 'sqlite' | 'postgres'): Promise<Storage> {
+  const storage = kind === 'sqlite' ? openSqlite(path.join(dir, `stores-${counter++}.sqlite`)) : openPostgres(await createDatabase(pg.url, `stores_${process.pid}_${counter++}`));
+  await migrateToLatest(storage);
+  return storage;
+}
+
+for (const kind of ['sqlite', 'postgres'] as const) {
+  describeRateLimitStoreContract(`SQL (${kind}, real clock)`, async () => {
+    const storage = await sqlStorage(kind);
+    return { store: new SqlRateLimitStore(storage.db, storage.dialect), advance: sleep, toleranceMs: 30, close: () => storage.close() };
+  });
+}
+
+describe.runIf(runRedis)('Redis stores', () => {
+  describeRateLimitStoreContract('Redis (one Lua script, the server clock)', async () => {
+    const client = openRedis(redis!.url);
+    return { store: new RedisRateLimitStore(client, `t${counter++}:`), advance: sleep, toleranceMs: 30, close: async () => void client.disconnect() };
+  });
+
+  describeIdempotencyStoreContract('Redis', async () => {
+    const clients = [openRedis(redis!.url)];
+    const prefix = `t${counter++}:`;
+    return {
+      store: new RedisIdempotencyStore(clients[0]!, prefix),
+      reopen: async () => {
+        const again = openRedis(redis!.url);
+        clients.push(again);
+        return new RedisIdempotencyStore(again, prefix);
+      },
+      close: async () => {
+        for (const c of clients) c.disconnect();
+      },
+    };
+  });
+
+  it('shares one limit between two nodes (two connections): exactly the burst of 40 concurrent calls passes', async () => {
+    const a = openRedis(redis!.url);
+    const b = openRedis(redis!.url);
+    const prefix = `t${counter++}:`;
+    const nodes = [new RedisRateLimitStore(a, prefix), new RedisRateLimitStore(b, prefix)];
+    const tier = { requests_per_minute: 6, burst: 7 };
+    const decisions = await Promise.all(Array.from({ length: 40 }, (_, i) => nodes[i % 2]!.consume('shared', tier)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(7);
+    a.disconnect();
+    b.disconnect();
+  });
+
+  it('agrees with the gcra step function it ports', async () => {
+    const client = openRedis(redis!.url);
+    const store = new RedisRateLimitStore(client, `t${counter++}:`);
+    const tier = { requests_per_minute: 120, burst: 2 };
+    const first = await store.consume('k', tier);
+    expect(first).toMatchObject({ allowed: true, remaining: 1, limit: 2, policy: gcra(0, undefined, tier).decision.policy });
+    client.disconnect();
+  });
+
+  it('answers store_unavailable when Redis is down', async () => {
+    const client = openRedis('redis://127.0.0.1:9');
+    await expect(new RedisRateLimitStore(client).consume('k', { requests_per_minute: 60, burst: 1 })).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(new RedisIdempotencyStore(client).begin({ scope: 's', key: 'k', fingerprint: 'f', requestId: 'r', now: 1, leaseMs: 1000 })).rejects.toMatchObject({ code: 'store_unavailable' });
+    client.disconnect();
+  });
+});

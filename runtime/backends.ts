@@ -1,0 +1,137 @@
+import BetterSqlite3 from 'better-sqlite3';
+import path from 'node:path';
+import type { NotaryConfig } from '../core/config.js';
+import { MeilisearchConnection, MeilisearchSearchIndex, MeilisearchVectorIndex } from '../indexer/backends/meilisearch.js';
+import { PgVectorIndex, PostgresSearchIndex } from '../indexer/backends/postgres.js';
+import { Fts5SearchIndex } from '../indexer/fts5.js';
+import type { IndexDoc, SearchIndex } from '../indexer/search-index.js';
+import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
+import type { VectorIndex } from '../indexer/vector-index.js';
+import type { RateLimitStore } from '../payments/rate-limit.js';
+import { MemoryRateLimitStore } from '../payments/rate-limit.js';
+import type { IdempotencyStore } from '../payments/stores/idempotency.js';
+import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from '../payments/stores/redis.js';
+import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
+import type { Storage } from '../storage/db.js';
+
+/** The search index of `indexer.backend`, where its vectors go, and what its readiness probe asks. */
+export interface IndexBackend {
+  index: SearchIndex;
+  /** The vector index of an embedding model on this backend (SQL table, pgvector, or Meilisearch's vector store). */
+  vectors(options: { model: string; dimensions: number }): Promise<VectorIndex>;
+  /** Rebuilds the whole index from the stored passages without serving a half-built one. */
+  rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void): Promise<number>;
+  /** A reachability probe for /readyz. */
+  ready(): Promise<boolean>;
+  meilisearch?: MeilisearchConnection;
+}
+
+export function meilisearchConnection(config: NotaryConfig): MeilisearchConnection {
+  const m = config.indexer.meilisearch;
+  return new MeilisearchConnection({
+    url: m.url ?? 'http://127.0.0.1:7700',
+    apiKey: m.api_key,
+    index: m.index,
+    taskTimeoutMs: m.task_timeout_ms,
+    requestTimeoutMs: m.request_timeout_ms,
+    batchSize: m.batch_size,
+  });
+}
+
+export async function openIndexBackend(config: NotaryConfig, storage: Storage): Promise<IndexBackend> {
+  const sqlVectors = async (options: { model: string; dimensions: number }) => new SqlVectorIndex(storage, options);
+  switch (config.indexer.backend) {
+    case 'sqlite-fts5': {
+      // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
+      const index = storage.sqlite
+        ? new Fts5SearchIndex(storage.sqlite)
+        : new Fts5SearchIndex(new BetterSqlite3(path.join(config.data_dir, 'index.sqlite')), { ownsHandle: true });
+      return {
+        index,
+        vectors: sqlVectors,
+        rebuild: async (source, onProgress) => {
+          let n = 0;
+          await index.delete((await index.stats()).documents > 0 ? await allIds(storage) : []);
+          for await (const batch of source) {
+            await index.upsert(batch);
+            n += batch.length;
+            onProgress?.(n);
+          }
+          return n;
+        },
+        ready: async () => true,
+      };
+    }
+    case 'postgres': {
+      const index = await PostgresSearchIndex.open(storage);
+      return {
+        index,
+        vectors: (options) => PgVectorIndex.open(storage, options),
+        rebuild: (source, onProgress) => index.rebuild(source, onProgress),
+        ready: async () => true,
+      };
+    }
+    case 'meilisearch': {
+      const connection = meilisearchConnection(config);
+      const index = await MeilisearchSearchIndex.open(connection);
+      return {
+        index,
+        vectors: (options) => MeilisearchVectorIndex.open(connection, storage, options),
+        rebuild: (source, onProgress) => index.rebuild(source, onProgress),
+        ready: () => connection.healthy(),
+        meilisearch: connection,
+      };
+    }
+  }
+}
+
+async function allIds(storage: Storage): Promise<number[]> {
+  return (await storage.db.selectFrom('passages').select('id').execute()).map((r) => Number(r.id));
+}
+
+/** The stored passages in id order, in batches, as index documents (what a rebuild writes). */
+export async function* storedPassages(storage: Storage, batch = 1000): AsyncGenerator<IndexDoc[]> {
+  let after = 0;
+  for (;;) {
+    const rows = await storage.db
+      .selectFrom('passages')
+      .select(['id', 'page_id', 'url', 'title', 'heading_path', 'text'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(batch)
+      .execute();
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.text }));
+    after = Number(rows[rows.length - 1]!.id);
+  }
+}
+
+export interface SharedStores {
+  rateLimits: RateLimitStore;
+  idempotency: IdempotencyStore;
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Rate limits and idempotency records of `stores.backend`: in process and in the database, or both in Redis. */
+export function openStores(config: NotaryConfig, storage: Storage): SharedStores {
+  if (config.stores.backend === 'redis' && config.stores.redis_url) {
+    const redis = openRedis(config.stores.redis_url);
+    const prefix = config.stores.redis_prefix;
+    return {
+      rateLimits: new RedisRateLimitStore(redis, prefix),
+      idempotency: new RedisIdempotencyStore(redis, prefix),
+      ready: async () => {
+        try {
+          return (await redis.ping()) === 'PONG';
+        } catch {
+          return false;
+        }
+      },
+      close: async () => {
+        redis.disconnect();
+      },
+    };
+  }
+  return { rateLimits: new MemoryRateLimitStore(), idempotency: new SqlIdempotencyStore(storage.db), ready: async () => true, close: async () => {} };
+}
