@@ -175,6 +175,30 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('crawl-worker')
+    .description('crawl the configured seeds now and again every crawler.recrawl_after_hours, indexing as it goes (a scaled-out crawler process, no HTTP API)')
+    .action(async () => {
+      const { crawlWorkerCommand } = await import('./serve.js');
+      await crawlWorkerCommand(configFrom(program.opts<GlobalOptions>()));
+    });
+
+  const index = program.command('index').description('the search index backend (indexer.backend)');
+  index
+    .command('rebuild')
+    .description('rebuild the whole index from the stored passages; searches see the old index until the new one is complete')
+    .action(async () => {
+      const { indexRebuildCommand } = await import('./index-admin.js');
+      await indexRebuildCommand(configFrom(program.opts<GlobalOptions>()));
+    });
+  index
+    .command('search-key')
+    .description('Meilisearch: create (once) and print the search-only key for API nodes (needs the master or an admin key)')
+    .action(async () => {
+      const { indexSearchKeyCommand } = await import('./index-admin.js');
+      await indexSearchKeyCommand(configFrom(program.opts<GlobalOptions>()));
+    });
+
+  program
     .command('status')
     .description('pages, passages, index size, last crawl and the active reranker')
     .option('--json', 'machine-readable output')

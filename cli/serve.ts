@@ -121,3 +121,17 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     worker = crawlWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
   }
 }
+
+/** `notary crawl-worker`: the background crawl loop of `serve` alone, for crawler processes of a scaled-out deployment. */
+export async function crawlWorkerCommand(cfg: NotaryConfig): Promise<void> {
+  const ctx = await Runtime.open(cfg);
+  const { dense } = await ctx.denseForIndexing();
+  const stop = new AbortController();
+  const log = (msg: string) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), role: 'crawl-worker', pid: process.pid, msg })}\n`);
+  const shutdown = () => stop.abort();
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+  if (cfg.crawler.seeds.length === 0) log('no seeds configured (crawler.seeds, NOTARY_SEEDS): waiting for a stop signal');
+  else await crawlWorker(ctx, dense, stop.signal, log);
+  await ctx.close();
+}

@@ -17,9 +17,10 @@ let counter = 0;
 
 async function api(overrides: Parameters<typeof apiTestConfig>[1] = {}) {
   const config = apiTestConfig(path.join(dir, `d${counter++}`), overrides);
-  let harness: ApiHarness | undefined;
-  const metrics = new ApiMetrics({ pages: async () => (await harness!.runtime.pages.counts()) });
-  harness = await startApi(config, { deps: { metrics, ready: () => harness!.runtime.readiness() } });
+  const ref: { harness?: ApiHarness } = {};
+  const metrics = new ApiMetrics({ pages: async () => ref.harness!.runtime.pages.counts() });
+  const harness = await startApi(config, { deps: { metrics, ready: () => ref.harness!.runtime.readiness() } });
+  ref.harness = harness;
   harnesses.push(harness);
   return harness;
 }
