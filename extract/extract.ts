@@ -1,4 +1,5 @@
 import { NotaryError } from '../core/errors.js';
+import { comparableText } from '../core/text.js';
 import { countWords, extractBlocks, textOf } from './content.js';
 import { parseHtml } from './html-tree.js';
 import { cleanDocumentTitle, normaliseSpace, pickMeta, readJsonLd, resolveUrl, toIsoDate } from './metadata.js';
@@ -43,9 +44,9 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
     }
   }
   // The body text leaves out a heading that repeats the title (the title is its own field); the blocks keep it.
-  const titleKey = title ? comparable(title) : null;
+  const titleKey = title ? comparableText(title) : null;
   const text = blocks
-    .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparable(b.text), titleKey)))
+    .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparableText(b.text), titleKey)))
     .map((b) => b.text)
     .join('\n\n');
   return {
@@ -66,9 +67,6 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
   };
 }
 
-function comparable(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-}
 
 /** Readability's check: the heading and the title share nearly all their words. */
 function isSameTitle(heading: string, title: string): boolean {

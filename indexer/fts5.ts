@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { NotaryError } from '../core/errors.js';
+import { contentWords, identifiers } from '../core/text.js';
 import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from './search-index.js';
 
 /**
@@ -10,14 +11,6 @@ import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } 
  */
 export const FTS5_COLUMN_WEIGHTS = { title: 4, headings: 2, body: 1 } as const;
 
-/** Words too common to narrow an OR query; dropped unless the query has nothing else. */
-const STOPWORDS = new Set(
-  (
-    'a an and are as at be but by can do does for from had has have how i if in into is it its me my no not of on or ' +
-    'our so such that the their then there these they this to was we were what when where which who why will with ' +
-    'would you your'
-  ).split(' '),
-);
 const MAX_QUERY_TERMS = 32;
 
 /**
@@ -26,19 +19,12 @@ const MAX_QUERY_TERMS = 32;
  * parser. Returns null when no word is left.
  */
 export function toFts5Query(input: string): string | null {
-  const normalised = input.normalize('NFKC').toLowerCase();
-  const words = normalised.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  const unique = [...new Set(words)];
-  const meaningful = unique.filter((w) => !STOPWORDS.has(w));
-  const terms = (meaningful.length > 0 ? meaningful : unique).slice(0, MAX_QUERY_TERMS);
+  const terms = [...new Set(contentWords(input))].slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0) return null;
   // The tokenizer splits identifiers (lc_numeric, pg_stat_activity, max.connections) into their parts; the
   // identifier itself also goes in as a phrase, so a passage holding it exactly outscores one holding a part.
-  const identifiers = [...new Set(normalised.match(/[\p{L}\p{N}\p{M}]+(?:[_.:][\p{L}\p{N}\p{M}]+)+/gu) ?? [])]
-    .map((id) => id.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [])
-    .filter((parts) => parts.length > 1)
-    .slice(0, MAX_QUERY_TERMS);
-  return [...terms.map((t) => `"${t}"`), ...identifiers.map((parts) => `"${parts.join(' ')}"`)].join(' OR ');
+  const phrases = identifiers(input).slice(0, MAX_QUERY_TERMS);
+  return [...terms.map((t) => `"${t}"`), ...phrases.map((parts) => `"${parts.join(' ')}"`)].join(' OR ');
 }
 
 interface HitRow {

@@ -5,7 +5,8 @@ import type { VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
 import { cosineToUnit, dot, l2Normalize } from '../reranker/pooling.js';
 import type { Reranker, ScorerKind } from '../reranker/reranker.js';
-import { DEFAULT_EXPANSION, expansionTerms, queryStems, splitSubQueries, termStem, words, type ExpansionOptions, type WeightedTerm } from './reflect.js';
+import { stem, words } from '../core/text.js';
+import { DEFAULT_EXPANSION, expansionTerms, queryStems, splitSubQueries, type ExpansionOptions, type WeightedTerm } from './reflect.js';
 import type { SearchRequest, SearchResponse, SearchService } from './service.js';
 import type { QueryRewriter, RewriteOutcome } from './query-rewriter.js';
 import { makeSnippet } from './snippet.js';
@@ -580,7 +581,7 @@ function queryCoverage(query: string, passages: readonly string[]): number {
   if (stems.size === 0) return 1;
   let best = 0;
   for (const text of passages) {
-    const found = new Set(words(text).map(termStem));
+    const found = new Set(words(text).map(stem));
     let n = 0;
     for (const stem of stems) if (found.has(stem)) n++;
     best = Math.max(best, n / stems.size);
