@@ -5,7 +5,16 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configSchema, type NotaryConfig } from '../core/config.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
-import { passageModelText, type IndexDoc, type IndexHit, type IndexSearchOptions, type IndexStats, type SearchIndex } from '../indexer/search-index.js';
+import {
+  passageModelText,
+  type IndexDoc,
+  type IndexHit,
+  type IndexSearchOptions,
+  type IndexStats,
+  type PageDoc,
+  type PageHit,
+  type SearchIndex,
+} from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import type { Reranker, RerankerInfo } from '../reranker/reranker.js';
 import { SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
@@ -47,6 +56,16 @@ class RecordingIndex implements SearchIndex {
   }
   get(ids: readonly number[]): Promise<IndexDoc[]> {
     return this.inner.get(ids);
+  }
+  upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    return this.inner.upsertPages(pages);
+  }
+  deletePages(pageIds: readonly number[]): Promise<void> {
+    return this.inner.deletePages(pageIds);
+  }
+  searchPages(query: string, options: { limit: number }): Promise<PageHit[]> {
+    this.queries.push(`page:${query}`);
+    return this.inner.searchPages(query, options);
   }
   stats(): Promise<IndexStats> {
     return this.inner.stats();
