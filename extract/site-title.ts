@@ -106,6 +106,17 @@ export function decideTitle(evidence: TitleEvidence, affixes?: SiteTitleAffixes 
   if (meta) return meta;
   if (raw) {
     const cleaned = cleanDocumentTitle(raw, evidence.h1Texts);
+    if (cleaned && cleaned !== raw) {
+      // Readability keeps the parts after a short first part ("mod_rewrite - Apache HTTP Server Version 2.4" ->
+      // the site name). When the page's <h1> names a part that was dropped, that part is the page's own: keep all.
+      const h1s = evidence.h1Texts.map(comparableText).filter((h) => h.length > 0);
+      const kept = comparableText(cleaned);
+      const named = (part: string): boolean => {
+        const text = comparableText(part);
+        return text.length > 0 && h1s.some((h) => h.includes(text));
+      };
+      if (!named(cleaned) && partsOf(raw).some((part) => !kept.includes(comparableText(part)) && named(part))) return raw;
+    }
     if (cleaned) return cleaned;
   }
   return evidence.h1Texts[0] ?? null;

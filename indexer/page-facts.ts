@@ -206,7 +206,7 @@ export function isNavigation(f: Omit<NavigationFeatures, 'navigation'>): boolean
   // Entries with one-line descriptions ("abc: Abstract Base Classes"): nearly every item links elsewhere. A reference
   // page's summary table (a few linked labels among many plain rows) does not reach that share.
   const linkedShare = f.items > 0 ? f.linkedShortItems / f.items : 0;
-  return f.linkedShortItems >= 20 && linkedShare >= 0.75 && linkShare >= 0.15 && f.medianItemWords <= SHORT_ITEM_WORDS && proseShare < 0.3;
+  return f.linkedShortItems >= 20 && linkedShare >= 0.75 && linkShare >= 0.05 && f.medianItemWords <= SHORT_ITEM_WORDS && proseShare < 0.3;
 }
 
 /** Language tags that may stand as a path segment or a file-name suffix ("/de/", "index.html.fr", "/pt-br/"). */

@@ -182,7 +182,7 @@ describe('SearchPipeline reflection', () => {
     expect(pass?.expansion).toEqual([]);
     expect(pass?.queries).toBe(0);
     expect(pass?.reranked).toBe(1);
-    expect(index.queries).toEqual(['film cooling effectiveness']);
+    expect(index.queries).toEqual(['film cooling effectiveness', 'page:film cooling effectiveness']);
     expect(reranker.scored.size).toBe(2);
   });
 
@@ -198,10 +198,10 @@ describe('SearchPipeline reflection', () => {
 });
 
 describe('SearchPipeline depth 1', () => {
-  it('is one retrieval and one rerank of the top passages, in index order', async () => {
+  it('is one passage retrieval, one page retrieval and one rerank of the top passages, in index order', async () => {
     const { pipeline, index, reranker } = await setUp({ retrievalWeight: { lexical: 0 } }, { rerank_top_n: 3 });
     const outcome = await pipeline.search({ query: QUERY, depth: 1 });
-    expect(index.queries).toEqual([QUERY]);
+    expect(index.queries).toEqual([QUERY, `page:${QUERY}`]);
     expect(reranker.calls).toBe(1);
     const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`)), { ownsHandle: true });
     await fts.upsert(CORPUS);

@@ -13,6 +13,7 @@ export interface SearchRouteOptions {
 export interface SearchBody {
   query: string;
   depth: number;
+  language?: string;
 }
 
 export interface SearchReplyBody {
@@ -35,6 +36,12 @@ export function searchBodySchema(config: NotaryConfig) {
         minimum: 1,
         maximum: config.search.max_depth,
         description: 'Higher depth adds reflection passes for hard queries and costs more credits.',
+      },
+      language: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$',
+        maxLength: 35,
+        description: 'Results in this language only (BCP 47, "en", "pt-BR"); default: the deployment\'s, else the query\'s own.',
       },
     },
   } as const;
@@ -86,7 +93,8 @@ export async function searchRoute(app: FastifyInstance, options: SearchRouteOpti
       const depth = request.body.depth;
       const credits = creditsForDepth(config, depth);
       await payer.ensureCanPay(credits);
-      const { results } = await search.search({ query, depth, requestId: request.id });
+      const language = request.body.language;
+      const { results } = await search.search({ query, depth, requestId: request.id, ...(language ? { language } : {}) });
       if (!Array.isArray(results)) throw new NotaryError('internal_error', 'search returned no result list');
       await payer.charge(credits, { requestId: request.id, reason: `search depth ${depth}` });
       return {

@@ -3,22 +3,24 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Reranker } from '../../reranker/reranker.js';
-import { SearchPipeline, type DenseRetrieval } from '../../search/pipeline.js';
+import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../../search/pipeline.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
-import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './pgdocs.js';
+import { DOC_SITES } from './doc-sites.js';
+import { pageBm25Ranker, storedPageDocuments } from './page-bm25.js';
+import { buildDocSiteIndex } from './pgdocs.js';
 import { pairedComparison, type PairedComparison } from './compare.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
 import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
-import { pgDocsDir } from '../../test/support/pgdocs.js';
 
-export const EVAL_SETS = ['cranfield', 'pgdocs'] as const;
+export const EVAL_SETS = ['cranfield', 'pgdocs', 'pydocs'] as const;
 export type EvalSetName = (typeof EVAL_SETS)[number];
-export const EVAL_ROWS = ['bm25', 'hybrid', 'depth1', 'depth2', 'depth3'] as const;
+export const EVAL_ROWS = ['bm25', 'page_bm25', 'hybrid', 'depth1', 'depth2', 'depth3'] as const;
 export type EvalRowName = (typeof EVAL_ROWS)[number];
 
 export const ROW_LABELS: Record<EvalRowName, string> = {
-  bm25: 'BM25 alone',
+  bm25: 'BM25 alone (passages)',
+  page_bm25: 'page-level BM25 (title x2, k1 0.9, b 0.4)',
   hybrid: 'BM25 + dense, RRF (no reranker)',
   depth1: 'depth 1',
   depth2: 'depth 2',
@@ -44,14 +46,16 @@ export interface SetReport {
 export const COMPARED_ROWS: ReadonlyArray<readonly [EvalRowName, EvalRowName]> = [
   ['bm25', 'hybrid'],
   ['bm25', 'depth1'],
+  ['page_bm25', 'depth1'],
+  ['page_bm25', 'depth2'],
   ['hybrid', 'depth1'],
   ['depth1', 'depth2'],
   ['depth2', 'depth3'],
   ['depth1', 'depth3'],
 ];
-const COMPARED_METRICS = ['ndcg_10', 'mrr_10'] as const;
-/** The metric each set is judged on in issue 4: graded relevance on Cranfield, the known item's rank on pgdocs. */
-export const HEADLINE_METRIC: Record<EvalSetName, (typeof COMPARED_METRICS)[number]> = { cranfield: 'ndcg_10', pgdocs: 'mrr_10' };
+const COMPARED_METRICS = ['ndcg_10', 'mrr_10', 'success_1'] as const;
+/** The metric each set is judged on: graded relevance on Cranfield, the known item's rank on the documentation sets. */
+export const HEADLINE_METRIC: Record<EvalSetName, (typeof COMPARED_METRICS)[number]> = { cranfield: 'ndcg_10', pgdocs: 'mrr_10', pydocs: 'mrr_10' };
 
 export interface EvalReport {
   date: string;
@@ -88,6 +92,10 @@ export interface SearchEvalOptions {
   cranfieldQueries?: number;
   /** pgdocs: size of the fixed-seed sample. */
   pgdocsQueries?: number;
+  /** pydocs: size of the fixed-seed sample. */
+  pydocsQueries?: number;
+  /** Search settings other than the configured ones (tuning variants). */
+  pipelineOptions?: SearchPipelineOptions;
   command: string;
   warnings: string[];
   log: (msg: string) => void;
@@ -123,8 +131,9 @@ export function machineInfo(): EvalReport['machine'] {
   };
 }
 
-function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null): Ranker {
+function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null, pageBm25: Ranker): Ranker {
   if (row === 'bm25') return bm25Ranker(index);
+  if (row === 'page_bm25') return pageBm25;
   if (row === 'hybrid') {
     if (!firstStage) throw new NotaryError('invalid_request', 'the hybrid row needs dense retrieval (--dense or --embedder)');
     return pipelineRanker(firstStage, 1);
@@ -140,14 +149,18 @@ async function runRows(
   options: SearchEvalOptions,
   searchConfig: NotaryConfig['search'],
   dense: DenseRetrieval | undefined,
+  pageBm25: Ranker,
 ): Promise<Pick<SetReport, 'rows' | 'comparisons'>> {
-  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, ...(dense ? { dense } : {}) });
-  const firstStage = dense ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, dense }) : null;
+  const pipelineOptions = options.pipelineOptions ?? {};
+  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, options: pipelineOptions, ...(dense ? { dense } : {}) });
+  const firstStage = dense
+    ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
+    : null;
   const started = performance.now();
   let lastShown = performance.now();
   const results = await evaluateRankers(
     queries,
-    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage) })),
+    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage, pageBm25) })),
     keyOf,
     {
       onProgress: (done, total) => {
@@ -206,26 +219,28 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         judged_by:
           'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG' +
           (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
-        ...(await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense)),
+        ...(await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense, pageBm25Ranker(await storedPageDocuments(built.storage.db)))),
       };
     } finally {
       await built.close();
     }
   }
 
-  if (options.sets.includes('pgdocs')) {
-    const queries = pgDocsQueries(pgDocsDir, options.pgdocsQueries ?? DEFAULT_PGDOCS_QUERIES);
-    const built = await buildPgDocsIndex({ dir: pgDocsDir, indexer: config.indexer, log: options.log, ...(options.dense ? { dense: options.dense } : {}) });
+  for (const site of DOC_SITES) {
+    if (!options.sets.includes(site.name)) continue;
+    const queries = site.queries(options);
+    const built = await buildDocSiteIndex({ dir: site.dir, name: site.name, indexer: config.indexer, log: options.log, ...(options.dense ? { dense: options.dense } : {}) });
     try {
-      sets.pgdocs = {
+      const pageBm25 = pageBm25Ranker(await storedPageDocuments(built.storage.db), { exclude: (url) => site.generatedIndex(site.key(url)) });
+      sets[site.name] = {
         queries: queries.length,
         documents: built.pagesStored,
         passages: built.passages,
         index_ms: Math.round(built.indexMs),
         crawl_ms: Math.round(built.crawlMs),
         ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
-        judged_by: 'bookindex.html known items: a hit is a result whose file name is one of the entry\'s target pages',
-        ...(await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig, built.dense)),
+        judged_by: site.judgedBy,
+        ...(await runRows(site.name, built.index, queries, site.key, options, searchConfig, built.dense, pageBm25)),
       };
     } finally {
       await built.close();
