@@ -34,7 +34,7 @@ interface Variant {
   options: SearchPipelineOptions;
 }
 
-const reflection = (r: NonNullable<SearchPipelineOptions['reflection']>): SearchPipelineOptions['reflection'] => r;
+
 
 export const VARIANTS: Variant[] = [
   { name: 'defaults', options: {} },

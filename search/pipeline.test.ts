@@ -174,8 +174,21 @@ describe('SearchPipeline reflection', () => {
     expectScoresOrdered(outcome);
   });
 
+  it('reads the best pages in full in the first reflection pass', async () => {
+    const { pipeline, reranker } = await setUp({}, { rerank_top_n: 1 });
+    const depth1 = await pipeline.search({ query: 'film cooling effectiveness', depth: 1 });
+    const scoredAtDepth1 = reranker.scored.size;
+    const depth2 = await pipeline.search({ query: 'film cooling effectiveness', depth: 2 });
+    expect(depth1.timings.reranked).toBe(1);
+    // Every passage of the best page that holds a query word is scored, beyond the one the first pass scored.
+    expect(depth2.timings.passes[1]?.queries).toBeGreaterThan(0);
+    expect(depth2.timings.reranked).toBeGreaterThan(1);
+    expect(reranker.scored.size).toBeGreaterThan(scoredAtDepth1);
+    expectScoresOrdered(depth2);
+  });
+
   it('looks deeper instead of reformulating when the best passages hold every query word', async () => {
-    const { pipeline, index, reranker } = await setUp({}, { rerank_top_n: 1 });
+    const { pipeline, index, reranker } = await setUp({ reflection: { pagePassPages: 0 } }, { rerank_top_n: 1 });
     const outcome = await pipeline.search({ query: 'film cooling effectiveness', depth: 2 });
     const pass = outcome.timings.passes[1];
     expect(pass?.coverage).toBe(1);

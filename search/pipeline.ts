@@ -83,6 +83,13 @@ export interface ReflectionOptions {
    * reflection pass (the rest stays similarity to the original query); 0 keeps the original query's alone.
    */
   feedbackScoreWeight: number;
+  /**
+   * The first reflection pass reads the best pages of the ranking so far in full: every passage of the top
+   * `pagePassPages` pages that holds a query word (full-text, restricted to those pages) or has a stored vector is
+   * scored, so a page is judged by its best passage anywhere in it, not by the ones that happened to be retrieved.
+   * 0 turns it off.
+   */
+  pagePassPages: number;
 }
 
 export const DEFAULT_REFLECTION: ReflectionOptions = {
@@ -96,6 +103,7 @@ export const DEFAULT_REFLECTION: ReflectionOptions = {
   denseFeedbackWeight: 1,
   denseFeedbackWhenCovered: true,
   feedbackScoreWeight: 0,
+  pagePassPages: 10,
 };
 
 /**
@@ -168,6 +176,9 @@ const POOL_SAMPLE = 100;
 
 /** Best passages a page may contribute to the candidate list, so one long page cannot crowd out the rest. */
 const PASSAGES_PER_PAGE = 3;
+
+/** Passages of one page the page pass of a reflection reads (by each retrieval). */
+const PAGE_PASS_PASSAGES = 40;
 
 
 /** Index scores are unbounded; without a reranker they are squashed into [0,1) keeping their order. */
@@ -293,6 +304,32 @@ class RequestState {
       this.addToPool(hit);
       list?.set(hit.id, Math.max(0, hit.score));
       added.push(hit.id);
+    }
+    return added;
+  }
+
+  /** Every passage of these pages that matches the query or has a vector; returns the ids new to the pool. */
+  async runPagePassages(query: string, queryVector: Float32Array | null, pageIds: readonly number[]): Promise<number[]> {
+    if (pageIds.length === 0) return [];
+    const added: number[] = [];
+    const list = this.queryCache.get(query);
+    const hits = await this.index.search(query, { limit: pageIds.length * PAGE_PASS_PASSAGES, perPageLimit: PAGE_PASS_PASSAGES, filter: { ...this.filter, pageIds } });
+    this.queriesRun++;
+    for (const hit of hits) {
+      if (list && !list.has(hit.id)) list.set(hit.id, Math.max(0, hit.score));
+      if (this.pool.has(hit.id)) continue;
+      this.addToPool(hit);
+      added.push(hit.id);
+    }
+    if (this.dense && queryVector) {
+      const vectorHits = await this.dense.index.search(queryVector, { limit: pageIds.length * PAGE_PASS_PASSAGES, perPageLimit: PAGE_PASS_PASSAGES, pageIds });
+      this.queriesRun++;
+      const unknown = vectorHits.filter((h) => !this.pool.has(h.id)).map((h) => h.id);
+      for (const doc of await this.index.get(unknown)) {
+        if (!this.allows(doc)) continue;
+        this.addToPool({ ...doc, score: 0 });
+        added.push(doc.id);
+      }
     }
     return added;
   }
@@ -454,7 +491,17 @@ export class SearchPipeline implements SearchService {
     const retrievedBefore = state.retrievedNew;
     const options = this.reflection;
 
-    const ranked = this.rank(state, true).filter(({ hit }) => state.rerankScores.has(hit.id));
+    let ranked = this.rank(state, true).filter(({ hit }) => state.rerankScores.has(hit.id));
+    // The page pass first: the best pages read in full, so feedback and the final ranking see their best passages.
+    let pagePass: number[] = [];
+    if (pass === 2 && options.pagePassPages > 0) {
+      const pages = [...new Set(ranked.slice(0, options.pagePassPages).map(({ hit }) => hit.pageId))];
+      pagePass = await state.runPagePassages(query, queryVector, pages);
+      if (pagePass.length > 0) {
+        await this.scoreNew(query, queryVector, pagePass, state);
+        ranked = this.rank(state, true).filter(({ hit }) => state.rerankScores.has(hit.id));
+      }
+    }
     const coverage = queryCoverage(query, ranked.slice(0, COVERAGE_PASSAGES).map(({ hit }) => passageText(hit)));
     const covered = coverage >= options.expandBelowCoverage;
     const cap = options.candidatesPerPass ?? topN;
@@ -552,7 +599,7 @@ export class SearchPipeline implements SearchService {
         .slice(0, cap);
     }
     const retrieved = performance.now();
-    const reranked = await this.scoreNew(query, queryVector, fresh, state);
+    const reranked = (await this.scoreNew(query, queryVector, fresh, state)) + pagePass.length;
     return {
       depth: pass,
       retrieve_ms: retrieved - started,
