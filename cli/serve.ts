@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { createExtractDeps } from '../extract/index.js';
+import { storedSiteTitles } from '../indexer/site-titles.js';
 import { MemoryRateLimitStore } from '../payments/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
@@ -42,7 +43,10 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const rewriter = configuredRewriter ? logRewriterFailures(configuredRewriter, (message) => stderrLog('warn', message)) : undefined;
   if (rewriter) stderrLog('info', `query rewriter: ${rewriter.model} at ${cfg.search.query_rewriter.url ?? ''} (reflection passes only)`);
   const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(dense ? { dense } : {}), ...(rewriter ? { rewriter } : {}) });
-  const extract = createExtractDeps(cfg, { scorePassages: (query, passages) => reranker.score(query, passages) });
+  const extract = createExtractDeps(cfg, {
+    scorePassages: (query, passages) => reranker.score(query, passages),
+    siteTitles: storedSiteTitles(ctx.pages),
+  });
   const app = await buildApp({
     config: cfg,
     accounts: ctx.accounts,
