@@ -39,12 +39,13 @@ interface Variant {
 export const VARIANTS: Variant[] = [
   { name: 'defaults', options: {} },
   { name: 'no-page', options: { pageEvidence: { weight: { lexical: 0, 'bi-encoder': 0 } } } },
-  { name: 'page-0.2', options: { pageEvidence: { weight: { lexical: 0.2, 'bi-encoder': 0.2 } } } },
-  { name: 'page-0.3', options: { pageEvidence: { weight: { lexical: 0.3, 'bi-encoder': 0.3 } } } },
-  { name: 'page-0.5', options: { pageEvidence: { weight: { lexical: 0.5, 'bi-encoder': 0.5 } } } },
-  { name: 'page-0.6', options: { pageEvidence: { weight: { lexical: 0.6, 'bi-encoder': 0.6 } } } },
-  { name: 'page-0.7', options: { pageEvidence: { weight: { lexical: 0.7, 'bi-encoder': 0.7 } } } },
-  { name: 'page-cand-40', options: { pageEvidence: { candidates: 40 } } },
+  { name: 'flat-0.2', options: { pageEvidence: { weight: { lexical: 0.2, 'bi-encoder': 0.2 }, fullUpToWords: 100, noneFromWords: 101 } } },
+  { name: 'flat-0.4', options: { pageEvidence: { weight: { lexical: 0.4, 'bi-encoder': 0.4 }, fullUpToWords: 100, noneFromWords: 101 } } },
+  { name: 'len-0.25', options: { pageEvidence: { weight: { lexical: 0.25, 'bi-encoder': 0.25 } } } },
+  { name: 'len-0.55', options: { pageEvidence: { weight: { lexical: 0.55, 'bi-encoder': 0.55 } } } },
+  { name: 'len-0.4-8-20', options: { pageEvidence: { fullUpToWords: 8, noneFromWords: 20 } } },
+  { name: 'no-page-pass', options: { reflection: { pagePassPages: 0 } } },
+  { name: 'page-pass-20', options: { reflection: { pagePassPages: 20 } } },
 ];
 
 interface SetData {

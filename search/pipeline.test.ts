@@ -254,3 +254,15 @@ describe('SearchPipeline depth 1', () => {
     expect(reranker.calls).toBe(0);
   });
 });
+
+describe('page evidence by query length', () => {
+  it('applies in full to short lookups, fades for longer queries and is gone for long questions', async () => {
+    const { pageWeightScale } = await import('./pipeline.js');
+    const options = { fullUpToWords: 4, noneFromWords: 16 };
+    expect(pageWeightScale(1, options)).toBe(1);
+    expect(pageWeightScale(4, options)).toBe(1);
+    expect(pageWeightScale(10, options)).toBeCloseTo(0.5);
+    expect(pageWeightScale(16, options)).toBe(0);
+    expect(pageWeightScale(40, options)).toBe(0);
+  });
+});

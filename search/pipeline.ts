@@ -6,7 +6,7 @@ import type { VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
 import { cosineToUnit, dot, l2Normalize } from '../reranker/pooling.js';
 import type { Reranker, ScorerKind } from '../reranker/reranker.js';
-import { stem, words } from '../core/text.js';
+import { contentWords, stem, words } from '../core/text.js';
 import { DEFAULT_EXPANSION, expansionTerms, queryStems, splitSubQueries, type ExpansionOptions, type WeightedTerm } from './reflect.js';
 import type { SearchRequest, SearchResponse, SearchService } from './service.js';
 import type { QueryRewriter, RewriteOutcome } from './query-rewriter.js';
@@ -149,9 +149,28 @@ export interface PageEvidenceOptions {
   weight: Partial<Record<ScorerKind, number>>;
   /** Pages taken from the page index per query; those without a passage in the pool bring their best passage. */
   candidates: number;
+  /**
+   * A lookup names a thing in a few words ("VACUUM", "nlargest() (in module heapq)"); a question describes what it
+   * wants in many. The page weight applies in full up to `fullUpToWords` content words and falls linearly to
+   * nothing at `noneFromWords`, where the passages answer.
+   */
+  fullUpToWords: number;
+  noneFromWords: number;
 }
 
-export const DEFAULT_PAGE_EVIDENCE: PageEvidenceOptions = { weight: { lexical: 0.5, 'bi-encoder': 0.4, 'cross-encoder': 0.3 }, candidates: 20 };
+export const DEFAULT_PAGE_EVIDENCE: PageEvidenceOptions = {
+  weight: { lexical: 0.5, 'bi-encoder': 0.4, 'cross-encoder': 0.3 },
+  candidates: 20,
+  fullUpToWords: 4,
+  noneFromWords: 16,
+};
+
+/** The share of the page weight a query of `words` content words gets. */
+export function pageWeightScale(words: number, options: Pick<PageEvidenceOptions, 'fullUpToWords' | 'noneFromWords'>): number {
+  if (words <= options.fullUpToWords) return 1;
+  if (words >= options.noneFromWords) return 0;
+  return (options.noneFromWords - words) / Math.max(1, options.noneFromWords - options.fullUpToWords);
+}
 
 /**
  * Dense retrieval beside the full-text index: passage vectors of `embedder`'s model. `scoresFromVectors` says the
@@ -219,6 +238,8 @@ class RequestState {
 
   /** Page-index score by page id (the query's page-level retrieval). */
   pageScores = new Map<number, number>();
+  /** Share of a page's score from its page-index score, for this query. */
+  pageWeight = 0;
 
   constructor(
     private readonly index: SearchIndex,
@@ -383,6 +404,7 @@ export class SearchPipeline implements SearchService {
   private readonly rrfK: number;
   private readonly hybridEvidence: HybridEvidence;
   private readonly pageWeight: number;
+  private readonly pageEvidence: PageEvidenceOptions;
   private readonly pageCandidates: number;
 
   constructor(
@@ -403,7 +425,8 @@ export class SearchPipeline implements SearchService {
     this.rrfK = Math.max(0, options.rrfK ?? DEFAULT_RRF_K);
     this.hybridEvidence = options.hybridEvidence ?? DEFAULT_HYBRID_EVIDENCE;
     this.pageWeight = clamp01(options.pageEvidence?.weight?.[kind] ?? DEFAULT_PAGE_EVIDENCE.weight[kind] ?? 0);
-    this.pageCandidates = Math.max(0, Math.floor(options.pageEvidence?.candidates ?? DEFAULT_PAGE_EVIDENCE.candidates));
+    this.pageEvidence = { ...DEFAULT_PAGE_EVIDENCE, ...options.pageEvidence, weight: { ...DEFAULT_PAGE_EVIDENCE.weight, ...options.pageEvidence?.weight } };
+    this.pageCandidates = Math.max(0, Math.floor(this.pageEvidence.candidates));
   }
 
   /** "bm25" or "hybrid (<model>)": what the first stage uses. */
@@ -427,11 +450,12 @@ export class SearchPipeline implements SearchService {
       ...(asked ? { languages: [primaryLanguage(asked)] } : {}),
     };
     const state = new RequestState(index, limit, dense, this.rrfK, this.hybridEvidence, filter);
+    state.pageWeight = this.pageWeight * pageWeightScale(contentWords(query).length, this.pageEvidence);
     const passes: PassTiming[] = [];
 
     // Depth 1: the query as given (and its vector), passages and whole pages.
     const originalScores = await state.run(query);
-    const fromPages = this.pageWeight > 0 ? await state.runPages(query, this.pageCandidates) : [];
+    const fromPages = state.pageWeight > 0 ? await state.runPages(query, this.pageCandidates) : [];
     const queryVector = dense ? ((await dense.embedder.embed([query]))[0] ?? null) : null;
     const denseScores = queryVector ? await state.runDense('q', queryVector) : null;
     const firstLists: RetrievalList[] = [{ kind: 'lexical', weight: 1, rrfWeight: 1, scores: originalScores }];
@@ -718,7 +742,7 @@ export class SearchPipeline implements SearchService {
     }
     let bestPage = 0;
     for (const v of state.pageScores.values()) bestPage = Math.max(bestPage, v);
-    const a = bestPage > 0 ? this.pageWeight : 0;
+    const a = bestPage > 0 ? state.pageWeight : 0;
     return [...bestByUrl.values()]
       .map((entry) => {
         const page = a > 0 ? (state.pageScores.get(entry.hit.pageId) ?? 0) / bestPage : 0;
