@@ -40,6 +40,8 @@ export interface SetReport {
   rows: Partial<Record<EvalRowName, RowResult & { label: string }>>;
   /** Row against row, query by query, on nDCG@10 and MRR@10 (paired t-test). */
   comparisons: PairedComparison[];
+  /** The same on the queries tuning never saw, when the set's reported queries include tuning ones (Cranfield). */
+  comparisons_held_out?: PairedComparison[];
 }
 
 /** The pairs worth asking "did this step help?" about, baseline first. */
@@ -150,7 +152,8 @@ async function runRows(
   searchConfig: NotaryConfig['search'],
   dense: DenseRetrieval | undefined,
   pageBm25: Ranker,
-): Promise<Pick<SetReport, 'rows' | 'comparisons'>> {
+  heldOut?: (queryIndex: number) => boolean,
+): Promise<Pick<SetReport, 'rows' | 'comparisons' | 'comparisons_held_out'>> {
   const pipelineOptions = options.pipelineOptions ?? {};
   const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, options: pipelineOptions, ...(dense ? { dense } : {}) });
   const firstStage = dense
@@ -173,23 +176,20 @@ async function runRows(
   );
   const rows: SetReport['rows'] = {};
   for (const [row, { perQuery: _perQuery, ...result }] of results) rows[row] = { label: ROW_LABELS[row], ...result };
-  const comparisons: PairedComparison[] = [];
-  for (const [baseline, candidate] of COMPARED_ROWS) {
-    const a = results.get(baseline);
-    const b = results.get(candidate);
-    if (!a || !b || a.perQuery.length < 2) continue;
-    for (const metric of COMPARED_METRICS) {
-      comparisons.push(
-        pairedComparison(
-          metric,
-          { name: baseline, scores: a.perQuery.map((m) => m[metric]) },
-          { name: candidate, scores: b.perQuery.map((m) => m[metric]) },
-        ),
-      );
+  const compare = (keep: (i: number) => boolean): PairedComparison[] => {
+    const out: PairedComparison[] = [];
+    for (const [baseline, candidate] of COMPARED_ROWS) {
+      const a = results.get(baseline)?.perQuery.filter((_, i) => keep(i));
+      const b = results.get(candidate)?.perQuery.filter((_, i) => keep(i));
+      if (!a || !b || a.length < 2) continue;
+      for (const metric of COMPARED_METRICS) {
+        out.push(pairedComparison(metric, { name: baseline, scores: a.map((m) => m[metric]) }, { name: candidate, scores: b.map((m) => m[metric]) }));
+      }
     }
-  }
+    return out;
+  };
   options.log(`${setName}: ${options.rows.length} rows done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { rows, comparisons };
+  return { rows, comparisons: compare(() => true), ...(heldOut ? { comparisons_held_out: compare(heldOut) } : {}) };
 }
 
 /** Builds each set's index through the real indexing path and runs every row over its queries. */
@@ -219,7 +219,18 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         judged_by:
           'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG' +
           (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
-        ...(await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense, pageBm25Ranker(await storedPageDocuments(built.storage.db)))),
+        ...(await runRows(
+          'cranfield',
+          built.index,
+          queries,
+          (url) => url,
+          options,
+          searchConfig,
+          built.dense,
+          pageBm25Ranker(await storedPageDocuments(built.storage.db)),
+          // Tuning used the 1st, 3rd, ... queries: in a full run the 2nd, 4th, ... are the held-out half.
+          options.cranfieldHeldOut ? undefined : (i) => i % 2 === 1,
+        )),
       };
     } finally {
       await built.close();
@@ -309,10 +320,14 @@ export function formatComparisons(report: Pick<EvalReport, 'sets'>): string {
     const set = report.sets[setName];
     if (!set) continue;
     const metric = HEADLINE_METRIC[setName];
-    for (const c of set.comparisons.filter((x) => x.metric === metric)) {
+    const all = [
+      ...set.comparisons.filter((x) => x.metric === metric || (setName !== 'cranfield' && x.metric === 'success_1')).map((c) => ({ c, label: setName })),
+      ...(set.comparisons_held_out ?? []).filter((x) => x.metric === metric).map((c) => ({ c, label: `${setName} held-out half` })),
+    ];
+    for (const { c, label } of all) {
       const sign = (x: number): string => (x >= 0 ? '+' : '') + x.toFixed(3);
       lines.push(
-        `${setName.padEnd(9)} ${metric} ${`${c.baseline} -> ${c.candidate}`.padEnd(17)} ${sign(c.difference)} ` +
+        `${label.padEnd(24)} ${c.metric.padEnd(9)} ${`${c.baseline} -> ${c.candidate}`.padEnd(20)} ${sign(c.difference)} ` +
           `(95% CI ${sign(c.ci_95[0])} .. ${sign(c.ci_95[1])}), ${c.wins} better / ${c.losses} worse / ${c.ties} same, p = ${c.p_value.toPrecision(2)}`,
       );
     }
