@@ -53,7 +53,7 @@ export function sphinxIndexQueries(dir: string = pyDocsDir): KnownItemQuery[] {
         const subTerm = ownText(sub);
         const subTargets = targetsOf(sub);
         // "abs() (in module operator)" with a sub-entry "(decimal.Context method)": the qualifier replaces the parent's.
-        const parent = subTerm.startsWith('(') ? term.replace(/\s*\([^()]*\)$/u, '') : term;
+        const parent = subTerm.startsWith('(') ? term.replace(/\s+\([^()]+\)$/u, '') : term;
         if (subTerm && subTargets.length > 0) out.push({ query: `${parent} ${subTerm}`, targets: subTargets });
       });
   });
