@@ -44,6 +44,8 @@ export const VARIANTS: Variant[] = [
   { name: 'len-0.25', options: { pageEvidence: { weight: { lexical: 0.25, 'bi-encoder': 0.25 } } } },
   { name: 'len-0.55', options: { pageEvidence: { weight: { lexical: 0.55, 'bi-encoder': 0.55 } } } },
   { name: 'len-0.4-8-20', options: { pageEvidence: { fullUpToWords: 8, noneFromWords: 20 } } },
+  { name: 'len-0.4-4-8', options: { pageEvidence: { fullUpToWords: 4, noneFromWords: 8 } } },
+  { name: 'len-0.4-3-10', options: { pageEvidence: { fullUpToWords: 3, noneFromWords: 10 } } },
   { name: 'no-page-pass', options: { reflection: { pagePassPages: 0 } } },
   { name: 'page-pass-20', options: { reflection: { pagePassPages: 20 } } },
 ];

@@ -161,8 +161,8 @@ export interface PageEvidenceOptions {
 export const DEFAULT_PAGE_EVIDENCE: PageEvidenceOptions = {
   weight: { lexical: 0.5, 'bi-encoder': 0.4, 'cross-encoder': 0.3 },
   candidates: 20,
-  fullUpToWords: 4,
-  noneFromWords: 16,
+  fullUpToWords: 3,
+  noneFromWords: 10,
 };
 
 /** The share of the page weight a query of `words` content words gets. */
