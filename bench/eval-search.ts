@@ -53,6 +53,7 @@ async function main(): Promise<void> {
       'cranfield-held-out': { type: 'boolean', default: false },
       'pgdocs-queries': { type: 'string' },
       'pydocs-queries': { type: 'string' },
+      'page-weight': { type: 'string' },
       out: { type: 'string' },
     },
     strict: true,
@@ -110,6 +111,9 @@ async function main(): Promise<void> {
       cranfieldHeldOut: values['cranfield-held-out'],
       pgdocsQueries: positiveInt(values['pgdocs-queries'], 'pgdocs-queries'),
       pydocsQueries: positiveInt(values['pydocs-queries'], 'pydocs-queries'),
+      ...(values['page-weight'] !== undefined
+        ? { pipelineOptions: { pageEvidence: { weight: { lexical: Number(values['page-weight']), 'bi-encoder': Number(values['page-weight']), 'cross-encoder': Number(values['page-weight']) } } } }
+        : {}),
       command: ['npx tsx bench/eval-search.ts', ...process.argv.slice(2)].join(' '),
       warnings,
       log,
