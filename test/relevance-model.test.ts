@@ -2,7 +2,7 @@
  * Relevance regression with the real-weight model from ../shared (all-MiniLM-L6-v2, fp32): Cranfield 1400 indexed the
  * way web pages are, every passage embedded, all 225 queries through the search pipeline as shipped (hybrid retrieval,
  * page-level evidence), beside the two BM25 references. Floors sit a little under what was measured on 2026-11-23
- * (bench/results/eval-search-2026-11-23-minilm-cranfield.json), so a change that hurts ranking fails here. Embedding the
+ * (bench/results/eval-search-2026-11-23-minilm-cranfield*.json), so a change that hurts ranking fails here. Embedding the
  * 1,400 documents is most of its time (about a minute on 2 quiet cores).
  */
 import path from 'node:path';
@@ -16,12 +16,12 @@ import { SearchPipeline } from '../search/pipeline.js';
 import { fileAvailable } from './support/components.js';
 import { biEncoderDir } from './support/models.js';
 
-/** Measured nDCG@10 / MRR@10 on 2026-11-23 (bm25 0.372/0.531, page_bm25 0.369/0.530, depth 1 0.416/0.552, depth 2 0.426/0.547) minus a margin. */
+/** Measured nDCG@10 / MRR@10 on 2026-11-23 (bm25 0.372/0.531, page_bm25 0.369/0.530, depth 1 0.424/0.569, depth 2 0.437/0.560) minus a margin. */
 const FLOORS = {
   bm25: { ndcg_10: 0.36, mrr_10: 0.515 },
   page_bm25: { ndcg_10: 0.355, mrr_10: 0.515 },
-  depth1: { ndcg_10: 0.40, mrr_10: 0.535 },
-  depth2: { ndcg_10: 0.41, mrr_10: 0.53 },
+  depth1: { ndcg_10: 0.41, mrr_10: 0.55 },
+  depth2: { ndcg_10: 0.42, mrr_10: 0.54 },
 };
 
 const modelPresent = fileAvailable('the real-weight bi-encoder (../shared/models/all-MiniLM-L6-v2)', path.join(biEncoderDir, 'onnx', 'model.onnx'));
