@@ -124,7 +124,7 @@ export function buildProgram(): Command {
     .command('extract')
     .description('main content of a URL or a local HTML file, as the API would return it')
     .argument('<url-or-file>')
-    .option('--mode <mode>', 'excerpt, text, markdown or html', 'markdown')
+    .option('--mode <mode>', 'excerpt (default, as in the API), text, markdown or html', 'excerpt')
     .option('--query <text>', 'with --mode excerpt: pick the passages that best answer it')
     .option('--render <policy>', 'auto (browser only for JS shells), never or always')
     .option('--max-age <s>', 'accept a cached copy at most this old', (v) => {
