@@ -14,6 +14,7 @@ import { Fts5SearchIndex, Indexer } from '../indexer/index.js';
 import { measureRerankerThroughput, OnnxReranker, type BenchPair } from '../reranker/index.js';
 import { SearchPipeline } from '../search/pipeline.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { FrontierStore } from '../storage/frontier.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../test/support/pgdocs.js';
@@ -82,6 +83,7 @@ async function crawlPhase(storage: Storage, config: NotaryConfig, docsDir: strin
       config: crawlerConfig,
       pages,
       runs: new CrawlRunStore(storage.db),
+      frontier: new FrontierStore(storage.db, storage.dialect),
       log: (level, msg) => {
         if (level === 'warn') note(`crawl warning: ${msg}`);
       },

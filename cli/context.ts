@@ -1,7 +1,7 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { NotaryConfig } from '../core/config.js';
-import { CrawlRunStore } from '../crawler/index.js';
+import { CrawlRunStore, FrontierStore } from '../crawler/index.js';
 import { Fts5SearchIndex, type SearchIndex } from '../indexer/index.js';
 import { Accounts } from '../payments/index.js';
 import { loadReranker, type Reranker } from '../reranker/index.js';
@@ -20,6 +20,7 @@ export interface AppContext {
   storage: Storage;
   pages: PageStore;
   runs: CrawlRunStore;
+  frontier: FrontierStore;
   index: SearchIndex;
   accounts: Accounts;
   close(): Promise<void>;
@@ -36,6 +37,7 @@ export async function openContext(config: NotaryConfig): Promise<AppContext> {
     storage,
     pages: new PageStore(storage.db),
     runs: new CrawlRunStore(storage.db),
+    frontier: new FrontierStore(storage.db, storage.dialect),
     index,
     accounts: new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier }),
     close: async () => {

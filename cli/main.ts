@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 
@@ -10,6 +10,21 @@ function positiveInt(value: string): number {
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
   return Number(value);
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+interface CrawlFlags {
+  maxPages?: number;
+  maxDepth?: number;
+  scope?: 'path' | 'host' | 'domain' | 'any';
+  include?: string[];
+  exclude?: string[];
+  resume?: boolean;
+  delayMs?: number;
+  concurrency?: number;
 }
 
 interface GlobalOptions {
@@ -56,14 +71,28 @@ export function buildProgram(): Command {
     .command('crawl')
     .description('crawl the given seeds (or the configured ones) and index what was fetched, with live progress')
     .argument('[seeds...]', 'seed URLs')
-    .option('--max-pages <n>', 'stop after this many pages', positiveInt)
+    .option('--max-pages <n>', 'stop when this many pages are stored (duplicates, failures and skips do not count)', positiveInt)
     .option('--max-depth <n>', 'follow links at most this many hops from a seed', (v) => Number(v))
+    .addOption(
+      new Option('--scope <scope>', 'how far from the seeds: path (under the seed folder), host, domain or any (default path)').choices([
+        'path',
+        'host',
+        'domain',
+        'any',
+      ]),
+    )
+    .option('--include <regex>', 'crawl only URLs matching one of these patterns (repeatable)', collect)
+    .option('--exclude <regex>', 'never crawl URLs matching this pattern (repeatable)', collect)
+    .option('--resume', 'continue the latest stopped or interrupted crawl (of these seeds, when given) where it stopped')
     .option('--delay-ms <ms>', 'delay between requests to one host (0 = politeness off)', (v) => Number(v))
     .option('--concurrency <n>', 'requests in flight at once', positiveInt)
-    .action(async (seeds: string[], opts: { maxPages?: number; maxDepth?: number; delayMs?: number; concurrency?: number }) => {
+    .action(async (seeds: string[], opts: CrawlFlags) => {
       const cfg = configFrom(program.opts<GlobalOptions>(), {
         crawler: {
           ...(seeds.length > 0 ? { seeds } : {}),
+          ...(opts.scope ? { scope: opts.scope } : {}),
+          ...(opts.include ? { include: opts.include } : {}),
+          ...(opts.exclude ? { exclude: opts.exclude } : {}),
           ...(opts.maxPages !== undefined ? { max_pages: opts.maxPages } : {}),
           ...(opts.maxDepth !== undefined ? { max_depth: opts.maxDepth } : {}),
           ...(opts.delayMs !== undefined ? { per_host_delay_ms: opts.delayMs } : {}),
@@ -73,7 +102,7 @@ export function buildProgram(): Command {
         },
       });
       const { crawlCommand } = await import('./crawl.js');
-      await crawlCommand(cfg);
+      await crawlCommand(cfg, { resume: opts.resume === true, seedsGiven: seeds.length > 0, maxPagesGiven: opts.maxPages !== undefined });
     });
 
   const keys = program.command('keys').description('manage tenants and API keys');

@@ -17,10 +17,20 @@ async function crawlWorker(ctx: AppContext, dense: DenseRetrieval | undefined, s
   const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
   while (!signal.aborted) {
     try {
-      const { crawl, index } = await crawlAndIndex(ctx, { skipFresh: true, signal, quiet: true, ...(dense ? { dense } : {}) });
+      // A round that was stopped or killed goes on where it stopped instead of walking the site again.
+      await ctx.runs.markDead();
+      const resume = await ctx.runs.latestResumable(ctx.config.crawler.seeds);
+      if (resume) log(`resuming crawl ${resume.id} (${resume.status ?? 'stopped'}) from its frontier`);
+      const { crawl, index } = await crawlAndIndex(ctx, {
+        ...(resume ? { resume } : { seeds: ctx.config.crawler.seeds, skipFresh: true }),
+        signal,
+        quiet: true,
+        ...(dense ? { dense } : {}),
+      });
       log(
-        `crawl round ${crawl.runId}: ${crawl.fetched} fetched, ${crawl.unchanged} unchanged, ${crawl.fresh} fresh, ` +
-          `${crawl.failed} failed; indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
+        `crawl round ${crawl.runId} ${crawl.status}: ${crawl.stored} stored (${crawl.fetched} new or changed, ${crawl.unchanged} unchanged, ` +
+          `${crawl.fresh} fresh), ${crawl.duplicates} duplicates, ${crawl.failed} failed, ${crawl.skipped.total} skipped, ${crawl.queued} queued; ` +
+          `indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
       );
     } catch (err) {
       log(`crawl round failed: ${err instanceof Error ? err.message : String(err)}`);

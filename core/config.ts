@@ -37,9 +37,12 @@ export const configSchema = z
         seeds: z.array(z.url()).default([]),
         max_pages: z.number().int().positive().default(10_000),
         max_depth: z.number().int().min(0).default(20),
-        /** Stay on the seed's host unless include patterns say otherwise. */
-        same_host: z.boolean().default(true),
-        /** Regular expressions a URL must match (any) / must not match (all). */
+        /**
+         * How far from the seeds: path (under each seed's folder; the whole host when the seed is the root), host,
+         * domain (registrable domain, subdomains included) or any.
+         */
+        scope: z.enum(['path', 'host', 'domain', 'any']).default('path'),
+        /** Regular expressions a URL must match (any) / must not match (all); they narrow the scope. */
         include: z.array(hostPattern).default([]),
         exclude: z.array(hostPattern).default([]),
         user_agent: z.string().min(1).default('notary-crawler/0.1'),

@@ -28,7 +28,7 @@ async function db(): Promise<TestDb> {
 }
 
 function crawl(testDb: TestDb, config: RunCrawlOptions['config'], extra: Partial<RunCrawlOptions> = {}) {
-  return runCrawl({ config, pages: testDb.pages, runs: testDb.runs, ...extra });
+  return runCrawl({ config, pages: testDb.pages, runs: testDb.runs, frontier: testDb.frontier, ...extra });
 }
 
 async function storedUrls(testDb: TestDb): Promise<string[]> {

@@ -12,6 +12,7 @@ import { serveDirectory } from '../../crawler/serve-static.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { Indexer } from '../../indexer/indexer.js';
 import { CrawlRunStore } from '../../storage/crawl-runs.js';
+import { FrontierStore } from '../../storage/frontier.js';
 import { migrateToLatest, openSqlite, sqliteFile } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import { knownItemQueries, pgDocsDir, sample } from '../../test/support/pgdocs.js';
@@ -93,7 +94,7 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
           max_pages: 5_000,
         },
       }).crawler;
-      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db) });
+      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db), frontier: new FrontierStore(storage.db, storage.dialect) });
       crawlMs = summary.elapsedMs;
       options.log?.(`pgdocs: crawled ${summary.fetched} pages in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.failed} failed)`);
     } finally {
