@@ -7,7 +7,10 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
   try {
     const counts = await ctx.pages.counts();
     const stats = await ctx.index.stats();
+    // A run whose process died is "interrupted" from now on, not "running" forever.
+    await ctx.runs.markDead();
     const last = await ctx.runs.latest();
+    const resumable = await ctx.runs.latestResumable();
     // Loading the reranker is what tells which scorer would be live: same resolution as `serve`.
     const reranker = await openReranker(cfg, () => {});
     const info = reranker.info;
@@ -30,8 +33,16 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
       passages: counts.passages,
       index: stats,
       last_crawl: last
-        ? { id: last.id, started_at: last.started_at, finished_at: last.finished_at, stats: last.stats ? (JSON.parse(last.stats) as unknown) : null }
+        ? {
+            id: last.id,
+            status: last.status,
+            started_at: last.started_at,
+            finished_at: last.finished_at,
+            resumed_from: last.resumed_from,
+            stats: last.stats ? (JSON.parse(last.stats) as unknown) : null,
+          }
         : null,
+      resumable_crawl: resumable ? { id: resumable.id, status: resumable.status, queued: (await ctx.frontier.counts(resumable.id)).queued } : null,
       reranker: info,
       retrieval,
     };
@@ -49,14 +60,20 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
   const index = s['index'] as { documents: number; bytes: number | null; backend: string };
   const reranker = s['reranker'] as { kind: string; model: string; source: string };
   const retrieval = s['retrieval'] as { mode: string; why?: string | null; missing?: number; vectors?: { model: string; vectors: number; stale: number } };
-  const last = s['last_crawl'] as { id: string; started_at: string; finished_at: string | null } | null;
+  const last = s['last_crawl'] as { id: string; status: string | null; started_at: string; finished_at: string | null } | null;
+  const resumable = s['resumable_crawl'] as { id: string; status: string; queued: number } | null;
+  const lastLine = last
+    ? `${last.id} ${last.status ?? 'finished'}, started ${last.started_at}${last.finished_at ? `, ended ${last.finished_at}` : ''}` +
+      (last.status === 'interrupted' ? ' (its process died)' : '')
+    : 'never';
   process.stdout.write(
     [
       `data        ${String(s['data_dir'])} (${String(s['storage'])})`,
       `pages       ${String(s['pages'])} (${String(s['pages_pending_index'])} waiting for the indexer, ${String(s['pages_gone'])} gone)`,
       `passages    ${String(s['passages'])}`,
       `index       ${index.backend}: ${index.documents} passages, ${index.bytes === null ? 'size unknown' : `${(index.bytes / 1e6).toFixed(1)} MB`}`,
-      `last crawl  ${last ? `${last.id} started ${last.started_at}${last.finished_at ? `, finished ${last.finished_at}` : ', not finished'}` : 'never'}`,
+      `last crawl  ${lastLine}`,
+      ...(resumable ? [`resumable   ${resumable.id} (${resumable.status}): ${resumable.queued} URLs queued; notary crawl --resume continues it`] : []),
       `retrieval   ${
         retrieval.vectors
           ? `hybrid: BM25 + ${retrieval.vectors.model}, ${retrieval.vectors.vectors} vectors (${retrieval.missing ?? 0} passages waiting, ${retrieval.vectors.stale} of another model)`

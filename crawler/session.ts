@@ -85,11 +85,11 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Where an out-of-scope URL leads: its origin and first path segment. */
+/** Where an out-of-scope URL leads: its origin and first path segment ("http://h/fr/", "http://h/about.html"). */
 function whereOf(url: string): string {
   const u = new URL(url);
-  const first = u.pathname.split('/')[1];
-  return `${u.origin}/${first ? `${first}/` : ''}`;
+  const [, first, ...rest] = u.pathname.split('/');
+  return `${u.origin}/${first ?? ''}${first && rest.length > 0 ? '/' : ''}`;
 }
 
 /** What the session needs of the frontier: queue admitted pages, record outcomes. */
