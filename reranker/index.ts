@@ -9,6 +9,7 @@ export {
   isDynamicallyQuantized,
   readModelConfig,
   type OnnxModelKind,
+  type GraphOptimizationLevel,
   type OnnxRerankerOptions,
 } from './onnx-reranker.js';
 export { LexicalReranker, lexicalTerms, stem } from './lexical.js';

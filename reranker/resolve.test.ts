@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,7 +37,7 @@ function pinFor(name: string, repo: string, files: Record<string, Buffer>, overr
 }
 
 function config(cacheDir: string, over: Partial<NotaryConfig['reranker']> = {}): NotaryConfig['reranker'] {
-  return { cache_dir: cacheDir, download: true, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, ...over };
+  return { cache_dir: cacheDir, download: true, download_retry_hours: 6, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, ...over };
 }
 
 function recorder(): { log: (level: 'info' | 'warn', msg: string) => void; warnings: string[]; infos: string[] } {
@@ -135,9 +135,10 @@ describe('loadReranker: cache and download', () => {
     const pins = [pinFor('bad-model', 'test/bad-model', fake, { 'onnx/model.onnx': 'ab'.repeat(32) })];
     const { log, warnings } = recorder();
     const reranker = await loadReranker(config(cacheDir), { env: {}, log, pins });
-    expect(reranker.info).toEqual({ kind: 'lexical', model: 'lexical', source: 'fallback' });
-    expect(warnings.join('\n')).toMatch(/REFUSED .*sha256/);
-    expect(warnings.join('\n')).toContain('LEXICAL ONLY');
+    expect(reranker.info).toMatchObject({ kind: 'lexical', model: 'lexical', source: 'fallback' });
+    expect(reranker.info.why).toMatch(/REFUSED .*sha256/);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*REFUSED .*sha256/);
     const onnxDir = path.join(cacheDir, 'bad-model', 'onnx');
     expect(existsSync(onnxDir) ? readdirSync(onnxDir) : []).toEqual([]);
   });
@@ -152,10 +153,11 @@ describe('loadReranker: cache and download', () => {
     const reranker = await loadReranker(config(freshCache(), { hub_url: deadUrl }), { env: {}, log, connectTimeoutMs: 2_000 });
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(reranker.info.kind).toBe('lexical');
-    expect(warnings.some((w) => w.includes('cannot reach'))).toBe(true);
-    const loud = warnings.find((w) => w.includes('LEXICAL ONLY'));
-    expect(loud).toContain('NOTARY_RERANKER_MODEL');
-    expect(loud).toContain('reranker.download');
+    // One line: what happened, until when it is not retried, and the remedy (not advice that is already the setting).
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*cannot reach.*next try after .*Fix: notary models install <dir> --name ms-marco-MiniLM-L-6-v2 .* or NOTARY_RERANKER_MODEL=<dir>$/);
+    expect(warnings[0]).not.toContain('\n');
+    expect(warnings[0]).not.toContain('download=true');
   });
 
   it('gives up on a hub that accepts the connection but never answers, within the connect timeout', async () => {
@@ -182,6 +184,39 @@ describe('loadReranker: cache and download', () => {
     expect(reranker.info.kind).toBe('lexical');
     expect(hubRequests.length).toBe(before);
     expect(warnings.join('\n')).toContain('reranker.download is false');
+    expect(warnings.join('\n')).toContain('NOTARY_MODEL_DOWNLOAD=true');
+  });
+
+  it('remembers a failed download: no retry by the next commands until retry_after, no empty folders, one warning line', async () => {
+    const cacheDir = freshCache();
+    const pins = [pinFor('flaky-model', 'test/flaky-model', { ...realFiles, 'onnx/model.onnx': Buffer.from('x') }, { 'onnx/model.onnx': 'cd'.repeat(32) })];
+    // The hub has no such file: 404 for the model file.
+    hubFiles.delete('/test/flaky-model/resolve/main/onnx/model.onnx');
+    const first = recorder();
+    const before = hubRequests.length;
+    const failed = await loadReranker(config(cacheDir), { env: {}, log: first.log, pins });
+    expect(failed.info.kind).toBe('lexical');
+    expect(hubRequests.length).toBeGreaterThan(before);
+    const marker = JSON.parse(readFileSync(path.join(cacheDir, 'flaky-model.download-failed.json'), 'utf8')) as { retry_after: string; reason: string };
+    expect(Date.parse(marker.retry_after) - Date.now()).toBeGreaterThan(5.9 * 3_600_000);
+    expect(marker.reason).toMatch(/HTTP 404/);
+    // Nothing but the marker: no empty model folder.
+    expect(readdirSync(cacheDir)).toEqual(['flaky-model.download-failed.json']);
+    expect(first.warnings).toHaveLength(1);
+
+    const second = recorder();
+    const afterFirst = hubRequests.length;
+    const again = await loadReranker(config(cacheDir), { env: {}, log: second.log, pins });
+    expect(again.info.kind).toBe('lexical');
+    expect(hubRequests.length).toBe(afterFirst);
+    expect(second.warnings).toHaveLength(1);
+    expect(second.warnings[0]).toMatch(/download failed at .*HTTP 404.*next try after/);
+    expect(again.info.why).toMatch(/next try after/);
+
+    // After retry_after the download is tried again.
+    writeFileSync(path.join(cacheDir, 'flaky-model.download-failed.json'), JSON.stringify({ ...marker, retry_after: new Date(Date.now() - 1000).toISOString() }));
+    await loadReranker(config(cacheDir), { env: {}, log: recorder().log, pins });
+    expect(hubRequests.length).toBeGreaterThan(afterFirst);
   });
 
   it('replaces a cached file that no longer matches its pin', async () => {
