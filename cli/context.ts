@@ -48,5 +48,5 @@ export async function openContext(config: NotaryConfig): Promise<AppContext> {
 }
 
 export async function openReranker(config: NotaryConfig, log: Log = stderrLog): Promise<Reranker> {
-  return loadReranker(config.reranker, { log });
+  return loadReranker(config.reranker, { log, precision: config.embeddings.precision });
 }

@@ -166,6 +166,34 @@ export function buildProgram(): Command {
       await extractCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
     });
 
+  const models = program.command('models').description('list, verify and install reranker and embedding models (no network)');
+  models
+    .command('list')
+    .description('models in the cache, the configured one, and which scorer is live and why')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { modelsListCommand } = await import('./models.js');
+      await modelsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  models
+    .command('verify')
+    .description('check model files against their pinned or reported sha256 and load each in ONNX Runtime (exit 1 on a problem)')
+    .argument('[name-or-dir]', 'a model folder, or a name in the cache (default: every cached and configured model)')
+    .option('--json', 'machine-readable output')
+    .action(async (target: string | undefined, opts: { json?: boolean }) => {
+      const { modelsVerifyCommand } = await import('./models.js');
+      await modelsVerifyCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
+    });
+  models
+    .command('install')
+    .description('copy a local model folder (tokenizer.json, config.json, an .onnx file) into the cache after checking it loads')
+    .argument('<dir>')
+    .option('--name <name>', 'folder name in the cache (default: the folder\'s own name; the pinned cross-encoder is ms-marco-MiniLM-L-6-v2)')
+    .action(async (dir: string, opts: { name?: string }) => {
+      const { modelsInstallCommand } = await import('./models.js');
+      await modelsInstallCommand(configFrom(program.opts<GlobalOptions>()), dir, opts);
+    });
+
   program
     .command('status')
     .description('pages, passages, index size, last crawl and the active reranker')

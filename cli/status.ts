@@ -58,7 +58,7 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
     return;
   }
   const index = s['index'] as { documents: number; bytes: number | null; backend: string };
-  const reranker = s['reranker'] as { kind: string; model: string; source: string };
+  const reranker = s['reranker'] as { kind: string; model: string; source: string; why?: string };
   const retrieval = s['retrieval'] as { mode: string; why?: string | null; missing?: number; vectors?: { model: string; vectors: number; stale: number } };
   const last = s['last_crawl'] as { id: string; status: string | null; started_at: string; finished_at: string | null } | null;
   const resumable = s['resumable_crawl'] as { id: string; status: string; queued: number } | null;
@@ -79,7 +79,9 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
           ? `hybrid: BM25 + ${retrieval.vectors.model}, ${retrieval.vectors.vectors} vectors (${retrieval.missing ?? 0} passages waiting, ${retrieval.vectors.stale} of another model)`
           : `bm25 only (${retrieval.why ?? 'dense retrieval off'})`
       }`,
-      `reranker    ${reranker.kind}: ${reranker.model} (from ${reranker.source})${reranker.kind === 'lexical' ? '  <- no neural model: lexical scoring only' : ''}`,
+      reranker.kind === 'lexical'
+        ? `reranker    lexical fallback, term overlap only: ${reranker.why ?? 'no neural model'} (notary models list)`
+        : `reranker    ${reranker.kind} ${reranker.model}: ${reranker.why ?? `from ${reranker.source}`}`,
       '',
     ].join('\n'),
   );

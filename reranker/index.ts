@@ -19,9 +19,22 @@ export {
   downloadPinnedModel,
   isCachedModelComplete,
   loadReranker,
+  resolveModelFiles,
   sha256File,
   type DownloadOptions,
   type LoadRerankerOptions,
   type RerankerLog,
 } from './resolve.js';
+export {
+  describeModelFolder,
+  failureMarkerFile,
+  findInt8Copy,
+  forgetDownloadFailure,
+  installModelFolder,
+  listCachedModels,
+  recentDownloadFailure,
+  verifyReportedHashes,
+  type DownloadFailure,
+  type ModelFolder,
+} from './model-cache.js';
 export { measureRerankerThroughput, type BenchPair, type RerankerThroughput } from './bench.js';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, wri
 import { mkdir, rename, rm, cp } from 'node:fs/promises';
 import path from 'node:path';
 import { NotaryError } from '../core/errors.js';
-import { isDynamicallyQuantized, readModelConfig, detectModelKind, findOnnxFile, PREFERRED_ONNX_FILES } from './onnx-reranker.js';
+import { isDynamicallyQuantized, readModelConfig, detectModelKind, findOnnxFile } from './onnx-reranker.js';
 import { sha256File } from './sha256.js';
 
 /** What a failed download leaves in the cache so that the next commands do not try again at once. */
@@ -165,9 +165,9 @@ export function findInt8Copy(dir: string, cacheDir: string | undefined): { dir: 
   if (cacheDir) {
     const copy = path.join(cacheDir, `${path.basename(dir)}-int8`);
     looked.push(copy);
-    for (const name of [...INT8_ONNX_FILES, ...PREFERRED_ONNX_FILES]) {
+    for (const name of INT8_ONNX_FILES) {
       const file = path.join(copy, 'onnx', name);
-      if (existsSync(file) && existsSync(path.join(copy, 'tokenizer.json')) && isDynamicallyQuantized(file)) return { dir: copy, onnxFile: path.join('onnx', name) };
+      if (existsSync(file) && existsSync(path.join(copy, 'tokenizer.json'))) return { dir: copy, onnxFile: path.join('onnx', name) };
     }
   }
   return { looked };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,8 @@ import type { NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 import type { PinnedModel } from './models.js';
 import { loadReranker } from './resolve.js';
-import { crossEncoderDir } from './test-support.js';
+import type { OnnxReranker } from './onnx-reranker.js';
+import { crossEncoderDir, tinyModelDir } from './test-support.js';
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -101,6 +102,43 @@ describe('loadReranker: explicit model', () => {
       expect(isNotaryError(caught) && caught.code).toBe('model_unavailable');
       expect((caught as Error).message).toMatch(/NOTARY_RERANKER_MODEL|reranker\.model_dir/);
     }
+  });
+});
+
+describe('loadReranker: embeddings.precision', () => {
+  it('int8 loads the int8 copy of a bi-encoder from the cache, fp32 the exact file; without a copy one warning and fp32', async () => {
+    const cacheDir = freshCache();
+    const parent = mkdtempSync(path.join(tmpdir(), 'notary-precision-'));
+    const exact = path.join(parent, 'mini-bi');
+    mkdirSync(path.join(exact, 'onnx'), { recursive: true });
+    const tiny = tinyModelDir('bi-encoder', parent);
+    for (const f of ['tokenizer.json', 'config.json']) copyFileSync(path.join(tiny, f), path.join(exact, f));
+    copyFileSync(path.join(tiny, 'model.onnx'), path.join(exact, 'onnx', 'model.onnx'));
+
+    const none = recorder();
+    const fallbackToExact = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: none.log, precision: 'int8' });
+    expect((fallbackToExact as OnnxReranker).onnxPath).toBe(path.join(exact, 'onnx', 'model.onnx'));
+    expect(none.warnings).toHaveLength(1);
+    expect(none.warnings[0]).toContain(`bash scripts/quantize-minilm.sh --src ${exact} --out ${path.join(cacheDir, 'mini-bi-int8')}`);
+    expect(fallbackToExact.info.why).toContain('fp32 (no int8 copy found)');
+    await fallbackToExact.close();
+
+    // An int8 copy in the cache, as `notary models install <dir> --name mini-bi-int8` leaves it.
+    const copy = path.join(cacheDir, 'mini-bi-int8');
+    mkdirSync(path.join(copy, 'onnx'), { recursive: true });
+    for (const f of ['tokenizer.json', 'config.json']) copyFileSync(path.join(exact, f), path.join(copy, f));
+    copyFileSync(path.join(exact, 'onnx', 'model.onnx'), path.join(copy, 'onnx', 'model_int8.onnx'));
+    const quiet = recorder();
+    const int8 = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: quiet.log, precision: 'int8' });
+    expect((int8 as OnnxReranker).onnxPath).toBe(path.join(copy, 'onnx', 'model_int8.onnx'));
+    expect(int8.info.why).toContain('its int8 copy');
+    expect(quiet.warnings).toEqual([]);
+    await int8.close();
+
+    const fp32 = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: quiet.log, precision: 'fp32' });
+    expect((fp32 as OnnxReranker).onnxPath).toBe(path.join(exact, 'onnx', 'model.onnx'));
+    await fp32.close();
+    rmSync(parent, { recursive: true, force: true });
   });
 });
 

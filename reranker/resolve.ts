@@ -172,22 +172,8 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
   const explicit = envModel ? { given: envModel, source: 'env' } : cfg.model_dir ? { given: cfg.model_dir, source: 'config' } : undefined;
   if (explicit) {
     const origin = explicit.source === 'env' ? 'NOTARY_RERANKER_MODEL' : 'reranker.model_dir';
-    let where = splitModelPath(explicit.given, onnxFile);
-    let why = `named by ${origin}`;
-    if (options.precision === 'int8' && !where.onnxFile && isBiEncoderFolder(where.dir)) {
-      const copy = findInt8Copy(where.dir, cfg.cache_dir ? path.resolve(cfg.cache_dir) : undefined);
-      if ('dir' in copy) {
-        where = { dir: copy.dir, onnxFile: copy.onnxFile };
-        why = `named by ${origin}; its int8 copy (embeddings.precision int8)`;
-      } else {
-        log(
-          'warn',
-          `embeddings.precision is int8 but ${where.dir} has no int8 copy (looked at ${copy.looked.join(', ')}): using the exact fp32 model, ` +
-            `about 2x slower to embed. Make one: bash scripts/quantize-minilm.sh --src ${where.dir} --out ${path.join(cfg.cache_dir ?? '<data>/models', `${path.basename(where.dir)}-int8`)}`,
-        );
-        why = `named by ${origin}; fp32 (no int8 copy found)`;
-      }
-    }
+    const where = resolveModelFiles(explicit.given, { onnxFile, precision: options.precision, cacheDir: cfg.cache_dir, log, origin: `named by ${origin}` });
+    const why = where.why;
     try {
       const reranker = await OnnxReranker.load(where.dir, { ...onnxOptions, source: explicit.source, onnxFile: where.onnxFile, why });
       logLoaded(log, reranker);
@@ -251,6 +237,26 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
     }
   }
   return fallback(log, reasons, cfg, pinned.name);
+}
+
+/**
+ * The folder and .onnx file to load for a model path: a path naming an .onnx file stands for itself; with precision
+ * int8 a bi-encoder folder is swapped for its int8 copy when one exists (else a one-line warning and the fp32 file).
+ */
+export function resolveModelFiles(
+  given: string,
+  options: { onnxFile?: string | undefined; precision?: 'int8' | 'fp32' | undefined; cacheDir?: string | undefined; log: RerankerLog; origin: string },
+): { dir: string; onnxFile: string | undefined; why: string } {
+  const where = splitModelPath(given, options.onnxFile);
+  if (options.precision !== 'int8' || where.onnxFile || !isBiEncoderFolder(where.dir)) return { ...where, why: options.origin };
+  const copy = findInt8Copy(where.dir, options.cacheDir ? path.resolve(options.cacheDir) : undefined);
+  if ('dir' in copy) return { dir: copy.dir, onnxFile: copy.onnxFile, why: `${options.origin}; its int8 copy (embeddings.precision int8)` };
+  options.log(
+    'warn',
+    `embeddings.precision is int8 but ${where.dir} has no int8 copy (looked at ${copy.looked.join(', ')}): using the exact fp32 model, ` +
+      `slower to embed. Make one: bash scripts/quantize-minilm.sh --src ${where.dir} --out ${path.join(options.cacheDir ?? '<data>/models', `${path.basename(where.dir)}-int8`)}`,
+  );
+  return { ...where, why: `${options.origin}; fp32 (no int8 copy found)` };
 }
 
 /** Whether a folder's config.json names a bi-encoder (an unreadable one is left for the loader to report). */
