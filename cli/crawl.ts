@@ -1,10 +1,9 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { runCrawl, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
-import { Indexer, type IndexerRunResult } from '../indexer/index.js';
+import type { IndexerRunResult } from '../indexer/index.js';
+import { Runtime, stderrLog } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
-import { openContext, stderrLog, type AppContext } from './context.js';
-import { openDense } from './dense.js';
 import { formatDuration, ProgressLine, RateMeter } from './progress.js';
 
 function describeCrawl(p: CrawlProgress): string {
@@ -43,7 +42,7 @@ export function crawlSummaryLines(crawl: CrawlSummary): string[] {
 
 /** Crawl (or resume a crawl) then index, reporting progress; used by `notary crawl` and by the serve worker. */
 export async function crawlAndIndex(
-  ctx: AppContext,
+  ctx: Runtime,
   options: {
     seeds?: string[];
     skipFresh?: boolean;
@@ -76,13 +75,7 @@ export async function crawlAndIndex(
     },
   });
   progress?.done(describeCrawl(crawl));
-  const indexer = new Indexer({
-    pages: ctx.pages,
-    index: ctx.index,
-    config: ctx.config.indexer,
-    logger: { warn: (details, message) => process.stderr.write(`WARNING: ${message} ${JSON.stringify(details)}\n`) },
-    ...(options.dense ? { vectors: { index: options.dense.index, embedder: options.dense.embedder, batchSize: ctx.config.embeddings.batch_size } } : {}),
-  });
+  const indexer = ctx.indexer(options.dense);
   const waiting = await ctx.pages.counts();
   const pagesMeter = new RateMeter(waiting.pending + waiting.gone);
   let embedMeter: RateMeter | null = null;
@@ -111,7 +104,7 @@ export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; 
   if (seeds.length === 0 && !flags.resume) {
     throw new NotaryError('invalid_seed', 'no seeds: pass URLs (notary crawl https://example.org/) or set crawler.seeds / NOTARY_SEEDS');
   }
-  const ctx = await openContext(cfg);
+  const ctx = await Runtime.open(cfg);
   let resume: CrawlRun | undefined;
   try {
     await ctx.runs.markDead();
@@ -141,7 +134,7 @@ export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; 
   const onSigterm = onSignal('SIGTERM');
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
-  const dense = await openDense(cfg, ctx.storage, { log: stderrLog }).catch(async (err: unknown) => {
+  const dense = await ctx.denseForIndexing().catch(async (err: unknown) => {
     await ctx.close();
     throw err;
   });
@@ -167,7 +160,6 @@ export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; 
   } finally {
     process.removeListener('SIGINT', onSigint);
     process.removeListener('SIGTERM', onSigterm);
-    await dense.close();
     await ctx.close();
   }
 }

@@ -9,18 +9,16 @@ import {
   installModelFolder,
   isCachedModelComplete,
   listCachedModels,
-  OnnxReranker,
+  modelCacheDir,
   PINNED_MODELS,
   recentDownloadFailure,
+  Runtime,
   sha256File,
-  verifyReportedHashes,
+  silentLog,
+  verifyModelFolder,
   type ModelFolder,
-} from '../reranker/index.js';
-import { openReranker } from './context.js';
-
-function cacheDirOf(cfg: NotaryConfig): string {
-  return cfg.reranker.cache_dir ?? path.join(cfg.data_dir, 'models');
-}
+  type VerifyResult,
+} from '../runtime/index.js';
 
 function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
@@ -28,14 +26,18 @@ function mb(bytes: number): string {
 
 /** `notary models list`: the cache's model folders, the configured model, the live scorer and why. */
 export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolean }): Promise<void> {
-  const cacheDir = cacheDirOf(cfg);
+  const cacheDir = modelCacheDir(cfg);
   const folders = listCachedModels(cacheDir);
   const pinned = PINNED_MODELS[0];
   const failure = pinned ? recentDownloadFailure(cacheDir, pinned.name) : null;
   // Resolving the reranker as serve would tells which scorer is live (no download while a failure is remembered).
-  const reranker = await openReranker(cfg, () => {});
-  const live = reranker.info;
-  await reranker.close();
+  const runtime = await Runtime.open(cfg, { log: silentLog });
+  let live;
+  try {
+    live = (await runtime.reranker()).info;
+  } finally {
+    await runtime.close();
+  }
   const configured = process.env['NOTARY_RERANKER_MODEL'] ?? cfg.reranker.model_dir ?? null;
   if (opts.json) {
     process.stdout.write(
@@ -56,62 +58,9 @@ export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolea
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-interface VerifyResult {
-  name: string;
-  dir: string;
-  ok: boolean;
-  checks: string[];
-}
-
-async function verifyFolder(folder: ModelFolder, cfg: NotaryConfig): Promise<VerifyResult> {
-  const checks: string[] = [];
-  let ok = folder.problem === null;
-  if (folder.problem) checks.push(`files: ${folder.problem}`);
-  const pin = PINNED_MODELS.find((p) => p.name === folder.name);
-  if (pin) {
-    const complete = await isCachedModelComplete(path.dirname(folder.dir), pin);
-    checks.push(complete ? `sha256 of ${pin.files.length} files match the pins of ${pin.repo}` : `sha256 does NOT match the pins of ${pin.repo}`);
-    ok &&= complete;
-  } else {
-    const reported = await verifyReportedHashes(folder.dir);
-    if (reported.report) {
-      checks.push(
-        reported.mismatches.length === 0
-          ? `sha256 of ${reported.checked} files match ${reported.report}`
-          : `sha256 differs from ${reported.report} for ${reported.mismatches.join(', ')}`,
-      );
-      ok &&= reported.mismatches.length === 0;
-    } else {
-      checks.push('no pin or hash report to check the files against');
-    }
-  }
-  if (folder.problem === null) {
-    try {
-      const model = await OnnxReranker.load(folder.dir, {
-        threads: cfg.reranker.threads,
-        batchSize: cfg.reranker.batch_size,
-        maxSeqLength: cfg.reranker.max_seq_length,
-        source: 'verify',
-      });
-      try {
-        const [score] = await model.score('what is a database index', ['An index is a data structure that speeds up lookups.']);
-        const finite = score !== undefined && Number.isFinite(score);
-        checks.push(finite ? `loads in ONNX Runtime and scores (${model.kind}, ${model.quantized ? 'int8' : 'fp32'}, ${path.relative(folder.dir, model.onnxPath)})` : 'loads but scores NaN');
-        ok &&= finite;
-      } finally {
-        await model.close();
-      }
-    } catch (err) {
-      checks.push(`does not load: ${err instanceof Error ? err.message : String(err)}`);
-      ok = false;
-    }
-  }
-  return { name: folder.name, dir: folder.dir, ok, checks };
-}
-
 /** `notary models verify [name-or-dir]`: hashes against pins or reports, and a real load and score. Exit 1 on a problem. */
 export async function modelsVerifyCommand(cfg: NotaryConfig, target: string | undefined, opts: { json?: boolean }): Promise<void> {
-  const cacheDir = cacheDirOf(cfg);
+  const cacheDir = modelCacheDir(cfg);
   let folders: ModelFolder[];
   if (target) {
     const dir = existsSync(target) ? path.resolve(target) : path.join(cacheDir, target);
@@ -123,7 +72,7 @@ export async function modelsVerifyCommand(cfg: NotaryConfig, target: string | un
     if (configured && existsSync(configured)) folders.push(describeModelFolder(path.resolve(configured)));
   }
   const results: VerifyResult[] = [];
-  for (const folder of folders) results.push(await verifyFolder(folder, cfg));
+  for (const folder of folders) results.push(await verifyModelFolder(folder, cfg));
   if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   else if (results.length === 0) process.stdout.write(`no models in ${cacheDir} and none configured\n`);
   else for (const r of results) process.stdout.write(`${r.ok ? 'OK  ' : 'FAIL'} ${r.name} (${r.dir})\n${r.checks.map((c) => `     ${c}`).join('\n')}\n`);
@@ -136,12 +85,12 @@ export async function modelsVerifyCommand(cfg: NotaryConfig, target: string | un
  * `<model>-int8` is what embeddings.precision int8 uses.
  */
 export async function modelsInstallCommand(cfg: NotaryConfig, source: string, opts: { name?: string }): Promise<void> {
-  const cacheDir = cacheDirOf(cfg);
+  const cacheDir = modelCacheDir(cfg);
   const from = path.resolve(source);
   if (!existsSync(from)) throw new NotaryError('model_unavailable', `${source} does not exist`);
   const folder = describeModelFolder(from);
   if (folder.problem) throw new NotaryError('model_unavailable', `${from} is not a model folder: ${folder.problem}`);
-  const checked = await verifyFolder(folder, cfg);
+  const checked = await verifyModelFolder(folder, cfg);
   if (!checked.checks.some((c) => c.startsWith('loads in ONNX Runtime'))) {
     throw new NotaryError('model_unavailable', `${from} does not load: ${checked.checks.join('; ')}`);
   }

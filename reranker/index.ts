@@ -37,4 +37,3 @@ export {
   type DownloadFailure,
   type ModelFolder,
 } from './model-cache.js';
-export { measureRerankerThroughput, type BenchPair, type RerankerThroughput } from './bench.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crossEncoderDir } from '../reranker/test-support.js';
+import { crossEncoderDir } from './support/models.js';
 import { runCli } from './support/cli.js';
 
 /**
