@@ -9,7 +9,7 @@ export interface EmbeddingVariant {
   /** What it changes against the baseline, for the report. */
   lever: string;
   precision: 'fp32' | 'int8';
-  /** Texts per embed() call (the indexer's embeddings.batch_size): the window sorted by length. */
+  /** Texts per embed() call (the indexer's embeddings.batch_size): the window sorted by length; 0 = the whole round. */
   window: number;
   /** Texts per ONNX run (reranker.batch_size); an int8 model runs one text per run unless batchQuantized. */
   batchSize: number;
@@ -64,14 +64,14 @@ export function embeddingVariants(): EmbeddingVariant[] {
   return [
     v('fp32 (before)', 'baseline: what notary shipped', {}),
     v('fp32 unsorted', 'padding: batches padded to the longest of arbitrary neighbours', { sortByLength: false }),
-    v('fp32 sorted 512', 'padding: sort windows of 512 passages instead of 64', { window: 512 }),
+    v('fp32 sorted round', 'padding: sort the whole round of passages instead of windows of 64', { window: 0 }),
     v('fp32 batch 1', 'padding: one passage per run, no padding at all', { batchSize: 1 }),
     v('fp32 seq 128', 'sequence length 128 tokens', { maxSeqLength: 128 }),
     v('fp32 graph basic', 'ORT graph optimisation basic instead of all', { graphOptimizationLevel: 'basic' }),
     v('fp32 graph disabled', 'ORT graph optimisation disabled', { graphOptimizationLevel: 'disabled' }),
     v('fp32 1 thread', 'ORT intra-op threads 1 instead of 2', { threads: 1 }),
     v('int8 batch 1', 'quantisation: int8 (dynamic), one passage per run', { precision: 'int8', batchSize: 1 }),
-    v('int8 batch 16 sorted 512', 'quantisation int8 batched (scores then depend on batch neighbours)', { precision: 'int8', batchSize: 16, batchQuantized: true, window: 512 }),
+    v('int8 batch 16 sorted round', 'quantisation int8 batched (vectors then depend on batch neighbours)', { precision: 'int8', batchSize: 16, batchQuantized: true, window: 0 }),
     v('int8 batch 1 seq 128', 'int8 and 128 tokens', { precision: 'int8', batchSize: 1, maxSeqLength: 128 }),
   ];
 }
@@ -90,12 +90,24 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return dot / Math.sqrt(na * nb);
 }
 
-/** Real token counts and the padded length each batch would run at, for the padding factor. */
-function paddingFactor(lengths: readonly number[], variant: EmbeddingVariant): number {
+/** Tokens fed (padding included) over real tokens, round by round as the variant was run. */
+function paddingFactor(lengths: readonly number[], variant: EmbeddingVariant, roundSize: number): number {
   let real = 0;
   let fed = 0;
-  for (let start = 0; start < lengths.length; start += variant.window) {
-    const window = lengths.slice(start, start + variant.window).map((n) => Math.min(n, variant.maxSeqLength));
+  for (let from = 0; from < lengths.length; from += roundSize) {
+    const round = lengths.slice(from, from + roundSize);
+    const counted = paddingFactorIn(round, variant, variant.window > 0 ? variant.window : round.length);
+    real += counted.real;
+    fed += counted.fed;
+  }
+  return real > 0 ? round2(fed / real) : 1;
+}
+
+function paddingFactorIn(lengths: readonly number[], variant: EmbeddingVariant, windowSize: number): { real: number; fed: number } {
+  let real = 0;
+  let fed = 0;
+  for (let start = 0; start < lengths.length; start += windowSize) {
+    const window = lengths.slice(start, start + windowSize).map((n) => Math.min(n, variant.maxSeqLength));
     const order = variant.sortByLength ? [...window].sort((a, b) => a - b) : window;
     const perRun = variant.precision === 'int8' && !variant.batchQuantized ? 1 : variant.batchSize;
     for (let b = 0; b < order.length; b += perRun) {
@@ -104,7 +116,7 @@ function paddingFactor(lengths: readonly number[], variant: EmbeddingVariant): n
       fed += Math.max(...batch) * batch.length;
     }
   }
-  return real > 0 ? round2(fed / real) : 1;
+  return { real, fed };
 }
 
 /**
@@ -147,8 +159,9 @@ export async function measureEmbedding(input: {
         const model = models[i] as OnnxReranker;
         const variant = input.variants[i] as EmbeddingVariant;
         const t0 = performance.now();
-        for (let w = 0; w < texts.length; w += variant.window) {
-          const out = await model.embed(texts.slice(w, w + variant.window));
+        const window = variant.window > 0 ? variant.window : texts.length;
+        for (let w = 0; w < texts.length; w += window) {
+          const out = await model.embed(texts.slice(w, w + window));
           out.forEach((vec, j) => ((vectors[i] as Float32Array[])[from + w + j] = vec));
         }
         ms[i] = (ms[i] ?? 0) + performance.now() - t0;
@@ -176,7 +189,7 @@ export async function measureEmbedding(input: {
           mean: Math.round((cos.reduce((s, c) => s + c, 0) / Math.max(1, cos.length)) * 1e6) / 1e6,
           p01: Math.round((cos[Math.floor(cos.length * 0.01)] ?? 0) * 1e6) / 1e6,
         },
-        padding_factor: paddingFactor(lengths, variant),
+        padding_factor: paddingFactor(lengths, variant, input.roundSize),
       };
     });
     return { passages: input.texts.length, rounds, baseline: input.variants[0]?.name ?? '', load_average: { start, end: loadAverage() }, variants: results };
