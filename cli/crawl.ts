@@ -1,6 +1,6 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { runCrawl, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
+import { normaliseUrl, runCrawl, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
 import type { IndexerRunResult } from '../indexer/index.js';
 import { Runtime, stderrLog } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
@@ -108,7 +108,7 @@ export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; 
   let resume: CrawlRun | undefined;
   try {
     await ctx.runs.markDead();
-    const resumable = await ctx.runs.latestResumable(flags.resume && !flags.seedsGiven ? undefined : seeds);
+    const resumable = await ctx.runs.latestResumable(flags.resume && !flags.seedsGiven ? undefined : seeds.map((s) => normaliseUrl(s.trim()) ?? s));
     if (flags.resume) {
       if (!resumable) {
         throw new NotaryError(

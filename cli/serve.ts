@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { normaliseUrl } from '../crawler/index.js';
 import { RateMeter } from './progress.js';
 import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
@@ -15,7 +16,7 @@ async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, sign
     try {
       // A round that was stopped or killed goes on where it stopped instead of walking the site again.
       await ctx.runs.markDead();
-      const resume = await ctx.runs.latestResumable(ctx.config.crawler.seeds);
+      const resume = await ctx.runs.latestResumable(ctx.config.crawler.seeds.map((s) => normaliseUrl(s.trim()) ?? s));
       if (resume) log(`resuming crawl ${resume.id} (${resume.status ?? 'stopped'}) from its frontier`);
       const { crawl, index } = await crawlAndIndex(ctx, {
         ...(resume ? { resume } : { seeds: ctx.config.crawler.seeds, skipFresh: true }),

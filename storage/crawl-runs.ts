@@ -79,7 +79,10 @@ export class CrawlRunStore {
     return dead;
   }
 
-  /** The newest run that was stopped or interrupted and not resumed since, optionally with exactly these seeds. */
+  /**
+   * The newest run that was stopped or interrupted and not resumed since, optionally with exactly these seeds (as
+   * runCrawl records them: normalised, see crawler/url.ts normaliseUrl).
+   */
   async latestResumable(seeds?: string[]): Promise<CrawlRun | undefined> {
     const resumed = this.db.selectFrom('crawl_runs as later').select('later.resumed_from').where('later.resumed_from', 'is not', null);
     let query = this.db
