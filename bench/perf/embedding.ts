@@ -132,43 +132,49 @@ export async function measureEmbedding(input: {
   log: (msg: string) => void;
 }): Promise<EmbeddingBench> {
   const start = loadAverage();
-  const models: OnnxReranker[] = [];
-  try {
-    for (const variant of input.variants) {
-      models.push(
-        await OnnxReranker.load(variant.precision === 'int8' ? input.int8Dir : input.fp32Dir, {
-          threads: variant.threads,
-          batchSize: variant.batchSize,
-          maxSeqLength: variant.maxSeqLength,
-          graphOptimizationLevel: variant.graphOptimizationLevel,
-          sortByLength: variant.sortByLength,
-          batchQuantized: variant.batchQuantized ?? false,
-          source: 'bench',
-        }),
-      );
-    }
-    for (const model of models) await model.embed(input.texts.slice(0, 4)); // warm-up
-    const vectors = input.variants.map(() => new Array<Float32Array>(input.texts.length));
-    const ms = input.variants.map(() => 0);
+  // One ONNX session at a time (loaded, warmed up, timed on the round, released): eleven fp32 sessions with their
+  // memory arenas side by side were enough to get a benchmark killed on a shared 24 GB machine.
+  const load = (variant: EmbeddingVariant) =>
+    OnnxReranker.load(variant.precision === 'int8' ? input.int8Dir : input.fp32Dir, {
+      threads: variant.threads,
+      batchSize: variant.batchSize,
+      maxSeqLength: variant.maxSeqLength,
+      graphOptimizationLevel: variant.graphOptimizationLevel,
+      sortByLength: variant.sortByLength,
+      batchQuantized: variant.batchQuantized ?? false,
+      source: 'bench',
+    });
+  const onnxFiles = input.variants.map(() => '');
+  let lengths: number[] = [];
+  {
+    const variants = input.variants;
+    const vectors = variants.map(() => new Array<Float32Array>(input.texts.length));
+    const ms = variants.map(() => 0);
     const rounds = Math.ceil(input.texts.length / input.roundSize);
     for (let round = 0; round < rounds; round++) {
       const from = round * input.roundSize;
       const texts = input.texts.slice(from, from + input.roundSize);
-      for (let k = 0; k < models.length; k++) {
-        const i = (round + k) % models.length;
-        const model = models[i] as OnnxReranker;
-        const variant = input.variants[i] as EmbeddingVariant;
-        const t0 = performance.now();
-        const window = variant.window > 0 ? variant.window : texts.length;
-        for (let w = 0; w < texts.length; w += window) {
-          const out = await model.embed(texts.slice(w, w + window));
-          out.forEach((vec, j) => ((vectors[i] as Float32Array[])[from + w + j] = vec));
+      for (let k = 0; k < variants.length; k++) {
+        const i = (round + k) % variants.length;
+        const variant = variants[i] as EmbeddingVariant;
+        const model = await load(variant);
+        try {
+          if (lengths.length === 0) lengths = input.texts.map((text) => model.tokenCount(text));
+          onnxFiles[i] = model.onnxPath;
+          await model.embed(texts.slice(0, 4)); // warm-up
+          const t0 = performance.now();
+          const window = variant.window > 0 ? variant.window : texts.length;
+          for (let w = 0; w < texts.length; w += window) {
+            const out = await model.embed(texts.slice(w, w + window));
+            out.forEach((vec, j) => ((vectors[i] as Float32Array[])[from + w + j] = vec));
+          }
+          ms[i] = (ms[i] ?? 0) + performance.now() - t0;
+        } finally {
+          await model.close();
         }
-        ms[i] = (ms[i] ?? 0) + performance.now() - t0;
       }
       input.log(`embedding: round ${round + 1}/${rounds} (${Math.min(from + input.roundSize, input.texts.length)} passages), load ${loadAverage()[0]}`);
     }
-    const lengths = input.texts.map((text) => models[0]?.tokenCount(text) ?? 0);
     const baseline = vectors[0] as Float32Array[];
     const baseRate = input.texts.length / ((ms[0] ?? 1) / 1000);
     const results = input.variants.map((variant, i): EmbeddingVariantResult => {
@@ -179,7 +185,7 @@ export async function measureEmbedding(input: {
         name,
         lever,
         settings,
-        onnx_file: (models[i] as OnnxReranker).onnxPath,
+        onnx_file: onnxFiles[i] ?? '',
         passages: input.texts.length,
         seconds: round2((ms[i] ?? 0) / 1000),
         passages_per_s: round2(rate),
@@ -193,7 +199,5 @@ export async function measureEmbedding(input: {
       };
     });
     return { passages: input.texts.length, rounds, baseline: input.variants[0]?.name ?? '', load_average: { start, end: loadAverage() }, variants: results };
-  } finally {
-    for (const model of models) await model.close();
   }
 }
