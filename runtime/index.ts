@@ -17,3 +17,4 @@ export {
   type ModelFolder,
   type VerifyResult,
 } from './models.js';
+export * from './receipts.js';
