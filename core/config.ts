@@ -141,7 +141,7 @@ export const configSchema = z
          * <cache_dir>/<name>-int8, made by scripts/quantize-minilm.sh); fp32: the exact model. Applies to the
          * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
          */
-        precision: z.enum(['int8', 'fp32']).default('fp32'),
+        precision: z.enum(['int8', 'fp32']).default('int8'),
       })
       .prefault({}),
     search: z
