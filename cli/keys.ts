@@ -51,7 +51,17 @@ export async function keysListCommand(cfg: NotaryConfig, opts: { tenant?: string
     }
     const keys = await ctx.accounts.listKeys(tenantId);
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
+      const rows = keys.map((k) => {
+        const t = byId.get(k.tenant_id);
+        return {
+          ...k,
+          tenant_name: t?.name ?? null,
+          tenant_tier: t?.tier ?? null,
+          balance: t?.credits ?? null,
+          state: k.revoked_at ? 'revoked' : 'active',
+        };
+      });
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return;
     }
     if (keys.length === 0) {

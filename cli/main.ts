@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 
@@ -11,6 +11,21 @@ function positiveInt(value: string): number {
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
   return Number(value);
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+interface CrawlFlags {
+  maxPages?: number;
+  maxDepth?: number;
+  scope?: 'path' | 'host' | 'domain' | 'any';
+  include?: string[];
+  exclude?: string[];
+  resume?: boolean;
+  delayMs?: number;
+  concurrency?: number;
 }
 
 function packageVersion(): string {
@@ -63,14 +78,28 @@ export function buildProgram(): Command {
     .command('crawl')
     .description('crawl the given seeds (or the configured ones) and index what was fetched, with live progress')
     .argument('[seeds...]', 'seed URLs')
-    .option('--max-pages <n>', 'stop after this many pages', positiveInt)
+    .option('--max-pages <n>', 'stop when this many pages are stored (duplicates, failures and skips do not count)', positiveInt)
     .option('--max-depth <n>', 'follow links at most this many hops from a seed', (v) => Number(v))
+    .addOption(
+      new Option('--scope <scope>', 'how far from the seeds: path (under the seed folder), host, domain or any (default path)').choices([
+        'path',
+        'host',
+        'domain',
+        'any',
+      ]),
+    )
+    .option('--include <regex>', 'crawl only URLs matching one of these patterns (repeatable)', collect)
+    .option('--exclude <regex>', 'never crawl URLs matching this pattern (repeatable)', collect)
+    .option('--resume', 'continue the latest stopped or interrupted crawl (of these seeds, when given) where it stopped')
     .option('--delay-ms <ms>', 'delay between requests to one host (0 = politeness off)', (v) => Number(v))
     .option('--concurrency <n>', 'requests in flight at once', positiveInt)
-    .action(async (seeds: string[], opts: { maxPages?: number; maxDepth?: number; delayMs?: number; concurrency?: number }) => {
+    .action(async (seeds: string[], opts: CrawlFlags) => {
       const cfg = configFrom(program.opts<GlobalOptions>(), {
         crawler: {
           ...(seeds.length > 0 ? { seeds } : {}),
+          ...(opts.scope ? { scope: opts.scope } : {}),
+          ...(opts.include ? { include: opts.include } : {}),
+          ...(opts.exclude ? { exclude: opts.exclude } : {}),
           ...(opts.maxPages !== undefined ? { max_pages: opts.maxPages } : {}),
           ...(opts.maxDepth !== undefined ? { max_depth: opts.maxDepth } : {}),
           ...(opts.delayMs !== undefined ? { per_host_delay_ms: opts.delayMs } : {}),
@@ -80,7 +109,7 @@ export function buildProgram(): Command {
         },
       });
       const { crawlCommand } = await import('./crawl.js');
-      await crawlCommand(cfg);
+      await crawlCommand(cfg, { resume: opts.resume === true, seedsGiven: seeds.length > 0, maxPagesGiven: opts.maxPages !== undefined });
     });
 
   const keys = program.command('keys').description('manage tenants and API keys');
@@ -161,7 +190,7 @@ export function buildProgram(): Command {
     .command('extract')
     .description('main content of a URL or a local HTML file, as the API would return it')
     .argument('<url-or-file>')
-    .option('--mode <mode>', 'excerpt, text, markdown or html', 'markdown')
+    .option('--mode <mode>', 'excerpt (default, as in the API), text, markdown or html', 'excerpt')
     .option('--query <text>', 'with --mode excerpt: pick the passages that best answer it')
     .option('--render <policy>', 'auto (browser only for JS shells), never or always')
     .option('--max-age <s>', 'accept a cached copy at most this old', (v) => {
@@ -172,6 +201,34 @@ export function buildProgram(): Command {
     .action(async (target: string, opts: { mode: string; query?: string; render?: string; maxAge?: number; json?: boolean }) => {
       const { extractCommand } = await import('./extract.js');
       await extractCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
+    });
+
+  const models = program.command('models').description('list, verify and install reranker and embedding models (no network)');
+  models
+    .command('list')
+    .description('models in the cache, the configured one, and which scorer is live and why')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { modelsListCommand } = await import('./models.js');
+      await modelsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  models
+    .command('verify')
+    .description('check model files against their pinned or reported sha256 and load each in ONNX Runtime (exit 1 on a problem)')
+    .argument('[name-or-dir]', 'a model folder, or a name in the cache (default: every cached and configured model)')
+    .option('--json', 'machine-readable output')
+    .action(async (target: string | undefined, opts: { json?: boolean }) => {
+      const { modelsVerifyCommand } = await import('./models.js');
+      await modelsVerifyCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
+    });
+  models
+    .command('install')
+    .description('copy a local model folder (tokenizer.json, config.json, an .onnx file) into the cache after checking it loads')
+    .argument('<dir>')
+    .option('--name <name>', 'folder name in the cache (default: the folder\'s own name; the pinned cross-encoder is ms-marco-MiniLM-L-6-v2)')
+    .action(async (dir: string, opts: { name?: string }) => {
+      const { modelsInstallCommand } = await import('./models.js');
+      await modelsInstallCommand(configFrom(program.opts<GlobalOptions>()), dir, opts);
     });
 
   program

@@ -116,9 +116,12 @@ export const configSchema = z
         seeds: z.array(z.url()).default([]),
         max_pages: z.number().int().positive().default(10_000),
         max_depth: z.number().int().min(0).default(20),
-        /** Stay on the seed's host unless include patterns say otherwise. */
-        same_host: z.boolean().default(true),
-        /** Regular expressions a URL must match (any) / must not match (all). */
+        /**
+         * How far from the seeds: path (under each seed's folder; the whole host when the seed is the root), host,
+         * domain (registrable domain, subdomains included) or any.
+         */
+        scope: z.enum(['path', 'host', 'domain', 'any']).default('path'),
+        /** Regular expressions a URL must match (any) / must not match (all); they narrow the scope. */
         include: z.array(hostPattern).default([]),
         exclude: z.array(hostPattern).default([]),
         user_agent: z.string().min(1).default('notary-crawler/0.1'),
@@ -181,6 +184,8 @@ export const configSchema = z
         cache_dir: z.string().optional(),
         /** Try the model hub when no model directory is given. */
         download: z.boolean().default(true),
+        /** After a failed download, commands do not try again for this long (a marker file in the cache says until when). */
+        download_retry_hours: z.number().min(0).default(6),
         hub_url: z.string().default('https://huggingface.co'),
         threads: z.number().int().positive().default(2),
         batch_size: z.number().int().positive().default(16),
@@ -195,8 +200,14 @@ export const configSchema = z
          * bi-encoder model directory. NOTARY_EMBEDDING_MODEL overrides.
          */
         model: z.string().min(1).default('reranker'),
-        /** Passages embedded per model call by the indexer. */
+        /** Passages embedded per model call by the indexer; they are sorted by length inside a call. */
         batch_size: z.number().int().positive().default(64),
+        /**
+         * int8: the bi-encoder's dynamically quantised copy (onnx/model_int8.onnx beside the model, or
+         * <cache_dir>/<name>-int8, made by scripts/quantize-minilm.sh); fp32: the exact model. Applies to the
+         * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
+         */
+        precision: z.enum(['int8', 'fp32']).default('int8'),
       })
       .prefault({}),
     search: z
@@ -379,6 +390,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_DEFAULT_LANGUAGE', path: ['search', 'default_language'], kind: 'string' },
   { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
+  { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },

@@ -81,6 +81,8 @@ export const errorCodes = {
   receipt_key_insecure: { status: 503, title: 'The receipt key file is readable by other users', retryable: false },
   receipt_log_corrupt: { status: 503, title: 'The receipt log does not match its published checkpoints', retryable: false },
   receipt_verification_failed: { status: 422, title: 'The receipt did not verify', retryable: false },
+  // Crawling (CLI).
+  nothing_to_resume: { status: 409, title: 'There is no stopped or interrupted crawl to resume', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -19,6 +19,7 @@ import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { FrontierStore } from '../storage/frontier.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
@@ -89,6 +90,8 @@ function lazy<T>(make: () => T): Lazy<T> {
 export class Runtime {
   readonly pages: PageStore;
   readonly runs: CrawlRunStore;
+  /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
+  readonly frontier: FrontierStore;
   readonly accounts: Accounts;
   readonly pricing: Pricing;
   readonly rateLimits: RateLimitStore;
@@ -120,6 +123,7 @@ export class Runtime {
   ) {
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
+    this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
     this.pricing = new Pricing(config.pricing);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
@@ -128,7 +132,7 @@ export class Runtime {
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
     const env = options.env ?? process.env;
-    this.reranker = lazy(() => loadReranker(config.reranker, { log, env }));
+    this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
     this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log }));
     this.denseForIndexing = lazy(() => openDense(config, storage, { log }));
     this.search = lazy(async () => {

@@ -50,13 +50,41 @@ export interface PassagesTable {
   word_count: number;
 }
 
+export type CrawlRunStatus = 'running' | 'finished' | 'stopped' | 'interrupted';
+
 export interface CrawlRunsTable {
   id: string;
   seeds: string;
   started_at: Timestamp;
   finished_at: Timestamp | null;
-  /** JSON: fetched, unchanged, skipped, failed, duplicates. */
+  /** JSON: the run's summary counts. */
   stats: string | null;
+  /** running; finished (queue done or max_pages reached); stopped (signal, resumable); interrupted (process died, resumable). */
+  status: CrawlRunStatus | null;
+  /** The stopped or interrupted run whose frontier this run took over. */
+  resumed_from: string | null;
+  /** `<hostname>:<pid>` of the process running it. */
+  owner: string | null;
+  /** Refreshed while the run is alive; an old one on a run still "running" means its process died. */
+  heartbeat_at: Timestamp | null;
+  /** JSON: the options a resume needs (max_pages, skip_fresh). */
+  options: string | null;
+}
+
+export type FrontierState = 'queued' | 'leased' | 'done';
+
+export interface CrawlFrontierTable {
+  id: Generated<number>;
+  run_id: string;
+  url: string;
+  depth: number;
+  state: FrontierState;
+  /** For done rows: stored, unchanged, fresh, alias (a redirect or canonical target), or the skip/failure reason. */
+  outcome: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  added_at: Timestamp;
+  finished_at: Timestamp | null;
 }
 
 export interface CrawlSkipsTable {
@@ -246,6 +274,7 @@ export interface Database {
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;
   crawl_skips: CrawlSkipsTable;
+  crawl_frontier: CrawlFrontierTable;
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;
