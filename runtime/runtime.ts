@@ -7,6 +7,7 @@ import { Fts5SearchIndex } from '../indexer/fts5.js';
 import type { SearchIndex } from '../indexer/search-index.js';
 import { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
+import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../payments/rate-limit.js';
@@ -69,6 +70,8 @@ export class Runtime {
   readonly pages: PageStore;
   readonly runs: CrawlRunStore;
   readonly accounts: Accounts;
+  /** MPP parties: tenants' registered Ed25519 keys. */
+  readonly parties: Parties;
   readonly pricing: Pricing;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
@@ -94,6 +97,7 @@ export class Runtime {
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
+    this.parties = new Parties(storage.db);
     this.pricing = new Pricing(config.pricing);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.idempotency = new SqlIdempotencyStore(storage.db);
@@ -114,7 +118,10 @@ export class Runtime {
     this.paidCallGate = lazy(() =>
       buildPaidCallGate({
         config,
-        modes: [...buildPaymentModes({ config, accounts: this.accounts }), ...(options.extraModes?.({ config, accounts: this.accounts }) ?? [])],
+        modes: [
+          ...buildPaymentModes({ config, accounts: this.accounts, db: storage.db }),
+          ...(options.extraModes?.({ config, accounts: this.accounts, db: storage.db }) ?? []),
+        ],
         rateLimits: this.rateLimits,
         idempotency: this.idempotency,
         ...(options.extensions ? { extensions: options.extensions } : {}),

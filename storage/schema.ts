@@ -132,6 +132,29 @@ export interface PassageVectorGenerationTable {
   generation: number;
 }
 
+/** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
+export interface PartyKeysTable {
+  /** RFC 7638 thumbprint of the key: what an envelope names. */
+  kid: string;
+  tenant_id: string;
+  /** The raw 32-byte public key, base64url without padding. */
+  public_key: string;
+  name: string | null;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+/** MPP envelope nonces, each usable once until its envelope expires. */
+export interface MppNoncesTable {
+  nonce: string;
+  env_id: string;
+  /** The call whose charge used the nonce. */
+  request_id: string;
+  /** When the envelope expires; the row may go some time after. */
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
 export interface Database {
   pages: PagesTable;
   passages: PassagesTable;
@@ -143,6 +166,8 @@ export interface Database {
   passage_vectors: PassageVectorsTable;
   passage_vector_generation: PassageVectorGenerationTable;
   idempotency_keys: IdempotencyKeysTable;
+  party_keys: PartyKeysTable;
+  mpp_nonces: MppNoncesTable;
 }
 
 export type Page = Selectable<PagesTable>;
@@ -153,3 +178,4 @@ export type NewPassage = Insertable<PassagesTable>;
 export type Tenant = Selectable<TenantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type PartyKey = Selectable<PartyKeysTable>;
