@@ -268,7 +268,8 @@ export class AccountsRepository {
           .values(
             entry.debits.map((debit) => ({
               tenant_id: debit.tenantId,
-              delta: -debit.credits,
+              // 0 - x, not -x: a zero share is a 0 delta, never -0.
+              delta: 0 - debit.credits,
               balance_after: balances.get(debit.tenantId) ?? 0,
               reason: debit.reason,
               request_id: entry.requestId,

@@ -124,7 +124,7 @@ export function isMppAuthorization(header: string): boolean {
  */
 export function envelopeParameter(header: string): string {
   const rest = header.replace(MPP_SCHEME, '').trim();
-  const param = /\s*([A-Za-z0-9_-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,\s]*)\s*(?:,|$)/y;
+  const param = /\s*([A-Za-z0-9_-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,\s"]*)\s*(?:,|$)/y;
   let found: string | undefined;
   let offset = 0;
   while (offset < rest.length) {
