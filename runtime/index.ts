@@ -2,3 +2,18 @@ export { Runtime, type RuntimeOptions } from './runtime.js';
 export { openDense, type OpenedDense } from './dense.js';
 export { silentLog, stderrLog, warningsLog, type Log } from './log.js';
 export { buildPaidCallGate, buildPaymentModes, type PaidCallGateDeps, type PaymentModeDeps } from './payments.js';
+// MPP's client-side helpers (key files, envelope building) for `notary mpp`, which needs no database.
+export {
+  MAX_ENVELOPE_LIFETIME_S,
+  authorizationHeader,
+  buildEnvelope,
+  decodeEnvelopeJson,
+  equalShares,
+  formatShare,
+  generatePartyKey,
+  parseShare,
+  readPartyKeyFile,
+  SHARE_PATTERN,
+  writePartyKeyFile,
+  type PartySigner,
+} from '../payments/modes/mpp/index.js';
