@@ -1,6 +1,7 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { Runtime, silentLog } from '../runtime/index.js';
+import { tenantFromOptions } from './keys.js';
 
 export interface AddKeyOptions {
   tenant: string;
@@ -17,17 +18,7 @@ export interface AddKeyOptions {
 export async function partiesAddKeyCommand(cfg: NotaryConfig, opts: AddKeyOptions): Promise<void> {
   const ctx = await Runtime.open(cfg, { log: silentLog });
   try {
-    let tenant = (await ctx.accounts.listTenants()).find((t) => t.name === opts.tenant);
-    if (!tenant) {
-      tenant = await ctx.accounts.createTenant(opts.tenant, {
-        ...(opts.tier ? { tier: opts.tier } : {}),
-        ...(opts.credits !== undefined ? { credits: opts.credits } : {}),
-      });
-      process.stderr.write(`created tenant ${tenant.name} (${tenant.id}), tier ${tenant.tier}, ${tenant.credits} credits\n`);
-    } else if (opts.credits !== undefined && opts.credits > 0) {
-      const { balance } = await ctx.accounts.grantCredits(tenant.id, opts.credits, 'cli_grant');
-      process.stderr.write(`granted ${opts.credits} credits to ${tenant.name}: balance ${balance}\n`);
-    }
+    const tenant = await tenantFromOptions(ctx, opts);
     const { key, created } = await ctx.parties.addKey(tenant, opts.publicKey, opts.name);
     process.stderr.write(
       created ? `registered the key of party "${tenant.name}"; envelopes name it by this kid:\n` : `this key of party "${tenant.name}" was registered already; its kid:\n`,

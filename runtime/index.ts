@@ -17,3 +17,4 @@ export {
   writePartyKeyFile,
   type PartySigner,
 } from '../payments/modes/mpp/index.js';
+export type { Tenant } from '../storage/schema.js';

@@ -11,25 +11,10 @@ import { buildEnvelope, encodeEnvelope, equalShares, mppPayerId, signEnvelope, t
 import { requestFingerprint } from '../payments/paid-call.js';
 import type { Tenant } from '../storage/schema.js';
 import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js';
+import { storageBackends } from './support/backends.js';
 
-type Backend = { name: string; storage: () => Promise<ConfigInput['storage']> };
-
-let pgServer: TestPostgres | undefined;
-let pgDatabases = 0;
-
-const backends: Backend[] = [
-  { name: 'SQLite', storage: async () => ({ driver: 'sqlite' }) },
-  {
-    name: 'PostgreSQL',
-    storage: async () => {
-      pgServer ??= await startPostgres();
-      return { driver: 'postgres', postgres_url: await createDatabase(pgServer.url, `mpp_${process.pid}_${pgDatabases++}`) };
-    },
-  },
-];
-
-afterAll(() => pgServer?.stop());
+const { backends, stop } = storageBackends('mpp');
+afterAll(stop);
 
 /** What inject addresses: Fastify's light-my-request sends Host localhost:80 over http. */
 const SEARCH_URL = 'http://localhost:80/v1/search';
