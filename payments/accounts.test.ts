@@ -226,6 +226,26 @@ describe.each([
     expect(debits.map((e) => e.balance_after).sort((a, b) => a - b)).toEqual(Array.from({ length: 17 }, (_, i) => i));
   });
 
+  it('a debit with an Idempotency-Key is single-use, also when 20 run at once on two connections', async () => {
+    const tenant = await accounts.createTenant('keyed-debits', { credits: 10 });
+    const first = await accounts.debit({ tenantId: tenant.id, credits: 3, requestId: 'req_keyed1', idempotencyKey: 'k1' });
+    expect(first).toEqual({ balance: 7, already: false });
+    expect(await accounts.debit({ tenantId: tenant.id, credits: 3, requestId: 'req_keyed2', idempotencyKey: 'k1' })).toEqual({ balance: 7, already: true });
+    const secondStorage = await backend.second(storage);
+    if (secondStorage) extraStorages.push(secondStorage);
+    const pools = [accounts, new Accounts((secondStorage ?? storage).db)];
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (pools[i % 2] as Accounts).debit({ tenantId: tenant.id, credits: 2, requestId: `req_race${i}`, idempotencyKey: 'k2' })),
+    );
+    expect(outcomes.filter((o) => !o.already)).toHaveLength(1);
+    expect(await accounts.balance(tenant.id)).toBe(5);
+    const debits = (await accounts.ledger(tenant.id)).filter((e) => e.delta < 0);
+    expect(debits.map((e) => [e.delta, e.idempotency_key])).toEqual([
+      [-3, 'k1'],
+      [-2, 'k2'],
+    ]);
+  });
+
   it('debits several tenants in one transaction or none: a short tenant leaves every balance and the ledger unchanged', async () => {
     const a = await accounts.createTenant('multi-a', { credits: 10 });
     const b = await accounts.createTenant('multi-b', { credits: 1 });
