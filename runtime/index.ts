@@ -18,3 +18,4 @@ export {
   type PartySigner,
 } from '../payments/modes/mpp/index.js';
 export type { Tenant } from '../storage/schema.js';
+export * from './receipts.js';

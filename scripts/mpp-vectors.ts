@@ -12,7 +12,6 @@ import {
   encodeEnvelope,
   envelopeSigningInput,
   equalShares,
-  formatTimestamp,
   kidOfSeed,
   parseShare,
   signEnvelope,
@@ -24,6 +23,7 @@ import { formatSha256Digest, sha256 } from '../payments/receipts/digest.js';
 import { publicKeyFromSeed } from '../payments/receipts/ed25519.js';
 import { toBase64Url, toHex } from '../payments/receipts/encoding.js';
 import { canonicalJson } from '../payments/receipts/jcs.js';
+import { formatIssuedAt } from '../payments/receipts/receipt.js';
 
 const out = path.resolve(import.meta.dirname, '../spec/vectors');
 const write = (name: string, value: unknown) => writeFileSync(path.join(out, name), `${JSON.stringify(value, null, 2)}\n`);
@@ -123,8 +123,8 @@ function unsignedOf(c: EnvelopeCase): UnsignedEnvelope {
     body_digest: formatSha256Digest(sha256(utf8(c.request.body))),
     total_credits: c.total_credits,
     nonce: c.nonce,
-    issued_at: formatTimestamp(ISSUED_AT),
-    expires: formatTimestamp(EXPIRES),
+    issued_at: formatIssuedAt(ISSUED_AT),
+    expires: formatIssuedAt(EXPIRES),
     parties: c.parties.map((p) => ({ party: p.party, kid: p.kid, share: p.share })),
   };
 }
@@ -245,7 +245,7 @@ const invalid: Array<{ name: string; encoded: string; request?: EnvelopeCase['re
   { name: 'issued in the future (beyond 30 s of clock skew)', encoded: (valid[1] as (typeof valid)[number]).encoded, now: '2026-11-23T09:59:29Z', code: 'mpp_issued_in_future' },
   {
     name: 'expiring 301 s after issue',
-    encoded: encodeEnvelope(resigned((e) => (e.expires = formatTimestamp(new Date(ISSUED_AT.getTime() + 301_000))))),
+    encoded: encodeEnvelope(resigned((e) => (e.expires = formatIssuedAt(new Date(ISSUED_AT.getTime() + 301_000))))),
     code: 'mpp_expiry_too_far',
   },
 ];

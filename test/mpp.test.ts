@@ -9,6 +9,7 @@ import { publicKeyFromSeed } from '../payments/receipts/ed25519.js';
 import { toBase64Url } from '../payments/receipts/encoding.js';
 import { buildEnvelope, encodeEnvelope, equalShares, mppPayerId, signEnvelope, type Envelope, type PartySigner } from '../payments/modes/mpp/index.js';
 import { requestFingerprint } from '../payments/paid-call.js';
+import { parseJwks, verifyReceipt } from '../payments/receipts/index.js';
 import type { Tenant } from '../storage/schema.js';
 import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
 import { storageBackends } from './support/backends.js';
@@ -230,6 +231,41 @@ describe.each(backends)('MPP on $name', (backend) => {
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json()).toMatchObject({ credits_used: 4, receipts: [{ credits: 2 }, { credits: 2 }] });
     expect(await balances([a, b])).toEqual([8, 8]);
+  });
+
+  it('X-Notary-Sign: required adds one signed receipt that covers the parties\' shares, through the same paid-call path', async () => {
+    const [a, b, c] = [await party('sa', 10), await party('sb', 10), await party('sc', 0)] as [Party, Party, Party];
+    const body = JSON.stringify({ query: 'vacuum tables', depth: 2 });
+    const res = await pay(body, envelope(body, signers([a, b], ['0.7', '0.3']), { totalCredits: 2 }).encoded, { 'x-notary-sign': 'required' });
+    expect(res.statusCode, res.body).toBe(200);
+    const json = res.json() as Record<string, unknown> & { receipts: Receipt[]; notary_receipt: Record<string, unknown> };
+    expect(json.receipts).toEqual([
+      { party: a.name, credits: 1, share: '0.7' },
+      { party: b.name, credits: 1, share: '0.3' },
+    ]);
+    expect(json.notary_receipt).toMatchObject({ claim: 'search_call_consumed', credits: 2, request_id: res.headers['x-request-id'] });
+    const { keyring, log } = await api.runtime.receipts();
+    const keys = parseJwks(keyring.jwks());
+    const verified = verifyReceipt({ receipt: json.notary_receipt, keys, responseBody: json, requestBody: new TextEncoder().encode(body) });
+    expect(verified.checks.filter((check) => check.ok !== true)).toEqual([]);
+    // Any change to a party's receipt breaks it: the signature covers the digest of the whole body.
+    for (const alter of [
+      (r: Receipt[]) => ((r[0] as Receipt).credits = 2),
+      (r: Receipt[]) => ((r[1] as Receipt).share = '0.4'),
+      (r: Receipt[]) => ((r[0] as Receipt).party = b.name),
+      (r: Receipt[]) => r.pop(),
+    ]) {
+      const altered = structuredClone(json);
+      alter(altered.receipts);
+      const check = verifyReceipt({ receipt: json.notary_receipt, keys, responseBody: altered }).checks.find((x) => x.name === 'response_digest');
+      expect(check?.ok).toBe(false);
+    }
+    expect(await log.entriesByRequestId(String(res.headers['x-request-id']))).toHaveLength(1);
+    // A refused MPP call gets no receipt and no log entry.
+    const refused = await pay(body, envelope(body, signers([a, c], ['0.5', '0.5'])).encoded, { 'x-notary-sign': 'required' });
+    expect(refused.statusCode).toBe(402);
+    expect(refused.json()).not.toHaveProperty('notary_receipt');
+    expect(await log.entriesByRequestId(String(refused.headers['x-request-id']))).toHaveLength(0);
   });
 
   it('honours Idempotency-Key: the same envelope and a freshly signed one of the same parties replay; other parties do not share keys', async () => {

@@ -4,6 +4,7 @@ import { NotaryError } from '../../../core/errors.js';
 import { publicKeyFromSeed } from '../../receipts/ed25519.js';
 import { toBase64Url } from '../../receipts/encoding.js';
 import { canonicalJson } from '../../receipts/jcs.js';
+import { parseIssuedAt } from '../../receipts/receipt.js';
 import {
   buildEnvelope,
   encodeEnvelope,
@@ -11,7 +12,6 @@ import {
   envelopeSigningInput,
   isMppAuthorization,
   parseEnvelope,
-  parseTimestamp,
   verifyPartySignature,
   type Envelope,
 } from './envelope.js';
@@ -181,9 +181,9 @@ describe('MPP envelope', () => {
   });
 
   it('reads only real UTC timestamps without fractions', () => {
-    expect(parseTimestamp('2026-11-23T10:00:00Z')).toBe(Date.parse('2026-11-23T10:00:00Z') / 1000);
+    expect(parseIssuedAt('2026-11-23T10:00:00Z')).toBe(Date.parse('2026-11-23T10:00:00Z') / 1000);
     for (const bad of ['2026-11-23T10:00:00', '2026-11-23T10:00:00+00:00', '2026-11-23 10:00:00Z', '2026-13-01T00:00:00Z', '2026-11-23T24:00:00Z']) {
-      expect(parseTimestamp(bad), bad).toBeNull();
+      expect(parseIssuedAt(bad), bad).toBeNull();
     }
   });
 

@@ -5,6 +5,7 @@ import { formatSignature, parseSignature, publicKeyFromSeed, signBytes, verifyBy
 import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
 import { canonicalJson } from '../../receipts/jcs.js';
 import { jwkThumbprint } from '../../receipts/jwk.js';
+import { formatIssuedAt, parseIssuedAt } from '../../receipts/receipt.js';
 import { mppError } from './errors.js';
 import { parseShare, SHARE_SCALE } from './shares.js';
 
@@ -76,25 +77,11 @@ const ENV_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 const METHOD = /^[A-Z]{1,16}$/;
 const NONCE = /^[A-Za-z0-9_-]{16,128}$/;
 const KID = /^[A-Za-z0-9_-]{43}$/;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const MAX_HTU_LENGTH = 2048;
 /** Tenant names are 1 to 200 characters. */
 const MAX_PARTY_LENGTH = 200;
 /** Far above any envelope of max_parties parties, far below anything that could hurt: checked before decoding. */
 const MAX_ENCODED_LENGTH = 64 * 1024;
-
-/** `YYYY-MM-DDTHH:MM:SSZ` of a time, fractions dropped. */
-export function formatTimestamp(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
-}
-
-/** Seconds since the epoch of a `YYYY-MM-DDTHH:MM:SSZ` value, or null when it is not one (or not a real date). */
-export function parseTimestamp(value: string): number | null {
-  if (!TIMESTAMP.test(value)) return null;
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms) || formatTimestamp(new Date(ms)) !== value) return null;
-  return ms / 1000;
-}
 
 /** The exact bytes each party signs: the prefix line, then the JCS of the envelope without `authorizations`. */
 export function envelopeSigningInput(envelope: UnsignedEnvelope | Envelope): Uint8Array {
@@ -210,8 +197,8 @@ export function parseEnvelope(encoded: string, limits: { maxParties: number }): 
     throw mppError('mpp_envelope_invalid', 'The envelope: "total_credits" must be a non-negative integer');
   }
   stringMember(value, 'nonce', NONCE, '16 to 128 base64url characters');
-  const issuedAt = parseTimestamp(stringMember(value, 'issued_at', null, 'YYYY-MM-DDTHH:MM:SSZ'));
-  const expires = parseTimestamp(stringMember(value, 'expires', null, 'YYYY-MM-DDTHH:MM:SSZ'));
+  const issuedAt = parseIssuedAt(stringMember(value, 'issued_at', null, 'YYYY-MM-DDTHH:MM:SSZ'));
+  const expires = parseIssuedAt(stringMember(value, 'expires', null, 'YYYY-MM-DDTHH:MM:SSZ'));
   if (issuedAt === null) throw mppError('mpp_envelope_invalid', 'The envelope: "issued_at" must be a UTC time written YYYY-MM-DDTHH:MM:SSZ');
   if (expires === null) throw mppError('mpp_envelope_invalid', 'The envelope: "expires" must be a UTC time written YYYY-MM-DDTHH:MM:SSZ');
   if (expires <= issuedAt) throw mppError('mpp_envelope_invalid', 'The envelope: "expires" must be after "issued_at"');
@@ -332,8 +319,8 @@ export function buildEnvelope(options: BuildEnvelopeOptions): { envelope: Envelo
     body_digest: formatSha256Digest(sha256(body)),
     total_credits: options.totalCredits,
     nonce: options.nonce ?? toBase64Url(new Uint8Array(randomBytes(18))),
-    issued_at: formatTimestamp(issued),
-    expires: formatTimestamp(new Date(issued.getTime() + ttl * 1000)),
+    issued_at: formatIssuedAt(issued),
+    expires: formatIssuedAt(new Date(issued.getTime() + ttl * 1000)),
     parties: options.parties.map((p) => ({ party: p.party, kid: kidOfSeed(p.seed), share: p.share })),
   };
   const envelope = signEnvelope(unsigned, new Map(options.parties.map((p) => [p.party, p.seed])));
