@@ -7,7 +7,7 @@
  * Flags: --calls N (paid calls per series, default 200), --postgres (also on a throwaway PostgreSQL cluster),
  * --out FILE. Writes JSON under bench/results/ with the date, machine, load and commit.
  */
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes, verify as nodeVerify } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../core/config.js';
 import { buildEnvelope, equalShares, parseEnvelope, Parties, verifyPartySignature, type PartySigner } from '../payments/modes/mpp/index.js';
-import { publicKeyFromSeed } from '../payments/receipts/ed25519.js';
+import { publicKeyFromSeed, signBytes, verifyBytes } from '../payments/receipts/ed25519.js';
 import { toBase64Url } from '../payments/receipts/encoding.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../test/support/app.js';
 import { createDatabase, startPostgres } from '../test/support/postgres.js';
@@ -46,6 +46,29 @@ function verifySeries(parties: number, rounds: number): LatencySummary {
     times.push(performance.now() - started);
   }
   return summarise(times);
+}
+
+/**
+ * One Ed25519 verification of a 600-byte message (an envelope's signing input is about that long for 3 parties) with
+ * @noble/ed25519 (what the server uses) and with Node's OpenSSL binding, interleaved: what switching would save.
+ */
+function verifyLibraries(rounds: number): { noble: LatencySummary; node_crypto: LatencySummary } {
+  const seed = new Uint8Array(randomBytes(32));
+  const publicKey = publicKeyFromSeed(seed);
+  const message = new TextEncoder().encode('x'.repeat(600));
+  const signature = signBytes(message, seed);
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: toBase64Url(publicKey) }, format: 'jwk' });
+  const noble: number[] = [];
+  const native: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    let started = performance.now();
+    if (!verifyBytes(signature, message, publicKey)) throw new Error('noble did not verify');
+    noble.push(performance.now() - started);
+    started = performance.now();
+    if (!nodeVerify(null, message, key, signature)) throw new Error('node:crypto did not verify');
+    native.push(performance.now() - started);
+  }
+  return { noble: summarise(noble), node_crypto: summarise(native) };
 }
 
 interface BackendResult {
@@ -123,6 +146,10 @@ async function backendSeries(name: string, storage: ConfigInput['storage']): Pro
 async function main(): Promise<void> {
   const loadBefore = loadAverage();
   note(`load ${loadBefore.join(' ')}; ${CALLS} calls per series`);
+  verifyLibraries(20);
+  const libraries = verifyLibraries(CALLS);
+  note(`one Ed25519 verify p50: @noble/ed25519 ${libraries.noble.p50} ms, node:crypto ${libraries.node_crypto.p50} ms`);
+  verifySeries(3, 20); // warm-up: JIT and noble's tables, so the first series is not charged for them
   const verify = Object.fromEntries([1, 3, 16].map((n) => [`parties_${n}`, verifySeries(n, CALLS)]));
   note(`verify: ${Object.entries(verify).map(([k, v]) => `${k} p50 ${v.p50} ms`).join(', ')}`);
   const backends: BackendResult[] = [await backendSeries('sqlite', { driver: 'sqlite' })];
@@ -140,6 +167,7 @@ async function main(): Promise<void> {
     machine: machineInfo(),
     load_before: loadBefore,
     load_after: loadAverage(),
+    ed25519_verify_ms: libraries,
     envelope_verify_ms: verify,
     backends,
   };
@@ -149,7 +177,8 @@ async function main(): Promise<void> {
     for (const [label, s] of Object.entries(b.search)) process.stdout.write(`${label.padEnd(9)} ${String(s.p50).padStart(6)}  ${String(s.p95).padStart(6)}  ${String(s.mean).padStart(6)}\n`);
     process.stdout.write(`debitMany (3 parties): p50 ${b.debit_many.sequential.p50} ms sequential, ${b.debit_many.concurrent_50_per_s}/s with 50 at once\n`);
   }
-  process.stdout.write(`\nenvelope verify (form + Ed25519 each party), p50 ms: ${Object.entries(verify).map(([k, v]) => `${k} ${v.p50}`).join(', ')}\n`);
+  process.stdout.write(`\none Ed25519 verify p50: @noble/ed25519 ${libraries.noble.p50} ms, node:crypto ${libraries.node_crypto.p50} ms\n`);
+  process.stdout.write(`envelope verify (form + Ed25519 each party), p50 ms: ${Object.entries(verify).map(([k, v]) => `${k} ${v.p50}`).join(', ')}\n`);
   process.stdout.write(`load ${loadBefore.join(' ')} -> ${result.load_after.join(' ')}\n`);
   const out = value('--out', path.join(repoRoot, 'bench/results', `mpp-${result.date.slice(0, 10)}.json`));
   mkdirSync(path.dirname(out), { recursive: true });
