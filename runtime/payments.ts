@@ -1,21 +1,21 @@
-import type { Kysely } from 'kysely';
 import type { NotaryConfig } from '../core/config.js';
 import type { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
 import { apiKeyMode } from '../payments/modes/api-key/mode.js';
 import { mppMode, Parties } from '../payments/modes/mpp/index.js';
+import { createX402Mode } from '../payments/modes/x402/index.js';
+import type { Storage } from '../storage/db.js';
 import { PaidCallGate, type ResponseExtension } from '../payments/paid-call.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
-import type { Database } from '../storage/schema.js';
 import type { Log } from './log.js';
 
 /** What a payment mode may be built from. */
 export interface PaymentModeDeps {
   config: NotaryConfig;
   accounts: Accounts;
-  /** The database, for modes with tables of their own (MPP's party keys and nonces). */
-  db: Kysely<Database>;
+  storage: Storage;
+  log: Log;
 }
 
 type ModeName = keyof NotaryConfig['payments']['modes'];
@@ -23,7 +23,8 @@ type ModeName = keyof NotaryConfig['payments']['modes'];
 /** The registry of payment modes: one line per mode, enabled by `payments.modes.<name>.enabled`. */
 const PAYMENT_MODES: Record<ModeName, (deps: PaymentModeDeps) => PaymentMode> = {
   api_key: (deps) => apiKeyMode(deps.accounts),
-  mpp: (deps) => mppMode({ config: deps.config.payments.modes.mpp, accounts: deps.accounts, parties: new Parties(deps.db) }),
+  mpp: (deps) => mppMode({ config: deps.config.payments.modes.mpp, accounts: deps.accounts, parties: new Parties(deps.storage.db) }),
+  x402: (deps) => createX402Mode({ config: deps.config, db: deps.storage.db, log: deps.log }),
 };
 
 export function buildPaymentModes(deps: PaymentModeDeps): PaymentMode[] {
