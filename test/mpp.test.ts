@@ -226,7 +226,7 @@ describe.each(backends)('MPP on $name', (backend) => {
     const short = await pay(body, envelope(body, signers([a, b], ['0.5', '0.5']), { totalCredits: 2 }).encoded);
     expect(short.statusCode).toBe(402);
     expect(short.json()).toMatchObject({ code: 'mpp_total_below_price', required_credits: 4, total_credits: 2, price: { credits: 4 }, challenges: { mpp: { total_credits: 4 } } });
-    expect(short.headers['www-authenticate']).toContain('MPP realm="notary", credits=4, max_parties=4, max_lifetime=300');
+    expect(short.headers['www-authenticate']).toContain('MPP realm="notary", credits=4, max_parties=4, max_lifetime=300, error="mpp_total_below_price"');
     const ok = await pay(body, envelope(body, signers([a, b], ['0.5', '0.5']), { totalCredits: 4 }).encoded);
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json()).toMatchObject({ credits_used: 4, receipts: [{ credits: 2 }, { credits: 2 }] });
