@@ -145,6 +145,75 @@ export function buildProgram(): Command {
       await keysListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  const nonNegativeInt = (v: string) => {
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
+    return Number(v);
+  };
+  const parties = program.command('parties').description("MPP parties: tenants' Ed25519 public keys that sign multi-party payment envelopes");
+  parties
+    .command('add-key')
+    .description('register a public key for a tenant (created if new); prints the kid alone on the last line')
+    .requiredOption('--tenant <name>', 'tenant (party) name: what envelopes call the party')
+    .requiredOption('--public-key <base64url>', 'the raw 32-byte Ed25519 public key, base64url (notary mpp keygen prints it)')
+    .option('--name <label>', 'a label for the key')
+    .option('--credits <n>', 'credits granted to a new tenant, or added to an existing one', nonNegativeInt)
+    .option('--tier <tier>', 'rate-limit tier of a new tenant')
+    .action(async (opts: { tenant: string; publicKey: string; name?: string; credits?: number; tier?: string }) => {
+      const { partiesAddKeyCommand } = await import('./parties.js');
+      await partiesAddKeyCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  parties
+    .command('list')
+    .description('list party keys')
+    .option('--tenant <name>', 'only this tenant')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { tenant?: string; json?: boolean }) => {
+      const { partiesListCommand } = await import('./parties.js');
+      await partiesListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  parties
+    .command('revoke')
+    .description('revoke a party key by kid: envelopes it signs are refused from now on')
+    .argument('<kid>')
+    .action(async (kid: string) => {
+      const { partiesRevokeCommand } = await import('./parties.js');
+      await partiesRevokeCommand(configFrom(program.opts<GlobalOptions>()), kid);
+    });
+
+  const mpp = program.command('mpp').description('client-side helpers for multi-party payments (no database needed)');
+  mpp
+    .command('keygen')
+    .description('make a party key pair: writes the private JWK file, prints the public key alone on the last line')
+    .requiredOption('--out <file>', 'where to write the private key (mode 0600)')
+    .option('--force', 'replace an existing file')
+    .action(async (opts: { out: string; force?: boolean }) => {
+      const { mppKeygenCommand } = await import('./mpp.js');
+      mppKeygenCommand(opts);
+    });
+  mpp
+    .command('envelope')
+    .description('build and sign an envelope for one call; prints it alone on the last line (use as Authorization: MPP envelope=...)')
+    .requiredOption('--url <url>', 'the absolute URL of the call, e.g. http://127.0.0.1:8080/v1/search')
+    .option('--method <method>', 'HTTP method', 'POST')
+    .option('--body <json>', 'the exact request body that will be sent')
+    .option('--body-file <file>', 'the exact request body, from a file ("-" for standard input)')
+    .requiredOption('--credits <n>', 'total_credits: the most the call may cost (its price must not exceed it)', nonNegativeInt)
+    .option('--party <name=share:keyfile>', 'a paying party, its share and its private key file (JWK or PEM); repeat per party; NAME=KEYFILE for equal shares', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--ttl <seconds>', `lifetime of the envelope, at most ${300}`, (v) => Number(v), 120)
+    .option('--header', 'print the whole Authorization value (MPP envelope=...)')
+    .action(async (opts: { url: string; method: string; body?: string; bodyFile?: string; credits: number; party: string[]; ttl: number; header?: boolean }) => {
+      const { mppEnvelopeCommand } = await import('./mpp.js');
+      mppEnvelopeCommand(opts);
+    });
+  mpp
+    .command('decode')
+    .description('print the JSON inside an envelope (verifies nothing)')
+    .argument('<envelope>', 'the base64url envelope, or the whole "MPP envelope=..." value')
+    .action(async (value: string) => {
+      const { mppDecodeCommand } = await import('./mpp.js');
+      mppDecodeCommand(value);
+    });
+
   const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
   receipts
     .command('rotate-key')

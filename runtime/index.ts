@@ -18,4 +18,20 @@ export {
   type ModelFolder,
   type VerifyResult,
 } from './models.js';
+// MPP's client-side helpers (key files, envelope building) for `notary mpp`, which needs no database.
+export {
+  MAX_ENVELOPE_LIFETIME_S,
+  authorizationHeader,
+  buildEnvelope,
+  decodeEnvelopeJson,
+  equalShares,
+  formatShare,
+  generatePartyKey,
+  parseShare,
+  readPartyKeyFile,
+  SHARE_PATTERN,
+  writePartyKeyFile,
+  type PartySigner,
+} from '../payments/modes/mpp/index.js';
+export type { Tenant } from '../storage/schema.js';
 export * from './receipts.js';

@@ -8,6 +8,7 @@ import { Fts5SearchIndex } from '../indexer/fts5.js';
 import type { SearchIndex } from '../indexer/search-index.js';
 import { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
+import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
@@ -93,6 +94,8 @@ export class Runtime {
   /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
   readonly frontier: FrontierStore;
   readonly accounts: Accounts;
+  /** MPP parties: tenants' registered Ed25519 keys. */
+  readonly parties: Parties;
   readonly pricing: Pricing;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
@@ -125,6 +128,7 @@ export class Runtime {
     this.runs = new CrawlRunStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
+    this.parties = new Parties(storage.db);
     this.pricing = new Pricing(config.pricing);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.idempotency = new SqlIdempotencyStore(storage.db);

@@ -168,6 +168,29 @@ export interface PassageVectorGenerationTable {
   generation: number;
 }
 
+/** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
+export interface PartyKeysTable {
+  /** RFC 7638 thumbprint of the key: what an envelope names. */
+  kid: string;
+  tenant_id: string;
+  /** The raw 32-byte public key, base64url without padding. */
+  public_key: string;
+  name: string | null;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+/** MPP envelope nonces, each usable once until its envelope expires. */
+export interface MppNoncesTable {
+  nonce: string;
+  env_id: string;
+  /** The call whose charge used the nonce. */
+  request_id: string;
+  /** When the envelope expires; the row may go some time after. */
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
 export type X402PaymentState =
   /** Verified and held for a call whose work runs; deleted (freed) if the work fails. */
   | 'reserved'
@@ -285,6 +308,8 @@ export interface Database {
   receipt_log_nodes: ReceiptLogNodesTable;
   receipt_log_checkpoints: ReceiptLogCheckpointsTable;
   idempotency_keys: IdempotencyKeysTable;
+  party_keys: PartyKeysTable;
+  mpp_nonces: MppNoncesTable;
   x402_payments: X402PaymentsTable;
   payment_ledger: PaymentLedgerTable;
   service_secrets: ServiceSecretsTable;
@@ -298,5 +323,6 @@ export type NewPassage = Insertable<PassagesTable>;
 export type Tenant = Selectable<TenantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type PartyKey = Selectable<PartyKeysTable>;
 export type X402PaymentRow = Selectable<X402PaymentsTable>;
 export type PaymentLedgerRow = Selectable<PaymentLedgerTable>;
