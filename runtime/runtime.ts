@@ -5,6 +5,7 @@ import { Indexer } from '../indexer/indexer.js';
 import type { SearchIndex } from '../indexer/search-index.js';
 import { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
+import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
@@ -15,12 +16,14 @@ import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { FrontierStore } from '../storage/frontier.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
 import { openIndexBackend, openStores, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
+import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
@@ -74,7 +77,11 @@ function lazy<T>(make: () => T): Lazy<T> {
 export class Runtime {
   readonly pages: PageStore;
   readonly runs: CrawlRunStore;
+  /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
+  readonly frontier: FrontierStore;
   readonly accounts: Accounts;
+  /** MPP parties: tenants' registered Ed25519 keys. */
+  readonly parties: Parties;
   readonly pricing: Pricing;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
@@ -110,7 +117,9 @@ export class Runtime {
     this.stores = openStores(config, storage);
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
+    this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
+    this.parties = new Parties(storage.db);
     this.pricing = new Pricing(config.pricing);
     this.rateLimits = options.rateLimits ?? this.stores.rateLimits;
     this.idempotency = this.stores.idempotency;
@@ -118,7 +127,7 @@ export class Runtime {
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
     const env = options.env ?? process.env;
-    this.reranker = lazy(() => loadReranker(config.reranker, { log, env }));
+    this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
     this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors }));
     this.denseForIndexing = lazy(() => openDense(config, storage, { log, vectors: backend.vectors }));
     this.search = lazy(async () => {
@@ -126,8 +135,14 @@ export class Runtime {
       const { dense } = await this.dense();
       return this.searchPipeline({ reranker, dense });
     });
-    // Excerpts chosen against a query load the reranker on first use only.
-    this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
+    // Excerpts chosen against a query load the reranker on first use only. An indexed site's pages are titled with
+    // the prefixes and suffixes learnt from its stored pages, as in search results.
+    this.extract = lazy(() =>
+      createExtractDeps(config, {
+        scorePassages: async (query, passages) => (await this.reranker()).score(query, passages),
+        siteTitles: storedSiteTitles(this.pages),
+      }),
+    );
     this.receipts = lazy(() => openReceipts(storage.db, receiptSettings(config)));
     const extensions: ResponseExtension[] = [signedReceiptExtension(() => this.receipts()), ...(options.extensions ?? [])];
     this.paidCallGate = lazy(() =>

@@ -11,7 +11,7 @@ debs=(build-essential python3 python3-venv)
 if [ "$profile" = test ]; then
   # Redis and pgvector for the scaled-out backends' suites. Debian 12 ships no pgvector package: it is built from the
   # source in vendor/pgvector (v0.8.6, PostgreSQL License) against Debian's PostgreSQL 15 server headers.
-  debs+=(chromium postgresql postgresql-doc-15 redis-server postgresql-server-dev-15)
+  debs+=(chromium postgresql postgresql-doc-15 python3.11-doc python3-cryptography curl openssl redis-server postgresql-server-dev-15)
 fi
 
 missing=()
