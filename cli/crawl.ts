@@ -52,6 +52,8 @@ export async function crawlAndIndex(
     progress?: ProgressLine;
     quiet?: boolean;
     dense?: DenseRetrieval;
+    /** Crawl on the frontier shared with the deployment's other crawler processes (crawler.shared_frontier). */
+    shared?: boolean;
   },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
@@ -65,6 +67,7 @@ export async function crawlAndIndex(
     ...(options.resume ? { resume: options.resume } : {}),
     ...(options.maxPages !== undefined ? { maxPages: options.maxPages } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.shared ? { shared: { leaseMs: ctx.config.crawler.lease_seconds * 1000, hostSlots: ctx.hostSlots } } : {}),
     onProgress: (p) => progress?.update(describeCrawl(p)),
     log: (level, msg) => {
       if (options.quiet && level !== 'warn') return;
@@ -79,7 +82,8 @@ export async function crawlAndIndex(
   const waiting = await ctx.pages.counts();
   const pagesMeter = new RateMeter(waiting.pending + waiting.gone);
   let embedMeter: RateMeter | null = null;
-  const index = await indexer.runOnce({
+  // One indexer at a time across the deployment: two would each replace a page's passages and race on the index.
+  const index = await ctx.exclusiveIndexing(() => indexer.runOnce({
     onProgress: (p) => {
       if (p.phase === 'embed') {
         embedMeter ??= new RateMeter(p.embedTotal);
@@ -88,7 +92,7 @@ export async function crawlAndIndex(
         progress?.update(`index: ${pagesMeter.describe(p.indexedPages + p.removedPages + p.failed, 'pages')} · passages ${p.passages}`);
       }
     },
-  });
+  }));
   const seconds = Math.max(index.ms / 1000, 1e-3);
   progress?.done(
     `index: pages ${index.indexedPages} · removed ${index.removedPages} · passages ${index.passages} · failed ${index.failed}` +

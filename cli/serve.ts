@@ -19,10 +19,14 @@ async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, sign
     try {
       // A round that was stopped or killed goes on where it stopped instead of walking the site again.
       await ctx.runs.markDead();
-      const resume = await ctx.runs.latestResumable(ctx.config.crawler.seeds.map((s) => normaliseUrl(s.trim()) ?? s));
+      // A shared frontier is never resumed by one worker: the workers join the running round (leases that ran out
+      // are taken over in it), and a round whose every worker died is followed by a new one that skips fresh pages.
+      const shared = ctx.config.crawler.shared_frontier;
+      const resume = shared ? undefined : await ctx.runs.latestResumable(ctx.config.crawler.seeds.map((s) => normaliseUrl(s.trim()) ?? s));
       if (resume) log(`resuming crawl ${resume.id} (${resume.status ?? 'stopped'}) from its frontier`);
       const { crawl, index } = await crawlAndIndex(ctx, {
         ...(resume ? { resume } : { seeds: ctx.config.crawler.seeds, skipFresh: true }),
+        ...(shared ? { shared: true } : {}),
         signal,
         quiet: true,
         ...(dense ? { dense } : {}),

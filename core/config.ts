@@ -168,6 +168,14 @@ export const configSchema = z
         recrawl_after_hours: z.number().positive().default(24),
         renderer: z.enum(['static', 'browser']).default('static'),
         chromium_path: z.string().default('/usr/bin/chromium'),
+        /**
+         * Several crawler processes (`notary crawl-worker`, on one machine or many) crawl one frontier in PostgreSQL:
+         * each joins the running round, leases URLs with FOR UPDATE SKIP LOCKED, and takes over the leases of a
+         * worker that died. Needs storage.driver postgres. NOTARY_CRAWL_SHARED_FRONTIER overrides.
+         */
+        shared_frontier: z.boolean().default(false),
+        /** How long a worker's lease on a URL lasts without renewal (a live worker renews every third of it). */
+        lease_seconds: z.number().int().min(1).max(3600).default(60),
       })
       .prefault({}),
     extract: z
@@ -421,6 +429,9 @@ export const configSchema = z
     if (cfg.indexer.backend === 'postgres' && cfg.storage.driver !== 'postgres') {
       ctx.addIssue({ code: 'custom', path: ['indexer', 'backend'], message: 'postgres needs storage.driver postgres (NOTARY_STORAGE=postgres)' });
     }
+    if (cfg.crawler.shared_frontier && cfg.storage.driver !== 'postgres') {
+      ctx.addIssue({ code: 'custom', path: ['crawler', 'shared_frontier'], message: 'a shared frontier needs storage.driver postgres (NOTARY_STORAGE=postgres)' });
+    }
     if (cfg.stores.backend === 'redis' && !cfg.stores.redis_url) {
       ctx.addIssue({ code: 'custom', path: ['stores', 'redis_url'], message: 'required when stores.backend is redis (NOTARY_REDIS_URL)' });
     }
@@ -450,6 +461,8 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_USER_AGENT', path: ['crawler', 'user_agent'], kind: 'string' },
   { env: 'NOTARY_CONTACT_URL', path: ['crawler', 'contact_url'], kind: 'string' },
   { env: 'NOTARY_CRAWL_DELAY_MS', path: ['crawler', 'per_host_delay_ms'], kind: 'int' },
+  { env: 'NOTARY_CRAWL_SHARED_FRONTIER', path: ['crawler', 'shared_frontier'], kind: 'bool' },
+  { env: 'NOTARY_CRAWL_LEASE_SECONDS', path: ['crawler', 'lease_seconds'], kind: 'int' },
   { env: 'NOTARY_ALLOW_PRIVATE_NETWORKS', path: ['extract', 'allow_private_networks'], kind: 'bool' },
   { env: 'NOTARY_EXTRACT_RESPECT_ROBOTS', path: ['extract', 'respect_robots_txt'], kind: 'bool' },
   { env: 'NOTARY_EXTRACT_MAX_BYTES', path: ['extract', 'max_bytes'], kind: 'int' },

@@ -31,6 +31,11 @@ export interface RunCrawlOptions {
   skipFresh?: boolean;
   /** A stopped or interrupted run to continue: its seeds, page budget and frontier. */
   resume?: CrawlRun;
+  /**
+   * Crawl with the other crawler processes of a deployment (crawler.shared_frontier): join the running run with the
+   * same seeds or start it, lease with `leaseMs` leases, and leave the run to the others when they still hold leases.
+   */
+  shared?: { leaseMs: number; hostSlots?: { reserve(host: string, delayMs: number): Promise<number> } };
   signal?: AbortSignal;
   onProgress?: (p: CrawlProgress) => void;
   log?: (level: 'info' | 'warn' | 'debug', msg: string) => void;
@@ -47,6 +52,9 @@ export interface CrawlSummary extends CrawlProgress {
   aborted: boolean;
   /** The run this one resumed. */
   resumedFrom: string | null;
+  /** Shared frontier: whether this process joined a run another worker started, and left it to the others. */
+  joined?: boolean;
+  leftToOthers?: boolean;
 }
 
 /** Everything an engine (static HTTP or browser) needs to run the queue of one crawl. */
@@ -109,7 +117,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   if (!Number.isInteger(maxPages) || maxPages <= 0) throw new NotaryError('invalid_request', `maxPages must be a positive integer, got ${maxPages}`);
   const scope = compileScope(seeds, { scope: config.scope, include: config.include, exclude: config.exclude });
   const userAgent = userAgentHeader(config);
-  const gate = new HostGate(config.per_host_concurrency, config.per_host_delay_ms);
+  const gate = new HostGate(config.per_host_concurrency, config.per_host_delay_ms, options.shared?.hostSlots);
   const robots = new RobotsCache({
     userAgent,
     timeoutMs: config.request_timeout_ms,
@@ -128,10 +136,15 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     },
   });
 
-  const runId = await options.runs.start(seeds, {
-    ...(resume ? { resumedFrom: resume.id } : {}),
-    runOptions: { max_pages: maxPages, skip_fresh: skipFresh },
-  });
+  const runOptions = { max_pages: maxPages, skip_fresh: skipFresh, ...(options.shared ? { shared: true } : {}) };
+  const joinedRun = options.shared && !resume ? await options.runs.joinShared(seeds, runOptions) : undefined;
+  const runId =
+    joinedRun?.id ??
+    (await options.runs.start(seeds, {
+      ...(resume ? { resumedFrom: resume.id } : {}),
+      runOptions,
+    }));
+  const runStartedAt = joinedRun?.started_at ?? (await options.runs.get(runId))?.started_at ?? new Date().toISOString();
   if (resume) await options.frontier.adopt(resume.id, runId);
   const session = new CrawlSession(runId, {
     config,
@@ -145,12 +158,23 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     log,
     onProgress: options.onProgress,
   });
+  const owner = processOwner();
   const queue = new FrontierQueue({
     store: options.frontier,
     runId,
-    owner: processOwner(),
-    batch: Math.max(16, config.max_concurrency * 2),
+    owner,
+    // Shared: small batches, so a worker does not sit on leases the others could be fetching.
+    batch: options.shared ? Math.max(2, config.max_concurrency) : Math.max(16, config.max_concurrency * 2),
     budgetLeft: (inFlight) => session.budgetLeft(inFlight),
+    ...(options.shared
+      ? {
+          shared: {
+            leaseMs: options.shared.leaseMs,
+            onRefill: () => session.refreshSharedCounts(),
+            settle: (url: string, depth: number) => session.settleIfStoredSince(url, depth, runStartedAt),
+          },
+        }
+      : {}),
   });
   session.frontier = queue;
   // A private, memory-only crawlee configuration: nothing is written under the working directory.
@@ -159,9 +183,18 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   heartbeat.unref();
 
   let status: 'finished' | 'stopped' = 'stopped';
+  let leftToOthers = false;
   try {
-    log('info', `crawl ${runId}: seeds ${seeds.join(', ')}; ${scope.description}; max_pages ${maxPages}, max_depth ${config.max_depth}`);
-    if (resume) {
+    log(
+      'info',
+      `crawl ${runId}${joinedRun ? ' (joined: a shared frontier)' : options.shared ? ' (started: a shared frontier)' : ''}: seeds ${seeds.join(', ')}; ` +
+        `${scope.description}; max_pages ${maxPages}, max_depth ${config.max_depth}`,
+    );
+    if (joinedRun) {
+      // The worker that started the run admitted the seeds and sitemaps; admitting the seeds again is harmless and
+      // covers a starter that died before it did.
+      await session.admit(seeds, 0);
+    } else if (resume) {
       const resumed = await session.resumeFrom({ startedAt: resume.started_at });
       log(
         'info',
@@ -203,8 +236,12 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     }
     const budgetSpent = queue.budgetSpent();
     await queue.close();
+    // Shared: while other workers hold leases the run is theirs to end; this process only leaves it.
+    leftToOthers = options.shared !== undefined && (await options.frontier.leasedByOthers(runId, owner)) > 0;
     const pending = await options.frontier.pending(runId);
-    if (budgetSpent) {
+    if (leftToOthers) {
+      status = options.signal?.aborted ? 'stopped' : 'finished';
+    } else if (budgetSpent) {
       await session.skipRemaining(pending);
       status = 'finished';
     } else {
@@ -215,8 +252,12 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     clearInterval(heartbeat);
     await session.flushSkips();
     const summary = session.progress();
-    await options.runs.finish(runId, { ...summary, aborted: status === 'stopped' }, status);
-    if (status === 'finished') await options.frontier.clear(runId);
+    if (leftToOthers) {
+      log('info', `crawl ${runId}: leaving the run to the workers that still hold leases`);
+    } else {
+      await options.runs.finish(runId, { ...summary, aborted: status === 'stopped' }, status);
+      if (status === 'finished') await options.frontier.clear(runId);
+    }
   }
   session.reportProgress(true);
   const summary: CrawlSummary = {
@@ -227,6 +268,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     status,
     aborted: status === 'stopped',
     resumedFrom: resume?.id ?? null,
+    ...(options.shared ? { joined: joinedRun !== undefined, leftToOthers } : {}),
   };
   log(
     'info',

@@ -12,6 +12,25 @@ export interface FrontierQueueOptions {
   batch: number;
   /** How many more page requests may start now (the page budget left minus requests in flight); Infinity for none. */
   budgetLeft: (inFlight: number) => number;
+  /**
+   * A frontier shared with other crawler processes: leases last `leaseMs` and are renewed while held, leases that ran
+   * out are taken over, an empty queue is looked at again while other workers hold leases (their pages may link to
+   * more), and `onRefill` is called after each lease (the session refreshes the run's page count across workers).
+   */
+  shared?: {
+    leaseMs: number;
+    onRefill?: () => Promise<void>;
+    /** Settles a leased URL without fetching it (its page was stored this run by a worker that died); true when it did. */
+    settle?: (url: string, depth: number) => Promise<boolean>;
+  };
+}
+
+/** How often a worker of a shared frontier looks for new work while other workers still hold leases. */
+const SHARED_POLL_MS = 250;
+
+function depthOf(request: Request): number {
+  const depth: unknown = request.userData['depth'];
+  return typeof depth === 'number' ? depth : 0;
 }
 
 function requestFor(entry: FrontierEntry): Request {
@@ -34,8 +53,22 @@ export class FrontierQueue implements IRequestManager {
   private total = 0;
   /** Set when the run stops: nothing new is handed out. */
   private closed = false;
+  private drainedAt = 0;
+  private outstandingAt = 0;
+  private renewTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: FrontierQueueOptions) {}
+  constructor(private readonly options: FrontierQueueOptions) {
+    const shared = options.shared;
+    if (shared) {
+      // Renewed three times per lease, so one slow database round does not cost a live worker its leases.
+      this.renewTimer = setInterval(() => void options.store.renew(options.runId, options.owner, shared.leaseMs).catch(() => {}), Math.max(100, shared.leaseMs / 3));
+      this.renewTimer.unref();
+    }
+  }
+
+  private get leaseMs(): number {
+    return this.options.shared?.leaseMs ?? LEASE_MS;
+  }
 
   /** Queues new entries in the database (entries already in the frontier are ignored). */
   async add(entries: readonly FrontierEntry[]): Promise<number> {
@@ -56,12 +89,19 @@ export class FrontierQueue implements IRequestManager {
   }
 
   private async refill(): Promise<void> {
+    if (this.drained && this.options.shared && Date.now() - this.drainedAt >= SHARED_POLL_MS) this.drained = false;
     if (this.buffer.length > 0 || this.drained || this.closed) return;
     this.refilling ??= (async () => {
       try {
-        const leased = await this.options.store.lease(this.options.runId, this.options.owner, this.options.batch, LEASE_MS);
-        if (leased.length === 0) this.drained = true;
+        const leased = await this.options.store.lease(this.options.runId, this.options.owner, this.options.batch, this.leaseMs, {
+          reclaimExpired: this.options.shared !== undefined,
+        });
+        if (leased.length === 0) {
+          this.drained = true;
+          this.drainedAt = Date.now();
+        }
         for (const entry of leased) this.buffer.push(requestFor(entry));
+        await this.options.shared?.onRefill?.();
       } finally {
         this.refilling = null;
       }
@@ -72,12 +112,14 @@ export class FrontierQueue implements IRequestManager {
   async fetchNextRequest<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<Request<T> | null> {
     if (!this.budgetAllows()) return null;
     let request = this.retries.shift();
-    if (!request) {
+    while (!request) {
       await this.refill();
       if (!this.budgetAllows()) return null;
       request = this.buffer.shift();
+      if (!request) return null;
+      const settle = this.options.shared?.settle;
+      if (settle && (await settle(request.uniqueKey, depthOf(request)))) request = undefined;
     }
-    if (!request) return null;
     this.inFlight.add(request.uniqueKey);
     return request as unknown as Request<T>;
   }
@@ -92,7 +134,14 @@ export class FrontierQueue implements IRequestManager {
   async isFinished(): Promise<boolean> {
     if (this.inFlight.size > 0) return false;
     if (this.closed || this.options.budgetLeft(0) <= 0) return true;
-    return this.isEmpty();
+    if (!(await this.isEmpty())) return false;
+    // Shared: done only when no other worker holds a live lease (its page may link to more) and none ran out.
+    if (this.options.shared) {
+      if (Date.now() - this.outstandingAt < SHARED_POLL_MS) return false;
+      this.outstandingAt = Date.now();
+      return (await this.options.store.outstanding(this.options.runId, this.options.owner)) === 0;
+    }
+    return true;
   }
 
   /** Whether the page budget (not an empty queue) is what ended the run. */
@@ -115,6 +164,7 @@ export class FrontierQueue implements IRequestManager {
   /** Stops handing out requests and puts every leased request that has not started back in the queue. */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.renewTimer);
     await this.refilling;
     const unstarted = [...this.buffer.splice(0), ...this.retries.splice(0)].map((r) => r.uniqueKey);
     if (unstarted.length > 0) await this.options.store.release(this.options.runId, unstarted);

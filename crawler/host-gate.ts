@@ -26,6 +26,11 @@ export class HostGate {
   constructor(
     private readonly perHostConcurrency: number,
     private readonly delayMs: number,
+    /**
+     * Spacing shared with other crawler processes (crawler.shared_frontier): after the local gate lets a request
+     * start, it books a start slot with the others and waits for it, so the host sees one spacing across workers.
+     */
+    private readonly shared?: { reserve(host: string, delayMs: number): Promise<number> },
   ) {}
 
   private state(host: string): HostState {
@@ -74,6 +79,11 @@ export class HostGate {
     };
     try {
       await this.waitForStart(state, signal);
+      if (this.shared && state.delayMs > 0) {
+        const waitMs = await this.shared.reserve(host, state.delayMs);
+        if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+        state.lastStartAt = Date.now();
+      }
     } catch (err) {
       release();
       throw err;

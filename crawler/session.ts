@@ -118,7 +118,9 @@ export class CrawlSession {
   private finishedRequests = 0;
   private lastProgressAt = 0;
   private readonly startedAt = Date.now();
-  readonly counts = { fetched: 0, unchanged: 0, fresh: 0, gone: 0, duplicates: 0, storedBefore: 0 };
+  readonly counts = { fetched: 0, unchanged: 0, fresh: 0, gone: 0, duplicates: 0, storedBefore: 0, recovered: 0 };
+  /** Shared frontier: pages other workers stored in this run, as of the last refresh (they count against max_pages). */
+  private othersStored = 0;
   /** URLs turned away before entering the frontier (out of scope, too deep, robots.txt). */
   private admissionSkips = 0;
   readonly byReason: Partial<Record<DeliberateSkipReason, number>> = {};
@@ -143,7 +145,34 @@ export class CrawlSession {
   ) {}
 
   get storedCount(): number {
-    return this.counts.fetched + this.counts.unchanged + this.counts.fresh + this.counts.storedBefore;
+    return this.ownStored + this.counts.storedBefore + this.othersStored;
+  }
+
+  private get ownStored(): number {
+    return this.counts.fetched + this.counts.unchanged + this.counts.fresh + this.counts.recovered;
+  }
+
+  /** Shared frontier: re-reads how many pages the whole run has stored, so max_pages holds across workers. */
+  async refreshSharedCounts(): Promise<void> {
+    const counts = await this.deps.store.counts(this.runId);
+    const stored = ['stored', 'unchanged', 'fresh'].reduce((sum, outcome) => sum + (counts.outcomes[outcome] ?? 0), 0);
+    this.othersStored = Math.max(0, stored - this.ownStored - this.counts.storedBefore);
+  }
+
+  /**
+   * Shared frontier: a leased URL whose page was stored since the run started was fetched by a worker that died (or
+   * hung past its lease) before marking it done. It is done now, its links are followed from the stored copy, and it
+   * is not fetched again. Returns whether the URL was settled this way.
+   */
+  async settleIfStoredSince(url: string, depth: number, runStartedAt: string): Promise<boolean> {
+    const stored = await this.prepare(url);
+    if (!stored || stored.state === 'gone' || stored.checked_at < runStartedAt) return false;
+    this.storedRows.delete(url);
+    this.counts.recovered++;
+    this.finishedRequests++;
+    if (stored.html) await this.admit(readHtml(stored.html, stored.final_url).links, depth + 1);
+    await this.deps.store.finish(this.runId, url, 'stored');
+    return true;
   }
 
   /** Page requests that may still start, given the requests in flight. */

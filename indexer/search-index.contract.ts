@@ -197,5 +197,57 @@ export function searchIndexContract(name: string, factory: () => Promise<SearchI
       expect(stats.backend).toBe(index.name);
       expect(stats.bytes === null || stats.bytes > 0).toBe(true);
     });
+
+    it('filters by language (unknown passes), navigation, translation group and page, and returns the facts', async () => {
+      const index = await fresh();
+      await index.upsert([
+        doc(71, 1, { text: 'vacuum reclaims storage', language: 'en', translationKey: 'g1' }),
+        doc(72, 2, { text: 'vacuum récupère le stockage', language: 'fr', translationKey: 'g1' }),
+        doc(73, 3, { text: 'vacuum pages listing', navigation: true }),
+        doc(74, 4, { text: 'vacuum without a known language' }),
+        doc(75, 5, { text: 'vacuum in british english', language: 'en-gb' }),
+      ]);
+      const ids = async (filter: Parameters<SearchIndex['search']>[1]['filter']) =>
+        (await index.search('vacuum', { limit: 10, ...(filter ? { filter } : {}) })).map((h) => h.id).sort((a, b) => a - b);
+      expect(await ids(undefined)).toEqual([71, 72, 73, 74, 75]);
+      expect(await ids({ languages: ['en'] })).toEqual([71, 73, 74, 75]);
+      expect(await ids({ languages: ['fr'], excludeNavigation: true })).toEqual([72, 74]);
+      expect(await ids({ translationKey: 'g1' })).toEqual([71, 72]);
+      expect(await ids({ pageIds: [2, 3] })).toEqual([72, 73]);
+      expect(await ids({ pageIds: [] })).toEqual([]);
+      const [hit] = await index.search('vacuum', { limit: 1, filter: { pageIds: [1] } });
+      expect(hit).toMatchObject({ id: 71, language: 'en', translationKey: 'g1' });
+      expect(hit?.navigation).toBeUndefined();
+      expect((await index.get([73]))[0]?.navigation).toBe(true);
+    });
+
+    it('page-level index: whole pages, title above body, filters, replace and delete', async () => {
+      const index = await fresh();
+      const page = (pageId: number, fields: Partial<Parameters<SearchIndex['upsertPages']>[0][number]> = {}) => ({
+        pageId,
+        url: `http://docs.test/p${pageId}.html`,
+        title: `Page ${pageId}`,
+        headings: '',
+        text: 'placeholder text',
+        ...fields,
+      });
+      await index.upsertPages([
+        page(1, { title: 'Routine vacuuming', language: 'en' }),
+        page(2, { text: 'Run vacuum now and then.', language: 'fr' }),
+        page(3, { text: 'vacuum listing', navigation: true }),
+        page(4, { text: 'Nothing relevant.' }),
+      ]);
+      const hits = await index.searchPages('vacuum', { limit: 10 });
+      expect(hits.map((h) => h.pageId).sort()).toEqual([1, 2, 3]);
+      expect(hits[0]?.pageId).toBe(1);
+      for (const h of hits) expect(h.score > 0 && Number.isFinite(h.score)).toBe(true);
+      expect(hits[0]).toMatchObject({ url: 'http://docs.test/p1.html', title: 'Routine vacuuming', language: 'en' });
+      expect((await index.searchPages('vacuum', { limit: 10, filter: { languages: ['en'], excludeNavigation: true } })).map((h) => h.pageId)).toEqual([1]);
+      expect((await index.searchPages('vacuum', { limit: 1 })).length).toBe(1);
+      await index.upsertPages([page(2, { text: 'Nothing here any more.' })]);
+      await index.deletePages([1, 999]);
+      expect((await index.searchPages('vacuum', { limit: 10 })).map((h) => h.pageId)).toEqual([3]);
+      expect(await index.searchPages('"*', { limit: 10 })).toEqual([]);
+    });
   });
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
@@ -17,6 +18,7 @@ import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { FrontierStore } from '../storage/frontier.js';
+import { SharedHostSlots } from '../storage/host-slots.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
@@ -55,6 +57,9 @@ export interface RuntimeOptions {
   rateLimits?: RateLimitStore;
 }
 
+/** pg_advisory_lock key of indexing (one indexer at a time across processes). */
+const INDEXING_LOCK = 0x6e6f7420;
+
 /** Built on first call, then the same value; `built` tells without building. */
 interface Lazy<T> {
   (): T;
@@ -79,6 +84,8 @@ export class Runtime {
   readonly runs: CrawlRunStore;
   /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
   readonly frontier: FrontierStore;
+  /** Per-host request spacing shared by the crawler processes of a deployment (crawler.shared_frontier). */
+  readonly hostSlots: SharedHostSlots;
   readonly accounts: Accounts;
   /** MPP parties: tenants' registered Ed25519 keys. */
   readonly parties: Parties;
@@ -118,6 +125,7 @@ export class Runtime {
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
+    this.hostSlots = new SharedHostSlots(storage.db);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
     this.parties = new Parties(storage.db);
     this.pricing = new Pricing(config.pricing);
@@ -282,6 +290,23 @@ export class Runtime {
   /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */
   rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
     return this.backend.rebuild(storedPassages(this.storage), onProgress);
+  }
+
+  /**
+   * Runs `work` while holding the deployment-wide indexing lock: on PostgreSQL a session advisory lock (held on one
+   * connection of the pool, released when `work` ends or the process dies), so crawler processes index one after
+   * another; on SQLite the database's own write lock serialises writers and this runs `work` directly.
+   */
+  async exclusiveIndexing<T>(work: () => Promise<T>): Promise<T> {
+    if (this.storage.dialect !== 'postgres') return work();
+    return this.storage.db.connection().execute(async (connection) => {
+      await sql`select pg_advisory_lock(${INDEXING_LOCK})`.execute(connection);
+      try {
+        return await work();
+      } finally {
+        await sql`select pg_advisory_unlock(${INDEXING_LOCK})`.execute(connection);
+      }
+    });
   }
 
   /** Releases what was built, newest first; safe to call once everything else has stopped. */

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../core/config.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
-import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from '../indexer/search-index.js';
+import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from './pipeline.js';
 
@@ -27,6 +27,16 @@ class RescaledIndex implements SearchIndex {
   async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
     const f = this.factor(query);
     return (await this.inner.search(query, options)).map((h) => ({ ...h, score: h.score * f }));
+  }
+  upsertPages(pages: readonly PageDoc[]) {
+    return this.inner.upsertPages(pages);
+  }
+  deletePages(pageIds: readonly number[]) {
+    return this.inner.deletePages(pageIds);
+  }
+  async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
+    const f = this.factor(`pages ${query}`);
+    return (await this.inner.searchPages(query, options)).map((h) => ({ ...h, score: h.score * f }));
   }
   get(ids: readonly number[]) {
     return this.inner.get(ids);

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { newId } from '../core/ids.js';
 import { nowIso } from './db.js';
 import type { CrawlRunStatus, CrawlRunsTable, CrawlSkipsTable, Database } from './schema.js';
@@ -52,6 +52,41 @@ export class CrawlRunStore {
     return id;
   }
 
+  /**
+   * A frontier shared by several crawler processes: the running shared run with these seeds whose heartbeat is fresh,
+   * or a new one. PostgreSQL only (an advisory lock makes the check and the insert one step across processes).
+   */
+  async joinShared(seeds: string[], runOptions: object, staleMs = STALE_MS): Promise<CrawlRun> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${SHARED_RUN_LOCK})`.execute(trx);
+      const live = await trx
+        .selectFrom('crawl_runs')
+        .selectAll()
+        .where('status', '=', 'running')
+        .where('seeds', '=', JSON.stringify(seeds))
+        .where('heartbeat_at', '>=', nowIso(new Date(Date.now() - staleMs)))
+        .orderBy('started_at', 'desc')
+        .execute();
+      const joined = live.find((run) => isShared(run.options));
+      if (joined) return joined;
+      const now = nowIso();
+      const run = {
+        id: newId('run'),
+        seeds: JSON.stringify(seeds),
+        started_at: now,
+        finished_at: null,
+        stats: null,
+        status: 'running' as const,
+        resumed_from: null,
+        owner: processOwner(),
+        heartbeat_at: now,
+        options: JSON.stringify({ ...runOptions, shared: true }),
+      };
+      await trx.insertInto('crawl_runs').values(run).execute();
+      return run;
+    });
+  }
+
   /** Tells other processes this run is alive. */
   async heartbeat(runId: string): Promise<void> {
     await this.db.updateTable('crawl_runs').set({ heartbeat_at: nowIso() }).where('id', '=', runId).where('status', '=', 'running').execute();
@@ -70,9 +105,12 @@ export class CrawlRunStore {
    * Marks runs whose process is gone as interrupted: a "running" run owned by a process of this host that no longer
    * exists, or whose heartbeat is older than `staleMs` (another host, or a hung process). Returns their ids.
    */
-  async markDead(staleMs = 120_000): Promise<string[]> {
-    const running = await this.db.selectFrom('crawl_runs').select(['id', 'owner', 'heartbeat_at']).where('status', '=', 'running').execute();
-    const dead = running.filter((run) => !isAlive(run.owner, run.heartbeat_at, staleMs)).map((run) => run.id);
+  async markDead(staleMs = STALE_MS): Promise<string[]> {
+    const running = await this.db.selectFrom('crawl_runs').select(['id', 'owner', 'heartbeat_at', 'options']).where('status', '=', 'running').execute();
+    // A shared run lives while any of its workers heartbeats: the process that started it may be long gone.
+    const dead = running
+      .filter((run) => (isShared(run.options) ? !heartbeatFresh(run.heartbeat_at, staleMs) : !isAlive(run.owner, run.heartbeat_at, staleMs)))
+      .map((run) => run.id);
     if (dead.length > 0) {
       await this.db.updateTable('crawl_runs').set({ status: 'interrupted' }).where('id', 'in', dead).where('status', '=', 'running').execute();
     }
@@ -119,6 +157,23 @@ export class CrawlRunStore {
     if (reason) query = query.where('reason', '=', reason);
     return query.orderBy('id').execute();
   }
+}
+
+const STALE_MS = 120_000;
+/** pg_advisory_xact_lock key of joining a shared crawl run ("notary" + issue 19). */
+const SHARED_RUN_LOCK = 0x6e6f7419;
+
+function isShared(options: string | null): boolean {
+  if (!options) return false;
+  try {
+    return (JSON.parse(options) as { shared?: unknown }).shared === true;
+  } catch {
+    return false;
+  }
+}
+
+function heartbeatFresh(heartbeatAt: string | null, staleMs: number): boolean {
+  return heartbeatFresh(heartbeatAt, staleMs);
 }
 
 /** `<hostname>:<pid>` of this process. */

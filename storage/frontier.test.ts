@@ -4,6 +4,7 @@ import { createDatabase, startPostgres, type TestPostgres } from '../test/suppor
 import { CrawlRunStore } from './crawl-runs.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from './db.js';
 import { FrontierStore } from './frontier.js';
+import { SharedHostSlots } from './host-slots.js';
 
 let pgServer: TestPostgres;
 beforeAll(async () => {
@@ -86,5 +87,70 @@ describe.each(backends)('crawl frontier on %s', (_name, open) => {
     expect((await runs.latestResumable(seeds))?.id).toBe(resumedBy);
     await runs.finish(alive, {}, 'finished');
     expect((await runs.get(alive))?.status).toBe('finished');
+  });
+});
+
+describe('a frontier shared by crawler processes (PostgreSQL)', () => {
+  let storage: Storage;
+  let frontier: FrontierStore;
+  let runs: CrawlRunStore;
+  beforeAll(async () => {
+    storage = openPostgres(await createDatabase(pgServer.url, `frontier_shared_${process.pid}`));
+    await migrateToLatest(storage);
+    frontier = new FrontierStore(storage.db, storage.dialect);
+    runs = new CrawlRunStore(storage.db);
+  });
+  afterAll(async () => storage.close());
+
+  it('workers starting together join one run; a shared run lives while any worker heartbeats', async () => {
+    const seeds = ['http://s.test/'];
+    const joined = await Promise.all([0, 1, 2, 3].map(() => runs.joinShared(seeds, { max_pages: 10 })));
+    expect(new Set(joined.map((r) => r.id)).size).toBe(1);
+    expect(JSON.parse(joined[0]!.options ?? '{}')).toEqual({ max_pages: 10, shared: true });
+    // The process that started it is gone, but the heartbeat is fresh: not interrupted.
+    await storage.db.updateTable('crawl_runs').set({ owner: `${hostname()}:99999999` }).where('id', '=', joined[0]!.id).execute();
+    expect(await runs.markDead()).not.toContain(joined[0]!.id);
+    // A stale heartbeat ends it, and the next worker starts a new run.
+    await storage.db.updateTable('crawl_runs').set({ heartbeat_at: '2000-01-01T00:00:00.000Z' }).where('id', '=', joined[0]!.id).execute();
+    expect(await runs.markDead()).toContain(joined[0]!.id);
+    expect((await runs.joinShared(seeds, {})).id).not.toBe(joined[0]!.id);
+  });
+
+  it('takes over leases that ran out (only when asked), keeps renewed ones, and counts what others still hold', async () => {
+    const run = await runs.start(['http://t.test/']);
+    await frontier.add(run, entries(6, 100));
+    const dead = await frontier.lease(run, 'dead', 3, 50, { reclaimExpired: true });
+    expect(await frontier.lease(run, 'live', 1, 50, { reclaimExpired: true })).toHaveLength(1);
+    expect(dead.map((e) => e.url)).toEqual(['http://a.test/p100', 'http://a.test/p101', 'http://a.test/p102']);
+    expect(await frontier.outstanding(run, 'me')).toBe(6); // 2 queued, 4 leased by others
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await frontier.renew(run, 'live', 60_000)).toBe(1);
+    // Without reclaimExpired (one process owns the run) an expired lease stays where it is.
+    expect((await frontier.lease(run, 'me', 10, 60_000)).map((e) => e.url)).toEqual(['http://a.test/p104', 'http://a.test/p105']);
+    expect(await frontier.outstanding(run, 'me')).toBe(4); // the dead worker's 3 expired, the live one's 1
+    const taken = await frontier.lease(run, 'me', 10, 60_000, { reclaimExpired: true });
+    expect(taken.map((e) => e.url)).toEqual(['http://a.test/p100', 'http://a.test/p101', 'http://a.test/p102']);
+    expect(await frontier.outstanding(run, 'me')).toBe(1);
+    expect(await frontier.leasedByOthers(run, 'me')).toBe(1);
+    await frontier.finish(run, 'http://a.test/p103', 'stored');
+    expect(await frontier.outstanding(run, 'me')).toBe(0);
+  });
+
+  it('spaces request starts to one host across processes', async () => {
+    const slots = [new SharedHostSlots(storage.db), new SharedHostSlots(storage.db)];
+    const starts: number[] = [];
+    await Promise.all(
+      slots.map(async (s) => {
+        for (let i = 0; i < 4; i++) {
+          const wait = await s.reserve('h.test', 60);
+          await new Promise((r) => setTimeout(r, wait));
+          starts.push(Date.now());
+        }
+      }),
+    );
+    starts.sort((a, b) => a - b);
+    // 8 bookings 60 ms apart: the span is at least 7 gaps (timers only ever fire late).
+    expect(starts[7]! - starts[0]!).toBeGreaterThanOrEqual(7 * 60 - 10);
+    expect(await slots[0]!.reserve('h.test', 0)).toBe(0);
   });
 });

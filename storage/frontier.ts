@@ -25,8 +25,9 @@ const CHUNK = 400;
 /**
  * The crawl frontier in the database (table crawl_frontier): each URL a run admitted, queued → leased → done. A lease
  * names its owner and an expiry, and on PostgreSQL is taken with FOR UPDATE SKIP LOCKED, so several crawler
- * processes could share one frontier; today one process owns a run, and a resumed run takes over the frontier of the
- * run it resumes.
+ * processes share one frontier (crawler.shared_frontier: workers join the running cycle, renew their leases, and take
+ * over leases that ran out); otherwise one process owns a run, and a resumed run takes over the frontier of the run it
+ * resumes.
  */
 export class FrontierStore {
   constructor(
@@ -69,17 +70,69 @@ export class FrontierStore {
     return added;
   }
 
-  /** Leases up to `limit` queued entries, oldest first, to `owner` until `leaseMs` from now. */
-  async lease(runId: string, owner: string, limit: number, leaseMs: number): Promise<LeasedEntry[]> {
-    const expires = nowIso(new Date(Date.now() + leaseMs));
+  /**
+   * Leases up to `limit` queued entries, oldest first, to `owner` until `leaseMs` from now. With `reclaimExpired`
+   * (a frontier shared by several crawler processes) entries whose lease ran out are taken too: their owner died
+   * or hung, and what it held is not lost.
+   */
+  async lease(runId: string, owner: string, limit: number, leaseMs: number, options: { reclaimExpired?: boolean } = {}): Promise<LeasedEntry[]> {
+    const now = new Date();
+    const expires = nowIso(new Date(now.getTime() + leaseMs));
     const lock = this.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+    const available = options.reclaimExpired
+      ? sql`(state = 'queued' or (state = 'leased' and lease_expires_at < ${nowIso(now)}))`
+      : sql`state = 'queued'`;
     const result = await sql<{ id: number; url: string; depth: number }>`
       update crawl_frontier set state = 'leased', lease_owner = ${owner}, lease_expires_at = ${expires}
       where id in (
-        select id from crawl_frontier where run_id = ${runId} and state = 'queued' order by id limit ${limit} ${lock}
+        select id from crawl_frontier where run_id = ${runId} and ${available} order by id limit ${limit} ${lock}
       )
       returning id, url, depth`.execute(this.db);
     return result.rows.map((r) => ({ id: Number(r.id), url: r.url, depth: Number(r.depth) })).sort((a, b) => a.id - b.id);
+  }
+
+  /** Extends every lease `owner` holds in the run to `leaseMs` from now (a live worker keeps what it holds). */
+  async renew(runId: string, owner: string, leaseMs: number): Promise<number> {
+    const result = await this.db
+      .updateTable('crawl_frontier')
+      .set({ lease_expires_at: nowIso(new Date(Date.now() + leaseMs)) })
+      .where('run_id', '=', runId)
+      .where('state', '=', 'leased')
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * Work other processes may still add to: entries queued, or leased by another owner with a lease still running.
+   * A worker of a shared frontier waits while this is above zero (the pages in flight elsewhere may link to more).
+   */
+  async outstanding(runId: string, owner: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('crawl_frontier')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('run_id', '=', runId)
+      .where((eb) =>
+        eb.or([
+          eb('state', '=', 'queued'),
+          eb.and([eb('state', '=', 'leased'), eb('lease_owner', '!=', owner), eb('lease_expires_at', '>=', nowIso())]),
+          eb.and([eb('state', '=', 'leased'), eb('lease_expires_at', '<', nowIso())]),
+        ]),
+      )
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Entries of the run leased by other owners (still running or not). */
+  async leasedByOthers(runId: string, owner: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('crawl_frontier')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('run_id', '=', runId)
+      .where('state', '=', 'leased')
+      .where('lease_owner', '!=', owner)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async finish(runId: string, url: string, outcome: string): Promise<void> {

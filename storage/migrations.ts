@@ -384,6 +384,20 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const crawlHostSlots: Migration = {
+    async up(db: Kysely<unknown>) {
+      // Per-host politeness across crawler processes: the earliest start of the next request to each host, epoch ms.
+      await db.schema
+        .createTable('crawl_host_slots')
+        .addColumn('host', 'text', (c) => c.primaryKey())
+        .addColumn('next_start_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('crawl_host_slots').ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
@@ -394,6 +408,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0016_mpp_parties': mppParties,
     '0014_receipt_log': receiptLog,
     '0019_rate_limit_buckets': rateLimitBuckets,
+    '0019_crawl_host_slots': crawlHostSlots,
   };
   return { getMigrations: async () => migrations };
 }

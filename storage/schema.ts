@@ -298,8 +298,15 @@ export interface RateLimitBucketsTable {
   tat: number;
 }
 
+export interface CrawlHostSlotsTable {
+  host: string;
+  /** Earliest start of the next request to the host across crawler processes, epoch milliseconds (database clock). */
+  next_start_at: number;
+}
+
 export interface Database {
   rate_limit_buckets: RateLimitBucketsTable;
+  crawl_host_slots: CrawlHostSlotsTable;
   pages: PagesTable;
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings, type Task } from 'meilisearch';
 import { NotaryError } from '../../core/errors.js';
 import type { Storage } from '../../storage/db.js';
-import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from '../search-index.js';
+import { primaryLanguage } from '../../core/language.js';
+import { pathWords } from '../fts5.js';
+import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { QUERY_STOPWORDS, queryStems, stemmedText, stemWord } from './analysis.js';
 import { checkVector, dot, existingPassageIds, missingPassages, selectPerPage, vectorSearchBounds, widenedSearch } from './shared.js';
@@ -29,9 +31,19 @@ const MAX_TOTAL_HITS = 10_000;
 const ID_CHUNK = 1000;
 
 /** Stored fields a hit needs; the analysed `s_*` fields are for searching only. */
-const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text'] as const;
+const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey'] as const;
+/** Stored fields of a page hit (the page-level index, `<index>__pages`, one document per page, id = page id). */
+const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey'] as const;
 
-interface PassageDocument {
+/** The page's facts every document carries: what filters match (language by primary subtag). */
+interface FactFields {
+  language?: string;
+  language_primary?: string;
+  navigation?: boolean;
+  translationKey?: string;
+}
+
+interface PassageDocument extends FactFields {
   id: number;
   pageId?: number;
   url?: string;
@@ -54,7 +66,7 @@ export function passageIndexSettings(): Settings {
   return {
     searchableAttributes: ['s_title', 's_headings', 's_text'],
     displayedAttributes: [...DOC_FIELDS, 'vector_model'],
-    filterableAttributes: ['id', 'pageId', 'url', 'vector_model'],
+    filterableAttributes: ['id', 'pageId', 'url', 'vector_model', ...FACT_FILTERS],
     sortableAttributes: [],
     rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness'],
     typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 }, disableOnNumbers: true },
@@ -63,6 +75,48 @@ export function passageIndexSettings(): Settings {
     proximityPrecision: 'byWord',
     pagination: { maxTotalHits: MAX_TOTAL_HITS },
   };
+}
+
+const FACT_FILTERS = ['language_primary', 'navigation', 'translationKey'];
+
+/** The page-level index: whole pages, title before headings before URL path words before body. */
+export function pageIndexSettings(): Settings {
+  return {
+    ...passageIndexSettings(),
+    searchableAttributes: ['s_title', 's_headings', 's_path', 's_text'],
+    displayedAttributes: [...PAGE_FIELDS],
+    filterableAttributes: ['id', ...FACT_FILTERS],
+  };
+}
+
+function factFields(doc: { language?: string | undefined; navigation?: boolean | undefined; translationKey?: string | undefined }): FactFields {
+  return {
+    ...(doc.language ? { language: doc.language, language_primary: primaryLanguage(doc.language.toLowerCase()) } : {}),
+    navigation: doc.navigation === true,
+    ...(doc.translationKey ? { translationKey: doc.translationKey } : {}),
+  };
+}
+
+function withFacts<T extends object>(base: T, d: FactFields): T & Pick<IndexDoc, 'language' | 'navigation' | 'translationKey'> {
+  return {
+    ...base,
+    ...(d.language ? { language: d.language } : {}),
+    ...(d.navigation ? { navigation: true } : {}),
+    ...(d.translationKey ? { translationKey: d.translationKey } : {}),
+  };
+}
+
+/** A Meilisearch filter expression of an IndexFilter (pages of unknown language pass a language filter, as in FTS5). */
+export function factFilter(filter: IndexFilter | undefined, pageField = 'pageId'): string | undefined {
+  const parts: string[] = [];
+  if (filter?.languages && filter.languages.length > 0) {
+    const wanted = [...new Set(filter.languages.map((l) => primaryLanguage(l.toLowerCase())))];
+    parts.push(`(language_primary IN [${wanted.map(filterString).join(', ')}] OR language_primary NOT EXISTS)`);
+  }
+  if (filter?.excludeNavigation) parts.push('navigation != true');
+  if (filter?.translationKey) parts.push(`translationKey = ${filterString(filter.translationKey)}`);
+  if (filter?.pageIds) parts.push(`${pageField} IN [${filter.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]`);
+  return parts.length > 0 ? parts.join(' AND ') : undefined;
 }
 
 function asIndexError(err: unknown, what: string): NotaryError {
@@ -126,7 +180,7 @@ export class MeilisearchConnection {
    * (an unchanged setting queues no task, so every node may run this at start). Returns false when the key may not
    * read settings (a search-only key): such a process leaves the settings to an admin process.
    */
-  async ensureIndex(uid: string = this.options.index): Promise<boolean> {
+  async ensureIndex(uid: string = this.options.index, wanted: Settings = passageIndexSettings()): Promise<boolean> {
     const index = this.client.index(uid);
     let current: Settings;
     try {
@@ -141,7 +195,6 @@ export class MeilisearchConnection {
         throw asIndexError(err, 'reading settings');
       }
     }
-    const wanted = passageIndexSettings();
     const changed: Settings = {};
     for (const [key, value] of Object.entries(wanted) as Array<[keyof Settings, unknown]>) {
       if (!sameSetting(current[key], value)) (changed as Record<string, unknown>)[key] = value;
@@ -273,14 +326,29 @@ export function passageDocument(doc: IndexDoc): PassageDocument & { s_title: str
     title: doc.title,
     headingPath: doc.headingPath,
     text: doc.text,
+    ...factFields(doc),
     s_title: stemmedText(doc.title),
     s_headings: stemmedText(doc.headingPath),
     s_text: stemmedText(doc.text),
   };
 }
 
+/** The searchable form of a whole page (the page-level index). */
+export function pageDocument(page: PageDoc) {
+  return {
+    id: page.pageId,
+    url: page.url,
+    title: page.title,
+    ...factFields(page),
+    s_title: stemmedText(page.title),
+    s_headings: stemmedText(page.headings),
+    s_path: stemmedText(pathWords(page.url)),
+    s_text: stemmedText(page.text),
+  };
+}
+
 function toIndexDoc(d: PassageDocument): IndexDoc {
-  return { id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' };
+  return withFacts({ id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' }, d);
 }
 
 /**
@@ -296,10 +364,41 @@ export class MeilisearchSearchIndex implements SearchIndex {
     private readonly uid: string = connection.options.index,
   ) {}
 
-  /** Connects and applies the settings (when the key allows it). */
+  /** Connects and applies the settings of the passage and page indexes (when the key allows it). */
   static async open(connection: MeilisearchConnection): Promise<MeilisearchSearchIndex> {
-    await connection.ensureIndex();
-    return new MeilisearchSearchIndex(connection);
+    const index = new MeilisearchSearchIndex(connection);
+    if (await connection.ensureIndex()) await connection.ensureIndex(index.pagesUid, pageIndexSettings());
+    return index;
+  }
+
+  /** The page-level index beside the passages (covered by the search key's `<index>__*`). */
+  get pagesUid(): string {
+    return `${this.uid}__pages`;
+  }
+
+  async upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    for (const page of pages) {
+      if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
+    }
+    const docs = [...new Map(pages.map((p) => [p.pageId, pageDocument(p)])).values()];
+    for (const chunk of chunks(docs, this.connection.options.batchSize)) {
+      await this.connection.wait(this.connection.client.index(this.pagesUid).addDocuments(chunk), 'adding pages');
+    }
+  }
+
+  async deletePages(pageIds: readonly number[]): Promise<void> {
+    const unique = [...new Set(pageIds)].filter((id) => Number.isSafeInteger(id));
+    for (const chunk of chunks(unique, ID_CHUNK)) await this.connection.wait(this.connection.client.index(this.pagesUid).deleteDocuments(chunk), 'deleting pages');
+  }
+
+  async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
+    if (stems.length === 0 || limit === 0) return [];
+    if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
+    const found = await this.orSearch(this.pagesUid, stems, limit, factFilter(options.filter, 'id'), PAGE_FIELDS);
+    return found.map((h) => withFacts({ pageId: Number(h.id), url: h.url ?? '', title: h.title ?? '', score: h.score }, h));
   }
 
   private get index() {
@@ -333,8 +432,10 @@ export class MeilisearchSearchIndex implements SearchIndex {
     const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
     if (stems.length === 0 || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
+    if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
+    const filter = factFilter(options.filter);
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
-      const found = await this.orSearch(stems, k);
+      const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS);
       const hits = found.map((h) => ({ ...toIndexDoc(h), score: h.score }));
       const selected = selectPerPage(hits, limit, perPage);
       if (selected.length >= limit || hits.length < k || k >= MAX_TOTAL_HITS) return selected;
@@ -348,13 +449,19 @@ export class MeilisearchSearchIndex implements SearchIndex {
    * leads once); a document's score is its best ranking score over the rotations, so holding more of the words
    * (next to each other, in the title) still ranks higher.
    */
-  private async orSearch(stems: readonly string[], k: number): Promise<Array<PassageDocument & { score: number }>> {
-    const common = { matchingStrategy: 'last' as const, showRankingScore: true, attributesToRetrieve: [...DOC_FIELDS] };
+  private async orSearch(
+    uid: string,
+    stems: readonly string[],
+    k: number,
+    filter: string | undefined,
+    fields: readonly string[],
+  ): Promise<Array<PassageDocument & { score: number }>> {
+    const common = { matchingStrategy: 'last' as const, showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
     if (stems.length === 1) {
-      const response = await this.connection.call('search', () => this.index.search(stems[0]!, { ...common, limit: k }));
+      const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(stems[0]!, { ...common, limit: k }));
       return response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 }));
     }
-    const queries = stems.map((_, i) => ({ indexUid: this.uid, q: [...stems.slice(i), ...stems.slice(0, i)].join(' '), ...common, federationOptions: { weight: 1 } }));
+    const queries = stems.map((_, i) => ({ indexUid: uid, q: [...stems.slice(i), ...stems.slice(0, i)].join(' '), ...common, federationOptions: { weight: 1 } }));
     const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
     return response.hits.map((h) => {
       const federation = (h as { _federation?: { weightedRankingScore?: number } })._federation;
@@ -540,14 +647,14 @@ export class MeilisearchVectorIndex implements VectorIndex {
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
     const query = checkVector(vector, this.dimensions, 'query vector');
     const { limit, perPage } = vectorSearchBounds(options);
-    if (limit <= 0) return [];
+    if (limit <= 0 || (options.pageIds && options.pageIds.length === 0)) return [];
     const asked = Array.from(query);
     return widenedSearch(limit, perPage, MAX_TOTAL_HITS, async (k) => {
       const response = await this.connection.call('vector search', () =>
         this.index.search('', {
           vector: asked,
           hybrid: { embedder: this.embedder, semanticRatio: 1 },
-          filter: this.ofThisModel,
+          filter: options.pageIds ? `${this.ofThisModel} AND pageId IN [${options.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]` : this.ofThisModel,
           limit: k,
           retrieveVectors: true,
           attributesToRetrieve: ['id', 'pageId'],

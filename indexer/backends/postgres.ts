@@ -3,10 +3,12 @@ import { sql, type Kysely } from 'kysely';
 import { NotaryError } from '../../core/errors.js';
 import type { Storage } from '../../storage/db.js';
 import type { Database } from '../../storage/schema.js';
-import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from '../search-index.js';
+import { primaryLanguage } from '../../core/language.js';
+import { FTS5_PAGE_WEIGHTS, pathWords } from '../fts5.js';
+import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { analysedWords, MAX_TERM_LENGTH, QUERY_STOPWORDS } from './analysis.js';
-import { checkVector, dot, vectorSearchBounds, widenedSearch } from './shared.js';
+import { checkVector, dot, selectPerPage, vectorSearchBounds, widenedSearch } from './shared.js';
 
 /** Rows per INSERT and ids per IN list. */
 const WRITE_CHUNK = 500;
@@ -59,7 +61,13 @@ export function toTsQuery(input: string): string | null {
   return [...terms, ...phrases].join(' | ');
 }
 
-interface HitRow {
+interface FactColumns {
+  language: string | null;
+  navigation: boolean | null;
+  translation_key: string | null;
+}
+
+interface HitRow extends FactColumns {
   id: string | number;
   page_id: string | number;
   url: string;
@@ -67,6 +75,40 @@ interface HitRow {
   heading_path: string;
   body: string;
   score?: number;
+}
+
+interface PageRow extends FactColumns {
+  page_id: string | number;
+  url: string;
+  title: string;
+  score: number;
+}
+
+function withFacts<T extends object>(base: T, row: FactColumns): T & Pick<IndexDoc, 'language' | 'navigation' | 'translationKey'> {
+  return {
+    ...base,
+    ...(row.language ? { language: row.language } : {}),
+    ...(row.navigation ? { navigation: true } : {}),
+    ...(row.translation_key ? { translationKey: row.translation_key } : {}),
+  };
+}
+
+/** The facts of a document as column values: language, its primary subtag (what filters match), navigation, group. */
+function factValues(doc: { language?: string | undefined; navigation?: boolean | undefined; translationKey?: string | undefined }) {
+  return sql`${doc.language ?? null}, ${doc.language ? primaryLanguage(doc.language.toLowerCase()) : null}, ${doc.navigation === true}, ${doc.translationKey ?? null}`;
+}
+
+/** SQL conditions of a filter (pages of unknown language pass a language filter, as in FTS5). */
+function filterConditions(filter: IndexFilter | undefined) {
+  const conditions = [sql`true`];
+  if (filter?.languages && filter.languages.length > 0) {
+    const wanted = [...new Set(filter.languages.map((l) => primaryLanguage(l.toLowerCase())))];
+    conditions.push(sql`(language_primary is null or language_primary = any(${wanted}::text[]))`);
+  }
+  if (filter?.excludeNavigation) conditions.push(sql`not navigation`);
+  if (filter?.translationKey) conditions.push(sql`translation_key = ${filter.translationKey}`);
+  if (filter?.pageIds) conditions.push(sql`page_id = any(${filter.pageIds.filter((id) => Number.isSafeInteger(id))}::bigint[])`);
+  return sql.join(conditions, sql` and `);
 }
 
 /**
@@ -86,6 +128,10 @@ export class PostgresSearchIndex implements SearchIndex {
   ) {
     this.db = requirePostgres(storage, 'the postgres index backend');
     this.table = identifier(options.table ?? 'search_passages');
+  }
+
+  private get pagesTable() {
+    return sql.raw(identifier(`${this.table}_pages`));
   }
 
   static async open(storage: Storage, options: { table?: string; ranking?: PostgresRanking } = {}): Promise<PostgresSearchIndex> {
@@ -117,7 +163,32 @@ export class PostgresSearchIndex implements SearchIndex {
           setweight(to_tsvector('${cfg}', body), 'C')
         ) stored
       )`.execute(trx);
+      // The page's facts (language, navigation page, translation group) that search filters on.
+      for (const column of ['language text', 'language_primary text', 'navigation boolean not null default false', 'translation_key text']) {
+        await sql`alter table ${t} add column if not exists ${sql.raw(column)}`.execute(trx);
+      }
       await sql`create index if not exists ${sql.raw(`${this.table}_tsv`)} on ${t} using gin (tsv)`.execute(trx);
+      await sql`create index if not exists ${sql.raw(`${this.table}_page`)} on ${t} (page_id)`.execute(trx);
+      // The page-level index: whole pages, title A, headings B, URL path words C, body D.
+      await sql`create table if not exists ${this.pagesTable} (
+        page_id bigint primary key,
+        url text not null,
+        title text not null,
+        headings text not null,
+        path_words text not null,
+        body text not null,
+        language text,
+        language_primary text,
+        navigation boolean not null default false,
+        translation_key text,
+        tsv tsvector generated always as (
+          setweight(to_tsvector('${cfg}', title), 'A') ||
+          setweight(to_tsvector('${cfg}', headings), 'B') ||
+          setweight(to_tsvector('${cfg}', path_words), 'C') ||
+          setweight(to_tsvector('${cfg}', body), 'D')
+        ) stored
+      )`.execute(trx);
+      await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
     });
   }
 
@@ -129,10 +200,11 @@ export class PostgresSearchIndex implements SearchIndex {
     const t = sql.raw(this.table);
     for (let i = 0; i < byId.size; i += WRITE_CHUNK) {
       const chunk = [...byId.values()].slice(i, i + WRITE_CHUNK);
-      const values = sql.join(chunk.map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text})`));
-      await sql`insert into ${t} (id, page_id, url, title, heading_path, body) values ${values}
+      const values = sql.join(chunk.map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text}, ${factValues(d)})`));
+      await sql`insert into ${t} (id, page_id, url, title, heading_path, body, language, language_primary, navigation, translation_key) values ${values}
         on conflict (id) do update set page_id = excluded.page_id, url = excluded.url, title = excluded.title,
-          heading_path = excluded.heading_path, body = excluded.body`.execute(this.db);
+          heading_path = excluded.heading_path, body = excluded.body, language = excluded.language,
+          language_primary = excluded.language_primary, navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(this.db);
     }
   }
 
@@ -161,17 +233,59 @@ export class PostgresSearchIndex implements SearchIndex {
     const tsquery = typeof query === 'string' ? toTsQuery(query) : null;
     if (tsquery === null || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
+    if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
     const result = await sql<HitRow>`
-      select id, page_id, url, title, heading_path, body, score from (
-        select id, page_id, url, title, heading_path, body, score,
-               row_number() over (partition by page_id order by score desc, id) as page_rank
+      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, score from (
+        select *, row_number() over (partition by page_id order by score desc, id) as page_rank
         from (
-          select id, page_id, url, title, heading_path, body, ${this.rankExpression()} as score
+          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, ${this.rankExpression()} as score
           from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
-          where tsv @@ q
+          where tsv @@ q and ${filterConditions(options.filter)}
         ) ranked
       ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit}`.execute(this.db);
     return result.rows.map((r) => ({ ...toDoc(r), score: Number(r.score) }));
+  }
+
+  async upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    for (const page of pages) {
+      if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
+    }
+    const byId = [...new Map(pages.map((p) => [p.pageId, p])).values()];
+    for (let i = 0; i < byId.length; i += WRITE_CHUNK) {
+      const values = sql.join(
+        byId.slice(i, i + WRITE_CHUNK).map((p) => sql`(${p.pageId}, ${p.url}, ${p.title}, ${p.headings}, ${pathWords(p.url)}, ${p.text}, ${factValues(p)})`),
+      );
+      await sql`insert into ${this.pagesTable} (page_id, url, title, headings, path_words, body, language, language_primary, navigation, translation_key)
+        values ${values}
+        on conflict (page_id) do update set url = excluded.url, title = excluded.title, headings = excluded.headings,
+          path_words = excluded.path_words, body = excluded.body, language = excluded.language, language_primary = excluded.language_primary,
+          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(this.db);
+    }
+  }
+
+  async deletePages(pageIds: readonly number[]): Promise<void> {
+    const unique = [...new Set(pageIds)].filter((id) => Number.isSafeInteger(id));
+    for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+      await sql`delete from ${this.pagesTable} where page_id = any(${unique.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
+    }
+  }
+
+  /** Whole pages ranked by ts_rank with weights from FTS5's page weights (title 3 : headings 1 : path 1 : body 1). */
+  async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const tsquery = typeof query === 'string' ? toTsQuery(query) : null;
+    if (tsquery === null || limit === 0) return [];
+    const w = FTS5_PAGE_WEIGHTS;
+    const top = Math.max(w.title, w.headings, w.path, w.body);
+    // ts_rank's weight array is {D, C, B, A}.
+    const weights = `{${[w.body, w.path, w.headings, w.title].map((x) => x / top).join(', ')}}`;
+    const result = await sql<PageRow>`
+      select page_id, url, title, language, navigation, translation_key, ts_rank(${weights}::float4[], tsv, q, 1) as score
+      from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+      where tsv @@ q and ${filterConditions(options.filter)}
+      order by score desc, page_id limit ${limit}`.execute(this.db);
+    return result.rows.map((r) => withFacts({ pageId: Number(r.page_id), url: r.url, title: r.title, score: Number(r.score) }, r));
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
@@ -179,7 +293,7 @@ export class PostgresSearchIndex implements SearchIndex {
     if (wanted.length === 0) return [];
     const found = new Map<number, IndexDoc>();
     for (let i = 0; i < wanted.length; i += WRITE_CHUNK) {
-      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body from ${sql.raw(this.table)}
+      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body, language, navigation, translation_key from ${sql.raw(this.table)}
         where id = any(${wanted.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
       for (const r of rows.rows) found.set(Number(r.id), toDoc(r));
     }
@@ -199,8 +313,8 @@ export class PostgresSearchIndex implements SearchIndex {
       await sql`delete from ${sql.raw(this.table)}`.execute(trx);
       for await (const batch of source) {
         for (let i = 0; i < batch.length; i += WRITE_CHUNK) {
-          const values = sql.join(batch.slice(i, i + WRITE_CHUNK).map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text})`));
-          await sql`insert into ${sql.raw(this.table)} (id, page_id, url, title, heading_path, body) values ${values}
+          const values = sql.join(batch.slice(i, i + WRITE_CHUNK).map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text}, ${factValues(d)})`));
+          await sql`insert into ${sql.raw(this.table)} (id, page_id, url, title, heading_path, body, language, language_primary, navigation, translation_key) values ${values}
             on conflict (id) do nothing`.execute(trx);
         }
         written += batch.length;
@@ -214,7 +328,7 @@ export class PostgresSearchIndex implements SearchIndex {
 }
 
 function toDoc(r: HitRow): IndexDoc {
-  return { id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.body };
+  return withFacts({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.body }, r);
 }
 
 /** pgvector's text form of a vector. */
@@ -338,6 +452,20 @@ export class PgVectorIndex implements VectorIndex {
     const query = checkVector(vector, this.dimensions, 'query vector');
     const { limit, perPage } = vectorSearchBounds(options);
     if (limit <= 0) return [];
+    if (options.pageIds) {
+      // Every passage of these pages scored exactly (the pipeline asks for a few pages' passages at a time).
+      const pageIds = options.pageIds.filter((id) => Number.isSafeInteger(id));
+      if (pageIds.length === 0) return [];
+      const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
+        select passage_id, page_id, embedding::text as embedding from passage_embeddings
+        where ${this.ofThisModel()} and page_id = any(${pageIds}::bigint[])`.execute(this.db);
+      const hits: VectorHit[] = [];
+      for (const r of rows.rows) {
+        const v = parseVector(r.embedding, this.dimensions);
+        if (v) hits.push({ id: Number(r.passage_id), pageId: Number(r.page_id), score: dot(v, query) });
+      }
+      return selectPerPage(hits.sort((a, b) => b.score - a.score || a.id - b.id), limit, perPage);
+    }
     const literal = vectorLiteral(query);
     return widenedSearch(limit, perPage, 100_000, async (k) =>
       this.db.transaction().execute(async (trx) => {
