@@ -173,7 +173,7 @@ function isShared(options: string | null): boolean {
 }
 
 function heartbeatFresh(heartbeatAt: string | null, staleMs: number): boolean {
-  return heartbeatFresh(heartbeatAt, staleMs);
+  return heartbeatAt !== null && Date.now() - Date.parse(heartbeatAt) < staleMs;
 }
 
 /** `<hostname>:<pid>` of this process. */
