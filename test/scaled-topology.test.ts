@@ -193,6 +193,10 @@ describe.runIf(ready)('the compose topology on 127.0.0.1: 2 crawler workers, 2 A
     };
     expect(passages).toBeGreaterThan(storedPaths.size);
     expect(stats.numberOfDocuments).toBe(passages);
+    process.stderr.write(
+      `topology: ${storedPaths.size} pages stored, ${passages} passages = ${stats.numberOfDocuments} Meilisearch documents; ` +
+        `the killed worker held ${heldByKilled.length} leases, ${twice.length} pages fetched twice (${twice.join(', ') || 'none'})\n`,
+    );
   }, 420_000);
 
   it('two API nodes: concurrent paid searches are charged once each, the rate limit holds across nodes', async () => {
@@ -201,6 +205,9 @@ describe.runIf(ready)('the compose topology on 127.0.0.1: 2 crawler workers, 2 A
     const key = created.stdout.trim().split('\n').at(-1) ?? '';
     const limited = await runCli(['--data', path.join(dir, 'admin'), 'keys', 'create', '--tenant', 'small', '--credits', '100', '--tier', 'free'], env);
     const smallKey = limited.stdout.trim().split('\n').at(-1) ?? '';
+    // The API nodes sign receipts with one key (compose: a shared volume), made once before they start.
+    const rotated = await runCli(['--data', path.join(dir, 'admin'), 'receipts', 'rotate-key'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
     for (const name of ['api-1', 'api-2']) servers.push(await startServer(['--data', path.join(dir, name), '--no-crawl'], await freePort(), env));
     const [a, b] = servers as [RunningServer, RunningServer];
 

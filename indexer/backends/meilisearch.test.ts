@@ -45,6 +45,14 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(settings.stopWords).toContain('the');
   });
 
+  it('opens on processes starting together: both may create the index, neither fails', async () => {
+    const uid = `together_${process.pid}_${counter++}`;
+    const opened = await Promise.all([0, 1, 2].map(() => MeilisearchSearchIndex.open(connect(uid))));
+    expect(opened).toHaveLength(3);
+    await opened[0]!.upsertPages([{ pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headings: '', text: 'reclaims storage' }]);
+    expect((await opened[1]!.searchPages('vacuum', { limit: 5 })).map((h) => h.pageId)).toEqual([1]);
+  });
+
   it('gives API nodes a search-only key: searches work, writes are refused', async () => {
     const admin = connect();
     const index = await MeilisearchSearchIndex.open(admin);
@@ -55,6 +63,8 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(await reader.ensureIndex()).toBe(false);
     const readOnly = new MeilisearchSearchIndex(reader);
     expect((await readOnly.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([1]);
+    await index.upsertPages([{ pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headings: '', text: 'vacuum reclaims storage' }]);
+    expect((await readOnly.searchPages('vacuum', { limit: 5 })).map((h) => h.pageId)).toEqual([1]);
     expect(await readOnly.get([1])).toHaveLength(1);
     await expect(readOnly.upsert([{ id: 2, pageId: 1, url: 'http://a.test/2', title: 'x', headingPath: '', text: 'y' }])).rejects.toMatchObject({ code: 'index_unavailable' });
     await expect(readOnly.delete([1])).rejects.toMatchObject({ code: 'index_unavailable' });

@@ -187,7 +187,12 @@ export class MeilisearchConnection {
       current = await index.getSettings();
     } catch (err) {
       if (err instanceof MeilisearchApiError && err.cause?.code === 'index_not_found') {
-        await this.wait(this.client.createIndex(uid, { primaryKey: 'id' }), `creating index ${uid}`);
+        // Processes starting together may both create it: the later task fails with index_already_exists, which is
+        // what it wanted anyway.
+        const created = await this.call(`creating index ${uid}`, () => this.client.createIndex(uid, { primaryKey: 'id' }).waitTask({ timeout: this.options.taskTimeoutMs, interval: 25 }));
+        if (created.status !== 'succeeded' && created.error?.code !== 'index_already_exists') {
+          throw new NotaryError('index_unavailable', `Meilisearch creating index ${uid} task ${created.uid} ${created.status}: ${created.error?.message ?? 'no reason given'}`);
+        }
         current = await this.call('reading settings', () => index.getSettings());
       } else if (err instanceof MeilisearchApiError && (err.response.status === 403 || err.response.status === 401)) {
         return false;
