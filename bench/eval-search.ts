@@ -6,6 +6,7 @@
  * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs,pydocs] [--rows bm25,page_bm25,hybrid,depth1,depth2,depth3]
  *          [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
  *          [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--pydocs-queries N] [--out FILE]
+ *          [--backend sqlite-fts5|postgres|meilisearch] (the passage index: NOTARY_DATABASE_URL / NOTARY_MEILISEARCH_URL)
  * Without --reranker the configured model (NOTARY_RERANKER_MODEL / reranker.model_dir) is used, else the lexical
  * fallback. --dense embeds every passage with the reranker's own bi-encoder (--embedder: another bi-encoder) and
  * the depth rows then retrieve with BM25 + dense vectors fused by RRF; --embedding-cache keeps passage vectors between
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
+import { EVAL_BACKENDS, evalIndexFactory, type EvalBackend } from './eval/backends.js';
 import { NotaryError } from '../core/errors.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { EvalDenseOptions } from './eval/dense.js';
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
       'pgdocs-queries': { type: 'string' },
       'pydocs-queries': { type: 'string' },
       'page-weight': { type: 'string' },
+      backend: { type: 'string' },
       out: { type: 'string' },
     },
     strict: true,
@@ -100,7 +103,13 @@ async function main(): Promise<void> {
     }
     if (dense) log(`dense retrieval: ${dense.embedder.model} (${dense.embedder.dimensions} dimensions)`);
     if (embeddingCache) warnings.push(`passage embeddings came from the eval cache where present (${evalCacheDir()}): embed_ms is not embedding speed`);
+    const backend = (values.backend ?? 'sqlite-fts5') as EvalBackend;
+    if (!(EVAL_BACKENDS as readonly string[]).includes(backend)) throw new NotaryError('invalid_request', `--backend takes one of ${EVAL_BACKENDS.join(', ')}; got "${backend}"`);
+    const makeIndex = evalIndexFactory(backend, config);
+    log(`index backend: ${backend}`);
     const report = await runSearchEval({
+      ...(makeIndex ? { makeIndex } : {}),
+      indexBackend: backend,
       ...(dense ? { dense } : {}),
       config,
       reranker,

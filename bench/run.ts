@@ -15,6 +15,8 @@ import { BertPairTokenizer, OnnxReranker } from '../reranker/index.js';
 import { Runtime } from '../runtime/index.js';
 import type { SearchPipeline } from '../search/pipeline.js';
 import { serveDirectory } from '../test/support/serve-static.js';
+import { createDatabase, dropDatabase } from '../test/support/postgres.js';
+import { dropMeilisearchIndexes } from './perf/backends.js';
 import { measureRerankerThroughput, type BenchPair } from './perf/reranker-throughput.js';
 import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../test/support/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
@@ -294,7 +296,21 @@ async function main(args: BenchArgs): Promise<number> {
   const modelDir = path.join(sharedDir, 'models', RERANK_MODEL_NAME);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-bench-'));
   // No environment: a stray NOTARY_* variable must not change what is measured.
-  const config = loadConfig({ env: {}, overrides: { data_dir: dataDir, embeddings: { model: 'off' } } });
+  const stamp = `notary_bench_${process.pid}_${Date.now().toString(36)}`;
+  const databaseUrl = args.backend === 'postgres' && args.databaseUrl ? await createDatabase(args.databaseUrl, stamp) : null;
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      data_dir: dataDir,
+      embeddings: { model: 'off' },
+      indexer: {
+        backend: args.backend,
+        ...(args.meilisearchUrl ? { meilisearch: { url: args.meilisearchUrl, index: stamp, ...(args.meilisearchKey ? { api_key: args.meilisearchKey } : {}) } } : {}),
+      },
+      ...(databaseUrl ? { storage: { driver: 'postgres', postgres_url: databaseUrl } } : {}),
+    },
+  });
+  note(`index backend: ${args.backend}${databaseUrl ? ' (storage in PostgreSQL)' : ''}`);
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   let reranker: OnnxReranker | null = null;
   try {
@@ -355,7 +371,8 @@ async function main(args: BenchArgs): Promise<number> {
       machine: machineInfo(),
       git_commit: gitCommit(repoRoot),
       load_average: loadAverages,
-      args,
+      args: { ...args, meilisearchKey: args.meilisearchKey ? '(given)' : null },
+      index_backend: args.backend,
       corpus: { dir: docsDir, html_files: crawl.html_files, known_item_queries_available: allQueries.length, query_seed: 20261122 },
       crawl,
       index: indexed,
@@ -439,6 +456,8 @@ async function main(args: BenchArgs): Promise<number> {
     await reranker?.close();
     await runtime.close();
     rmSync(dataDir, { recursive: true, force: true });
+    if (args.backend === 'meilisearch' && args.meilisearchUrl) await dropMeilisearchIndexes(args.meilisearchUrl, args.meilisearchKey, stamp);
+    if (databaseUrl && args.databaseUrl) await dropDatabase(args.databaseUrl, stamp);
   }
 }
 

@@ -11,7 +11,8 @@ import { NotaryError } from '../../core/errors.js';
 import type { ExtractedDocument } from '../../extract/types.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { cutPassages } from '../../indexer/passages.js';
-import type { IndexDoc } from '../../indexer/search-index.js';
+import type { IndexDoc, SearchIndex } from '../../indexer/search-index.js';
+import type { EvalIndexFactory } from './backends.js';
 import type { DenseRetrieval } from '../../search/pipeline.js';
 import { migrateToLatest, openSqlite, type Storage } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
@@ -182,7 +183,7 @@ export function cranfieldPassages(docs: readonly CranfieldDoc[], indexer: Notary
 }
 
 export interface CranfieldIndex {
-  index: Fts5SearchIndex;
+  index: SearchIndex;
   /** The store the documents were written to (pages and passages). */
   storage: Storage;
   passages: number;
@@ -202,12 +203,14 @@ export interface CranfieldIndex {
 export async function buildCranfieldIndex(
   docs: readonly CranfieldDoc[],
   indexer: NotaryConfig['indexer'],
-  options: { dense?: EvalDenseOptions; log?: (msg: string) => void } = {},
+  options: { dense?: EvalDenseOptions; log?: (msg: string) => void; makeIndex?: EvalIndexFactory } = {},
 ): Promise<CranfieldIndex> {
   const dir = mkdtempSync(path.join(tmpdir(), 'notary-eval-cranfield-'));
   const started = performance.now();
   const storage = openSqlite(path.join(dir, 'notary.sqlite'));
+  let made: SearchIndex | undefined;
   const cleanUp = async (): Promise<void> => {
+    await made?.close();
     await storage.close();
     if (storage.sqlite?.open) storage.sqlite.close();
     rmSync(dir, { recursive: true, force: true });
@@ -215,7 +218,7 @@ export async function buildCranfieldIndex(
   try {
     await migrateToLatest(storage);
     if (!storage.sqlite) throw new NotaryError('internal_error', 'SQLite storage has no raw handle');
-    const index = new Fts5SearchIndex(storage.sqlite);
+    const index = options.makeIndex ? (made = await options.makeIndex('cranfield')) : new Fts5SearchIndex(storage.sqlite);
     const pages = new PageStore(storage.db);
     const byDoc = new Map<number, IndexDoc[]>();
     for (const passage of cranfieldPassages(docs, indexer)) byDoc.set(passage.pageId, [...(byDoc.get(passage.pageId) ?? []), passage]);

@@ -8,6 +8,7 @@ import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from '
 import { DOC_SITES } from './doc-sites.js';
 import { pageBm25Ranker, storedPageDocuments } from './page-bm25.js';
 import { buildDocSiteIndex } from './pgdocs.js';
+import type { EvalIndexFactory } from './backends.js';
 import { pairedComparison, type PairedComparison } from './compare.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
@@ -68,6 +69,8 @@ export interface EvalReport {
   reranker_random_weights: boolean;
   /** First stage of the depth rows: "bm25" or "hybrid (bm25 + <embedding model>)". */
   retrieval: string;
+  /** The passage index backend the sets were searched through (the "bm25" row is that backend's own ranking). */
+  index_backend: string;
   warnings: string[];
   settings: {
     rerank_top_n: number;
@@ -98,6 +101,9 @@ export interface SearchEvalOptions {
   pydocsQueries?: number;
   /** Search settings other than the configured ones (tuning variants). */
   pipelineOptions?: SearchPipelineOptions;
+  /** The passage index each set is searched through when not the embedded FTS5 one (--backend). */
+  makeIndex?: EvalIndexFactory;
+  indexBackend?: string;
   command: string;
   warnings: string[];
   log: (msg: string) => void;
@@ -207,7 +213,11 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
       text: q.text,
       judgments: judgmentsFor(collection, q.id),
     }));
-    const built = await buildCranfieldIndex(collection.docs, config.indexer, { ...(options.dense ? { dense: options.dense } : {}), log: options.log });
+    const built = await buildCranfieldIndex(collection.docs, config.indexer, {
+      ...(options.dense ? { dense: options.dense } : {}),
+      ...(options.makeIndex ? { makeIndex: options.makeIndex } : {}),
+      log: options.log,
+    });
     options.log(`cranfield: ${collection.docs.length} documents -> ${built.passages} passages in ${built.indexMs.toFixed(0)} ms`);
     try {
       sets.cranfield = {
@@ -240,7 +250,14 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
   for (const site of DOC_SITES) {
     if (!options.sets.includes(site.name)) continue;
     const queries = site.queries(options);
-    const built = await buildDocSiteIndex({ dir: site.dir, name: site.name, indexer: config.indexer, log: options.log, ...(options.dense ? { dense: options.dense } : {}) });
+    const built = await buildDocSiteIndex({
+      dir: site.dir,
+      name: site.name,
+      indexer: config.indexer,
+      log: options.log,
+      ...(options.dense ? { dense: options.dense } : {}),
+      ...(options.makeIndex ? { makeIndex: options.makeIndex } : {}),
+    });
     try {
       const pageBm25 = pageBm25Ranker(await storedPageDocuments(built.storage.db), { exclude: (url) => site.generatedIndex(site.key(url)) });
       sets[site.name] = {
@@ -267,6 +284,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
     reranker: options.rerankerInfo,
     reranker_random_weights: options.rerankerInfo.random_weights,
     retrieval: options.dense ? `hybrid (bm25 + ${options.dense.embedder.model}, RRF)` : 'bm25',
+    index_backend: options.indexBackend ?? 'sqlite-fts5',
     warnings: options.warnings,
     settings: {
       rerank_top_n: searchConfig.rerank_top_n,

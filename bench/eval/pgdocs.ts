@@ -10,6 +10,8 @@ import { NotaryError } from '../../core/errors.js';
 import { runCrawl } from '../../crawler/crawl.js';
 import { serveDirectory } from '../../test/support/serve-static.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
+import type { SearchIndex } from '../../indexer/search-index.js';
+import type { EvalIndexFactory } from './backends.js';
 import { Indexer } from '../../indexer/indexer.js';
 import { CrawlRunStore } from '../../storage/crawl-runs.js';
 import { FrontierStore } from '../../storage/frontier.js';
@@ -37,7 +39,7 @@ export function pgDocsQueries(dir: string, n: number): EvalQuery[] {
 }
 
 export interface PgDocsIndex {
-  index: Fts5SearchIndex;
+  index: SearchIndex;
   /** The store the crawl and the indexer wrote (pages and passages). */
   storage: Storage;
   pagesStored: number;
@@ -60,6 +62,8 @@ export interface PgDocsIndexOptions {
   log?: (msg: string) => void;
   /** Embed every passage too (dense retrieval). */
   dense?: EvalDenseOptions;
+  /** The passage index when not the embedded FTS5 one (--backend). */
+  makeIndex?: EvalIndexFactory;
 }
 
 /** Serves the docs, crawls them with politeness off into a temp data dir, stops the server, indexes every page. */
@@ -78,7 +82,9 @@ export async function buildDocSiteIndex(options: PgDocsIndexOptions & { dir: str
   const concurrency = options.concurrency ?? 16;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-eval-pgdocs-'));
   const storage = openSqlite(sqliteFile(dataDir));
+  let made: SearchIndex | undefined;
   const cleanUp = async (): Promise<void> => {
+    await made?.close();
     await storage.close();
     if (storage.sqlite?.open) storage.sqlite.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -105,7 +111,7 @@ export async function buildDocSiteIndex(options: PgDocsIndexOptions & { dir: str
       await server.close();
     }
     if (!storage.sqlite) throw new NotaryError('internal_error', 'SQLite storage has no raw handle');
-    const index = new Fts5SearchIndex(storage.sqlite);
+    const index = options.makeIndex ? (made = await options.makeIndex(name)) : new Fts5SearchIndex(storage.sqlite);
     const run = await new Indexer({ pages, index, config: options.indexer, logger: { warn: () => {} } }).runOnce({ batchSize: 200 });
     const counts = await pages.counts();
     options.log?.(`${name}: indexed ${run.indexedPages} pages, ${run.passages} passages in ${(run.ms / 1000).toFixed(1)} s`);

@@ -18,6 +18,12 @@ export interface BenchArgs {
   skipSearch: boolean;
   /** Output file; the default is chosen by the runner from the date. */
   out: string | null;
+  /** The index backend measured (indexer.backend); postgres and meilisearch need their server. */
+  backend: 'sqlite-fts5' | 'postgres' | 'meilisearch';
+  /** A PostgreSQL server: the bench creates a database of its own in it (and drops it), storage and index there. */
+  databaseUrl: string | null;
+  meilisearchUrl: string | null;
+  meilisearchKey: string | null;
 }
 
 export const DEFAULT_ARGS: BenchArgs = {
@@ -31,6 +37,10 @@ export const DEFAULT_ARGS: BenchArgs = {
   embedRound: 512,
   skipSearch: false,
   out: null,
+  backend: 'sqlite-fts5',
+  databaseUrl: null,
+  meilisearchUrl: null,
+  meilisearchKey: null,
 };
 
 export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FILE] [--concurrency N] [--rerank 0,20,50] [--throughput-queries N]
@@ -42,7 +52,10 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
   --throughput-queries N queries whose candidate lists are re-scored for pairs/s (default 20)
   --embed-passages N     passages embedded by each embedding setting, 0 = no embedding phase (default 1024, 256 with --quick)
   --embed-round N        passages per interleaved round of the embedding phase (default 512)
-  --no-search            skip the search phase`;
+  --no-search            skip the search phase
+  --backend NAME         the index backend: sqlite-fts5 (default), postgres (pages and index in PostgreSQL; needs
+                         --database-url of a server, where a database of its own is made and dropped) or meilisearch
+                         (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)`;
 
 export class BenchArgsError extends Error {}
 
@@ -94,6 +107,23 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--no-search':
         args.skipSearch = true;
         break;
+      case '--backend': {
+        const backend = value();
+        if (backend !== 'sqlite-fts5' && backend !== 'postgres' && backend !== 'meilisearch') {
+          throw new BenchArgsError(`--backend takes sqlite-fts5, postgres or meilisearch, got "${backend ?? ''}"`);
+        }
+        args.backend = backend;
+        break;
+      }
+      case '--database-url':
+        args.databaseUrl = value() ?? null;
+        break;
+      case '--meilisearch-url':
+        args.meilisearchUrl = value() ?? null;
+        break;
+      case '--meilisearch-key':
+        args.meilisearchKey = value() ?? null;
+        break;
       case '--rerank': {
         const raw = value();
         const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
@@ -111,5 +141,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     if (!embedGiven) args.embedPassages = 256;
   }
   args.throughputQueries = Math.min(args.throughputQueries, args.queries);
+  if (args.backend === 'postgres' && !args.databaseUrl) throw new BenchArgsError('--backend postgres needs --database-url');
+  if (args.backend === 'meilisearch' && !args.meilisearchUrl) throw new BenchArgsError('--backend meilisearch needs --meilisearch-url');
   return args;
 }

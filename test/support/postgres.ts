@@ -86,3 +86,15 @@ export async function createDatabase(serverUrl: string, name: string): Promise<s
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/** Drops a database made by createDatabase (its connections must be closed). */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}"`);
+  } finally {
+    await client.end();
+  }
+}
