@@ -156,7 +156,12 @@ export async function crawlWorkerCommand(cfg: NotaryConfig): Promise<void> {
   const shutdown = () => stop.abort();
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
-  if (cfg.crawler.seeds.length === 0) log('no seeds configured (crawler.seeds, NOTARY_SEEDS): waiting for a stop signal');
-  else await crawlWorker(ctx, dense, stop.signal, log);
+  if (cfg.crawler.seeds.length === 0) {
+    // Idle rather than exit: a supervisor (compose's restart policy) would otherwise start it again and again.
+    log('no seeds configured (crawler.seeds, NOTARY_SEEDS): waiting for a stop signal');
+    await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+  } else {
+    await crawlWorker(ctx, dense, stop.signal, log);
+  }
   await ctx.close();
 }
