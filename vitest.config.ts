@@ -12,6 +12,14 @@ export const config = defineConfig({
       },
       {
         test: {
+          name: 'sdk-ts',
+          include: ['sdk/ts/test/**/*.test.ts', 'mcp/**/*.test.ts'],
+          exclude: ['sdk/ts/test/live.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
           testTimeout: 600_000,
