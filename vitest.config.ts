@@ -27,6 +27,8 @@ export const config = defineConfig({
           fileParallelism: false,
         },
       },
+      // The TypeScript library's live suite: run by test/sdk-conformance.test.ts against the server it starts.
+      ...(process.env['NOTARY_LIVE_URL'] ? [{ test: { name: 'sdk-ts-live', include: ['sdk/ts/test/live.test.ts'], testTimeout: 60_000 } }] : []),
     ],
   },
 });

@@ -22,8 +22,11 @@ export async function noteKeyId(name: string, publicKey: Uint8Array): Promise<Ui
 }
 
 export async function parseVerifierKey(vkey: string): Promise<VerifierKey> {
-  const [name, hexId, key, ...rest] = vkey.split('+');
-  if (!name || !hexId || !key || rest.length > 0 || !/^[0-9a-f]{8}$/.test(hexId)) throw new Error(`not a note verifier key: ${vkey}`);
+  // The key is base64 and may itself contain "+": split at the first two only.
+  const first = vkey.indexOf('+');
+  const second = vkey.indexOf('+', first + 1);
+  const [name, hexId, key] = [vkey.slice(0, first), vkey.slice(first + 1, second), vkey.slice(second + 1)];
+  if (first <= 0 || second < 0 || !key || !/^[0-9a-f]{8}$/.test(hexId)) throw new Error(`not a note verifier key: ${vkey}`);
   const raw = fromBase64(key);
   if (raw.length !== 33 || raw[0] !== 0x01) throw new Error('the verifier key is not an Ed25519 key (type 0x01, 32 bytes)');
   const publicKey = raw.slice(1);

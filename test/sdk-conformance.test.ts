@@ -1,0 +1,72 @@
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { available, repoRoot } from './support/components.js';
+import { startSdkWorld, type SdkWorld } from './support/sdk-live.js';
+
+/**
+ * The client libraries' shared conformance: one live `notary serve` (started once), and each library's own test
+ * runner against it (vitest for TypeScript, pytest for Python, go test for Go), each also passing spec/vectors.
+ */
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+function run(command: string, args: string[], cwd: string, env: Record<string, string>, timeoutMs = 600_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** The venv with the Python library's dependencies (scripts/sdk-python-venv.sh), unless NOTARY_SDK_PYTHON names one. */
+function sdkPython(): string | null {
+  if (process.env['NOTARY_SDK_PYTHON']) return process.env['NOTARY_SDK_PYTHON'];
+  const made = spawnSync('bash', [path.join(repoRoot, 'scripts/sdk-python-venv.sh')], { encoding: 'utf8' });
+  return made.status === 0 ? made.stdout.trim() : null;
+}
+
+const hasGo = spawnSync('go', ['version']).status === 0;
+
+let world: SdkWorld;
+beforeAll(async () => {
+  world = await startSdkWorld();
+}, 120_000);
+afterAll(async () => {
+  await world?.close();
+});
+
+function expectPassed(result: Run, summary: RegExp): void {
+  // The runner's own output is the failure message: it names the case that failed.
+  expect(result.code, result.output).toBe(0);
+  expect(result.output).toMatch(summary);
+}
+
+describe('client libraries against a live notary serve', () => {
+  it('TypeScript (vitest): live suite', async () => {
+    const result = await run(process.execPath, [path.join(repoRoot, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'sdk-ts-live'], repoRoot, world.env);
+    expectPassed(result, /Tests\s+.*\d+ passed/);
+  });
+
+  it.runIf(available('the Python library venv (scripts/sdk-python-venv.sh)', sdkPython() !== null))('Python (pytest): vectors and live suite, sync and async', async () => {
+    const python = sdkPython() as string;
+    const result = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], path.join(repoRoot, 'sdk/python'), world.env);
+    expectPassed(result, /\d+ passed/);
+    expect(result.output).not.toMatch(/\d+ skipped/);
+  });
+
+  it.runIf(available('Go (go on PATH)', hasGo))('Go (go test): vectors and live suite', async () => {
+    const result = await run('go', ['test', '-count=1', '-v', './...'], path.join(repoRoot, 'sdk/go'), world.env);
+    expectPassed(result, /^ok\s+/m);
+    expect(result.output).not.toMatch(/--- SKIP/);
+  });
+});

@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { configSchema, type ConfigInput } from '../../core/config.js';
+import { Runtime, silentLog } from '../../runtime/index.js';
+import { apiIndexDocs } from './app.js';
+import { startServer, type RunningServer } from './cli.js';
+import { html, writeSite } from './crawl-site.js';
+import { freePort } from './postgres.js';
+import { serveDirectory, type StaticServer } from './serve-static.js';
+
+/**
+ * One live `notary serve` for the client libraries' integration suites (TypeScript, Python, Go): the four API test
+ * documents indexed, keys for every case (a funded key, a key of a 2-request tier for 429s, an empty one, a revoked
+ * one) and a small site to extract from (a page, a page without content, a page robots.txt forbids).
+ */
+export interface SdkWorld {
+  server: RunningServer;
+  site: StaticServer;
+  /** NOTARY_LIVE_* variables every language suite reads. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startSdkWorld(): Promise<SdkWorld> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-sdk-live-'));
+  const paragraph = 'Autovacuum reclaims the storage of dead tuples so that tables do not grow without bound. '.repeat(12);
+  const siteDir = writeSite({
+    'robots.txt': 'User-agent: *\nDisallow: /private/\n',
+    'vacuum.html': html('Routine vacuuming', `<article><h2>Why vacuum</h2><p>${paragraph}</p><p>${paragraph}</p></article>`),
+    'empty.html': '<!doctype html><html><head><title>Nothing</title></head><body></body></html>',
+    'private/page.html': html('Private', `<article><p>${paragraph}</p></article>`),
+  });
+  const site = await serveDirectory(siteDir);
+  const port = await freePort();
+  const settings: ConfigInput = {
+    search: { max_depth: 2 },
+    reranker: { download: false },
+    embeddings: { model: 'off' },
+    extract: { allow_private_networks: true, respect_robots_txt: true, render: 'never' },
+    tiers: { free: { requests_per_minute: 600, burst: 100 }, tiny: { requests_per_minute: 60, burst: 2 }, bulk: { requests_per_minute: 60_000, burst: 1000 } },
+    default_tier: 'free',
+    payments: { anonymous_tier: 'bulk' },
+    receipts: { issuer: `http://127.0.0.1:${port}` },
+  };
+  writeFileSync(path.join(dataDir, 'notary.json'), JSON.stringify(settings, null, 2));
+  const runtime = await Runtime.open(configSchema.parse({ ...settings, data_dir: dataDir }), { env: {}, log: silentLog });
+  let keys: Record<string, string>;
+  try {
+    await runtime.index.upsert(apiIndexDocs());
+    const key = async (name: string, credits: number, tier: string) => {
+      const tenant = await runtime.accounts.createTenant(name, { credits, tier });
+      return runtime.accounts.createKey(tenant.id);
+    };
+    const revoked = await key('sdk-revoked', 100, 'bulk');
+    await runtime.accounts.revokeKey(revoked.record.id);
+    keys = {
+      NOTARY_LIVE_KEY: (await key('sdk-main', 100_000, 'bulk')).key,
+      NOTARY_LIVE_TINY_KEY: (await key('sdk-tiny', 100_000, 'tiny')).key,
+      NOTARY_LIVE_POOR_KEY: (await key('sdk-poor', 0, 'bulk')).key,
+      NOTARY_LIVE_REVOKED_KEY: revoked.key,
+    };
+  } finally {
+    await runtime.close();
+  }
+  const server = await startServer(['--data', dataDir, '--no-crawl'], port, { NOTARY_MODEL_DOWNLOAD: 'false', NOTARY_EMBEDDING_MODEL: 'off', NOTARY_LOG_LEVEL: 'warn' });
+  const closedPort = await freePort();
+  return {
+    server,
+    site,
+    env: {
+      NOTARY_LIVE_URL: server.url,
+      ...keys,
+      NOTARY_LIVE_PAGE_URL: `${site.url}/vacuum.html`,
+      NOTARY_LIVE_EMPTY_URL: `${site.url}/empty.html`,
+      NOTARY_LIVE_MISSING_URL: `${site.url}/missing.html`,
+      NOTARY_LIVE_FORBIDDEN_URL: `${site.url}/private/page.html`,
+      NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
+    },
+    close: async () => {
+      await server.stop();
+      await site.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(siteDir, { recursive: true, force: true });
+    },
+  };
+}
