@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { configSchema, type ConfigInput } from '../../core/config.js';
 import { Runtime, silentLog } from '../../runtime/index.js';
@@ -65,6 +66,15 @@ export async function startSdkWorld(): Promise<SdkWorld> {
   }
   const server = await startServer(['--data', dataDir, '--no-crawl'], port, { NOTARY_MODEL_DOWNLOAD: 'false', NOTARY_EMBEDDING_MODEL: 'off', NOTARY_LOG_LEVEL: 'warn' });
   const closedPort = await freePort();
+  // Accepts connections and never answers: where a client's timeout must fire.
+  const sockets = new Set<Socket>();
+  const silent = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const silentAddress = silent.address();
+  const silentPort = typeof silentAddress === 'object' && silentAddress ? silentAddress.port : 0;
   return {
     server,
     site,
@@ -76,8 +86,11 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_MISSING_URL: `${site.url}/missing.html`,
       NOTARY_LIVE_FORBIDDEN_URL: `${site.url}/private/page.html`,
       NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
+      NOTARY_LIVE_SILENT_URL: `http://127.0.0.1:${silentPort}`,
     },
     close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
       await server.stop();
       await site.close();
       rmSync(dataDir, { recursive: true, force: true });
