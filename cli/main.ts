@@ -199,6 +199,48 @@ export function buildProgram(): Command {
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  program
+    .command('facilitator')
+    .description('serve the standard x402 facilitator API (POST /verify, POST /settle, GET /supported) on an EVM chain, signing settlement receipts')
+    .option('--port <port>', 'port to listen on (default 8402)', port)
+    .option('--host <host>', 'address to bind (default 127.0.0.1)')
+    .option('--rpc-url <url>', 'JSON-RPC URL of the chain (or facilitator.rpc_url, NOTARY_FACILITATOR_RPC_URL)')
+    .option('--issuer <name>', 'iss of the receipts (default the facilitator URL)')
+    .option('--rotate-key', 'add a new receipt-signing key (older ones stay published), print the JWKS and exit')
+    .action(async (opts: { port?: number; host?: string; rpcUrl?: string; issuer?: string; rotateKey?: boolean }) => {
+      const cfg = configFrom(program.opts<GlobalOptions>(), {
+        facilitator: {
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.host ? { host: opts.host } : {}),
+          ...(opts.rpcUrl ? { rpc_url: opts.rpcUrl } : {}),
+          ...(opts.issuer ? { issuer: opts.issuer } : {}),
+        },
+      });
+      const { facilitatorCommand } = await import('./facilitator.js');
+      await facilitatorCommand(cfg, { ...(opts.rotateKey ? { rotateKey: true } : {}) });
+    });
+
+  const payments = program.command('payments').description('the books of paid calls');
+  payments
+    .command('list')
+    .description('every charged call: mode, payer, amount, asset, network, transaction, request id')
+    .option('--mode <mode>', 'only this payment mode (x402, api_key)')
+    .option('--limit <n>', 'only the newest n', positiveInt)
+    .option('--csv', 'CSV with a header row')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { mode?: string; limit?: number; csv?: boolean; json?: boolean }) => {
+      const { paymentsListCommand } = await import('./payments.js');
+      await paymentsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  payments
+    .command('reconcile')
+    .description('decide x402 settlements whose outcome was never heard (a settle that timed out) from the chain')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { paymentsReconcileCommand } = await import('./payments.js');
+      await paymentsReconcileCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+
   return program;
 }
 

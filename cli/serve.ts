@@ -7,6 +7,8 @@ import { crawlAndIndex } from './crawl.js';
 
 /** The shortest pause between two background crawl rounds, whatever recrawl_after_hours says. */
 const MIN_ROUND_PAUSE_MS = 60_000;
+/** How often undecided pay-per-call settlements are looked up on chain. */
+const RECONCILE_EVERY_MS = 30_000;
 
 async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
   const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
@@ -67,12 +69,25 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await Runtime.open(cfg);
   const { app, receipts, reranker, dense, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
 
+  await ctx.checkPaymentSetup();
   const stop = new AbortController();
+  // Settlements whose outcome was never heard are decided from the chain in the background too (a retry by the payer
+  // decides its own at once).
+  const reconciler = setInterval(() => {
+    ctx.reconcilePayments().then(
+      (s) => {
+        if (s.checked > 0) app.log.info(`payments reconciled: ${s.checked} checked, ${s.settled} settled, ${s.released} released, ${s.pending} pending`);
+      },
+      (err: unknown) => app.log.warn(`payment reconciliation failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }, RECONCILE_EVERY_MS);
+  reconciler.unref();
   let worker: Promise<void> = Promise.resolve();
   let backfill: Promise<void> = Promise.resolve();
   const shutdown = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
     stop.abort();
+    clearInterval(reconciler);
     await app.close();
     await worker;
     await backfill;
