@@ -54,16 +54,22 @@ function expectPassed(result: Run, summary: RegExp): void {
   expect(result.output).toMatch(summary);
 }
 
+/** What each library's live suite pays by x402 (atomic units of the test token): depth 1 by PAYMENT-SIGNATURE, depth 2 by X-402-Receipt. */
+const X402_PAID_PER_LIBRARY = 1000n + 2000n;
+let librariesRun = 0n;
+
 describe('client libraries against a live notary serve', () => {
   it('TypeScript (vitest): live suite', async () => {
     const result = await run(process.execPath, [path.join(repoRoot, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'sdk-ts-live'], repoRoot, world.env);
     expectPassed(result, /Tests\s+.*\d+ passed/);
+    librariesRun++;
   });
 
   it.runIf(available('the Python library venv (scripts/sdk-python-venv.sh)', sdkPython() !== null))('Python (pytest): vectors and live suite, sync and async', async () => {
     const python = sdkPython() as string;
     const result = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], path.join(repoRoot, 'sdk/python'), world.env);
     expectPassed(result, /\d+ passed/);
+    librariesRun++;
     if (mppVectors) expect(result.output).not.toMatch(/\d+ skipped/);
     else expect(result.output).not.toMatch(/([2-9]|\d{2,}) skipped/);
   });
@@ -71,6 +77,12 @@ describe('client libraries against a live notary serve', () => {
   it.runIf(available('Go (go on PATH)', hasGo))('Go (go test): vectors and live suite', async () => {
     const result = await run('go', ['test', '-count=1', '-v', './...'], path.join(repoRoot, 'sdk/go'), world.env);
     expectPassed(result, /^ok\s+/m);
+    librariesRun++;
     expect(result.output.match(/--- SKIP/g)?.length ?? 0).toBeLessThanOrEqual(mppVectors ? 0 : 1);
+  });
+
+  it("the chain agrees: the service's payTo received exactly what the libraries paid by x402", async () => {
+    expect(librariesRun).toBe(3n);
+    expect(await world.chain.token.balanceOf(world.chain.payTo)).toBe(X402_PAID_PER_LIBRARY * librariesRun);
   });
 });

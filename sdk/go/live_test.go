@@ -141,7 +141,12 @@ func TestLiveEveryErrorClass(t *testing.T) {
 	expect("revoked", err, ErrAuthentication, "revoked_api_key")
 	anonymous, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"))
 	_, err = anonymous.Search(ctx, SearchRequest{Query: "vacuum"})
-	expect("anonymous", err, ErrAuthentication, "unauthenticated")
+	// With x402 enabled, a call without credentials is a 402 carrying the price and every mode's challenge.
+	expect("anonymous", err, ErrPaymentRequired, "payment_required")
+	var challenged *APIError
+	if errors.As(err, &challenged) && (challenged.Problem == nil || challenged.Problem.Price == nil || challenged.Problem.Price.Credits != 1) {
+		t.Errorf("anonymous: no price in %+v", challenged.Problem)
+	}
 	_, err = liveClient(t, "NOTARY_LIVE_POOR_KEY").Search(ctx, SearchRequest{Query: "vacuum"})
 	expect("poor", err, ErrPaymentRequired, "insufficient_credits")
 	_, err = c.Extract(ctx, ExtractRequest{URL: liveEnv(t, "NOTARY_LIVE_FORBIDDEN_URL")})

@@ -9,6 +9,7 @@ import { startServer, type RunningServer } from './cli.js';
 import { html, writeSite } from './crawl-site.js';
 import { freePort } from './postgres.js';
 import { serveDirectory, type StaticServer } from './serve-static.js';
+import { startChainWorld, startFacilitatorInProcess, type ChainWorld, type RunningFacilitator } from './x402.js';
 
 /**
  * One live `notary serve` for the client libraries' integration suites (TypeScript, Python, Go): the four API test
@@ -20,11 +21,19 @@ export interface SdkWorld {
   site: StaticServer;
   /** NOTARY_LIVE_* variables every language suite reads. */
   env: Record<string, string>;
+  /** The local chain, for checks of what the x402 payers paid. */
+  chain: ChainWorld;
   close(): Promise<void>;
 }
 
+/** One x402 payer wallet per library, funded on the local chain. */
+const X402_PAYERS = ['TS', 'PY', 'GO'] as const;
+
 export async function startSdkWorld(): Promise<SdkWorld> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-sdk-live-'));
+  // x402: a local EVM chain with an EIP-3009 token, and `notary facilitator` settling on it.
+  const chain: ChainWorld = await startChainWorld({ payers: X402_PAYERS.length, mint: 1_000_000_000n });
+  const facilitator: RunningFacilitator = await startFacilitatorInProcess(chain, mkdtempSync(path.join(tmpdir(), 'notary-sdk-facilitator-')));
   const paragraph = 'Autovacuum reclaims the storage of dead tuples so that tables do not grow without bound. '.repeat(12);
   const siteDir = writeSite({
     'robots.txt': 'User-agent: *\nDisallow: /private/\n',
@@ -41,7 +50,23 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     extract: { allow_private_networks: true, respect_robots_txt: true, render: 'never' },
     tiers: { free: { requests_per_minute: 600, burst: 100 }, tiny: { requests_per_minute: 60, burst: 2 }, bulk: { requests_per_minute: 60_000, burst: 1000 } },
     default_tier: 'free',
-    payments: { anonymous_tier: 'bulk' },
+    payments: {
+      anonymous_tier: 'bulk',
+      modes: {
+        x402: {
+          enabled: true,
+          network: chain.chain.network,
+          asset: chain.token.address,
+          asset_name: chain.token.name,
+          asset_version: chain.token.version,
+          pay_to: chain.payTo,
+          facilitator_url: facilitator.url,
+          rpc_url: chain.chain.rpcUrl,
+          receipt_keys: facilitator.jwks.keys,
+          tier: 'bulk',
+        },
+      },
+    },
     receipts: { issuer: `http://127.0.0.1:${port}` },
   };
   writeFileSync(path.join(dataDir, 'notary.json'), JSON.stringify(settings, null, 2));
@@ -87,7 +112,11 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_FORBIDDEN_URL: `${site.url}/private/page.html`,
       NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
       NOTARY_LIVE_SILENT_URL: `http://127.0.0.1:${silentPort}`,
+      NOTARY_LIVE_FACILITATOR_URL: facilitator.url,
+      NOTARY_LIVE_X402_NETWORK: chain.chain.network,
+      ...Object.fromEntries(X402_PAYERS.map((name, i) => [`NOTARY_LIVE_X402_KEY_${name}`, chain.payers[i]?.privateKey ?? ''])),
     },
+    chain,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -95,6 +124,8 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       await site.close();
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(siteDir, { recursive: true, force: true });
+      await facilitator.stop();
+      await chain.close();
     },
   };
 }

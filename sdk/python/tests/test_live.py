@@ -97,9 +97,10 @@ def test_every_error_class():
     with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_REVOKED_KEY"))) as revoked, pytest.raises(AuthenticationError) as err:
         revoked.search("vacuum")
     assert err.value.code == "revoked_api_key"
-    with Client(LIVE_URL) as anonymous, pytest.raises(AuthenticationError) as err:
+    # With x402 enabled, a call without credentials is a 402 carrying the price and every mode's challenge.
+    with Client(LIVE_URL) as anonymous, pytest.raises(PaymentRequiredError) as err:
         anonymous.search("vacuum")
-    assert err.value.code == "unauthenticated"
+    assert err.value.code == "payment_required" and err.value.price == {"credits": 1, "amount": "0.001", "asset": "USDC"}
     with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_POOR_KEY"))) as poor, pytest.raises(PaymentRequiredError) as err:
         poor.search("vacuum")
     assert err.value.code == "insufficient_credits"

@@ -39,6 +39,20 @@ export {
   type MppParty,
   type UnsignedEnvelope,
 } from './mpp.js';
-export { paymentRequired, type PaymentRequired, type PaymentRequirements, type X402Challenge, type X402Payer } from './x402.js';
+export {
+  paymentRequired,
+  receiptPayer,
+  signExactPayment,
+  walletPayer,
+  type EvmSigner,
+  type PaymentPayload,
+  type PaymentRequired,
+  type PaymentRequirements,
+  type ReceiptPayerOptions,
+  type SettleResponse,
+  type WalletPayerOptions,
+  type X402Challenge,
+  type X402Payer,
+} from './x402.js';
 export { publicKeyFromSeed, randomSeed, signEd25519, verifyEd25519, formatSignature, parseSignature } from './ed25519.js';
 export { sha256, sha256Digest, toBase64, fromBase64, toBase64Url, fromBase64Url, toHex, fromHex } from './encoding.js';

@@ -1,3 +1,4 @@
+import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
@@ -13,6 +14,9 @@ import {
   TimeoutError,
   UnprocessableError,
   apiKey,
+  receiptPayer,
+  walletPayer,
+  x402,
   type NotaryReceipt,
 } from '../src/index.js';
 
@@ -91,7 +95,10 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(revoked).toBeInstanceOf(AuthenticationError);
     expect((revoked as AuthenticationError).code).toBe('revoked_api_key');
     const anonymous = await fail(new NotaryClient({ baseUrl: url }).search({ query: 'vacuum' }));
-    expect((anonymous as AuthenticationError).code).toBe('unauthenticated');
+    // With x402 enabled, a call without credentials is a 402 carrying the price and every mode's challenge.
+    expect(anonymous).toBeInstanceOf(PaymentRequiredError);
+    expect((anonymous as PaymentRequiredError).code).toBe('payment_required');
+    expect((anonymous as PaymentRequiredError).price).toEqual({ credits: 1, amount: '0.001', asset: 'USDC' });
     const poor = await fail(new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_POOR_KEY')) }).search({ query: 'vacuum' }));
     expect(poor).toBeInstanceOf(PaymentRequiredError);
     expect((poor as PaymentRequiredError).code).toBe('insufficient_credits');
@@ -123,5 +130,24 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     const result = await tiny(3).search({ query: 'vacuum' });
     expect(result.attempts).toBeGreaterThan(1);
     expect(result.creditsUsed).toBe(1);
+  });
+
+  it('x402 on the local chain: the standard flow (PAYMENT-SIGNATURE) and the interface flow (X-402-Receipt), paid automatically', async () => {
+    const wallet = privateKeyToAccount(live('NOTARY_LIVE_X402_KEY_TS') as `0x${string}`);
+    const standard = new NotaryClient({ baseUrl: url, payment: x402(walletPayer(wallet, { maxAmountPerCall: 10_000 })) });
+    const paid = await standard.search({ query: 'vacuum dead tuples', depth: 1 });
+    expect(paid.creditsUsed).toBe(1);
+    expect(paid.attempts).toBe(2);
+    expect(paid.facts).toEqual(paid.results);
+    const settlement = JSON.parse(atob(paid.raw.headers.get('payment-response') ?? '')) as { success: boolean; transaction: string; payer: string };
+    expect(settlement.success).toBe(true);
+    expect(settlement.payer.toLowerCase()).toBe(wallet.address.toLowerCase());
+    const viaReceipt = new NotaryClient({ baseUrl: url, payment: x402(receiptPayer(wallet, { maxAmountPerCall: 10_000, facilitatorUrl: live('NOTARY_LIVE_FACILITATOR_URL') })) });
+    const deep = await viaReceipt.search({ query: 'vacuum dead tuples', depth: 2 });
+    expect(deep.creditsUsed).toBe(2);
+    expect(deep.results[0]?.url).toBe('https://docs.test/vacuum');
+    // The wallet's cap holds: a call dearer than it is refused before anything is signed.
+    const capped = new NotaryClient({ baseUrl: url, payment: x402(walletPayer(wallet, { maxAmountPerCall: 1 })) });
+    await expect(capped.search({ query: 'vacuum' })).rejects.toThrow(/pays at most 1 per call/);
   });
 });
