@@ -2,7 +2,10 @@ package notary
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"math/big"
 	"os"
 	"regexp"
 	"strings"
@@ -180,5 +183,38 @@ func TestLiveRetryOn429(t *testing.T) {
 	result, err := liveClient(t, "NOTARY_LIVE_TINY_KEY", WithMaxRetries(3)).Search(ctx, SearchRequest{Query: "vacuum"})
 	if err != nil || result.Attempts < 2 || result.CreditsUsed != 1 {
 		t.Errorf("retry: %+v %v", result, err)
+	}
+}
+
+func TestLiveX402BothFlows(t *testing.T) {
+	ctx := context.Background()
+	wallet, err := NewEVMWallet(liveEnv(t, "NOTARY_LIVE_X402_KEY_GO"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	standard, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(X402{Payer: &WalletPayer{Wallet: wallet, MaxAmountPerCall: big.NewInt(10_000)}}))
+	paid, err := standard.Search(ctx, SearchRequest{Query: "vacuum dead tuples", Depth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paid.CreditsUsed != 1 || paid.Attempts != 2 || len(paid.Facts) != len(paid.Results) {
+		t.Errorf("standard flow: %+v", paid)
+	}
+	var settlement struct {
+		Success bool   `json:"success"`
+		Payer   string `json:"payer"`
+	}
+	raw, _ := base64.StdEncoding.DecodeString(paid.Raw.Header.Get("PAYMENT-RESPONSE"))
+	if json.Unmarshal(raw, &settlement) != nil || !settlement.Success || !strings.EqualFold(settlement.Payer, wallet.Address) {
+		t.Errorf("PAYMENT-RESPONSE: %s", raw)
+	}
+	viaReceipt, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(X402{Payer: &ReceiptPayer{WalletPayer: WalletPayer{Wallet: wallet, MaxAmountPerCall: big.NewInt(10_000)}, FacilitatorURL: liveEnv(t, "NOTARY_LIVE_FACILITATOR_URL")}}))
+	deep, err := viaReceipt.Search(ctx, SearchRequest{Query: "vacuum dead tuples", Depth: 2})
+	if err != nil || deep.CreditsUsed != 2 || deep.Results[0].URL != "https://docs.test/vacuum" {
+		t.Fatalf("receipt flow: %+v %v", deep, err)
+	}
+	capped, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(X402{Payer: &WalletPayer{Wallet: wallet, MaxAmountPerCall: big.NewInt(1)}}))
+	if _, err := capped.Search(ctx, SearchRequest{Query: "vacuum"}); err == nil || !strings.Contains(err.Error(), "pays at most 1 per call") {
+		t.Errorf("the cap did not hold: %v", err)
 	}
 }

@@ -138,3 +138,22 @@ async def test_async_client():
         assert page.credits_used == 1
         with pytest.raises(BadRequestError):
             await notary.search("x", depth=9)
+
+
+def test_x402_on_the_local_chain_both_flows():
+    from notary_client import X402
+    from notary_client.x402 import ReceiptPayer, WalletPayer
+
+    key = live("NOTARY_LIVE_X402_KEY_PY")
+    wallet = WalletPayer(key, max_amount_per_call=10_000)
+    with Client(LIVE_URL, payment=X402(wallet)) as notary:
+        paid = notary.search("vacuum dead tuples", depth=1)
+    assert paid.credits_used == 1 and paid.attempts == 2 and paid["facts"] == paid["results"]
+    settlement = json.loads(__import__("base64").b64decode(paid.response.headers["payment-response"]))
+    assert settlement["success"] and settlement["payer"].lower() == wallet.address.lower()
+    via_receipt = ReceiptPayer(key, facilitator_url=live("NOTARY_LIVE_FACILITATOR_URL"), max_amount_per_call=10_000)
+    with Client(LIVE_URL, payment=X402(via_receipt)) as notary:
+        deep = notary.search("vacuum dead tuples", depth=2)
+    assert deep.credits_used == 2 and deep["results"][0]["url"] == "https://docs.test/vacuum"
+    with Client(LIVE_URL, payment=X402(WalletPayer(key, max_amount_per_call=1))) as capped, pytest.raises(Exception, match="pays at most 1 per call"):
+        capped.search("vacuum")
