@@ -12,6 +12,12 @@ export NOTARY_REFERENCE_PYTHON
 # The independent receipt verifier (cryptography + rfc8785) the receipt suites run against a live server.
 NOTARY_RECEIPTS_PYTHON="$(bash scripts/receipts-venv.sh)"
 export NOTARY_RECEIPTS_PYTHON
+# The Python client library's dependencies (httpx, cryptography, rfc8785, eth-account, pytest) for its pytest run.
+NOTARY_SDK_PYTHON="$(bash scripts/sdk-python-venv.sh)"
+export NOTARY_SDK_PYTHON
+# The Go client library is tested with go test (modules from the Go module proxy).
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
+command -v go >/dev/null 2>&1 || { echo "notary: go is needed to test sdk/go (https://go.dev/dl or the golang-go package)" >&2; exit 1; }
 npm run typecheck
 npm run lint
 report="$(mktemp -t notary-vitest-XXXXXX.json)"
