@@ -1,7 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMcpHttp } from '../mcp/server.js';
+import { signExactPayment, type PaymentRequired } from '../sdk/ts/src/index.js';
 import { available, repoRoot } from './support/components.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-live.js';
 
@@ -57,6 +61,7 @@ function expectPassed(result: Run, summary: RegExp): void {
 /** What each library's live suite pays by x402 (atomic units of the test token): depth 1 by PAYMENT-SIGNATURE, depth 2 by X-402-Receipt. */
 const X402_PAID_PER_LIBRARY = 1000n + 2000n;
 let librariesRun = 0n;
+let mcpPaid = 0n;
 
 describe('client libraries against a live notary serve', () => {
   it('TypeScript (vitest): live suite', async () => {
@@ -81,8 +86,38 @@ describe('client libraries against a live notary serve', () => {
     expect(result.output.match(/--- SKIP/g)?.length ?? 0).toBeLessThanOrEqual(mppVectors ? 0 : 1);
   });
 
+  it('notary mcp with x402 (the x402 MCP transport): the agent pays a tool call from its own wallet', async () => {
+    const server = await serveMcpHttp({ baseUrl: world.env['NOTARY_LIVE_URL'] ?? '' });
+    const agent = new Client({ name: 'x402-agent', version: '1.0.0' });
+    try {
+      await agent.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      const call = { name: 'notary_search', arguments: { query: 'vacuum dead tuples', depth: 1 } };
+      const unpaid = (await agent.callTool(call)) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      expect(unpaid.isError).toBe(true);
+      const required = unpaid.structuredContent as unknown as PaymentRequired;
+      expect(required.x402Version).toBe(2);
+      expect(required.accepts[0]?.amount).toBe('1000');
+      const wallet = privateKeyToAccount(world.env['NOTARY_LIVE_X402_KEY_MCP'] as `0x${string}`);
+      const payment = await signExactPayment(wallet, required, required.accepts[0] as PaymentRequired['accepts'][number]);
+      const paid = (await agent.callTool({ ...call, _meta: { 'x402/payment': payment } })) as {
+        isError?: boolean;
+        structuredContent?: { cost: { credits_used: number } };
+        _meta?: Record<string, { success?: boolean; payer?: string }>;
+      };
+      expect(paid.isError ?? false).toBe(false);
+      expect(paid.structuredContent?.cost.credits_used).toBe(1);
+      expect(paid._meta?.['x402/payment-response']?.success).toBe(true);
+      expect(paid._meta?.['x402/payment-response']?.payer?.toLowerCase()).toBe(wallet.address.toLowerCase());
+      mcpPaid += 1000n;
+    } finally {
+      await agent.close();
+      await server.close();
+    }
+  });
+
   it("the chain agrees: the service's payTo received exactly what the libraries paid by x402", async () => {
     expect(librariesRun).toBe(3n);
-    expect(await world.chain.token.balanceOf(world.chain.payTo)).toBe(X402_PAID_PER_LIBRARY * librariesRun);
+    expect(await world.chain.token.balanceOf(world.chain.payTo)).toBe(X402_PAID_PER_LIBRARY * librariesRun + mcpPaid);
+    expect(mcpPaid).toBe(1000n);
   });
 });

@@ -26,8 +26,8 @@ export interface SdkWorld {
   close(): Promise<void>;
 }
 
-/** One x402 payer wallet per library, funded on the local chain. */
-const X402_PAYERS = ['TS', 'PY', 'GO'] as const;
+/** One x402 payer wallet per library (and one for the MCP agent), funded on the local chain. */
+const X402_PAYERS = ['TS', 'PY', 'GO', 'MCP'] as const;
 
 export async function startSdkWorld(): Promise<SdkWorld> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-sdk-live-'));
