@@ -50,7 +50,7 @@ export function paymentRequired(response: RawResponse): PaymentRequired | null {
 export interface EvmSigner {
   address: string;
   signTypedData(args: {
-    domain: { name: string; version: string; chainId: number; verifyingContract: string };
+    domain: { name: string; version: string; chainId: number; verifyingContract: `0x${string}` };
     types: Record<string, ReadonlyArray<{ name: string; type: string }>>;
     primaryType: string;
     message: Record<string, unknown>;
@@ -119,7 +119,7 @@ export async function signExactPayment(signer: EvmSigner, required: PaymentRequi
     nonce,
   };
   const signature = await signer.signTypedData({
-    domain: { name, version, chainId, verifyingContract: requirements.asset },
+    domain: { name, version, chainId, verifyingContract: requirements.asset as `0x${string}` },
     types: { TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
     primaryType: 'TransferWithAuthorization',
     message: {
