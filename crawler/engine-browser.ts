@@ -52,6 +52,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
             contentType: headers['content-type'] ?? null,
             etag: headers['etag'] ?? null,
             lastModified: headers['last-modified'] ?? null,
+            contentLanguage: headers['content-language'] ?? null,
             html,
           },
         );

@@ -111,6 +111,7 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
             contentType: header(response.headers, 'content-type'),
             etag: header(response.headers, 'etag'),
             lastModified: header(response.headers, 'last-modified'),
+            contentLanguage: header(response.headers, 'content-language'),
             html: status === 304 ? '' : html,
             $: status >= 200 && status < 300 && typeof context.body === 'string' ? context.$ : undefined,
           },

@@ -48,6 +48,7 @@ export interface PageResponse {
   contentType: string | null;
   etag: string | null;
   lastModified: string | null;
+  contentLanguage?: string | null;
   /** HTML as received (static) or as rendered (browser); empty for a 304. */
   html: string;
   /** The parsed document when the engine already has one. */
@@ -306,6 +307,7 @@ export class CrawlSession {
       content_type: res.contentType,
       etag: res.etag,
       last_modified: res.lastModified,
+      content_language: res.contentLanguage ?? null,
       content_hash: contentHash,
       title: page.title,
       html: res.html,

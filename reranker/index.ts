@@ -11,7 +11,7 @@ export {
   type OnnxModelKind,
   type OnnxRerankerOptions,
 } from './onnx-reranker.js';
-export { LexicalReranker, lexicalTerms, stem } from './lexical.js';
+export { LexicalReranker, lexicalTerms } from './lexical.js';
 export { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
 export { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
 export {

@@ -24,6 +24,7 @@ import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
+import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
@@ -135,8 +136,14 @@ export class Runtime {
       const { dense } = await this.dense();
       return this.searchPipeline({ reranker, dense });
     });
-    // Excerpts chosen against a query load the reranker on first use only.
-    this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
+    // Excerpts chosen against a query load the reranker on first use only. An indexed site's pages are titled with
+    // the prefixes and suffixes learnt from its stored pages, as in search results.
+    this.extract = lazy(() =>
+      createExtractDeps(config, {
+        scorePassages: async (query, passages) => (await this.reranker()).score(query, passages),
+        siteTitles: storedSiteTitles(this.pages),
+      }),
+    );
     this.receipts = lazy(() => openReceipts(storage.db, receiptSettings(config)));
     const extensions: ResponseExtension[] = [signedReceiptExtension(() => this.receipts()), ...(options.extensions ?? [])];
     this.paidCallGate = lazy(() =>

@@ -144,6 +144,26 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const pageLanguage: Migration = {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['content_language', 'language', 'translation_key']) {
+        await db.schema.alterTable('pages').addColumn(column, 'text').execute();
+      }
+      await db.schema.alterTable('pages').addColumn('navigation', 'integer').execute();
+      await db.schema.createIndex('pages_translation_key').on('pages').column('translation_key').execute();
+      await db.schema.createIndex('pages_host').on('pages').column('host').execute();
+      // Titles, languages and navigation flags are decided at index time: every page is indexed again.
+      await sql`update pages set state = 'fetched' where state = 'indexed'`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('pages_host').ifExists().execute();
+      await db.schema.dropIndex('pages_translation_key').ifExists().execute();
+      for (const column of ['navigation', 'translation_key', 'language', 'content_language']) {
+        await db.schema.alterTable('pages').dropColumn(column).execute();
+      }
+    },
+  };
+
   const receiptLog: Migration = {
     async up(db: Kysely<unknown>) {
       const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
@@ -290,6 +310,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
+    '0011_page_language_navigation': pageLanguage,
     '0015_x402_payments': x402Payments,
     '0014_receipt_log': receiptLog,
   };

@@ -28,6 +28,14 @@ export interface PagesTable {
   /** When the page was last confirmed (200 or 304). */
   checked_at: Timestamp;
   indexed_at: Timestamp | null;
+  /** The response's Content-Language header, as sent (a page's own declaration outranks it). */
+  content_language: string | null;
+  /** BCP 47 tag of the page's language (lower case, "en", "pt-br"), decided at index time; null before. */
+  language: string | null;
+  /** Pages that are translations of one another share this key (hreflang alternates, same path under a language prefix). */
+  translation_key: string | null;
+  /** 1 when the page is a generated navigation page (index, listing, HTML sitemap), 0 when not, null before indexing. */
+  navigation: number | null;
 }
 
 export interface PassagesTable {
