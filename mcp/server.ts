@@ -34,8 +34,8 @@ const SEARCH_DESCRIPTION = [
   'Search the web pages this notary service has crawled and indexed, reranked by a neural model.',
   'Use it to find pages that answer a question or mention a topic; then call notary_extract on a result URL to read it.',
   'Returns up to 10 results (url, title, snippet, rerank_score 0..1, best first) and what the call cost (credits_used, request_id).',
-  'depth 1 is fast and cheapest and right for lookups; depth 2 adds a reflection pass (query expansion) that helps broad or',
-  'multi-part questions and costs twice as much. Read-only: calling it again with the same arguments is safe.',
+  'depth 1 is fast and right for lookups; depth 2 adds a reflection pass (query expansion) that helps broad or',
+  'multi-part questions, takes longer and may cost more (the cost is in every result). Read-only: calling it again with the same arguments is safe.',
 ].join(' ');
 
 const EXTRACT_DESCRIPTION = [
@@ -47,7 +47,7 @@ const EXTRACT_DESCRIPTION = [
 
 const searchInput = z.object({
   query: z.string().min(1).max(512).describe('What to search for, in natural language or keywords.'),
-  depth: z.number().int().min(1).max(3).default(1).describe('1: fast lookup (default). 2: adds a reflection pass for hard or broad questions; costs more.'),
+  depth: z.number().int().min(1).max(3).default(1).describe('1: fast lookup (default). 2: adds a reflection pass for hard or broad questions; may cost more.'),
 });
 
 const extractInput = z.object({

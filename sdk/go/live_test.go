@@ -58,6 +58,9 @@ func TestLiveAPIKeySearchAndExtract(t *testing.T) {
 	if err != nil || deep.CreditsUsed != 2 {
 		t.Errorf("depth 2: %v %v", deep, err)
 	}
+	if english, err := c.Search(ctx, SearchRequest{Query: "vacuum", Language: "en"}); err != nil || english.CreditsUsed != 1 {
+		t.Errorf("language: %v %v", english, err)
+	}
 	page, err := c.Extract(ctx, ExtractRequest{URL: liveEnv(t, "NOTARY_LIVE_PAGE_URL"), Mode: "markdown"})
 	if err != nil || page.Title == nil || *page.Title != "Routine vacuuming" || !strings.Contains(page.Content, "Autovacuum reclaims") || page.CreditsUsed != 1 {
 		t.Errorf("extract: %+v %v", page, err)

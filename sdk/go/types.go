@@ -7,6 +7,8 @@ type SearchRequest struct {
 	Query string `json:"query"`
 	// Depth is 1 (when zero) to the server's max_depth; each level above 1 adds a reflection pass and costs more.
 	Depth int `json:"depth"`
+	// Language limits results to one language (BCP 47: "en", "pt-BR"); empty: the deployment's, else the query's own.
+	Language string `json:"language,omitempty"`
 }
 
 // ExtractRequest is the body of POST /v1/extract.

@@ -45,6 +45,8 @@ export async function startSdkWorld(): Promise<SdkWorld> {
   const port = await freePort();
   const settings: ConfigInput = {
     search: { max_depth: 2 },
+    // Depth 2 priced above depth 1 here, so the suites can tell the depths' prices apart.
+    pricing: { search: { credits_by_depth: [1, 2, 4] } },
     reranker: { download: false },
     embeddings: { model: 'off' },
     extract: { allow_private_networks: true, respect_robots_txt: true, render: 'never' },

@@ -42,6 +42,7 @@ def test_api_key_search_and_extract_with_request_id_credits_and_raw_response():
         assert "bulk" in result.response.headers["ratelimit-policy"]
         assert json.loads(result.response.text) == result.data
         assert notary.search("vacuum dead tuples", depth=2).credits_used == 2
+        assert notary.search("vacuum", language="en").credits_used == 1
         page = notary.extract(live("NOTARY_LIVE_PAGE_URL"), mode="markdown")
         assert page["title"] == "Routine vacuuming"
         assert "Autovacuum reclaims" in page["content"]

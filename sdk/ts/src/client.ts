@@ -122,7 +122,7 @@ export class NotaryClient {
 
   /** `POST /v1/search`. */
   async search(request: SearchRequest, options: CallOptions = {}): Promise<SearchResult> {
-    return this.paidCall<SearchResponseBody>('/v1/search', { query: request.query, depth: request.depth ?? 1 }, options);
+    return this.paidCall<SearchResponseBody>('/v1/search', { query: request.query, depth: request.depth ?? 1, ...(request.language ? { language: request.language } : {}) }, options);
   }
 
   /** `POST /v1/extract`. */

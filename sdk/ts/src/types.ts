@@ -5,6 +5,8 @@ export interface SearchRequest {
   query: string;
   /** 1 (default here) to the server's max_depth; each level above 1 adds a reflection pass and costs more. */
   depth?: number;
+  /** Results in this language only (BCP 47: "en", "pt-BR"); default: the deployment's, else the query's own. */
+  language?: string;
 }
 
 export interface SearchResultItem {

@@ -46,6 +46,7 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(JSON.parse(result.raw.body)).toEqual(JSON.parse(JSON.stringify(result)));
     const deep = await client().search({ query: 'vacuum dead tuples', depth: 2 });
     expect(deep.creditsUsed).toBe(2);
+    expect((await client().search({ query: 'vacuum', language: 'en' })).creditsUsed).toBe(1);
     const page = await client().extract({ url: live('NOTARY_LIVE_PAGE_URL'), mode: 'markdown' });
     expect(page.title).toBe('Routine vacuuming');
     expect(page.content).toContain('Autovacuum reclaims');

@@ -203,8 +203,8 @@ class _Base:
         )
 
     @staticmethod
-    def _search_body(query: str, depth: int) -> dict[str, Any]:
-        return {"query": query, "depth": depth}
+    def _search_body(query: str, depth: int, language: str | None = None) -> dict[str, Any]:
+        return {"query": query, "depth": depth, **({"language": language} if language else {})}
 
     @staticmethod
     def _extract_body(url: str, mode: str | None, query: str | None, render: str | None, max_age: int | None) -> dict[str, Any]:
@@ -258,9 +258,9 @@ class Client(_Base):
     def close(self) -> None:
         self._http.close()
 
-    def search(self, query: str, depth: int = 1, *, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+    def search(self, query: str, depth: int = 1, *, language: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
         """``POST /v1/search``."""
-        return self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth), payment, sign, idempotency_key, max_retries))
+        return self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language), payment, sign, idempotency_key, max_retries))
 
     def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
         """``POST /v1/extract``."""
@@ -354,8 +354,8 @@ class AsyncClient(_Base):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def search(self, query: str, depth: int = 1, *, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
-        return await self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth), payment, sign, idempotency_key, max_retries))
+    async def search(self, query: str, depth: int = 1, *, language: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        return await self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language), payment, sign, idempotency_key, max_retries))
 
     async def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
         return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
