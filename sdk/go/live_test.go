@@ -2,7 +2,9 @@ package notary
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -219,5 +221,45 @@ func TestLiveX402BothFlows(t *testing.T) {
 	capped, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(X402{Payer: &WalletPayer{Wallet: wallet, MaxAmountPerCall: big.NewInt(1)}}))
 	if _, err := capped.Search(ctx, SearchRequest{Query: "vacuum"}); err == nil || !strings.Contains(err.Error(), "pays at most 1 per call") {
 		t.Errorf("the cap did not hold: %v", err)
+	}
+}
+
+func TestLiveMPP(t *testing.T) {
+	liveEnv(t, "NOTARY_LIVE_URL")
+	spec := os.Getenv("NOTARY_LIVE_MPP_PARTIES")
+	if spec == "" {
+		t.Skip("the service offers no MPP")
+	}
+	var parties []MPPParty
+	for _, entry := range strings.Split(spec, ",") {
+		party, rest, _ := strings.Cut(entry, "=")
+		share, seed, _ := strings.Cut(rest, ":")
+		raw, err := hex.DecodeString(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parties = append(parties, MPPParty{Party: party, Share: share, PrivateKey: ed25519.NewKeyFromSeed(raw)})
+	}
+	ctx := context.Background()
+	shared, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(MPP{Parties: parties}), WithSign(true))
+	result, err := shared.Search(ctx, SearchRequest{Query: "vacuum dead tuples", Depth: 2}, CallOptions{IdempotencyKey: "go-mpp-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.CreditsUsed != 2 || result.Attempts != 2 || len(result.Receipts) != 2 {
+		t.Fatalf("mpp: %+v", result)
+	}
+	for i, r := range result.Receipts {
+		if r.Party != parties[i].Party || r.Credits != 1 || r.Share != "0.5" {
+			t.Errorf("receipt %d: %+v", i, r)
+		}
+	}
+	if v, err := shared.VerifyReceipt(ctx, result.Meta); err != nil || !v.Valid {
+		t.Errorf("signed receipt: %v %+v", err, v)
+	}
+	again, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(MPP{Parties: parties, MaxCredits: 2}))
+	replay, err := again.Search(ctx, SearchRequest{Query: "vacuum dead tuples", Depth: 2}, CallOptions{IdempotencyKey: "go-mpp-1"})
+	if err != nil || replay.Attempts != 1 || !replay.Replayed {
+		t.Errorf("replay: %+v %v", replay, err)
 	}
 }

@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Socket } from 'node:net';
@@ -25,6 +26,9 @@ export interface SdkWorld {
   chain: ChainWorld;
   close(): Promise<void>;
 }
+
+/** PKCS#8 DER prefix of an Ed25519 private key: prefix + 32-byte seed. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** One x402 payer wallet per library (and one for the MCP agent), funded on the local chain. */
 const X402_PAYERS = ['TS', 'PY', 'GO', 'MCP'] as const;
@@ -74,6 +78,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
   writeFileSync(path.join(dataDir, 'notary.json'), JSON.stringify(settings, null, 2));
   const runtime = await Runtime.open(configSchema.parse({ ...settings, data_dir: dataDir }), { env: {}, log: silentLog });
   let keys: Record<string, string>;
+  let mppParties = '';
   try {
     await runtime.index.upsert(apiIndexDocs());
     const key = async (name: string, credits: number, tier: string) => {
@@ -82,6 +87,18 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     };
     const revoked = await key('sdk-revoked', 100, 'bulk');
     await runtime.accounts.revokeKey(revoked.record.id);
+    // MPP parties (when this service has MPP): two tenants, each with its own Ed25519 key registered.
+    const parties = (runtime as unknown as { parties?: { addKey(tenant: unknown, publicKey: string): Promise<unknown> } }).parties;
+    if (parties) {
+      const shares: string[] = [];
+      for (const name of ['sdk-alice', 'sdk-bob']) {
+        const seed = randomBytes(32);
+        const publicKey = createPublicKey(createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })).export({ format: 'jwk' }).x ?? '';
+        await parties.addKey(await runtime.accounts.createTenant(name, { credits: 100_000, tier: 'bulk' }), publicKey);
+        shares.push(`${name}=0.5:${seed.toString('hex')}`);
+      }
+      mppParties = shares.join(',');
+    }
     keys = {
       NOTARY_LIVE_KEY: (await key('sdk-main', 100_000, 'bulk')).key,
       NOTARY_LIVE_TINY_KEY: (await key('sdk-tiny', 100_000, 'tiny')).key,
@@ -115,6 +132,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
       NOTARY_LIVE_SILENT_URL: `http://127.0.0.1:${silentPort}`,
       NOTARY_LIVE_FACILITATOR_URL: facilitator.url,
+      ...(mppParties ? { NOTARY_LIVE_MPP_PARTIES: mppParties } : {}),
       NOTARY_LIVE_X402_NETWORK: chain.chain.network,
       ...Object.fromEntries(X402_PAYERS.map((name, i) => [`NOTARY_LIVE_X402_KEY_${name}`, chain.payers[i]?.privateKey ?? ''])),
     },

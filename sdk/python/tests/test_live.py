@@ -158,3 +158,22 @@ def test_x402_on_the_local_chain_both_flows():
     assert deep.credits_used == 2 and deep["results"][0]["url"] == "https://docs.test/vacuum"
     with Client(LIVE_URL, payment=X402(WalletPayer(key, max_amount_per_call=1))) as capped, pytest.raises(Exception, match="pays at most 1 per call"):
         capped.search("vacuum")
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("NOTARY_LIVE_MPP_PARTIES"), reason="the service offers no MPP")
+def test_mpp_parties_sign_every_call_and_receipts_split_the_price():
+    from notary_client import Mpp, MppParty
+
+    parties = []
+    for entry in live("NOTARY_LIVE_MPP_PARTIES").split(","):
+        party, rest = entry.split("=")
+        share, seed = rest.split(":")
+        parties.append(MppParty(party, share, bytes.fromhex(seed)))
+    with Client(LIVE_URL, payment=Mpp(parties), sign=True) as notary:
+        result = notary.search("vacuum dead tuples", depth=2, idempotency_key="py-mpp-1")
+        assert result.credits_used == 2 and result.attempts == 2
+        assert result["receipts"] == [{"party": p.party, "credits": 1, "share": "0.5"} for p in parties]
+        assert notary.verify_receipt(result).valid
+    with Client(LIVE_URL, payment=Mpp(parties, max_credits=2)) as notary:
+        again = notary.search("vacuum dead tuples", depth=2, idempotency_key="py-mpp-1")
+    assert again.attempts == 1 and again.replayed

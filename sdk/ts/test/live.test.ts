@@ -14,6 +14,8 @@ import {
   TimeoutError,
   UnprocessableError,
   apiKey,
+  fromHex,
+  mpp,
   receiptPayer,
   walletPayer,
   x402,
@@ -150,5 +152,25 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     // The wallet's cap holds: a call dearer than it is refused before anything is signed.
     const capped = new NotaryClient({ baseUrl: url, payment: x402(walletPayer(wallet, { maxAmountPerCall: 1 })) });
     await expect(capped.search({ query: 'vacuum' })).rejects.toThrow(/pays at most 1 per call/);
+  });
+
+  // MPP runs when the service offers it (the world registers two parties and passes their keys).
+  it.runIf(env['NOTARY_LIVE_MPP_PARTIES'])('MPP: each party signs every call, the receipts split the price, retries re-sign under one Idempotency-Key', async () => {
+    const parties = live('NOTARY_LIVE_MPP_PARTIES')
+      .split(',')
+      .map((entry) => {
+        const [party = '', rest = ''] = entry.split('=');
+        const [share = '', seed = ''] = rest.split(':');
+        return { party, share, privateKey: fromHex(seed) };
+      });
+    const shared = new NotaryClient({ baseUrl: url, payment: mpp(parties), sign: true });
+    const result = await shared.search({ query: 'vacuum dead tuples', depth: 2 }, { idempotencyKey: 'ts-mpp-1' });
+    expect(result.creditsUsed).toBe(2);
+    expect(result.attempts).toBe(2); // the quote, then the signed envelope
+    expect(result.receipts).toEqual(parties.map((p) => ({ party: p.party, credits: 1, share: '0.5' })));
+    expect((await shared.verifyReceipt(result)).valid).toBe(true);
+    const again = await new NotaryClient({ baseUrl: url, payment: mpp(parties, { maxCredits: 2 }) }).search({ query: 'vacuum dead tuples', depth: 2 }, { idempotencyKey: 'ts-mpp-1' });
+    expect(again.attempts).toBe(1);
+    expect(again.replayed).toBe(true);
   });
 });
