@@ -180,7 +180,9 @@ describe('POST /v1/search on SQLite', () => {
     const missing = expectProblem(missingRes, 401, 'unauthenticated');
     expect(missing['detail']).toMatch(/Bearer/);
     expect(missing['price']).toEqual({ credits: 2, amount: '0.002', asset: 'USDC' });
-    expect(missingRes.headers['www-authenticate']).toBe('Bearer realm="notary"');
+    // One challenge per enabled mode: API keys and MPP envelopes (both authenticate accounts: 401).
+    expect(missingRes.headers['www-authenticate']).toEqual(['Bearer realm="notary"', 'MPP realm="notary", credits=2, max_parties=16, max_lifetime=300']);
+    expect(missing['detail']).toMatch(/Authorization: MPP envelope=/);
     expectProblem(await post({ query: 'x', depth: 1 }, undefined, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthenticated');
     expectProblem(await post({ query: 'x' }, undefined, { authorization: 'Bearer' }), 401, 'invalid_api_key');
     expectProblem(await post({ query: 'x' }, 'not-a-key'), 401, 'invalid_api_key');

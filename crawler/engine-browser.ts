@@ -60,7 +60,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
       errorHandler: ({ request }) => finish(request.uniqueKey),
       failedRequestHandler: async ({ request }, error) => {
         finish(request.uniqueKey);
-        if (ctx.signal?.aborted && error.name === 'AbortError') return;
+        if (ctx.signal?.aborted && error.name === 'AbortError') return session.requestAbandoned(request.uniqueKey);
         await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
       },
     },

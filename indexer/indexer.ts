@@ -10,16 +10,26 @@ import { passageModelText, type IndexDoc, type PageDoc, type SearchIndex } from 
 import type { VectorIndex } from './vector-index.js';
 
 export interface IndexerProgress {
+  /** index: pages into passages and the full-text index; embed: passages into vectors. */
+  phase: 'index' | 'embed';
   indexedPages: number;
   removedPages: number;
   passages: number;
   failed: number;
   /** Passages embedded into the vector index (new ones and any left without a vector of the current model). */
   embedded: number;
+  /** Passages without a vector of the current model when embedding started. */
+  embedTotal: number;
 }
 
 export interface IndexerRunResult extends IndexerProgress {
   ms: number;
+  /** Of `ms`, the time spent embedding. */
+  embedMs: number;
+}
+
+function emptyProgress(): IndexerProgress {
+  return { phase: 'index', indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0, embedTotal: 0 };
 }
 
 /** pino-compatible subset. */
@@ -60,7 +70,7 @@ export class Indexer {
   ): Promise<IndexerRunResult> {
     const started = performance.now();
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? 100));
-    const progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0 };
+    const progress = emptyProgress();
     // A page still pending after being handled (say, re-fetched meanwhile) waits for the next run, so a run ends.
     const handled = new Set<number>();
     let stillPending = 0;
@@ -108,8 +118,10 @@ export class Indexer {
       await this.deps.vectors?.index.delete(staleIds);
       options.onProgress?.({ ...progress });
     }
+    const embedStarted = performance.now();
     await this.embedPending(options.onProgress, progress);
-    return { ...progress, ms: Math.round(performance.now() - started) };
+    const done = performance.now();
+    return { ...progress, ms: Math.round(done - started), embedMs: Math.round(done - embedStarted) };
   }
 
   /**
@@ -119,12 +131,15 @@ export class Indexer {
    */
   async embedPending(
     onProgress?: (p: IndexerProgress) => void,
-    progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0 },
+    progress: IndexerProgress = emptyProgress(),
   ): Promise<number> {
     const vectors = this.deps.vectors;
     if (!vectors) return 0;
     const before = progress.embedded;
     const batchSize = Math.max(1, Math.floor(vectors.batchSize ?? 64));
+    const [{ passages: passageCount }, stats] = await Promise.all([this.deps.pages.counts(), vectors.index.stats()]);
+    progress.phase = 'embed';
+    progress.embedTotal = Math.max(0, passageCount - stats.vectors);
     const tried = new Set<number>();
     for (;;) {
       const ids = (await vectors.index.missing(batchSize)).filter((id) => !tried.has(id));

@@ -9,6 +9,7 @@ export {
   isDynamicallyQuantized,
   readModelConfig,
   type OnnxModelKind,
+  type GraphOptimizationLevel,
   type OnnxRerankerOptions,
 } from './onnx-reranker.js';
 export { LexicalReranker, lexicalTerms } from './lexical.js';
@@ -18,8 +19,21 @@ export {
   downloadPinnedModel,
   isCachedModelComplete,
   loadReranker,
+  resolveModelFiles,
   sha256File,
   type DownloadOptions,
   type LoadRerankerOptions,
   type RerankerLog,
 } from './resolve.js';
+export {
+  describeModelFolder,
+  failureMarkerFile,
+  findInt8Copy,
+  forgetDownloadFailure,
+  installModelFolder,
+  listCachedModels,
+  recentDownloadFailure,
+  verifyReportedHashes,
+  type DownloadFailure,
+  type ModelFolder,
+} from './model-cache.js';

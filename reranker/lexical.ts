@@ -22,8 +22,8 @@ export function lexicalTerms(text: string): string[] {
 export class LexicalReranker implements Reranker {
   readonly info: RerankerInfo;
 
-  constructor(source = 'fallback') {
-    this.info = { kind: 'lexical', model: 'lexical', source };
+  constructor(source = 'fallback', why?: string) {
+    this.info = { kind: 'lexical', model: 'lexical', source, ...(why ? { why } : {}) };
   }
 
   async score(query: string, passages: readonly string[]): Promise<number[]> {

@@ -8,6 +8,7 @@ import { Fts5SearchIndex } from '../indexer/fts5.js';
 import type { SearchIndex } from '../indexer/search-index.js';
 import { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
+import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
@@ -19,6 +20,7 @@ import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { FrontierStore } from '../storage/frontier.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
@@ -89,7 +91,11 @@ function lazy<T>(make: () => T): Lazy<T> {
 export class Runtime {
   readonly pages: PageStore;
   readonly runs: CrawlRunStore;
+  /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
+  readonly frontier: FrontierStore;
   readonly accounts: Accounts;
+  /** MPP parties: tenants' registered Ed25519 keys. */
+  readonly parties: Parties;
   readonly pricing: Pricing;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
@@ -120,7 +126,9 @@ export class Runtime {
   ) {
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
+    this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
+    this.parties = new Parties(storage.db);
     this.pricing = new Pricing(config.pricing);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.idempotency = new SqlIdempotencyStore(storage.db);
@@ -128,7 +136,7 @@ export class Runtime {
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
     const env = options.env ?? process.env;
-    this.reranker = lazy(() => loadReranker(config.reranker, { log, env }));
+    this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
     this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log }));
     this.denseForIndexing = lazy(() => openDense(config, storage, { log }));
     this.search = lazy(async () => {

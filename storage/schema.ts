@@ -50,13 +50,41 @@ export interface PassagesTable {
   word_count: number;
 }
 
+export type CrawlRunStatus = 'running' | 'finished' | 'stopped' | 'interrupted';
+
 export interface CrawlRunsTable {
   id: string;
   seeds: string;
   started_at: Timestamp;
   finished_at: Timestamp | null;
-  /** JSON: fetched, unchanged, skipped, failed, duplicates. */
+  /** JSON: the run's summary counts. */
   stats: string | null;
+  /** running; finished (queue done or max_pages reached); stopped (signal, resumable); interrupted (process died, resumable). */
+  status: CrawlRunStatus | null;
+  /** The stopped or interrupted run whose frontier this run took over. */
+  resumed_from: string | null;
+  /** `<hostname>:<pid>` of the process running it. */
+  owner: string | null;
+  /** Refreshed while the run is alive; an old one on a run still "running" means its process died. */
+  heartbeat_at: Timestamp | null;
+  /** JSON: the options a resume needs (max_pages, skip_fresh). */
+  options: string | null;
+}
+
+export type FrontierState = 'queued' | 'leased' | 'done';
+
+export interface CrawlFrontierTable {
+  id: Generated<number>;
+  run_id: string;
+  url: string;
+  depth: number;
+  state: FrontierState;
+  /** For done rows: stored, unchanged, fresh, alias (a redirect or canonical target), or the skip/failure reason. */
+  outcome: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  added_at: Timestamp;
+  finished_at: Timestamp | null;
 }
 
 export interface CrawlSkipsTable {
@@ -138,6 +166,29 @@ export interface PassageVectorsTable {
 export interface PassageVectorGenerationTable {
   id: number;
   generation: number;
+}
+
+/** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
+export interface PartyKeysTable {
+  /** RFC 7638 thumbprint of the key: what an envelope names. */
+  kid: string;
+  tenant_id: string;
+  /** The raw 32-byte public key, base64url without padding. */
+  public_key: string;
+  name: string | null;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+/** MPP envelope nonces, each usable once until its envelope expires. */
+export interface MppNoncesTable {
+  nonce: string;
+  env_id: string;
+  /** The call whose charge used the nonce. */
+  request_id: string;
+  /** When the envelope expires; the row may go some time after. */
+  expires_at: Timestamp;
+  created_at: Timestamp;
 }
 
 export type X402PaymentState =
@@ -246,6 +297,7 @@ export interface Database {
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;
   crawl_skips: CrawlSkipsTable;
+  crawl_frontier: CrawlFrontierTable;
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;
@@ -256,6 +308,8 @@ export interface Database {
   receipt_log_nodes: ReceiptLogNodesTable;
   receipt_log_checkpoints: ReceiptLogCheckpointsTable;
   idempotency_keys: IdempotencyKeysTable;
+  party_keys: PartyKeysTable;
+  mpp_nonces: MppNoncesTable;
   x402_payments: X402PaymentsTable;
   payment_ledger: PaymentLedgerTable;
   service_secrets: ServiceSecretsTable;
@@ -269,5 +323,6 @@ export type NewPassage = Insertable<PassagesTable>;
 export type Tenant = Selectable<TenantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type PartyKey = Selectable<PartyKeysTable>;
 export type X402PaymentRow = Selectable<X402PaymentsTable>;
 export type PaymentLedgerRow = Selectable<PaymentLedgerTable>;

@@ -86,7 +86,7 @@ describe('titles, navigation pages and languages on a crawled two-language manua
     dir = writeSite(SITE);
     server = await serveDirectory(dir);
     db = await openTestDb();
-    await runCrawl({ config: crawlerConfig({ seeds: [`${server.url}/manual/en/index.html`], same_host: true }), pages: db.pages, runs: db.runs });
+    await runCrawl({ config: crawlerConfig({ seeds: [`${server.url}/manual/en/index.html`], scope: 'host' }), pages: db.pages, runs: db.runs, frontier: db.frontier });
     if (!db.storage.sqlite) throw new Error('SQLite storage expected');
     index = new Fts5SearchIndex(db.storage.sqlite);
     await new Indexer({ pages: db.pages, index, config: config.indexer, logger: { warn: () => {} } }).runOnce();

@@ -12,6 +12,7 @@ import { serveDirectory } from '../../test/support/serve-static.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { Indexer } from '../../indexer/indexer.js';
 import { CrawlRunStore } from '../../storage/crawl-runs.js';
+import { FrontierStore } from '../../storage/frontier.js';
 import { migrateToLatest, openSqlite, sqliteFile, type Storage } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import { knownItemQueries, pgDocsDir, sample } from '../../test/support/pgdocs.js';
@@ -97,7 +98,7 @@ export async function buildDocSiteIndex(options: PgDocsIndexOptions & { dir: str
           max_pages: 5_000,
         },
       }).crawler;
-      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db) });
+      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db), frontier: new FrontierStore(storage.db, storage.dialect) });
       crawlMs = summary.elapsedMs;
       options.log?.(`${name}: crawled ${summary.fetched} pages in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.failed} failed)`);
     } finally {
