@@ -1,7 +1,6 @@
 /**
  * Runs the same search from each client library in each payment mode against a live `notary serve` (the
- * conformance world: API keys, a local EVM chain with notary facilitator for x402, MPP parties when the service has
- * MPP) and writes the commands and their output to docs/sdk-examples.md.
+ * conformance world: API keys, a local EVM chain with notary facilitator for x402, two MPP parties) and writes the commands and their output to docs/sdk-examples.md.
  * Usage: npx tsx scripts/sdk-examples.ts [--out docs/sdk-examples.md]
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,7 +28,7 @@ const python = process.env['NOTARY_SDK_PYTHON'] ?? spawnSync('bash', [path.join(
 const world = await startSdkWorld();
 try {
   const live = world.env;
-  const modes = ['api_key', 'signed', 'x402', 'x402_receipt', ...(live['NOTARY_LIVE_MPP_PARTIES'] ? ['mpp'] : [])];
+  const modes = ['api_key', 'signed', 'x402', 'x402_receipt', 'mpp'];
   const languages = [
     { name: 'TypeScript', key: 'TS', command: process.execPath, args: (mode: string) => [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'sdk/ts/examples/search.ts', mode, query], cwd: root, shown: (mode: string) => `npx tsx sdk/ts/examples/search.ts ${mode} "${query}"` },
     { name: 'Python', key: 'PY', command: python, args: (mode: string) => ['examples/search.py', mode, query], cwd: path.join(root, 'sdk/python'), shown: (mode: string) => `(cd sdk/python && PYTHONPATH=src python examples/search.py ${mode} "${query}")` },
@@ -60,13 +59,15 @@ try {
     '',
     `Captured by \`npx tsx scripts/sdk-examples.ts\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (${os.cpus().length} cores, load ${os.loadavg()[0]?.toFixed(1)}), against a live`,
     '`notary serve` started by the script: the four API test documents indexed, API keys, x402 on a local EVM chain',
-    '(an EIP-3009 token and `notary facilitator` settling on it), one wallet per library. The programs are',
+    '(an EIP-3009 token and `notary facilitator` settling on it), one wallet per library, and two MPP parties',
+    '(tenants `sdk-alice` and `sdk-bob`, each with its Ed25519 key registered, sharing every call 0.5/0.5). The programs are',
     '`sdk/ts/examples/search.ts`, `sdk/python/examples/search.py` and `sdk/go/examples/search/main.go`; they read',
     '`NOTARY_URL`, `NOTARY_API_KEY`, `NOTARY_WALLET_KEY`, `NOTARY_FACILITATOR_URL` and `NOTARY_MPP_PARTIES`. Scores come',
-    'from the lexical scorer (no model in this run). `attempts: 2` on x402 calls is the unpaid first attempt (the 402',
-    'with the quote) and the paid retry.',
+    'from the lexical scorer (no model in this run). `attempts: 2` on x402 and MPP calls is the unpaid first attempt',
+    '(the 402 with the quote) and the paid retry. `signed` is an API-key call with `X-Notary-Sign: 1`, its receipt',
+    'verified offline against the JWKS. A depth-1 search costs 1 credit: MPP splits it 0.5/0.5 by largest remainder,',
+    'so one party pays the whole credit (the tie goes to the first listed party) and the other 0.',
     '',
-    modes.includes('mpp') ? '' : '**MPP is not in this run**: the service on this branch has no MPP mode yet (issue 16); the libraries build and sign envelopes and pass the MPP vectors, but no live MPP call was made.\n',
     `After the run the service's payTo address held ${paidTo} units of the test token (6 decimals) from these x402 calls.`,
     '',
   ];

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to the whole test suite: installs what is missing (Chromium, PostgreSQL,
-# the PostgreSQL docs corpus, npm packages), then typecheck, lint and every vitest project.
+# the PostgreSQL docs corpus, Go, npm packages), then typecheck, lint and every vitest project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
@@ -15,9 +15,9 @@ export NOTARY_RECEIPTS_PYTHON
 # The Python client library's dependencies (httpx, cryptography, rfc8785, eth-account, pytest) for its pytest run.
 NOTARY_SDK_PYTHON="$(bash scripts/sdk-python-venv.sh)"
 export NOTARY_SDK_PYTHON
-# The Go client library is tested with go test (modules from the Go module proxy).
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
-command -v go >/dev/null 2>&1 || { echo "notary: go is needed to test sdk/go (https://go.dev/dl or the golang-go package)" >&2; exit 1; }
+# The Go client library is tested with go test (its modules from the Go module proxy): a go new enough first on PATH.
+# shellcheck source=scripts/go-env.sh
+. scripts/go-env.sh
 npm run typecheck
 npm run lint
 report="$(mktemp -t notary-vitest-XXXXXX.json)"

@@ -225,11 +225,7 @@ func TestLiveX402BothFlows(t *testing.T) {
 }
 
 func TestLiveMPP(t *testing.T) {
-	liveEnv(t, "NOTARY_LIVE_URL")
-	spec := os.Getenv("NOTARY_LIVE_MPP_PARTIES")
-	if spec == "" {
-		t.Skip("the service offers no MPP")
-	}
+	spec := liveEnv(t, "NOTARY_LIVE_MPP_PARTIES")
 	var parties []MPPParty
 	for _, entry := range strings.Split(spec, ",") {
 		party, rest, _ := strings.Cut(entry, "=")

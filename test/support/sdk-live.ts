@@ -1,9 +1,9 @@
-import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { configSchema, type ConfigInput } from '../../core/config.js';
+import { generatePartyKey } from '../../payments/modes/mpp/index.js';
 import { Runtime, silentLog } from '../../runtime/index.js';
 import { apiIndexDocs } from './app.js';
 import { startServer, type RunningServer } from './cli.js';
@@ -15,7 +15,8 @@ import { startChainWorld, startFacilitatorInProcess, type ChainWorld, type Runni
 /**
  * One live `notary serve` for the client libraries' integration suites (TypeScript, Python, Go): the four API test
  * documents indexed, keys for every case (a funded key, a key of a 2-request tier for 429s, an empty one, a revoked
- * one) and a small site to extract from (a page, a page without content, a page robots.txt forbids).
+ * one), two MPP parties with registered keys, x402 on a local chain, and a small site to extract from (a page, a
+ * page without content, a page robots.txt forbids).
  */
 export interface SdkWorld {
   server: RunningServer;
@@ -26,9 +27,6 @@ export interface SdkWorld {
   chain: ChainWorld;
   close(): Promise<void>;
 }
-
-/** PKCS#8 DER prefix of an Ed25519 private key: prefix + 32-byte seed. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** One x402 payer wallet per library (and one for the MCP agent), funded on the local chain. */
 const X402_PAYERS = ['TS', 'PY', 'GO', 'MCP'] as const;
@@ -59,6 +57,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     payments: {
       anonymous_tier: 'bulk',
       modes: {
+        mpp: { enabled: true },
         x402: {
           enabled: true,
           network: chain.chain.network,
@@ -87,18 +86,14 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     };
     const revoked = await key('sdk-revoked', 100, 'bulk');
     await runtime.accounts.revokeKey(revoked.record.id);
-    // MPP parties (when this service has MPP): two tenants, each with its own Ed25519 key registered.
-    const parties = (runtime as unknown as { parties?: { addKey(tenant: unknown, publicKey: string): Promise<unknown> } }).parties;
-    if (parties) {
-      const shares: string[] = [];
-      for (const name of ['sdk-alice', 'sdk-bob']) {
-        const seed = randomBytes(32);
-        const publicKey = createPublicKey(createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })).export({ format: 'jwk' }).x ?? '';
-        await parties.addKey(await runtime.accounts.createTenant(name, { credits: 100_000, tier: 'bulk' }), publicKey);
-        shares.push(`${name}=0.5:${seed.toString('hex')}`);
-      }
-      mppParties = shares.join(',');
+    // MPP parties: two tenants, each with its own Ed25519 key registered; the suites get name=share:seedhex.
+    const shares: string[] = [];
+    for (const name of ['sdk-alice', 'sdk-bob']) {
+      const partyKey = generatePartyKey();
+      await runtime.parties.addKey(await runtime.accounts.createTenant(name, { credits: 100_000, tier: 'bulk' }), partyKey.x);
+      shares.push(`${name}=0.5:${Buffer.from(partyKey.d, 'base64url').toString('hex')}`);
     }
+    mppParties = shares.join(',');
     keys = {
       NOTARY_LIVE_KEY: (await key('sdk-main', 100_000, 'bulk')).key,
       NOTARY_LIVE_TINY_KEY: (await key('sdk-tiny', 100_000, 'tiny')).key,
@@ -132,7 +127,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
       NOTARY_LIVE_SILENT_URL: `http://127.0.0.1:${silentPort}`,
       NOTARY_LIVE_FACILITATOR_URL: facilitator.url,
-      ...(mppParties ? { NOTARY_LIVE_MPP_PARTIES: mppParties } : {}),
+      NOTARY_LIVE_MPP_PARTIES: mppParties,
       NOTARY_LIVE_X402_NETWORK: chain.chain.network,
       ...Object.fromEntries(X402_PAYERS.map((name, i) => [`NOTARY_LIVE_X402_KEY_${name}`, chain.payers[i]?.privateKey ?? ''])),
     },

@@ -160,7 +160,6 @@ def test_x402_on_the_local_chain_both_flows():
         capped.search("vacuum")
 
 
-@pytest.mark.skipif(not __import__("os").environ.get("NOTARY_LIVE_MPP_PARTIES"), reason="the service offers no MPP")
 def test_mpp_parties_sign_every_call_and_receipts_split_the_price():
     from notary_client import Mpp, MppParty
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -186,9 +186,8 @@ describe('checkpoints (checkpoints.json)', () => {
   });
 });
 
-/** MPP vectors are written by the server's MPP work (spec/vectors/mpp-*.json); the library must reproduce them. */
-const mppEnvelopes = path.join(vectors, 'mpp-envelopes.json');
-describe.runIf(existsSync(mppEnvelopes) || process.env['CI'] === 'true')('MPP (mpp-envelopes.json, mpp-splits.json)', () => {
+/** The server's MPP vectors (spec/vectors/mpp-*.json, scripts/mpp-vectors.ts): the library must reproduce them. */
+describe('MPP (mpp-envelopes.json, mpp-splits.json)', () => {
   it('envelopes: signing input, signatures, encoding', async () => {
     const v = load<{ cases: Array<{ name: string; request: { method: string; url: string; body: string }; parties: Array<{ party: string; seed_hex: string; kid: string; share: string }>; unsigned: UnsignedEnvelope; jcs: string; signing_input_hex: string; envelope: Envelope; encoded?: string }> }>('mpp-envelopes.json');
     for (const c of v.cases) {
