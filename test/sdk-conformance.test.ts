@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +28,8 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, output });
+      // Runners colour their summaries (vitest even without a terminal): plain text to match against.
+      resolve({ code, output: stripVTControlCharacters(output) });
     });
   });
 }
@@ -57,6 +59,12 @@ function expectPassed(result: Run, summary: RegExp, skipped: RegExp): void {
   expect(result.output, result.output).not.toMatch(skipped);
 }
 
+/** How many cases a runner passed, said in the run's log. */
+function report(library: string, passed: number): void {
+  expect(passed).toBeGreaterThan(0);
+  process.stderr.write(`sdk conformance: ${library}: ${passed} passed, 0 skipped\n`);
+}
+
 /** What each library's live suite pays by x402 (atomic units of the test token): depth 1 by PAYMENT-SIGNATURE, depth 2 by X-402-Receipt. */
 const X402_PAID_PER_LIBRARY = 1000n + 2000n;
 let librariesRun = 0n;
@@ -66,6 +74,7 @@ describe('client libraries against a live notary serve', () => {
   it('TypeScript (vitest): live suite', async () => {
     const result = await run(process.execPath, [path.join(repoRoot, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'sdk-ts-live'], repoRoot, world.env);
     expectPassed(result, /Tests\s+.*\d+ passed/, /\d+ skipped/);
+    report('TypeScript (vitest)', Number(/Tests\s+(\d+) passed/.exec(result.output)?.[1] ?? 0));
     librariesRun++;
   });
 
@@ -73,12 +82,14 @@ describe('client libraries against a live notary serve', () => {
     const python = sdkPython() as string;
     const result = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], path.join(repoRoot, 'sdk/python'), world.env);
     expectPassed(result, /\d+ passed/, /\d+ skipped/);
+    report('Python (pytest)', Number(/(\d+) passed/.exec(result.output)?.[1] ?? 0));
     librariesRun++;
   });
 
   it.runIf(available('Go (go on PATH)', hasGo))('Go (go test): vectors and live suite', async () => {
     const result = await run('go', ['test', '-count=1', '-v', './...'], path.join(repoRoot, 'sdk/go'), world.env);
     expectPassed(result, /^ok\s+/m, /--- SKIP/);
+    report('Go (go test)', result.output.match(/^--- PASS/gm)?.length ?? 0);
     librariesRun++;
   });
 
