@@ -64,7 +64,7 @@ try {
     '`sdk/ts/examples/search.ts`, `sdk/python/examples/search.py` and `sdk/go/examples/search/main.go`; they read',
     '`NOTARY_URL`, `NOTARY_API_KEY`, `NOTARY_WALLET_KEY`, `NOTARY_FACILITATOR_URL` and `NOTARY_MPP_PARTIES`. Scores come',
     'from the lexical scorer (no model in this run). `attempts: 2` on x402 and MPP calls is the unpaid first attempt',
-    '(the 402 with the quote) and the paid retry. `signed` is an API-key call with `X-Notary-Sign: 1`, its receipt',
+    '(the 402 with the quote) and the paid retry. `signed` is an API-key call with `X-Notary-Sign: required`, its receipt',
     'verified offline against the JWKS. A depth-1 search costs 1 credit: MPP splits it 0.5/0.5 by largest remainder,',
     'so one party pays the whole credit (the tie goes to the first listed party) and the other 0.',
     '',
