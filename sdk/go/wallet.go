@@ -197,25 +197,26 @@ func (p *WalletPayer) Sign(required *PaymentRequired, r *PaymentRequirements) (*
 	return payload, nil
 }
 
-func requiredOf(c *X402Challenge) (*PaymentRequired, error) {
+// signChallenge picks the challenge's payment option this wallet can pay and signs it.
+func (p *WalletPayer) signChallenge(c *X402Challenge) (*PaymentPayload, *PaymentRequirements, error) {
 	required := c.PaymentRequired()
 	if required == nil {
-		return nil, errors.New("x402: the 402 carries no PAYMENT-REQUIRED header (is x402 enabled on the service?)")
+		return nil, nil, errors.New("x402: the 402 carries no PAYMENT-REQUIRED header (is x402 enabled on the service?)")
 	}
-	return required, nil
+	r, err := p.choose(required)
+	if err != nil {
+		return nil, nil, err
+	}
+	payload, err := p.Sign(required, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return payload, r, nil
 }
 
 // Pay answers the challenge with PAYMENT-SIGNATURE.
 func (p *WalletPayer) Pay(_ context.Context, c *X402Challenge) (map[string]string, error) {
-	required, err := requiredOf(c)
-	if err != nil {
-		return nil, err
-	}
-	r, err := p.choose(required)
-	if err != nil {
-		return nil, err
-	}
-	payload, err := p.Sign(required, r)
+	payload, _, err := p.signChallenge(c)
 	if err != nil {
 		return nil, err
 	}
@@ -236,15 +237,7 @@ type ReceiptPayer struct {
 
 // Pay settles through the facilitator and answers the challenge with X-402-Receipt.
 func (p *ReceiptPayer) Pay(ctx context.Context, c *X402Challenge) (map[string]string, error) {
-	required, err := requiredOf(c)
-	if err != nil {
-		return nil, err
-	}
-	r, err := p.choose(required)
-	if err != nil {
-		return nil, err
-	}
-	payload, err := p.Sign(required, r)
+	payload, r, err := p.signChallenge(c)
 	if err != nil {
 		return nil, err
 	}
