@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -69,6 +71,135 @@ function report(library: string, passed: number): void {
 const X402_PAID_PER_LIBRARY = 1000n + 2000n;
 let librariesRun = 0n;
 let mcpPaid = 0n;
+
+/**
+ * Each library as its users get it, outside this checkout: the npm tarball (built from tsconfig.build.json, packed,
+ * installed into a fresh project, imported by plain Node and type-checked by a consumer), the Python wheel (built
+ * by hatchling, installed into an empty folder) and the Go module (required by a fresh module through a replace
+ * directive, vetted and run). Each makes one search against the live server with an API key.
+ */
+describe('the libraries as packages', () => {
+  let scratch: string;
+  beforeAll(() => {
+    scratch = mkdtempSync(path.join(tmpdir(), 'notary-sdk-packages-'));
+  });
+  afterAll(() => {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+  /** What each consumer prints: the top result and the call's cost, from the live server. */
+  const expectSearched = (result: Run): void => {
+    expect(result.code, result.output).toBe(0);
+    const line = result.output.trim().split('\n').at(-1) ?? '';
+    expect(JSON.parse(line)).toMatchObject({ url: 'https://docs.test/vacuum', credits: 1, requestId: expect.stringMatching(/^req_/) });
+  };
+
+  it('npm: the packed tarball installs into a new project, imports from plain Node and type-checks', async () => {
+    const pkg = path.join(scratch, 'ts-package');
+    mkdirSync(pkg);
+    for (const file of ['package.json', 'README.md']) copyFileSync(path.join(repoRoot, 'sdk/ts', file), path.join(pkg, file));
+    const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
+    const built = await run(process.execPath, [tsc, '-p', 'sdk/ts/tsconfig.build.json', '--outDir', path.join(pkg, 'dist')], repoRoot, {});
+    expect(built.code, built.output).toBe(0);
+    const packed = await run('npm', ['pack', '--silent', '--pack-destination', scratch], pkg, {});
+    expect(packed.code, packed.output).toBe(0);
+    const tarball = path.join(scratch, packed.output.trim().split('\n').at(-1) ?? '');
+    const app = path.join(scratch, 'ts-app');
+    mkdirSync(app);
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    // The library's two dependencies come from npm's cache (npm ci put them there), else from the registry.
+    const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], app, {});
+    expect(installed.code, installed.output).toBe(0);
+    writeFileSync(
+      path.join(app, 'search.mjs'),
+      [
+        "import { NotaryClient, apiKey } from '@notary-search/client';",
+        'const client = new NotaryClient({ baseUrl: process.env.NOTARY_LIVE_URL, payment: apiKey(process.env.NOTARY_LIVE_KEY) });',
+        "const r = await client.search({ query: 'vacuum dead tuples', depth: 1 });",
+        'console.log(JSON.stringify({ url: r.results[0].url, credits: r.creditsUsed, requestId: r.requestId }));',
+      ].join('\n'),
+    );
+    expectSearched(await run(process.execPath, ['search.mjs'], app, world.env));
+    writeFileSync(
+      path.join(app, 'check.ts'),
+      [
+        "import { NotaryClient, RateLimitError, apiKey, type SearchResult } from '@notary-search/client';",
+        'export async function top(baseUrl: string, key: string): Promise<string | undefined> {',
+        "  const r: SearchResult = await new NotaryClient({ baseUrl, payment: apiKey(key) }).search({ query: 'vacuum', depth: 1 });",
+        '  const requestId: string = r.requestId;',
+        '  return r.results[0]?.url ?? (requestId && RateLimitError.name);',
+        '}',
+      ].join('\n'),
+    );
+    const compilerOptions = { strict: true, noEmit: true, target: 'ES2022', lib: ['ES2022', 'DOM'], module: 'NodeNext', moduleResolution: 'NodeNext', types: [], skipLibCheck: true };
+    writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['check.ts'] }));
+    const typed = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], app, {});
+    expect(typed.code, typed.output).toBe(0);
+  });
+
+  it.runIf(available('the Python library venv (scripts/sdk-python-venv.sh)', sdkPython() !== null))('Python: the wheel builds, installs into an empty folder and carries py.typed', async () => {
+    const python = sdkPython() as string;
+    const wheels = path.join(scratch, 'wheels');
+    const built = await run(python, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--disable-pip-version-check', '-q', '-w', wheels, 'sdk/python'], repoRoot, {});
+    expect(built.code, built.output).toBe(0);
+    const wheel = readdirSync(wheels).find((name) => /^notary_client-.*\.whl$/.test(name));
+    expect(wheel).toBeDefined();
+    const site = path.join(scratch, 'python-site');
+    const installed = await run(python, ['-m', 'pip', 'install', '--no-deps', '--disable-pip-version-check', '-q', '--target', site, path.join(wheels, wheel ?? '')], scratch, {});
+    expect(installed.code, installed.output).toBe(0);
+    const script = [
+      'import json, os, pathlib, notary_client',
+      'from notary_client import ApiKey, Client',
+      `assert pathlib.Path(notary_client.__file__).is_relative_to(${JSON.stringify(site)}), notary_client.__file__`,
+      "assert (pathlib.Path(notary_client.__file__).parent / 'py.typed').exists()",
+      "with Client(os.environ['NOTARY_LIVE_URL'], payment=ApiKey(os.environ['NOTARY_LIVE_KEY'])) as notary:",
+      "    r = notary.search('vacuum dead tuples', depth=1)",
+      "print(json.dumps({'url': r['results'][0]['url'], 'credits': r.credits_used, 'requestId': r.request_id}))",
+    ].join('\n');
+    expectSearched(await run(python, ['-c', script], scratch, { ...world.env, PYTHONPATH: site }));
+  });
+
+  it.runIf(available('Go (go on PATH)', hasGo))('Go: a new module requires sdk/go, vets and runs', async () => {
+    const app = path.join(scratch, 'go-app');
+    mkdirSync(app);
+    const sdk = path.join(repoRoot, 'sdk/go');
+    writeFileSync(path.join(app, 'go.mod'), `module example.com/app\n\ngo 1.22\n\nrequire github.com/notary-search/notary/sdk/go v0.0.0\n\nreplace github.com/notary-search/notary/sdk/go => ${sdk}\n`);
+    copyFileSync(path.join(sdk, 'go.sum'), path.join(app, 'go.sum'));
+    writeFileSync(
+      path.join(app, 'main.go'),
+      [
+        'package main',
+        '',
+        'import (',
+        '\t"context"',
+        '\t"encoding/json"',
+        '\t"fmt"',
+        '\t"os"',
+        '',
+        '\tnotary "github.com/notary-search/notary/sdk/go"',
+        ')',
+        '',
+        'func main() {',
+        '\tclient, err := notary.NewClient(os.Getenv("NOTARY_LIVE_URL"), notary.WithPayment(notary.APIKey(os.Getenv("NOTARY_LIVE_KEY"))))',
+        '\tif err != nil {',
+        '\t\tpanic(err)',
+        '\t}',
+        '\tr, err := client.Search(context.Background(), notary.SearchRequest{Query: "vacuum dead tuples", Depth: 1})',
+        '\tif err != nil {',
+        '\t\tpanic(err)',
+        '\t}',
+        '\tline, _ := json.Marshal(map[string]any{"url": r.Results[0].URL, "credits": r.CreditsUsed, "requestId": r.RequestID})',
+        '\tfmt.Println(string(line))',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    for (const args of [['mod', 'tidy'], ['vet', './...']]) {
+      const step = await run('go', args, app, {});
+      expect(step.code, `go ${args.join(' ')}: ${step.output}`).toBe(0);
+    }
+    expectSearched(await run('go', ['run', '.'], app, world.env));
+  });
+});
 
 describe('client libraries against a live notary serve', () => {
   it('TypeScript (vitest): live suite', async () => {
