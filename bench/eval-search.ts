@@ -18,13 +18,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
-import { EVAL_BACKENDS, evalIndexFactory, type EvalBackend } from './eval/backends.js';
 import { NotaryError } from '../core/errors.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { EvalDenseOptions } from './eval/dense.js';
 import { cachedEmbedder, evalCacheDir } from './eval/embedding-cache.js';
 import { formatComparisons, formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
 import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
+
+const USAGE = `Usage: npm run eval:search -- [--sets cranfield,pgdocs,pydocs] [--rows bm25,page_bm25,hybrid,depth1,depth2,depth3]
+    [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
+    [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--pydocs-queries N] [--page-weight W] [--out FILE]
+    [--backend sqlite-fts5|postgres|meilisearch]  (postgres: a database per set on NOTARY_DATABASE_URL's server;
+                                                   meilisearch: an index per set on NOTARY_MEILISEARCH_URL)`;
+
+const INDEX_BACKENDS = ['sqlite-fts5', 'postgres', 'meilisearch'] as const;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -58,14 +65,24 @@ async function main(): Promise<void> {
       'page-weight': { type: 'string' },
       backend: { type: 'string' },
       out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
   });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const sets = parseSets(values.sets);
   const denseAsked = values.dense === true || values.embedder !== undefined;
   // The hybrid row needs vectors: by default it is run only when dense retrieval is on.
   const rows = parseRows(values.rows).filter((row) => values.rows !== undefined || denseAsked || row !== 'hybrid');
-  const config = loadConfig();
+  const loaded = loadConfig();
+  const asked = values.backend ?? loaded.indexer.backend;
+  const backend = INDEX_BACKENDS.find((b) => b === asked);
+  if (!backend) throw new NotaryError('invalid_request', `--backend takes ${INDEX_BACKENDS.join(', ')}; got "${asked}"`);
+  // The sets' passages go into this backend (bench/eval/eval-runtime.ts gives each set a database or index of its own).
+  const config = { ...loaded, indexer: { ...loaded.indexer, backend } };
   const log = (msg: string): void => console.error(`[eval] ${msg}`);
 
   const { reranker, chosenBy } = await loadEvalReranker(config.reranker, values.reranker, (level, msg) => log(`${level}: ${msg}`));
@@ -103,12 +120,8 @@ async function main(): Promise<void> {
     }
     if (dense) log(`dense retrieval: ${dense.embedder.model} (${dense.embedder.dimensions} dimensions)`);
     if (embeddingCache) warnings.push(`passage embeddings came from the eval cache where present (${evalCacheDir()}): embed_ms is not embedding speed`);
-    const backend = (values.backend ?? 'sqlite-fts5') as EvalBackend;
-    if (!(EVAL_BACKENDS as readonly string[]).includes(backend)) throw new NotaryError('invalid_request', `--backend takes one of ${EVAL_BACKENDS.join(', ')}; got "${backend}"`);
-    const makeIndex = evalIndexFactory(backend, config);
     log(`index backend: ${backend}`);
     const report = await runSearchEval({
-      ...(makeIndex ? { makeIndex } : {}),
       indexBackend: backend,
       ...(dense ? { dense } : {}),
       config,
@@ -151,6 +164,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err);
+  const code = err instanceof Error && 'code' in err ? err.code : undefined;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) console.error(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  else console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err);
   process.exitCode = 1;
 });

@@ -3,12 +3,12 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Reranker } from '../../reranker/reranker.js';
-import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../../search/pipeline.js';
+import type { DenseRetrieval, SearchPipeline, SearchPipelineOptions } from '../../search/pipeline.js';
+import type { Runtime } from '../../runtime/index.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
 import { DOC_SITES } from './doc-sites.js';
 import { pageBm25Ranker, storedPageDocuments } from './page-bm25.js';
 import { buildDocSiteIndex } from './pgdocs.js';
-import type { EvalIndexFactory } from './backends.js';
 import { pairedComparison, type PairedComparison } from './compare.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
@@ -101,8 +101,7 @@ export interface SearchEvalOptions {
   pydocsQueries?: number;
   /** Search settings other than the configured ones (tuning variants). */
   pipelineOptions?: SearchPipelineOptions;
-  /** The passage index each set is searched through when not the embedded FTS5 one (--backend). */
-  makeIndex?: EvalIndexFactory;
+  /** The passage index backend each set is searched through (config.indexer.backend; --backend). */
   indexBackend?: string;
   command: string;
   warnings: string[];
@@ -151,7 +150,7 @@ function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipelin
 
 async function runRows(
   setName: EvalSetName,
-  index: SearchIndex,
+  runtime: Runtime,
   queries: readonly EvalQuery[],
   keyOf: (url: string) => string,
   options: SearchEvalOptions,
@@ -161,9 +160,10 @@ async function runRows(
   heldOut?: (queryIndex: number) => boolean,
 ): Promise<Pick<SetReport, 'rows' | 'comparisons' | 'comparisons_held_out'>> {
   const pipelineOptions = options.pipelineOptions ?? {};
-  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, options: pipelineOptions, ...(dense ? { dense } : {}) });
+  const { index } = runtime;
+  const pipeline = runtime.searchPipeline({ reranker: options.reranker, search: searchConfig, options: pipelineOptions, dense });
   const firstStage = dense
-    ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
+    ? runtime.searchPipeline({ reranker: options.reranker, search: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
     : null;
   const started = performance.now();
   let lastShown = performance.now();
@@ -215,7 +215,6 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
     }));
     const built = await buildCranfieldIndex(collection.docs, config.indexer, {
       ...(options.dense ? { dense: options.dense } : {}),
-      ...(options.makeIndex ? { makeIndex: options.makeIndex } : {}),
       log: options.log,
     });
     options.log(`cranfield: ${collection.docs.length} documents -> ${built.passages} passages in ${built.indexMs.toFixed(0)} ms`);
@@ -231,7 +230,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
           (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
         ...(await runRows(
           'cranfield',
-          built.index,
+          built.runtime,
           queries,
           (url) => url,
           options,
@@ -256,7 +255,6 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
       indexer: config.indexer,
       log: options.log,
       ...(options.dense ? { dense: options.dense } : {}),
-      ...(options.makeIndex ? { makeIndex: options.makeIndex } : {}),
     });
     try {
       const pageBm25 = pageBm25Ranker(await storedPageDocuments(built.storage.db), { exclude: (url) => site.generatedIndex(site.key(url)) });
@@ -268,7 +266,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         crawl_ms: Math.round(built.crawlMs),
         ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
         judged_by: site.judgedBy,
-        ...(await runRows(site.name, built.index, queries, site.key, options, searchConfig, built.dense, pageBm25)),
+        ...(await runRows(site.name, built.runtime, queries, site.key, options, searchConfig, built.dense, pageBm25)),
       };
     } finally {
       await built.close();
