@@ -5,7 +5,6 @@ import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { ExtractDeps } from '../extract/index.js';
 import type { PaidCallGate } from '../payments/paid-call.js';
-import type { Pricing } from '../payments/pricing.js';
 import type { SearchService } from '../search/service.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
@@ -17,7 +16,6 @@ export interface AppDeps {
   config: NotaryConfig;
   /** The paid-call path: payment modes, rate limits, idempotency (built by the composition root). */
   gate: PaidCallGate;
-  pricing: Pricing;
   search: SearchService;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
@@ -91,6 +89,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const route of deps.publicRoutes ?? []) await app.register(route);
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
-  await app.register(paidRoutes, { context: { gate: deps.gate, pricing: deps.pricing }, routes });
+  await app.register(paidRoutes, { context: { gate: deps.gate }, routes });
   return app;
 }

@@ -100,7 +100,8 @@ function problemHeaders(error: NotaryError, reply: FastifyReply): void {
     const seconds = Number(error.extra['retry_after_s']);
     reply.header('Retry-After', String(Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1));
   }
-  if ((error.code === 'unauthenticated' || error.code === 'invalid_api_key' || error.code === 'revoked_api_key') && !reply.hasHeader('www-authenticate')) {
+  const badKey = error.code === 'invalid_api_key' || error.code === 'revoked_api_key' || error.code === 'expired_api_key';
+  if ((error.code === 'unauthenticated' || badKey) && !reply.hasHeader('www-authenticate')) {
     reply.header('WWW-Authenticate', error.code === 'unauthenticated' ? 'Bearer realm="notary"' : 'Bearer realm="notary", error="invalid_token"');
   }
   const allowed = error.extra['allowed_methods'];

@@ -39,7 +39,6 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const app = await buildApp({
     config: cfg,
     gate: ctx.paidCallGate(),
-    pricing: ctx.pricing,
     search: pipeline,
     extract: ctx.extract(),
     logger: { level: cfg.log_level },

@@ -50,6 +50,26 @@ export const errorCodes = {
   login_required: { status: 422, title: 'The page is behind a login wall', retryable: false },
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
+  // Accounts and the dashboard (issue 17).
+  session_required: { status: 401, title: 'Sign in to the dashboard first', retryable: false },
+  invalid_credentials: { status: 401, title: 'The email or password is wrong', retryable: false },
+  signin_throttled: { status: 429, title: 'Too many failed sign-ins: wait before trying again', retryable: true },
+  csrf_failed: { status: 403, title: 'The request did not carry this session\'s CSRF token, or came from another site', retryable: false },
+  operator_only: { status: 403, title: 'Only operators may do this', retryable: false },
+  signup_closed: { status: 403, title: 'Sign-up is closed on this server', retryable: false },
+  email_taken: { status: 409, title: 'An account with this email already exists', retryable: false },
+  weak_password: { status: 400, title: 'The password is too short or too common', retryable: false },
+  user_not_found: { status: 404, title: 'No such user', retryable: false },
+  expired_api_key: { status: 401, title: 'The API key has expired', retryable: false },
+  insufficient_scope: { status: 403, title: "The API key's scopes do not include this call", retryable: false },
+  feature_not_enabled: { status: 403, title: 'This feature is not enabled for the tenant', retryable: false },
+  tenant_suspended: { status: 403, title: 'The tenant is suspended', retryable: false },
+  invalid_settings: { status: 400, title: 'The prices or tiers are invalid', retryable: false },
+  seed_not_found: { status: 404, title: 'No such crawl seed', retryable: false },
+  seed_exists: { status: 409, title: 'This crawl seed exists already', retryable: false },
+  invalid_public_key: { status: 400, title: 'The public key is not a valid Ed25519 key', retryable: false },
+  party_key_exists: { status: 409, title: 'This public key is registered already', retryable: false },
+  party_key_not_found: { status: 404, title: 'No such party key', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -6,12 +6,14 @@ import { Indexer } from '../indexer/indexer.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
 import type { SearchIndex } from '../indexer/search-index.js';
 import { Accounts } from '../payments/accounts.js';
+import { Catalog, catalogDefaults } from '../payments/catalog.js';
 import type { PaymentMode } from '../payments/mode.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
+import { SqlUsageRecorder } from '../payments/usage.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
@@ -19,6 +21,8 @@ import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
+import { SettingsRepository } from '../storage/settings.js';
+import { UsageRepository } from '../storage/usage.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
@@ -69,7 +73,9 @@ export class Runtime {
   readonly pages: PageStore;
   readonly runs: CrawlRunStore;
   readonly accounts: Accounts;
-  readonly pricing: Pricing;
+  /** Prices and tiers: the config's values, overridden by operators' edits in the database, re-read while serving. */
+  readonly catalog: Catalog;
+  readonly usage: UsageRepository;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -93,8 +99,9 @@ export class Runtime {
   ) {
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
-    this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
-    this.pricing = new Pricing(config.pricing);
+    this.catalog = new Catalog(new SettingsRepository(storage.db), catalogDefaults(config), { refreshMs: config.dashboard.settings_refresh_ms });
+    this.accounts = new Accounts(storage.db, { tiers: () => Object.keys(this.catalog.latest.tiers), defaultTier: config.default_tier });
+    this.usage = new UsageRepository(storage.db);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.idempotency = new SqlIdempotencyStore(storage.db);
     const rewriter = queryRewriterFromConfig(config.search);
@@ -111,16 +118,24 @@ export class Runtime {
     });
     // Excerpts chosen against a query load the reranker on first use only.
     this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
-    this.paidCallGate = lazy(() =>
-      buildPaidCallGate({
+    this.paidCallGate = lazy(() => {
+      const modeDeps = { config, accounts: this.accounts, catalog: this.catalog };
+      return buildPaidCallGate({
         config,
-        modes: [...buildPaymentModes({ config, accounts: this.accounts }), ...(options.extraModes?.({ config, accounts: this.accounts }) ?? [])],
+        modes: [...buildPaymentModes(modeDeps), ...(options.extraModes?.(modeDeps) ?? [])],
         rateLimits: this.rateLimits,
         idempotency: this.idempotency,
+        catalog: this.catalog,
+        usage: new SqlUsageRecorder(this.usage),
         ...(options.extensions ? { extensions: options.extensions } : {}),
         log,
-      }),
-    );
+      });
+    });
+  }
+
+  /** The price list in force as last read (operators' edits included); a paid call uses the one of its admission. */
+  get pricing(): Pricing {
+    return this.catalog.latest.pricing;
   }
 
   static async open(config: NotaryConfig, options: RuntimeOptions = {}): Promise<Runtime> {
