@@ -5,8 +5,10 @@ import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
 import type { SearchIndex } from '../indexer/search-index.js';
+import { PasswordHasher, Sessions, SigninThrottle, Users } from '../accounts/index.js';
 import { Accounts } from '../payments/accounts.js';
 import { Catalog, catalogDefaults } from '../payments/catalog.js';
+import { PartyKeys } from '../payments/party-keys.js';
 import type { PaymentMode } from '../payments/mode.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
@@ -19,6 +21,9 @@ import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { CrawlSeedStore } from '../storage/crawl-seeds.js';
+import { PartyKeysRepository } from '../storage/party-keys.js';
+import { UsersRepository } from '../storage/users.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { SettingsRepository } from '../storage/settings.js';
@@ -76,6 +81,11 @@ export class Runtime {
   /** Prices and tiers: the config's values, overridden by operators' edits in the database, re-read while serving. */
   readonly catalog: Catalog;
   readonly usage: UsageRepository;
+  /** People who sign in to the dashboard, their sessions, and the MPP party keys and crawl seeds they manage. */
+  readonly users: Users;
+  readonly sessions: Sessions;
+  readonly partyKeys: PartyKeys;
+  readonly seeds: CrawlSeedStore;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -102,6 +112,24 @@ export class Runtime {
     this.catalog = new Catalog(new SettingsRepository(storage.db), catalogDefaults(config), { refreshMs: config.dashboard.settings_refresh_ms });
     this.accounts = new Accounts(storage.db, { tiers: () => Object.keys(this.catalog.latest.tiers), defaultTier: config.default_tier });
     this.usage = new UsageRepository(storage.db);
+    const dashboard = config.dashboard;
+    const people = new UsersRepository(storage.db);
+    const throttle = new SigninThrottle(people, {
+      maxFailures: dashboard.signin.max_failures,
+      maxFailuresPerAddress: dashboard.signin.max_failures_per_address,
+      lockoutMs: dashboard.signin.lockout_s * 1000,
+      lockoutMaxMs: dashboard.signin.lockout_max_s * 1000,
+      windowMs: dashboard.signin.window_minutes * 60_000,
+    });
+    this.users = new Users(people, new PasswordHasher({ logN: dashboard.scrypt_log_n, r: 8, p: 1 }), throttle, {
+      passwordMinLength: dashboard.password_min_length,
+      signup: dashboard.signup,
+      signupCredits: dashboard.signup_credits,
+      defaultTier: config.default_tier,
+    });
+    this.sessions = new Sessions(people, { ttlMs: dashboard.session_hours * 3_600_000, idleMs: dashboard.session_idle_hours * 3_600_000 });
+    this.partyKeys = new PartyKeys(new PartyKeysRepository(storage.db));
+    this.seeds = new CrawlSeedStore(storage.db);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.idempotency = new SqlIdempotencyStore(storage.db);
     const rewriter = queryRewriterFromConfig(config.search);

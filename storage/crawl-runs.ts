@@ -45,6 +45,16 @@ export class CrawlRunStore {
       .execute();
   }
 
+  /** The counts of a run still going (the serve-time worker writes them every few seconds; finish writes the last ones). */
+  async progress(runId: string, stats: object): Promise<void> {
+    await this.db.updateTable('crawl_runs').set({ stats: JSON.stringify(stats) }).where('id', '=', runId).where('finished_at', 'is', null).execute();
+  }
+
+  /** The newest runs, newest first. */
+  async recent(limit: number): Promise<CrawlRun[]> {
+    return this.db.selectFrom('crawl_runs').selectAll().orderBy('started_at', 'desc').limit(limit).execute();
+  }
+
   async addSkips(runId: string, skips: NewCrawlSkip[]): Promise<void> {
     if (skips.length === 0) return;
     const createdAt = nowIso();
