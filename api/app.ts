@@ -6,6 +6,7 @@ import { newId } from '../core/ids.js';
 import type { ExtractDeps } from '../extract/index.js';
 import type { PaidCallGate } from '../payments/paid-call.js';
 import type { SearchService } from '../search/service.js';
+import { dashboardPlugin, type DashboardDeps } from './dashboard/index.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   health: () => Promise<Record<string, unknown>>;
   /** Unpaid routes added beside the built-in ones (e.g. published keys). */
   publicRoutes?: readonly FastifyPluginAsync[];
+  /** Accounts, sessions and the rest the web dashboard works with; without them /dashboard/ is not served. */
+  dashboard?: DashboardDeps;
   logger?: boolean | object;
 }
 
@@ -87,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthzRoute, { health: deps.health });
   for (const route of deps.publicRoutes ?? []) await app.register(route);
+  if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard });
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
   await app.register(paidRoutes, { context: { gate: deps.gate }, routes });

@@ -41,6 +41,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     gate: ctx.paidCallGate(),
     search: pipeline,
     extract: ctx.extract(),
+    dashboard: ctx,
     logger: { level: cfg.log_level },
     health: async () => {
       const counts = await ctx.pages.counts();

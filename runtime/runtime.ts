@@ -11,7 +11,7 @@ import { Catalog, catalogDefaults } from '../payments/catalog.js';
 import { PartyKeys } from '../payments/party-keys.js';
 import type { PaymentMode } from '../payments/mode.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
-import { Pricing } from '../payments/pricing.js';
+import type { Pricing } from '../payments/pricing.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
