@@ -1,6 +1,6 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { runCrawl, type CrawlProgress, type CrawlSummary } from '../crawler/index.js';
+import { runCrawl, type CrawlProgress, type CrawlSummary, type CrawlerConfig } from '../crawler/index.js';
 import type { IndexerRunResult } from '../indexer/index.js';
 import { Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
@@ -16,17 +16,32 @@ function describeCrawl(p: CrawlProgress): string {
 /** Crawl then index, reporting progress; used by `notary crawl` and by the serve worker. */
 export async function crawlAndIndex(
   ctx: Runtime,
-  options: { seeds?: string[]; skipFresh?: boolean; signal?: AbortSignal; progress?: ProgressLine; quiet?: boolean; dense?: DenseRetrieval },
+  options: {
+    seeds?: string[];
+    skipFresh?: boolean;
+    signal?: AbortSignal;
+    progress?: ProgressLine;
+    quiet?: boolean;
+    dense?: DenseRetrieval;
+    /** The crawler's settings for this crawl (a seed's own scope rules); default: the config's. */
+    crawler?: CrawlerConfig;
+    onStart?: (runId: string) => void;
+    onProgress?: (p: CrawlProgress) => void;
+  },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
   const crawl = await runCrawl({
-    config: ctx.config.crawler,
+    config: options.crawler ?? ctx.config.crawler,
     pages: ctx.pages,
     runs: ctx.runs,
     ...(options.seeds ? { seeds: options.seeds } : {}),
     ...(options.skipFresh ? { skipFresh: true } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
-    onProgress: (p) => progress?.update(describeCrawl(p)),
+    onProgress: (p) => {
+      progress?.update(describeCrawl(p));
+      options.onProgress?.(p);
+    },
+    ...(options.onStart ? { onStart: options.onStart } : {}),
     log: (level, msg) => {
       if (options.quiet && level !== 'warn') return;
       if (level !== 'debug') process.stderr.write(`${level === 'warn' ? 'WARNING: ' : ''}${msg}\n`);

@@ -1,32 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
-import type { DenseRetrieval } from '../search/pipeline.js';
-import { crawlAndIndex } from './crawl.js';
-
-/** The shortest pause between two background crawl rounds, whatever recrawl_after_hours says. */
-const MIN_ROUND_PAUSE_MS = 60_000;
-
-async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
-  const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
-  while (!signal.aborted) {
-    try {
-      const { crawl, index } = await crawlAndIndex(ctx, { skipFresh: true, signal, quiet: true, ...(dense ? { dense } : {}) });
-      log(
-        `crawl round ${crawl.runId}: ${crawl.fetched} fetched, ${crawl.unchanged} unchanged, ${crawl.fresh} fresh, ` +
-          `${crawl.failed} failed; indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
-      );
-    } catch (err) {
-      log(`crawl round failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    try {
-      await sleep(pauseMs, undefined, { signal });
-    } catch {
-      return;
-    }
-  }
-}
+import { seedWorker } from './crawl-worker.js';
 
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await Runtime.open(cfg);
@@ -89,10 +64,10 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
         .catch((err: unknown) => app.log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
-  if (counts.passages === 0 && cfg.crawler.seeds.length === 0) {
-    app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>` or set NOTARY_SEEDS');
+  if (counts.passages === 0 && cfg.crawler.seeds.length === 0 && (await ctx.seeds.list()).length === 0) {
+    app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>`, set NOTARY_SEEDS, or add seeds in the dashboard');
   }
-  if (cfg.server.crawl_on_start && cfg.crawler.seeds.length > 0) {
-    worker = crawlWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
+  if (cfg.server.crawl_on_start) {
+    worker = seedWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
   }
 }

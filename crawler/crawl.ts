@@ -28,6 +28,8 @@ export interface RunCrawlOptions {
   skipFresh?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: CrawlProgress) => void;
+  /** Called with the run's id once it is recorded, before anything is fetched. */
+  onStart?: (runId: string) => void;
   log?: (level: 'info' | 'warn' | 'debug', msg: string) => void;
 }
 
@@ -97,6 +99,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   });
 
   const runId = await options.runs.start(seeds);
+  options.onStart?.(runId);
   const session = new CrawlSession(runId, {
     config,
     maxPages,

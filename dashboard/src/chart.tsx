@@ -92,7 +92,7 @@ export function StackedBars(props: { title: string; days: string[]; series: Char
         </ul>
         <details>
           <summary>Table of {props.title.toLowerCase()}</summary>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table>
               <caption class="visually-hidden">{props.title} per day</caption>
               <thead>

@@ -256,8 +256,8 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
   );
 
   // Revenue: what every payment mode brought in, per day (live calls only).
-  app.get('/revenue', { schema: { querystring: { type: 'object', additionalProperties: false, properties: { days: { type: 'integer', minimum: 1, maximum: 366 } } } } }, async (request) => {
-    const range = dayRange((request.query as { days?: number }).days ?? 30);
+  app.get('/revenue', { schema: { querystring: { type: 'object', additionalProperties: false, properties: { days: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' } } } } }, async (request) => {
+    const range = dayRange(Number((request.query as { days?: string }).days ?? 30));
     const snapshot = await deps.catalog.current();
     const buckets = await deps.usage.daily({ from: range.from, to: range.to, environment: 'live' }, 'mode');
     return { days: range.days, modes: revenueSeries(range.days, buckets, snapshot.pricing.asset.decimals), credit_price: snapshot.pricing.asset };

@@ -21,8 +21,8 @@ const ledgerQuery = {
     from: { type: 'string', maxLength: 10 },
     to: { type: 'string', maxLength: 10 },
     key_id: { type: 'string', maxLength: 64 },
-    before: { type: 'integer', minimum: 1 },
-    limit: { type: 'integer', minimum: 1, maximum: 500 },
+    before: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
+    limit: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
   },
 } as const;
 
@@ -31,8 +31,9 @@ interface LedgerQuery {
   from?: string;
   to?: string;
   key_id?: string;
-  before?: number;
-  limit?: number;
+  /** Query strings are not coerced (the app's validator keeps types strict): digits, turned into numbers here. */
+  before?: string;
+  limit?: string;
 }
 
 /** A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR at the start) is prefixed with a quote. */
@@ -135,13 +136,13 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
       ...(from ? { from } : {}),
       ...(to ? { to } : {}),
       ...(query.key_id ? { keyId: query.key_id } : {}),
-      ...(query.before !== undefined ? { beforeId: query.before } : {}),
+      ...(query.before !== undefined ? { beforeId: Number(query.before) } : {}),
       limit,
     });
   };
 
   app.get('/ledger', { schema: { querystring: ledgerQuery } }, async (request) => {
-    const limit = (request.query as LedgerQuery).limit ?? 50;
+    const limit = Math.min(500, Number((request.query as LedgerQuery).limit ?? 50));
     const rows = await ledgerRows(request, limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
@@ -169,7 +170,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
           type: 'object',
           additionalProperties: false,
           properties: {
-            days: { type: 'integer', minimum: 1, maximum: 366 },
+            days: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
             by: { type: 'string', enum: ['operation', 'depth', 'mode', 'environment'] },
             environment: { type: 'string', enum: ['live', 'test', 'all'] },
           },
@@ -178,8 +179,8 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
     },
     async (request) => {
       const tenant = await tenantOf(request);
-      const query = request.query as { days?: number; by?: UsageDimension; environment?: 'live' | 'test' | 'all' };
-      const range = dayRange(query.days ?? 30);
+      const query = request.query as { days?: string; by?: UsageDimension; environment?: 'live' | 'test' | 'all' };
+      const range = dayRange(Number(query.days ?? 30));
       const by = query.by ?? 'operation';
       const environment = query.environment ?? 'all';
       const buckets = await deps.usage.daily(

@@ -75,7 +75,7 @@ export function Credits(): JSX.Element {
       {ledger.loading && entries.length === 0 ? <Loading /> : null}
       {!ledger.loading && entries.length === 0 ? <p class="muted">No entries match.</p> : null}
       {entries.length > 0 ? (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0}>
           <table data-testid="ledger-table">
             <thead>
               <tr>

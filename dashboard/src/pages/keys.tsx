@@ -107,11 +107,15 @@ export function Keys(): JSX.Element {
             <legend>Kind</legend>
             <label class="check">
               <input type="radio" name="environment" value="live" checked={environment === 'live'} onChange={() => setEnvironment('live')} />
-              Live (<code>sk_live_</code>, charged)
+              <span>
+                Live (<code>sk_live_</code>, charged)
+              </span>
             </label>
             <label class="check">
               <input type="radio" name="environment" value="test" checked={environment === 'test'} disabled={!testKeys} onChange={() => setEnvironment('test')} />
-              Test (<code>sk_test_</code>, never charged){testKeys ? '' : ' — not enabled for your organisation'}
+              <span>
+                Test (<code>sk_test_</code>, never charged){testKeys ? '' : ' — not enabled for your organisation'}
+              </span>
             </label>
           </fieldset>
           <div class="form-actions">
@@ -129,7 +133,7 @@ export function Keys(): JSX.Element {
         {keys.loading && !keys.data ? <Loading /> : null}
         {keys.data && keys.data.keys.length === 0 ? <p class="muted">No keys yet.</p> : null}
         {keys.data && keys.data.keys.length > 0 ? (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table data-testid="keys-table">
               <thead>
                 <tr>

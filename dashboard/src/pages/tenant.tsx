@@ -41,7 +41,7 @@ export function Overview(): JSX.Element {
           </li>
           <li>
             Call the API:
-            <pre class="code">
+            <pre class="code" tabIndex={0} aria-label="Example request">
               {`curl ${window.location.origin}/v1/search \\\n  -H "Authorization: Bearer $NOTARY_KEY" \\\n  -H 'content-type: application/json' \\\n  -d '{"query":"vacuum dead tuples","depth":1}'`}
             </pre>
           </li>
@@ -81,7 +81,7 @@ export function Plan(): JSX.Element {
             })}
           </ul>
           <h2>Prices</h2>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table>
               <thead>
                 <tr>
@@ -168,7 +168,7 @@ export function Parties(): JSX.Element {
       <ErrorNotice error={list.error} />
       {list.data && list.data.keys.length === 0 ? <p class="muted">No party keys yet.</p> : null}
       {list.data && list.data.keys.length > 0 ? (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0}>
           <table>
             <thead>
               <tr>
@@ -249,7 +249,7 @@ export function Receipts(): JSX.Element {
       {jwks.loading ? <Loading /> : null}
       {!jwks.loading && jwks.data === null ? <Notice kind="info">Signed receipts are not enabled on this server: it publishes no signing keys.</Notice> : null}
       {jwks.data ? (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0}>
           <table>
             <thead>
               <tr>

@@ -80,7 +80,7 @@ export function Crawl(): JSX.Element {
         {!runs.data ? <Loading /> : null}
         {runs.data && runs.data.runs.length === 0 ? <p class="muted">No crawl has run yet.</p> : null}
         {runs.data && runs.data.runs.length > 0 ? (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table data-testid="runs-table" aria-live="polite" aria-busy={runs.loading}>
               <thead>
                 <tr>
@@ -118,7 +118,7 @@ export function Crawl(): JSX.Element {
         <ErrorNotice error={seeds.error} />
         {seeds.data && seeds.data.seeds.length === 0 ? <p class="muted">No seeds yet: add one below.</p> : null}
         {seeds.data && seeds.data.seeds.length > 0 ? (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table data-testid="seeds-table">
               <thead>
                 <tr>

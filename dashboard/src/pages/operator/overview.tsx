@@ -99,7 +99,7 @@ export function Revenue(): JSX.Element {
       {!d ? <Loading /> : null}
       {d ? (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table data-testid="revenue-table">
               <thead>
                 <tr>

@@ -105,7 +105,7 @@ export function Pricing(): JSX.Element {
             <ActionResult action={save} />
           </form>
           <h2>In force</h2>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table data-testid="price-table">
               <thead>
                 <tr>

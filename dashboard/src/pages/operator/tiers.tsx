@@ -46,7 +46,7 @@ export function Tiers(): JSX.Element {
       {data ? (
         <form onSubmit={submit}>
           <OriginNote origin={data.origin} what="tiers" />
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table data-testid="tiers-table">
               <thead>
                 <tr>
