@@ -106,7 +106,7 @@ export async function startDashboard(overrides: ConfigInput = {}): Promise<Dashb
   // startApi builds the app without the dashboard: rebuild with it, as `notary serve` does.
   await api.app.close();
   const { buildApp } = await import('../../api/app.js');
-  const app = await buildApp({ config, gate: api.runtime.paidCallGate(), search: api.search, health: async () => ({ status: 'ok' }), dashboard: api.runtime });
+  const app = await buildApp({ config, gate: api.runtime.paidCallGate(), search: api.search, extract: api.runtime.extract(), health: async () => ({ status: 'ok' }), dashboard: api.runtime });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const harness: DashboardHarness & { dataDir: string } = {
     ...api,
