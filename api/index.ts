@@ -11,6 +11,8 @@ export {
   type ProblemContext,
 } from './problem.js';
 export { definePaidRoute, paidRoutes, type PaidContext, type PaidRoute, type PaidRouteDefinition, type WorkContext } from './paid/context.js';
+export { buildFacilitatorApp, type FacilitatorAppDeps } from './facilitator.js';
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody } from './routes/search.js';
 export { extractBodySchema, extractRoute } from './routes/extract.js';
+export { MAX_LOG_ENTRIES, receiptPublicRoutes, receiptRoutes, type ReceiptRoutesOptions } from './routes/receipts.js';

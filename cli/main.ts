@@ -134,6 +134,36 @@ export function buildProgram(): Command {
       await adminListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
+  receipts
+    .command('rotate-key')
+    .description('make a new current signing key; the old one is retired and keeps verifying the receipts it signed')
+    .action(async () => {
+      const { rotateKeyCommand } = await import('./receipts.js');
+      await rotateKeyCommand(configFrom(program.opts<GlobalOptions>()));
+    });
+  receipts
+    .command('verify')
+    .description('verify a saved response (or receipt) offline: signature, kid, key validity at issued_at, response digest')
+    .argument('<saved-response.json>')
+    .option('--jwks <file-or-url>', 'the published key set to trust (default: <issuer>/.well-known/jwks.json)')
+    .option('--request <file>', 'the exact request body that was sent, to check request_digest')
+    .action(async (file: string, opts: { jwks?: string; request?: string }) => {
+      const { verifyCommand } = await import('./receipts.js');
+      await verifyCommand(configFrom(program.opts<GlobalOptions>()), file, opts);
+    });
+  receipts
+    .command('audit')
+    .description('offline audit from saved files: checkpoint signatures, consistency between checkpoints, inclusion of receipts')
+    .argument('[files...]', 'checkpoints, JWKS, saved responses or receipts, inclusion and consistency proofs')
+    .option('--jwks <file-or-url>', 'the published key set to trust')
+    .option('--origin <origin>', 'the log origin to expect (default: the first checkpoint\'s)')
+    .option('--local', "also re-hash this server's own log from its database")
+    .action(async (files: string[], opts: { jwks?: string; origin?: string; local?: boolean }) => {
+      const { auditCommand } = await import('./receipts.js');
+      await auditCommand(configFrom(program.opts<GlobalOptions>()), files, opts);
+    });
+
   program
     .command('search')
     .description('search the local index from the terminal')
@@ -169,6 +199,48 @@ export function buildProgram(): Command {
     .action(async (opts: { json?: boolean }) => {
       const { statusCommand } = await import('./status.js');
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+
+  program
+    .command('facilitator')
+    .description('serve the standard x402 facilitator API (POST /verify, POST /settle, GET /supported) on an EVM chain, signing settlement receipts')
+    .option('--port <port>', 'port to listen on (default 8402)', port)
+    .option('--host <host>', 'address to bind (default 127.0.0.1)')
+    .option('--rpc-url <url>', 'JSON-RPC URL of the chain (or facilitator.rpc_url, NOTARY_FACILITATOR_RPC_URL)')
+    .option('--issuer <name>', 'iss of the receipts (default the facilitator URL)')
+    .option('--rotate-key', 'add a new receipt-signing key (older ones stay published), print the JWKS and exit')
+    .action(async (opts: { port?: number; host?: string; rpcUrl?: string; issuer?: string; rotateKey?: boolean }) => {
+      const cfg = configFrom(program.opts<GlobalOptions>(), {
+        facilitator: {
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.host ? { host: opts.host } : {}),
+          ...(opts.rpcUrl ? { rpc_url: opts.rpcUrl } : {}),
+          ...(opts.issuer ? { issuer: opts.issuer } : {}),
+        },
+      });
+      const { facilitatorCommand } = await import('./facilitator.js');
+      await facilitatorCommand(cfg, { ...(opts.rotateKey ? { rotateKey: true } : {}) });
+    });
+
+  const payments = program.command('payments').description('the books of paid calls');
+  payments
+    .command('list')
+    .description('every charged call: mode, payer, amount, asset, network, transaction, request id')
+    .option('--mode <mode>', 'only this payment mode (x402, api_key)')
+    .option('--limit <n>', 'only the newest n', positiveInt)
+    .option('--csv', 'CSV with a header row')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { mode?: string; limit?: number; csv?: boolean; json?: boolean }) => {
+      const { paymentsListCommand } = await import('./payments.js');
+      await paymentsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  payments
+    .command('reconcile')
+    .description('decide x402 settlements whose outcome was never heard (a settle that timed out) from the chain')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { paymentsReconcileCommand } = await import('./payments.js');
+      await paymentsReconcileCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
   return program;

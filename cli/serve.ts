@@ -1,10 +1,15 @@
-import { buildApp } from '../api/index.js';
+import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
 
+/** How often undecided pay-per-call settlements are looked up on chain. */
+const RECONCILE_EVERY_MS = 30_000;
+
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await Runtime.open(cfg);
+  // Opened before listening: a broken key file or a rewritten log stops the start, with the reason.
+  const receipts = await ctx.receipts();
   const reranker = await ctx.reranker();
   const opened = await ctx.dense();
   const dense = opened.dense;
@@ -16,6 +21,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     gate: ctx.paidCallGate(),
     search: pipeline,
     extract: ctx.extract(),
+    publicRoutes: [receiptPublicRoutes(receipts)],
     dashboard: ctx,
     logger: { level: cfg.log_level },
     health: async () => {
@@ -32,12 +38,25 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     },
   });
 
+  await ctx.checkPaymentSetup();
   const stop = new AbortController();
+  // Settlements whose outcome was never heard are decided from the chain in the background too (a retry by the payer
+  // decides its own at once).
+  const reconciler = setInterval(() => {
+    ctx.reconcilePayments().then(
+      (s) => {
+        if (s.checked > 0) app.log.info(`payments reconciled: ${s.checked} checked, ${s.settled} settled, ${s.released} released, ${s.pending} pending`);
+      },
+      (err: unknown) => app.log.warn(`payment reconciliation failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }, RECONCILE_EVERY_MS);
+  reconciler.unref();
   let worker: Promise<void> = Promise.resolve();
   let backfill: Promise<void> = Promise.resolve();
   const shutdown = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
     stop.abort();
+    clearInterval(reconciler);
     await app.close();
     await worker;
     await backfill;
@@ -48,6 +67,10 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   const address = await app.listen({ port: cfg.server.port, host: cfg.server.host });
+  app.log.info(
+    `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
+      `log ${receipts.settings.origin} with ${await receipts.log.treeSize()} receipts`,
+  );
   const counts = await ctx.pages.counts();
   app.log.info(
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +

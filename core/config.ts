@@ -63,6 +63,71 @@ export const pricingSchema = z
       ctx.addIssue({ code: 'custom', path: ['credit_price', 'amount'], message: `has more than ${decimals} decimal places (the asset's decimals)` });
     }
   });
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+const caip2Evm = z.string().regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network such as eip155:8453');
+
+/** A facilitator's Ed25519 public key (JWK, as its /.well-known/jwks.json lists it). */
+const ed25519Jwk = z.object({
+  kty: z.literal('OKP'),
+  crv: z.literal('Ed25519'),
+  x: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be the base64url of a 32-byte Ed25519 public key'),
+  kid: z.string().min(1).optional(),
+  alg: z.literal('EdDSA').optional(),
+  use: z.literal('sig').optional(),
+});
+
+const x402ModeSchema = z.object({
+  enabled: z.boolean().default(false),
+  /** CAIP-2 network of the asset (default Base mainnet). */
+  network: caip2Evm.default('eip155:8453'),
+  /** The EIP-3009 token contract (default USDC on Base); its decimals must be pricing.credit_price.decimals. */
+  asset: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  /** The token's EIP-712 domain name and version (USDC on Base: "USD Coin", "2"). */
+  asset_name: z.string().min(1).default('USD Coin'),
+  asset_version: z.string().min(1).default('2'),
+  /** Where payments go. Required when enabled. */
+  pay_to: evmAddress.optional(),
+  /** Base URL of a facilitator speaking the standard API (POST /verify, POST /settle, GET /supported). */
+  facilitator_url: z.url().optional(),
+  /** JSON-RPC URL of the same chain: reconciles settlements whose outcome is unknown. Required when enabled. */
+  rpc_url: z.url().optional(),
+  /** Ed25519 keys of facilitators whose X-402-Receipt settlement receipts are accepted (their JWKS entries). */
+  receipt_keys: z.array(ed25519Jwk).default([]),
+  /** How long a challenge (its nonce) can be paid against. */
+  challenge_ttl_s: z.number().int().min(10).max(3600).default(300),
+  /** How long an X-402-Receipt can be redeemed after its settlement (a failed call leaves it usable). */
+  receipt_ttl_s: z.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  /** maxTimeoutSeconds of the standard requirements: the validity the client gives its authorization. */
+  max_timeout_s: z.number().int().min(30).max(3600).default(300),
+  verify_timeout_ms: z.number().int().positive().default(10_000),
+  /** A settle without an answer by then is recorded as outcome-unknown and reconciled on chain. */
+  settle_timeout_ms: z.number().int().positive().default(30_000),
+  /** Rate-limit tier of x402 payers (per payer address); default default_tier. */
+  tier: z.string().optional(),
+  /**
+   * Secret binding challenges to their request (HMAC). Default: generated once and kept in the database, so every
+   * node of a deployment sharing it issues challenges the others accept. NOTARY_X402_CHALLENGE_SECRET overrides.
+   */
+  challenge_secret: z.string().min(32).optional(),
+});
+
+/** `notary facilitator`: the standard x402 facilitator API settling on an EVM chain, signing settlement receipts. */
+const facilitatorSchema = z.object({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(8402),
+  /** JSON-RPC URL of the chain it settles on. */
+  rpc_url: z.url().optional(),
+  /** Hex private key of the account that pays gas (prefer NOTARY_FACILITATOR_PRIVATE_KEY to a file). */
+  private_key: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+  /** Name put in receipts as `iss`; default the facilitator's base URL. */
+  issuer: z.string().min(1).optional(),
+  /** Ed25519 receipt-signing keys (generated on first start); default <data_dir>/facilitator-keys.json. */
+  keys_file: z.string().optional(),
+  /** How long a settlement waits for its transaction's receipt. */
+  confirmation_timeout_ms: z.number().int().positive().default(60_000),
+  /** How often the chain is polled for receipts. */
+  poll_interval_ms: z.number().int().positive().default(1000),
+});
 
 export const configSchema = z
   .object({
@@ -207,6 +272,21 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    receipts: z
+      .object({
+        /** `issuer` of every signed receipt: the service's public base URL. Default http://<server.host>:<server.port>. */
+        issuer: z.string().min(1).optional(),
+        /** A keyring file to sign with instead of <data_dir>/receipt-keys.json (which is created at first start); it must exist. */
+        key_file: z.string().min(1).optional(),
+        /** Origin line (and note key name) of the log's checkpoints; default: the issuer without its scheme, + "/receipt-log". */
+        log_origin: z
+          .string()
+          .regex(/^[^\s+]+$/, 'must be non-empty without spaces or "+"')
+          .optional(),
+        /** A new checkpoint is signed at most this often while the log grows; 0 signs one whenever it has grown. */
+        checkpoint_interval_s: z.number().int().min(0).default(0),
+      })
+      .prefault({}),
     /**
      * What each call costs, in credits and, for pay-per-call modes, in money. One place: payments/pricing.ts reads it.
      * These are the defaults: an operator's edits in the dashboard are kept in the database and override them.
@@ -218,6 +298,8 @@ export const configSchema = z
           .object({
             /** `Authorization: Bearer sk_live_...`: tenants pay from their credit balance. */
             api_key: z.object({ enabled: z.boolean().default(true) }).prefault({}),
+            /** Pay per call on an EVM chain: x402 v2 (PAYMENT-SIGNATURE) and the interface's X-402-Receipt. */
+            x402: x402ModeSchema.prefault({}),
           })
           .prefault({}),
         idempotency: z
@@ -235,6 +317,7 @@ export const configSchema = z
         anonymous_tier: z.string().optional(),
       })
       .prefault({}),
+    facilitator: facilitatorSchema.prefault({}),
     tiers: z.record(z.string(), tierSchema).default({
       free: { requests_per_minute: 60, burst: 10, monthly_credits: 0, features: [...FEATURES] },
       pro: { requests_per_minute: 600, burst: 60, monthly_credits: 0, features: [...FEATURES] },
@@ -288,6 +371,15 @@ export const configSchema = z
     if (!Object.values(cfg.payments.modes).some((mode) => mode.enabled)) {
       ctx.addIssue({ code: 'custom', path: ['payments', 'modes'], message: 'at least one payment mode must be enabled' });
     }
+    const x402 = cfg.payments.modes.x402;
+    if (x402.enabled) {
+      for (const key of ['pay_to', 'facilitator_url', 'rpc_url'] as const) {
+        if (!x402[key]) ctx.addIssue({ code: 'custom', path: ['payments', 'modes', 'x402', key], message: 'required when x402 is enabled' });
+      }
+    }
+    if (x402.tier !== undefined && !(x402.tier in cfg.tiers)) {
+      ctx.addIssue({ code: 'custom', path: ['payments', 'modes', 'x402', 'tier'], message: `tier "${x402.tier}" is not defined in tiers` });
+    }
     if (cfg.storage.driver === 'postgres' && !cfg.storage.postgres_url) {
       ctx.addIssue({ code: 'custom', path: ['storage', 'postgres_url'], message: 'required when storage.driver is postgres' });
     }
@@ -330,6 +422,11 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
   { env: 'NOTARY_DASHBOARD_SIGNUP', path: ['dashboard', 'signup'], kind: 'string' },
   { env: 'NOTARY_SECURE_COOKIES', path: ['dashboard', 'secure_cookies'], kind: 'string' },
+  { env: 'NOTARY_X402_CHALLENGE_SECRET', path: ['payments', 'modes', 'x402', 'challenge_secret'], kind: 'string' },
+  { env: 'NOTARY_FACILITATOR_RPC_URL', path: ['facilitator', 'rpc_url'], kind: 'string' },
+  { env: 'NOTARY_FACILITATOR_PRIVATE_KEY', path: ['facilitator', 'private_key'], kind: 'string' },
+  { env: 'NOTARY_RECEIPTS_ISSUER', path: ['receipts', 'issuer'], kind: 'string' },
+  { env: 'NOTARY_RECEIPTS_KEY_FILE', path: ['receipts', 'key_file'], kind: 'string' },
 ];
 
 function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {
@@ -427,6 +524,7 @@ export function loadConfig(options: LoadConfigOptions = {}): NotaryConfig {
   cfg.data_dir = path.resolve(cfg.data_dir);
   if (cfg.reranker.model_dir) cfg.reranker.model_dir = path.resolve(cfg.reranker.model_dir);
   cfg.reranker.cache_dir = path.resolve(cfg.reranker.cache_dir ?? path.join(cfg.data_dir, 'models'));
+  if (cfg.receipts.key_file) cfg.receipts.key_file = path.resolve(cfg.receipts.key_file);
   return cfg;
 }
 

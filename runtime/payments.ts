@@ -3,6 +3,8 @@ import type { Accounts } from '../payments/accounts.js';
 import type { Catalog } from '../payments/catalog.js';
 import type { PaymentMode } from '../payments/mode.js';
 import { apiKeyMode } from '../payments/modes/api-key/mode.js';
+import { createX402Mode } from '../payments/modes/x402/index.js';
+import type { Storage } from '../storage/db.js';
 import { PaidCallGate, type ResponseExtension } from '../payments/paid-call.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
@@ -15,6 +17,8 @@ export interface PaymentModeDeps {
   accounts: Accounts;
   /** The prices and tiers in force (operators edit them while serving). */
   catalog: Catalog;
+  storage: Storage;
+  log: Log;
 }
 
 type ModeName = keyof NotaryConfig['payments']['modes'];
@@ -22,6 +26,7 @@ type ModeName = keyof NotaryConfig['payments']['modes'];
 /** The registry of payment modes: one line per mode, enabled by `payments.modes.<name>.enabled`. */
 const PAYMENT_MODES: Record<ModeName, (deps: PaymentModeDeps) => PaymentMode> = {
   api_key: (deps) => apiKeyMode(deps.accounts, deps.catalog),
+  x402: (deps) => createX402Mode({ config: deps.config, db: deps.storage.db, log: deps.log }),
 };
 
 export function buildPaymentModes(deps: PaymentModeDeps): PaymentMode[] {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
@@ -12,6 +13,7 @@ import { PartyKeys } from '../payments/party-keys.js';
 import type { PaymentMode } from '../payments/mode.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import type { Pricing } from '../payments/pricing.js';
+import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
@@ -25,12 +27,30 @@ import { CrawlSeedStore } from '../storage/crawl-seeds.js';
 import { PartyKeysRepository } from '../storage/party-keys.js';
 import { UsersRepository } from '../storage/users.js';
 import { openStorage, type Storage } from '../storage/db.js';
+import { X402PaymentsRepository } from '../storage/x402.js';
+import type { ReconcileSummary } from '../payments/mode.js';
+import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
+
+/** One charge as `notary payments list` shows it. */
+export interface PaymentListRow {
+  created_at: string;
+  mode: string;
+  /** The payer address (x402) or the tenant name (API keys). */
+  payer: string;
+  /** Atomic units of `asset` (x402), or credits (API keys). */
+  amount: string;
+  asset: string;
+  network: string | null;
+  transaction: string | null;
+  credits: number;
+  request_id: string | null;
+}
 
 export interface RuntimeOptions {
   log?: Log;
@@ -99,6 +119,12 @@ export class Runtime {
   readonly search: Lazy<Promise<SearchPipeline>>;
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
+  /** Signed receipts: the keyring (created in the data folder at first use) and the receipt log, self-checked. */
+  readonly receipts: Lazy<Promise<Receipts>>;
+
+  private get modeDeps(): PaymentModeDeps {
+    return { config: this.config, accounts: this.accounts, catalog: this.catalog, storage: this.storage, log: this.log };
+  }
 
   private constructor(
     readonly config: NotaryConfig,
@@ -146,19 +172,20 @@ export class Runtime {
     });
     // Excerpts chosen against a query load the reranker on first use only.
     this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
-    this.paidCallGate = lazy(() => {
-      const modeDeps = { config, accounts: this.accounts, catalog: this.catalog };
-      return buildPaidCallGate({
+    this.receipts = lazy(() => openReceipts(storage.db, receiptSettings(config)));
+    const extensions: ResponseExtension[] = [signedReceiptExtension(() => this.receipts()), ...(options.extensions ?? [])];
+    this.paidCallGate = lazy(() =>
+      buildPaidCallGate({
         config,
-        modes: [...buildPaymentModes(modeDeps), ...(options.extraModes?.(modeDeps) ?? [])],
+        modes: [...buildPaymentModes(this.modeDeps), ...(options.extraModes?.(this.modeDeps) ?? [])],
         rateLimits: this.rateLimits,
         idempotency: this.idempotency,
         catalog: this.catalog,
         usage: new SqlUsageRecorder(this.usage),
-        ...(options.extensions ? { extensions: options.extensions } : {}),
+        extensions,
         log,
-      });
-    });
+      }),
+    );
   }
 
   /** The price list in force as last read (operators' edits included); a paid call uses the one of its admission. */
@@ -195,6 +222,79 @@ export class Runtime {
       logger: { warn: (details, message) => this.log('warn', `${message} ${JSON.stringify(details)}`) },
       ...(dense ? { vectors: { index: dense.index, embedder: dense.embedder, batchSize: this.config.embeddings.batch_size } } : {}),
     });
+  }
+
+  /**
+   * Every charge, oldest first: pay-per-call settlements from the payment ledger (x402: payer address, atomic amount,
+   * transaction) and API-key debits from the credit ledger (payer: the tenant, amount in credits).
+   */
+  async paymentsList(options: { mode?: string; limit?: number } = {}): Promise<PaymentListRow[]> {
+    const rows: PaymentListRow[] = [];
+    if (options.mode === undefined || options.mode !== 'api_key') {
+      for (const r of await new X402PaymentsRepository(this.storage.db).ledger(options.mode ? { mode: options.mode } : {})) {
+        rows.push({
+          created_at: r.created_at,
+          mode: r.mode,
+          payer: r.payer,
+          amount: r.amount,
+          asset: r.asset,
+          network: r.network,
+          transaction: r.transaction_hash,
+          credits: r.credits,
+          request_id: r.request_id,
+        });
+      }
+    }
+    if (options.mode === undefined || options.mode === 'api_key') {
+      const debits = await this.storage.db
+        .selectFrom('credit_ledger')
+        .innerJoin('tenants', 'tenants.id', 'credit_ledger.tenant_id')
+        .select(['credit_ledger.created_at', 'tenants.name', 'credit_ledger.delta', 'credit_ledger.request_id'])
+        .where('credit_ledger.delta', '<', 0)
+        .execute();
+      for (const d of debits) {
+        rows.push({ created_at: d.created_at, mode: 'api_key', payer: d.name, amount: String(-d.delta), asset: 'credits', network: null, transaction: null, credits: -d.delta, request_id: d.request_id });
+      }
+    }
+    rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+    return options.limit !== undefined ? rows.slice(-options.limit) : rows;
+  }
+
+  /** Decides undecided pay-per-call settlements (x402 settles that timed out) from their chain. */
+  async reconcilePayments(): Promise<ReconcileSummary> {
+    const total: ReconcileSummary = { checked: 0, settled: 0, released: 0, pending: 0 };
+    for (const mode of this.paidCallGate().modes) {
+      if (!mode.reconcile) continue;
+      const one = await mode.reconcile();
+      total.checked += one.checked;
+      total.settled += one.settled;
+      total.released += one.released;
+      total.pending += one.pending;
+    }
+    return total;
+  }
+
+  /**
+   * Start-up checks of the pay-per-call settings that need the network: the x402 token's decimals must be the price's
+   * decimals (otherwise every amount would be off by powers of ten). Throws invalid_config; an unreachable RPC is a
+   * warning (reconciliation retries it).
+   */
+  async checkPaymentSetup(): Promise<void> {
+    const x402 = this.config.payments.modes.x402;
+    if (!x402.enabled || !x402.rpc_url) return;
+    let decimals: number;
+    try {
+      decimals = await new RpcSettlementChain(x402.rpc_url).decimals(x402.asset as `0x${string}`);
+    } catch (err) {
+      this.log('warn', `x402: could not read decimals() of ${x402.asset} over ${x402.rpc_url}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (decimals !== this.config.pricing.credit_price.decimals) {
+      throw new NotaryError(
+        'invalid_config',
+        `payments.modes.x402.asset ${x402.asset} has ${decimals} decimals but pricing.credit_price.decimals is ${this.config.pricing.credit_price.decimals}`,
+      );
+    }
   }
 
   /** Releases what was built, newest first; safe to call once everything else has stopped. */

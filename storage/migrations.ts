@@ -144,6 +144,50 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const receiptLog: Migration = {
+    async up(db: Kysely<unknown>) {
+      const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
+      // One row: the tree size. Every append increments it first, which serialises appenders across processes.
+      await db.schema
+        .createTable('receipt_log_state')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('tree_size', 'bigint', (c) => c.notNull())
+        .execute();
+      await sql`insert into receipt_log_state (id, tree_size) values (1, 0)`.execute(db);
+      await db.schema
+        .createTable('receipt_log_entries')
+        .addColumn('leaf_index', 'bigint', (c) => c.primaryKey())
+        .addColumn('leaf_hash', bytes, (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('kid', 'text', (c) => c.notNull())
+        .addColumn('issued_at', 'text', (c) => c.notNull())
+        .addColumn('receipt', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('receipt_log_entries_leaf_hash').on('receipt_log_entries').column('leaf_hash').execute();
+      await db.schema.createIndex('receipt_log_entries_request_id').on('receipt_log_entries').column('request_id').execute();
+      // Every complete subtree hash: (0, i) is leaf i's hash, (l, i) covers leaves [i*2^l, (i+1)*2^l).
+      await db.schema
+        .createTable('receipt_log_nodes')
+        .addColumn('level', 'integer', (c) => c.notNull())
+        .addColumn('node_index', 'bigint', (c) => c.notNull())
+        .addColumn('hash', bytes, (c) => c.notNull())
+        .addPrimaryKeyConstraint('receipt_log_nodes_pk', ['level', 'node_index'])
+        .execute();
+      await db.schema
+        .createTable('receipt_log_checkpoints')
+        .addColumn('tree_size', 'bigint', (c) => c.primaryKey())
+        .addColumn('root_hash', bytes, (c) => c.notNull())
+        .addColumn('note', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['receipt_log_checkpoints', 'receipt_log_nodes', 'receipt_log_entries', 'receipt_log_state']) {
+        await db.schema.dropTable(table).ifExists().execute();
+      }
+    },
+  };
+
   const paidCalls: Migration = {
     async up(db: Kysely<unknown>) {
       // The first response to each payer's Idempotency-Key. `expires_at` ends the running call's lease while
@@ -289,11 +333,77 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const x402Payments: Migration = {
+    async up(db: Kysely<unknown>) {
+      // One row per x402 payment presented for a call. The unique challenge and payment key make a payment and a
+      // challenge single-use across concurrent requests and across both flows; a row is deleted when the call fails
+      // before anything was charged, so the same payment can be retried. `state` records settlements whose
+      // outcome is unknown (a settle that timed out) until reconciliation on chain decides them.
+      await db.schema
+        .createTable('x402_payments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('flow', 'text', (c) => c.notNull())
+        .addColumn('challenge', 'text', (c) => c.notNull().unique())
+        .addColumn('payment_key', 'text', (c) => c.notNull().unique())
+        .addColumn('payer', 'text', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('pay_to', 'text', (c) => c.notNull())
+        .addColumn('amount', 'text', (c) => c.notNull())
+        .addColumn('credits', 'integer', (c) => c.notNull())
+        .addColumn('auth_nonce', 'text')
+        .addColumn('valid_before', 'text')
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('served', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('transaction_hash', 'text')
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('lease_until', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('x402_payments_transaction').on('x402_payments').columns(['network', 'transaction_hash']).unique().execute();
+      await db.schema.createIndex('x402_payments_state').on('x402_payments').columns(['state', 'updated_at']).execute();
+      // The books of every settled pay-per-call charge, whatever the mode: one row per call, one per transaction.
+      await db.schema
+        .createTable('payment_ledger')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('payer', 'text', (c) => c.notNull())
+        .addColumn('amount', 'text', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('pay_to', 'text')
+        .addColumn('transaction_hash', 'text')
+        .addColumn('credits', 'integer', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('reference', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('payment_ledger_transaction').on('payment_ledger').columns(['mode', 'network', 'transaction_hash']).unique().execute();
+      await db.schema.createIndex('payment_ledger_reference').on('payment_ledger').columns(['mode', 'reference']).unique().execute();
+      await db.schema.createIndex('payment_ledger_created').on('payment_ledger').columns(['created_at', 'id']).execute();
+      await db.schema
+        .createTable('service_secrets')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['service_secrets', 'payment_ledger', 'x402_payments']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
     '0017_accounts': accounts,
+    '0015_x402_payments': x402Payments,
+    '0014_receipt_log': receiptLog,
   };
   return { getMigrations: async () => migrations };
 }
