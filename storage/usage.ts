@@ -48,7 +48,8 @@ export class UsageRepository {
         'asset',
         sql<number | string>`count(*)`.as('calls'),
         sql<number | string>`sum(credits)`.as('credits'),
-        sql<number | string>`sum(cast(amount as bigint))`.as('amount'),
+        // Summed as 64-bit integers and returned as text, so no driver rounds it through a float.
+        sql<string | null>`cast(sum(cast(amount as bigint)) as text)`.as('amount'),
       ])
       .where('created_at', '>=', filter.from)
       .where('created_at', '<', filter.to);
@@ -65,5 +66,29 @@ export class UsageRepository {
       credits: Number(row.credits),
       amount: String(row.amount ?? 0),
     }));
+  }
+
+  /**
+   * Money that pay-per-call modes settled (the payments ledger: one row per settled payment, x402 and MPP), per day,
+   * mode and asset. Settlements decided later by reconciliation count on the day they were booked.
+   */
+  async settled(from: string, to: string): Promise<UsageBucket[]> {
+    const rows = await this.db
+      .selectFrom('payment_ledger')
+      .select([
+        DAY.as('day'),
+        'mode',
+        'asset',
+        sql<number | string>`count(*)`.as('calls'),
+        sql<number | string>`sum(credits)`.as('credits'),
+        // Summed as 64-bit integers and returned as text, so no driver rounds it through a float.
+        sql<string | null>`cast(sum(cast(amount as bigint)) as text)`.as('amount'),
+      ])
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to)
+      .groupBy([DAY, 'mode', 'asset'])
+      .orderBy(DAY)
+      .execute();
+    return rows.map((row) => ({ day: row.day, key: row.mode, asset: row.asset, calls: Number(row.calls), credits: Number(row.credits), amount: String(row.amount ?? 0) }));
   }
 }

@@ -232,6 +232,15 @@ describe('test keys, scopes, features, tiers and live prices', () => {
       // Revenue counts the live calls by payment mode.
       const revenue = (await operator.get('operator/revenue')).body['modes'] as Array<{ mode: string; total_credits: number; total_amount: string }>;
       expect(revenue.find((r) => r.mode === 'api_key')?.total_credits).toBeGreaterThanOrEqual(19);
+      // Money settled by a pay-per-call mode comes from the payments ledger, exact to the smallest unit.
+      for (const amount of ['1000', '2000', '1']) {
+        await h.runtime.storage.db
+          .insertInto('payment_ledger')
+          .values({ mode: 'x402', payer: '0xabc', amount, asset: 'USDC', network: 'eip155:8453', pay_to: '0xdef', transaction_hash: `0x${amount}`, credits: 1, request_id: `req_${amount}`, reference: `pay_${amount}`, created_at: new Date().toISOString() })
+          .execute();
+      }
+      const settled = (await operator.get('operator/revenue')).body['settled'] as Array<{ mode: string; total_calls: number; total_amount: string }>;
+      expect(settled).toContainEqual(expect.objectContaining({ mode: 'x402', total_calls: 3, total_amount: '0.003001' }));
     });
   });
 });

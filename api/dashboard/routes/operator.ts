@@ -259,7 +259,15 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
   app.get('/revenue', { schema: { querystring: { type: 'object', additionalProperties: false, properties: { days: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' } } } } }, async (request) => {
     const range = dayRange(Number((request.query as { days?: string }).days ?? 30));
     const snapshot = await deps.catalog.current();
-    const buckets = await deps.usage.daily({ from: range.from, to: range.to, environment: 'live' }, 'mode');
-    return { days: range.days, modes: revenueSeries(range.days, buckets, snapshot.pricing.asset.decimals), credit_price: snapshot.pricing.asset };
+    const decimals = snapshot.pricing.asset.decimals;
+    const [calls, settled] = await Promise.all([deps.usage.daily({ from: range.from, to: range.to, environment: 'live' }, 'mode'), deps.usage.settled(range.from, range.to)]);
+    return {
+      days: range.days,
+      // Calls served and their credits, by mode (every mode, from the usage records).
+      modes: revenueSeries(range.days, calls, decimals),
+      // Money settled by pay-per-call modes, from the payments ledger.
+      settled: revenueSeries(range.days, settled, decimals),
+      credit_price: snapshot.pricing.asset,
+    };
   });
 }

@@ -73,9 +73,23 @@ export function IndexStats(): JSX.Element {
   );
 }
 
+interface ModeSeries {
+  mode: string;
+  asset: string;
+  calls: number[];
+  credits: number[];
+  amount: string[];
+  total_calls: number;
+  total_credits: number;
+  total_amount: string;
+}
+
 interface RevenueAnswer {
   days: string[];
-  modes: Array<{ mode: string; asset: string; calls: number[]; credits: number[]; amount: string[]; total_calls: number; total_credits: number; total_amount: string }>;
+  /** Calls served and their credits, by payment mode. */
+  modes: ModeSeries[];
+  /** Money settled on chain (x402, MPP), from the payments ledger. */
+  settled: ModeSeries[];
   credit_price: { symbol: string; decimals: number; creditPrice: string };
 }
 
@@ -84,7 +98,7 @@ export function Revenue(): JSX.Element {
   const data = useLoad(() => api<RevenueAnswer>('GET', `/operator/revenue${query({ days })}`), [days], 10000);
   const d = data.data;
   return (
-    <Page title="Revenue" intro="What each payment mode brought in from live calls: credits from API keys and MPP, money from x402 and MPP at the price of a credit.">
+    <Page title="Revenue" intro="What each payment mode brought in from live calls: the credits of the calls served, and the money pay-per-call modes settled, from the payments ledger.">
       <div class="filters">
         <div class="field">
           <label for="f-rdays">Period</label>
@@ -111,28 +125,33 @@ export function Revenue(): JSX.Element {
                     Credits
                   </th>
                   <th scope="col" class="num">
-                    Amount
+                    Payments settled
+                  </th>
+                  <th scope="col" class="num">
+                    Money settled
                   </th>
                 </tr>
               </thead>
               <tbody>
                 {d.modes.length === 0 ? (
                   <tr>
-                    <td colSpan={4} class="muted">
+                    <td colSpan={5} class="muted">
                       No paid calls in this period.
                     </td>
                   </tr>
                 ) : null}
-                {d.modes.map((m) => (
-                  <tr key={`${m.mode}-${m.asset}`}>
-                    <th scope="row">{m.mode.replace('_', ' ')}</th>
-                    <td class="num">{formatNumber(m.total_calls)}</td>
-                    <td class="num">{formatNumber(m.total_credits)}</td>
-                    <td class="num">
-                      {m.total_amount} {m.asset}
-                    </td>
-                  </tr>
-                ))}
+                {d.modes.map((m) => {
+                  const money = d.settled.filter((p) => p.mode === m.mode);
+                  return (
+                    <tr key={`${m.mode}-${m.asset}`}>
+                      <th scope="row">{m.mode.replace('_', ' ')}</th>
+                      <td class="num">{formatNumber(m.total_calls)}</td>
+                      <td class="num">{formatNumber(m.total_credits)}</td>
+                      <td class="num">{money.length ? formatNumber(money.reduce((sum, p) => sum + p.total_calls, 0)) : '—'}</td>
+                      <td class="num">{money.length ? money.map((p) => `${p.total_amount} ${p.asset}`).join(', ') : '—'}</td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
