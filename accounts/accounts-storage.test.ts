@@ -6,11 +6,10 @@ import { configSchema } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { Accounts } from '../payments/accounts.js';
 import { Catalog, catalogDefaults } from '../payments/catalog.js';
-import { PartyKeys } from '../payments/party-keys.js';
+import { Parties } from '../payments/modes/mpp/index.js';
 import { SqlUsageRecorder } from '../payments/usage.js';
 import { CrawlSeedStore, DEFAULT_SEED_OPTIONS } from '../storage/crawl-seeds.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
-import { PartyKeysRepository } from '../storage/party-keys.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { UsersRepository } from '../storage/users.js';
@@ -173,17 +172,28 @@ describe.each([
     expect((await usage.daily({ ...range, tenantId: 'ten_other' }, 'mode')).length).toBe(0);
   });
 
-  it('registers party keys by RFC 7638 thumbprint, once, and revokes them per tenant', async () => {
+  it('party keys as the dashboard registers them: RFC 7638 thumbprint, raw key or public JWK, revoked only by their tenant', async () => {
     const tenant = await accounts.createTenant('parties');
-    const keys = new PartyKeys(new PartyKeysRepository(storage.db));
+    const other = await accounts.createTenant('parties-other');
+    const parties = new Parties(storage.db);
     // RFC 8037 appendix A.3: the thumbprint of the example Ed25519 key.
-    const row = await keys.register(tenant.id, '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', 'main');
-    expect(row.kid).toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
-    expect(await codeOf(keys.register(tenant.id, '{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}'))).toBe('party_key_exists');
-    expect(await codeOf(keys.register(tenant.id, 'short'))).toBe('invalid_public_key');
-    expect(await codeOf(keys.revoke(row.id, 'ten_someone_else'))).toBe('party_key_not_found');
-    expect((await keys.revoke(row.id, tenant.id)).revoked_at).not.toBeNull();
-    expect((await keys.byKid(row.kid))?.revoked_at).not.toBeNull();
+    const x = '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo';
+    const { key, created } = await parties.addKey(tenant, x, 'main');
+    expect([key.kid, created]).toEqual(['kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k', true]);
+    const again = await parties.addKey(tenant, `{"kty":"OKP","crv":"Ed25519","x":"${x}"}`);
+    expect([again.key.kid, again.created]).toEqual([key.kid, false]);
+    expect(await codeOf(parties.addKey(other, x))).toBe('party_key_exists');
+    expect(await codeOf(parties.addKey(tenant, 'short'))).toBe('invalid_public_key');
+    // A private JWK is refused, and its secret is not echoed.
+    const privateJwk = `{"kty":"OKP","crv":"Ed25519","x":"${x}","d":"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}`;
+    const refused = await parties.addKey(tenant, privateJwk).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(NotaryError);
+    expect((refused as NotaryError).message).not.toContain('nWGxne');
+    expect(await codeOf(parties.revokeKey(key.kid, other.id))).toBe('party_key_not_found');
+    expect((await parties.repository.getKey(key.kid))?.revoked_at).toBeNull();
+    expect((await parties.revokeKey(key.kid, tenant.id)).revoked_at).not.toBeNull();
+    expect((await parties.listKeys([tenant], tenant.id)).map((k) => [k.kid, k.tenant, k.name])).toEqual([[key.kid, 'parties', 'main']]);
+    expect(await parties.listKeys([other], other.id)).toEqual([]);
   });
 
   it('crawl seeds: due when new, asked for or past their interval; paused and removed ones are not; config seeds never come back', async () => {

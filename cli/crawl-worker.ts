@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CrawlProgress } from '../crawler/index.js';
+import { normaliseUrl, type CrawlProgress, type CrawlRun } from '../crawler/index.js';
 import type { Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
 import { crawlAndIndex } from './crawl.js';
@@ -14,7 +14,7 @@ function crawlerConfigFor(ctx: Runtime, seed: Seed) {
   const base = ctx.config.crawler;
   return {
     ...base,
-    same_host: seed.options.same_host,
+    ...(seed.options.scope !== null ? { scope: seed.options.scope } : {}),
     include: seed.options.include,
     exclude: [...base.exclude, ...seed.options.exclude],
     ...(seed.options.max_depth !== null ? { max_depth: seed.options.max_depth } : {}),
@@ -22,9 +22,16 @@ function crawlerConfigFor(ctx: Runtime, seed: Seed) {
   };
 }
 
+/** The newest stopped or interrupted crawl of this seed that was not resumed yet. */
+async function resumableRun(ctx: Runtime, seed: Seed): Promise<CrawlRun | undefined> {
+  return ctx.runs.latestResumable([normaliseUrl(seed.url.trim()) ?? seed.url]);
+}
+
 /**
- * Crawls one seed and indexes what was fetched. While it runs, its counts are written to its crawl run every
- * PROGRESS_MS (the operators' status page reads them), and the seed is re-read: pausing or removing it stops the crawl.
+ * Crawls one seed and indexes what was fetched; a crawl of it that was stopped (paused, removed, the server shut
+ * down) or interrupted (its process died) goes on from its frontier instead of starting over. While it runs, its
+ * counts are written to its crawl run every PROGRESS_MS (the operators' status page reads them), and the seed is
+ * re-read: pausing or removing it stops the crawl.
  */
 async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
   const stop = new AbortController();
@@ -39,17 +46,19 @@ async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undef
   const ticker = setInterval(() => {
     void write();
     void ctx.seeds.get(seed.id).then((current) => {
-      if (!current || current.paused) {
+      if (!stop.signal.aborted && (!current || current.paused)) {
         log(`crawl of ${seed.url} stopped: the seed was ${current ? 'paused' : 'removed'}`);
         stop.abort();
       }
     });
   }, PROGRESS_MS);
   const started = new Date().toISOString();
+  let finished = true;
   try {
+    const resume = await resumableRun(ctx, seed);
+    if (resume) log(`resuming crawl ${resume.id} of ${seed.url} (${resume.status ?? 'stopped'}) from its frontier`);
     const { crawl, index } = await crawlAndIndex(ctx, {
-      seeds: [seed.url],
-      skipFresh: true,
+      ...(resume ? { resume } : { seeds: [seed.url], skipFresh: true }),
       signal: stop.signal,
       quiet: true,
       crawler: crawlerConfigFor(ctx, seed),
@@ -62,9 +71,11 @@ async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undef
         latest = p;
       },
     });
+    finished = crawl.status === 'finished';
     log(
-      `crawl ${crawl.runId} of ${seed.url}: ${crawl.fetched} fetched, ${crawl.unchanged} unchanged, ${crawl.fresh} fresh, ` +
-        `${crawl.failed} failed; indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
+      `crawl ${crawl.runId} of ${seed.url} ${crawl.status}: ${crawl.stored} stored (${crawl.fetched} new or changed, ${crawl.unchanged} unchanged, ` +
+        `${crawl.fresh} fresh), ${crawl.duplicates} duplicates, ${crawl.failed} failed, ${crawl.queued} queued; ` +
+        `indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
     );
   } catch (err) {
     log(`crawl of ${seed.url} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -72,7 +83,12 @@ async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undef
     clearInterval(ticker);
     signal.removeEventListener('abort', onAbort);
     // Due again after its recrawl interval, or when an operator asks (also while this crawl ran: the start is recorded).
-    if (!signal.aborted) await ctx.seeds.markCrawled(seed.id, started);
+    // A stopped crawl is due again at once (once its seed is resumed, or the server restarted), to go on from where it stopped.
+    if (finished) {
+      if (!signal.aborted) await ctx.seeds.markCrawled(seed.id, started);
+    } else {
+      await ctx.seeds.requestCrawl(seed.id);
+    }
   }
 }
 
@@ -84,6 +100,12 @@ async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undef
 export async function seedWorker(ctx: Runtime, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
   const imported = await ctx.seeds.importConfigSeeds(ctx.config.crawler.seeds, Math.round(ctx.config.crawler.recrawl_after_hours * 60));
   if (imported > 0) log(`crawl worker: ${imported} seeds from the configuration added`);
+  // A crawl whose process died (SIGKILL, a crash) is marked interrupted, and its seed is due to go on from its frontier.
+  for (const id of await ctx.runs.markDead()) log(`crawl ${id} was interrupted (its process is gone): it goes on from its frontier`);
+  for (const seed of await ctx.seeds.list()) {
+    const resume = await resumableRun(ctx, seed);
+    if (resume && resume.id === seed.last_run_id) await ctx.seeds.requestCrawl(seed.id);
+  }
   while (!signal.aborted) {
     try {
       for (const seed of await ctx.seeds.due()) {

@@ -2,6 +2,7 @@ import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
+import { RateMeter } from './progress.js';
 
 /** How often undecided pay-per-call settlements are looked up on chain. */
 const RECONCILE_EVERY_MS = 30_000;
@@ -80,9 +81,18 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     const missing = (await dense.index.missing(1)).length > 0;
     if (missing) {
       app.log.warn('some passages have no vector of this embedding model yet: embedding them in the background (dense results are partial until done)');
+      let meter: RateMeter | null = null;
+      let lastLog = 0;
       backfill = ctx
         .indexer(dense)
-        .embedPending()
+        .embedPending((p) => {
+          meter ??= new RateMeter(p.embedTotal);
+          const line = meter.describe(p.embedded, 'passages');
+          // Logs are line-based: one progress line a minute.
+          if (Date.now() - lastLog < 60_000) return;
+          lastLog = Date.now();
+          app.log.info(`embedding in the background: ${line}`);
+        })
         .then((n) => app.log.info(`embedded ${n} passages`))
         .catch((err: unknown) => app.log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));
     }

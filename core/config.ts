@@ -33,8 +33,11 @@ export const pricingSchema = z
   .object({
     search: z
       .object({
-        /** Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. */
-        credits_by_depth: creditsByDepth.default([1, 2, 4]),
+        /**
+         * Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. Depth 2 costs what
+         * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (README, Relevance).
+         */
+        credits_by_depth: creditsByDepth.default([1, 1, 2]),
       })
       .prefault({}),
     extract: z
@@ -162,9 +165,12 @@ export const configSchema = z
         seeds: z.array(z.url()).default([]),
         max_pages: z.number().int().positive().default(10_000),
         max_depth: z.number().int().min(0).default(20),
-        /** Stay on the seed's host unless include patterns say otherwise. */
-        same_host: z.boolean().default(true),
-        /** Regular expressions a URL must match (any) / must not match (all). */
+        /**
+         * How far from the seeds: path (under each seed's folder; the whole host when the seed is the root), host,
+         * domain (registrable domain, subdomains included) or any.
+         */
+        scope: z.enum(['path', 'host', 'domain', 'any']).default('path'),
+        /** Regular expressions a URL must match (any) / must not match (all); they narrow the scope. */
         include: z.array(hostPattern).default([]),
         exclude: z.array(hostPattern).default([]),
         user_agent: z.string().min(1).default('notary-crawler/0.1'),
@@ -227,6 +233,8 @@ export const configSchema = z
         cache_dir: z.string().optional(),
         /** Try the model hub when no model directory is given. */
         download: z.boolean().default(true),
+        /** After a failed download, commands do not try again for this long (a marker file in the cache says until when). */
+        download_retry_hours: z.number().min(0).default(6),
         hub_url: z.string().default('https://huggingface.co'),
         threads: z.number().int().positive().default(2),
         batch_size: z.number().int().positive().default(16),
@@ -241,8 +249,14 @@ export const configSchema = z
          * bi-encoder model directory. NOTARY_EMBEDDING_MODEL overrides.
          */
         model: z.string().min(1).default('reranker'),
-        /** Passages embedded per model call by the indexer. */
+        /** Passages embedded per model call by the indexer; they are sorted by length inside a call. */
         batch_size: z.number().int().positive().default(64),
+        /**
+         * int8: the bi-encoder's dynamically quantised copy (onnx/model_int8.onnx beside the model, or
+         * <cache_dir>/<name>-int8, made by scripts/quantize-minilm.sh); fp32: the exact model. Applies to the
+         * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
+         */
+        precision: z.enum(['int8', 'fp32']).default('int8'),
       })
       .prefault({}),
     search: z
@@ -256,6 +270,17 @@ export const configSchema = z
         snippet_chars: z.number().int().positive().default(300),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
+        /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */
+        include_navigation_pages: z.boolean().default(false),
+        /**
+         * Results in this language only (BCP 47, "en"; pages of unknown language too) unless a request names another;
+         * null: every language, each page shown in the query's own language when it has that translation.
+         */
+        default_language: z
+          .string()
+          .regex(/^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/, 'a BCP 47 language tag such as "en" or "pt-BR"')
+          .nullable()
+          .default(null),
         /**
          * Optional query rewriter for reflection passes: an OpenAI-compatible chat completions endpoint. Off unless
          * `url` is set (the API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1).
@@ -298,6 +323,26 @@ export const configSchema = z
           .object({
             /** `Authorization: Bearer sk_live_...`: tenants pay from their credit balance. */
             api_key: z.object({ enabled: z.boolean().default(true) }).prefault({}),
+            /**
+             * `Authorization: MPP envelope=...`: several parties (tenants with registered Ed25519 keys) share one call,
+             * each debited its share of the price in one transaction.
+             */
+            mpp: z
+              .object({
+                enabled: z.boolean().default(true),
+                /** Most parties one envelope may list. */
+                max_parties: z.number().int().min(1).max(64).default(16),
+                /** Longest accepted envelope lifetime (expires - issued_at, and expires - now); the wire format caps it at 300. */
+                max_lifetime_s: z.number().int().min(1).max(300).default(300),
+                /** Clock difference tolerated between the parties and this service when checking issued_at and expires. */
+                clock_skew_s: z.number().int().min(0).max(120).default(30),
+                /**
+                 * Origins (scheme://host[:port]) an envelope's htu may name. Empty: any origin, only the path and query
+                 * are bound (the service cannot tell its public origin behind a proxy); set it to bind the origin too.
+                 */
+                origins: z.array(z.url().transform((u) => new URL(u).origin)).default([]),
+              })
+              .prefault({}),
             /** Pay per call on an EVM chain: x402 v2 (PAYMENT-SIGNATURE) and the interface's X-402-Receipt. */
             x402: x402ModeSchema.prefault({}),
           })
@@ -416,7 +461,10 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },
   { env: 'NOTARY_RERANK_TOP_N', path: ['search', 'rerank_top_n'], kind: 'int' },
+  { env: 'NOTARY_DEFAULT_LANGUAGE', path: ['search', 'default_language'], kind: 'string' },
+  { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
+  { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },

@@ -50,6 +50,32 @@ export const errorCodes = {
   login_required: { status: 422, title: 'The page is behind a login wall', retryable: false },
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
+  // MPP (Authorization: MPP envelope=...): each failure of an envelope has its own code; `party` names the party at fault.
+  mpp_envelope_encoding: { status: 400, title: 'The MPP envelope is not base64url', retryable: false },
+  mpp_envelope_json: { status: 400, title: 'The MPP envelope is not a UTF-8 JSON object', retryable: false },
+  mpp_envelope_invalid: { status: 400, title: 'The MPP envelope lacks a member, has one of the wrong form, or one it should not', retryable: false },
+  mpp_version_unsupported: { status: 400, title: 'The MPP envelope version is not supported', retryable: false },
+  mpp_duplicate_party: { status: 400, title: 'A party appears twice in the MPP envelope', retryable: false },
+  mpp_share_malformed: { status: 400, title: 'A share is not a decimal string with at most 6 decimals', retryable: false },
+  mpp_shares_not_one: { status: 400, title: 'The shares of the MPP envelope do not sum to exactly 1', retryable: false },
+  mpp_too_many_parties: { status: 400, title: 'The MPP envelope lists more parties than this service allows', retryable: false },
+  mpp_missing_authorization: { status: 401, title: 'A party of the MPP envelope did not sign it', retryable: false },
+  mpp_bad_signature: { status: 401, title: "A party's signature of the MPP envelope does not verify", retryable: false },
+  mpp_unknown_party: { status: 401, title: 'A party of the MPP envelope is not known', retryable: false },
+  mpp_unknown_key: { status: 401, title: "A party's kid is not one of its registered keys", retryable: false },
+  mpp_key_revoked: { status: 401, title: "A party's key was revoked", retryable: false },
+  mpp_method_mismatch: { status: 401, title: "The MPP envelope's htm is not the request method", retryable: false },
+  mpp_url_mismatch: { status: 401, title: "The MPP envelope's htu is not the request URL", retryable: false },
+  mpp_body_digest_mismatch: { status: 401, title: "The MPP envelope's body_digest is not the digest of the request body", retryable: false },
+  mpp_envelope_expired: { status: 401, title: 'The MPP envelope has expired', retryable: false },
+  mpp_issued_in_future: { status: 401, title: 'The MPP envelope is issued in the future', retryable: false },
+  mpp_expiry_too_far: { status: 401, title: 'The MPP envelope expires too far ahead', retryable: false },
+  mpp_nonce_replayed: { status: 401, title: "The MPP envelope's nonce was used before", retryable: false },
+  mpp_total_below_price: { status: 402, title: "The MPP envelope's total_credits do not cover the price of this call", retryable: false },
+  // Party keys (notary parties ..., the dashboard's MPP page).
+  invalid_public_key: { status: 400, title: 'The public key is not a base64url Ed25519 key of 32 bytes', retryable: false },
+  party_key_exists: { status: 409, title: 'This public key is registered already', retryable: false },
+  party_key_not_found: { status: 404, title: 'No such party key', retryable: false },
   // Accounts and the dashboard (issue 17).
   session_required: { status: 401, title: 'Sign in to the dashboard first', retryable: false },
   invalid_credentials: { status: 401, title: 'The email or password is wrong', retryable: false },
@@ -67,9 +93,6 @@ export const errorCodes = {
   invalid_settings: { status: 400, title: 'The prices or tiers are invalid', retryable: false },
   seed_not_found: { status: 404, title: 'No such crawl seed', retryable: false },
   seed_exists: { status: 409, title: 'This crawl seed exists already', retryable: false },
-  invalid_public_key: { status: 400, title: 'The public key is not a valid Ed25519 key', retryable: false },
-  party_key_exists: { status: 409, title: 'This public key is registered already', retryable: false },
-  party_key_not_found: { status: 404, title: 'No such party key', retryable: false },
   // x402 pay-per-call (PAYMENT-SIGNATURE and X-402-Receipt). Nothing is settled when any of these is answered.
   x402_malformed_payment: { status: 400, title: 'The PAYMENT-SIGNATURE header is not valid base64 JSON of an x402 v2 payment', retryable: false },
   x402_malformed_receipt: { status: 400, title: 'The X-402-Receipt header is not a well-formed settlement receipt', retryable: false },
@@ -101,6 +124,8 @@ export const errorCodes = {
   receipt_key_insecure: { status: 503, title: 'The receipt key file is readable by other users', retryable: false },
   receipt_log_corrupt: { status: 503, title: 'The receipt log does not match its published checkpoints', retryable: false },
   receipt_verification_failed: { status: 422, title: 'The receipt did not verify', retryable: false },
+  // Crawling (CLI).
+  nothing_to_resume: { status: 409, title: 'There is no stopped or interrupted crawl to resume', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -52,6 +52,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
             contentType: headers['content-type'] ?? null,
             etag: headers['etag'] ?? null,
             lastModified: headers['last-modified'] ?? null,
+            contentLanguage: headers['content-language'] ?? null,
             html,
           },
         );
@@ -59,7 +60,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
       errorHandler: ({ request }) => finish(request.uniqueKey),
       failedRequestHandler: async ({ request }, error) => {
         finish(request.uniqueKey);
-        if (ctx.signal?.aborted && error.name === 'AbortError') return;
+        if (ctx.signal?.aborted && error.name === 'AbortError') return session.requestAbandoned(request.uniqueKey);
         await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
       },
     },

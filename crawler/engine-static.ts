@@ -51,7 +51,7 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
       },
       preNavigationHooks: [
         async ({ request }, gotOptions) => {
-          const stored = session.storedFor(request.uniqueKey);
+          const stored = await session.prepare(request.uniqueKey);
           const headers: Record<string, string> = { 'user-agent': ctx.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' };
           if (stored && stored.state !== 'gone') {
             if (stored.etag) headers['if-none-match'] = stored.etag;
@@ -111,6 +111,7 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
             contentType: header(response.headers, 'content-type'),
             etag: header(response.headers, 'etag'),
             lastModified: header(response.headers, 'last-modified'),
+            contentLanguage: header(response.headers, 'content-language'),
             html: status === 304 ? '' : html,
             $: status >= 200 && status < 300 && typeof context.body === 'string' ? context.$ : undefined,
           },
@@ -123,8 +124,8 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
         finish(request.uniqueKey);
         const stop = stops.get(request.uniqueKey);
         stops.delete(request.uniqueKey);
-        // Requests still waiting for their host slot when the crawl was aborted are not failures.
-        if (ctx.signal?.aborted && error.name === 'AbortError') return;
+        // Requests still waiting for their host slot when the crawl was aborted are not failures: queued again.
+        if (ctx.signal?.aborted && error.name === 'AbortError') return session.requestAbandoned(request.uniqueKey);
         if (stop) await session.requestFailed(request.uniqueKey, stop.reason, stop.detail, stop.status);
         else await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
       },

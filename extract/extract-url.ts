@@ -3,6 +3,7 @@ import { NotaryError } from '../core/errors.js';
 import { countWords } from './content.js';
 import { assertRealContent, isJsShell } from './detect.js';
 import { extractDocument } from './extract.js';
+import type { SiteTitleAffixes } from './site-title.js';
 import type { HostResolver } from './fetch/address-policy.js';
 import { FetchCache } from './fetch/cache.js';
 import { RobotsRules, safeFetch, type FetchedDocument } from './fetch/safe-fetch.js';
@@ -65,6 +66,11 @@ export interface ExtractDeps {
   scorePassages?: ScorePassages;
   resolver?: HostResolver;
   signal?: AbortSignal;
+  /**
+   * The title prefixes and suffixes a host's pages repeat, as the index learnt them from its crawled pages: with it an
+   * indexed site's page gets the same title here as in search results.
+   */
+  siteTitles?: (host: string) => Promise<SiteTitleAffixes | null>;
 }
 
 /** The crawler's identifiable User-Agent, `${user_agent} (+${contact_url})`; extraction sends the same one. */
@@ -164,7 +170,8 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
   let html = fetched.body;
   let finalUrl = fetched.finalUrl;
   let status = fetched.status;
-  let doc = extractDocument(html, finalUrl);
+  const siteTitles = deps.siteTitles ? await deps.siteTitles(hostOf(finalUrl)).catch(() => null) : null;
+  let doc = extractDocument(html, finalUrl, { siteTitles });
   let rendered = false;
   if (policy === 'always' || (policy === 'auto' && isJsShell(html, doc))) {
     if (!deps.renderer) {
@@ -181,7 +188,7 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
       html = page.html;
       finalUrl = page.finalUrl;
       status = page.status || status;
-      doc = extractDocument(html, finalUrl);
+      doc = extractDocument(html, finalUrl, { siteTitles });
       rendered = true;
     }
   }
@@ -248,4 +255,13 @@ async function buildResult(
     word_count: doc.wordCount,
     rendered: where.rendered,
   };
+}
+
+/** The host part of a URL ("docs.example.org:8080"), lower-cased; "" when it does not parse. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return '';
+  }
 }

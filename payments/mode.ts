@@ -122,6 +122,8 @@ export interface PaymentChallenge {
   status: 401 | 402;
   /** One WWW-Authenticate challenge: scheme and parameters. */
   wwwAuthenticate: string;
+  /** What to send, for the problem's detail, e.g. "Authorization: Bearer <API key>". */
+  hint?: string;
   headers?: Record<string, string>;
   /** Members of the problem body, under the mode's name. */
   body?: Record<string, unknown>;

@@ -256,7 +256,7 @@ export class PaidCallGate {
     const modes = all.map((c) => c.mode);
     const detail = payable
       ? `This call costs ${price.credits} credits (${price.amount.decimal} ${price.amount.asset}): pay with one of ${modes.join(', ')}`
-      : 'Send Authorization: Bearer <API key>';
+      : `Send ${all.map((c) => c.challenge.hint).filter((hint) => hint !== undefined).join(', or ') || 'credentials'}`;
     return this.attach(new NotaryError(payable ? 'payment_required' : 'unauthenticated', detail, {}), all, price);
   }
 

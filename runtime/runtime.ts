@@ -9,8 +9,8 @@ import type { SearchIndex } from '../indexer/search-index.js';
 import { PasswordHasher, Sessions, SigninThrottle, Users } from '../accounts/index.js';
 import { Accounts } from '../payments/accounts.js';
 import { Catalog, catalogDefaults } from '../payments/catalog.js';
-import { PartyKeys } from '../payments/party-keys.js';
 import type { PaymentMode } from '../payments/mode.js';
+import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import type { Pricing } from '../payments/pricing.js';
 import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
@@ -24,8 +24,8 @@ import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { CrawlSeedStore } from '../storage/crawl-seeds.js';
-import { PartyKeysRepository } from '../storage/party-keys.js';
 import { UsersRepository } from '../storage/users.js';
+import { FrontierStore } from '../storage/frontier.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
@@ -33,6 +33,7 @@ import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
+import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
@@ -97,15 +98,18 @@ function lazy<T>(make: () => T): Lazy<T> {
 export class Runtime {
   readonly pages: PageStore;
   readonly runs: CrawlRunStore;
+  /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
+  readonly frontier: FrontierStore;
   readonly accounts: Accounts;
   /** Prices and tiers: the config's values, overridden by operators' edits in the database, re-read while serving. */
   readonly catalog: Catalog;
   readonly usage: UsageRepository;
-  /** People who sign in to the dashboard, their sessions, and the MPP party keys and crawl seeds they manage. */
+  /** People who sign in to the dashboard, their sessions, and the crawl seeds operators steer. */
   readonly users: Users;
   readonly sessions: Sessions;
-  readonly partyKeys: PartyKeys;
   readonly seeds: CrawlSeedStore;
+  /** MPP parties: tenants' registered Ed25519 keys. */
+  readonly parties: Parties;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -154,15 +158,16 @@ export class Runtime {
       defaultTier: config.default_tier,
     });
     this.sessions = new Sessions(people, { ttlMs: dashboard.session_hours * 3_600_000, idleMs: dashboard.session_idle_hours * 3_600_000 });
-    this.partyKeys = new PartyKeys(new PartyKeysRepository(storage.db));
     this.seeds = new CrawlSeedStore(storage.db);
+    this.frontier = new FrontierStore(storage.db, storage.dialect);
+    this.parties = new Parties(storage.db);
     this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.idempotency = new SqlIdempotencyStore(storage.db);
     const rewriter = queryRewriterFromConfig(config.search);
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
     const env = options.env ?? process.env;
-    this.reranker = lazy(() => loadReranker(config.reranker, { log, env }));
+    this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
     this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log }));
     this.denseForIndexing = lazy(() => openDense(config, storage, { log }));
     this.search = lazy(async () => {
@@ -170,8 +175,14 @@ export class Runtime {
       const { dense } = await this.dense();
       return this.searchPipeline({ reranker, dense });
     });
-    // Excerpts chosen against a query load the reranker on first use only.
-    this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
+    // Excerpts chosen against a query load the reranker on first use only. An indexed site's pages are titled with
+    // the prefixes and suffixes learnt from its stored pages, as in search results.
+    this.extract = lazy(() =>
+      createExtractDeps(config, {
+        scorePassages: async (query, passages) => (await this.reranker()).score(query, passages),
+        siteTitles: storedSiteTitles(this.pages),
+      }),
+    );
     this.receipts = lazy(() => openReceipts(storage.db, receiptSettings(config)));
     const extensions: ResponseExtension[] = [signedReceiptExtension(() => this.receipts()), ...(options.extensions ?? [])];
     this.paidCallGate = lazy(() =>

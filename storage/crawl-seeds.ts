@@ -3,11 +3,16 @@ import { newId } from '../core/ids.js';
 import { nowIso } from './db.js';
 import type { CrawlSeedRow, Database } from './schema.js';
 
+/** How far from the seed a crawl may go (crawler.scope): its path, host, registrable domain, or anywhere. */
+export const SEED_SCOPES = ['path', 'host', 'domain', 'any'] as const;
+export type SeedScope = (typeof SEED_SCOPES)[number];
+
 /** Scope rules of one seed, applied over the crawler's config for its crawls. */
 export interface SeedOptions {
   include: string[];
   exclude: string[];
-  same_host: boolean;
+  /** null: the config's crawler.scope. */
+  scope: SeedScope | null;
   max_depth: number | null;
   max_pages: number | null;
 }
@@ -26,7 +31,7 @@ export interface CrawlSeed {
   last_crawled_at: string | null;
 }
 
-export const DEFAULT_SEED_OPTIONS: SeedOptions = { include: [], exclude: [], same_host: true, max_depth: null, max_pages: null };
+export const DEFAULT_SEED_OPTIONS: SeedOptions = { include: [], exclude: [], scope: null, max_depth: null, max_pages: null };
 
 function toSeed(row: CrawlSeedRow): CrawlSeed {
   const options = { ...DEFAULT_SEED_OPTIONS, ...(JSON.parse(row.options) as Partial<SeedOptions>) };

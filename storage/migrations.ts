@@ -144,6 +144,60 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const pageLanguage: Migration = {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['content_language', 'language', 'translation_key']) {
+        await db.schema.alterTable('pages').addColumn(column, 'text').execute();
+      }
+      await db.schema.alterTable('pages').addColumn('navigation', 'integer').execute();
+      await db.schema.createIndex('pages_translation_key').on('pages').column('translation_key').execute();
+      await db.schema.createIndex('pages_host').on('pages').column('host').execute();
+      // Titles, languages and navigation flags are decided at index time: every page is indexed again.
+      await sql`update pages set state = 'fetched' where state = 'indexed'`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('pages_host').ifExists().execute();
+      await db.schema.dropIndex('pages_translation_key').ifExists().execute();
+      for (const column of ['navigation', 'translation_key', 'language', 'content_language']) {
+        await db.schema.alterTable('pages').dropColumn(column).execute();
+      }
+    },
+  };
+  const crawlFrontier: Migration = {
+    async up(db: Kysely<unknown>) {
+      // The crawl frontier: every URL a crawl admitted, with its state. It outlives the process, so a crawl stopped
+      // by a signal, a crash or SIGKILL resumes from it; leases (owner + expiry) let several workers share one later.
+      await db.schema
+        .createTable('crawl_frontier')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('depth', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text')
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .addColumn('added_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addUniqueConstraint('crawl_frontier_run_url', ['run_id', 'url'])
+        .execute();
+      await db.schema.createIndex('crawl_frontier_next').on('crawl_frontier').columns(['run_id', 'state', 'id']).execute();
+      await db.schema.alterTable('crawl_runs').addColumn('status', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('resumed_from', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('owner', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('heartbeat_at', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('options', 'text').execute();
+      // Runs recorded before this migration: finished ones are finished, the rest can no longer be resumed.
+      await sql`update crawl_runs set status = case when finished_at is null then 'interrupted' else 'finished' end`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('crawl_frontier').ifExists().execute();
+      for (const column of ['status', 'resumed_from', 'owner', 'heartbeat_at', 'options']) {
+        await db.schema.alterTable('crawl_runs').dropColumn(column).execute();
+      }
+    },
+  };
+
   const receiptLog: Migration = {
     async up(db: Kysely<unknown>) {
       const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
@@ -222,6 +276,36 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const mppParties: Migration = {
+    async up(db: Kysely<unknown>) {
+      // Parties of multi-party payments are tenants with registered Ed25519 keys, named in envelopes by kid.
+      await db.schema
+        .createTable('party_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('public_key', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('party_keys_tenant').on('party_keys').column('tenant_id').execute();
+      // The primary key makes a nonce single-use: the charge inserts it in the transaction of the debits.
+      await db.schema
+        .createTable('mpp_nonces')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('env_id', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mpp_nonces_expires').on('mpp_nonces').column('expires_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('mpp_nonces').ifExists().execute();
+      await db.schema.dropTable('party_keys').ifExists().execute();
+    },
+  };
+
   const accounts: Migration = {
     async up(db: Kysely<unknown>) {
       // People who sign in to the dashboard: members of one tenant, or operators (no tenant).
@@ -289,18 +373,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         .execute();
       await db.schema.createIndex('usage_events_tenant').on('usage_events').columns(['tenant_id', 'created_at']).execute();
       await db.schema.createIndex('usage_events_created').on('usage_events').columns(['created_at', 'mode']).execute();
-      // Ed25519 public keys a tenant registers for its MPP parties (kid: RFC 7638 thumbprint).
-      await db.schema
-        .createTable('party_keys')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
-        .addColumn('kid', 'text', (c) => c.notNull().unique())
-        .addColumn('public_key', 'text', (c) => c.notNull())
-        .addColumn('label', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('revoked_at', 'text')
-        .execute();
-      await db.schema.createIndex('party_keys_tenant').on('party_keys').column('tenant_id').execute();
       // Crawl seeds steered by operators (the config's seeds are imported once); `options` is JSON scope rules.
       await db.schema
         .createTable('crawl_seeds')
@@ -327,7 +399,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     async down(db: Kysely<unknown>) {
       for (const column of ['grant_period', 'features', 'suspended_at']) await db.schema.alterTable('tenants').dropColumn(column).execute();
       for (const column of ['environment', 'scopes', 'expires_at']) await db.schema.alterTable('api_keys').dropColumn(column).execute();
-      for (const table of ['crawl_seeds', 'party_keys', 'usage_events', 'settings', 'signin_failures', 'sessions', 'users']) {
+      for (const table of ['crawl_seeds', 'usage_events', 'settings', 'signin_failures', 'sessions', 'users']) {
         await db.schema.dropTable(table).ifExists().execute();
       }
     },
@@ -401,8 +473,11 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
-    '0017_accounts': accounts,
+    '0011_page_language_navigation': pageLanguage,
     '0015_x402_payments': x402Payments,
+    '0012_crawl_frontier': crawlFrontier,
+    '0016_mpp_parties': mppParties,
+    '0017_accounts': accounts,
     '0014_receipt_log': receiptLog,
   };
   return { getMigrations: async () => migrations };

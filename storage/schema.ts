@@ -28,6 +28,14 @@ export interface PagesTable {
   /** When the page was last confirmed (200 or 304). */
   checked_at: Timestamp;
   indexed_at: Timestamp | null;
+  /** The response's Content-Language header, as sent (a page's own declaration outranks it). */
+  content_language: string | null;
+  /** BCP 47 tag of the page's language (lower case, "en", "pt-br"), decided at index time; null before. */
+  language: string | null;
+  /** Pages that are translations of one another share this key (hreflang alternates, same path under a language prefix). */
+  translation_key: string | null;
+  /** 1 when the page is a generated navigation page (index, listing, HTML sitemap), 0 when not, null before indexing. */
+  navigation: number | null;
 }
 
 export interface PassagesTable {
@@ -42,13 +50,41 @@ export interface PassagesTable {
   word_count: number;
 }
 
+export type CrawlRunStatus = 'running' | 'finished' | 'stopped' | 'interrupted';
+
 export interface CrawlRunsTable {
   id: string;
   seeds: string;
   started_at: Timestamp;
   finished_at: Timestamp | null;
-  /** JSON: fetched, unchanged, skipped, failed, duplicates. */
+  /** JSON: the run's summary counts. */
   stats: string | null;
+  /** running; finished (queue done or max_pages reached); stopped (signal, resumable); interrupted (process died, resumable). */
+  status: CrawlRunStatus | null;
+  /** The stopped or interrupted run whose frontier this run took over. */
+  resumed_from: string | null;
+  /** `<hostname>:<pid>` of the process running it. */
+  owner: string | null;
+  /** Refreshed while the run is alive; an old one on a run still "running" means its process died. */
+  heartbeat_at: Timestamp | null;
+  /** JSON: the options a resume needs (max_pages, skip_fresh). */
+  options: string | null;
+}
+
+export type FrontierState = 'queued' | 'leased' | 'done';
+
+export interface CrawlFrontierTable {
+  id: Generated<number>;
+  run_id: string;
+  url: string;
+  depth: number;
+  state: FrontierState;
+  /** For done rows: stored, unchanged, fresh, alias (a redirect or canonical target), or the skip/failure reason. */
+  outcome: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  added_at: Timestamp;
+  finished_at: Timestamp | null;
 }
 
 export interface CrawlSkipsTable {
@@ -214,14 +250,14 @@ export interface UsageEventsTable {
   request_id: string;
 }
 
+/** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
 export interface PartyKeysTable {
-  id: string;
-  tenant_id: string;
-  /** RFC 7638 JWK thumbprint (base64url SHA-256). */
+  /** RFC 7638 thumbprint of the key: what an envelope names. */
   kid: string;
-  /** The raw 32-byte Ed25519 public key, base64url without padding. */
+  tenant_id: string;
+  /** The raw 32-byte public key, base64url without padding. */
   public_key: string;
-  label: string | null;
+  name: string | null;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
 }
@@ -233,7 +269,7 @@ export interface CrawlSeedsTable {
   source: string;
   /** 1 while an operator holds it: not crawled. */
   paused: number;
-  /** JSON scope rules: include, exclude, same_host, max_depth, max_pages. */
+  /** JSON scope rules: include, exclude, scope, max_depth, max_pages. */
   options: string;
   recrawl_minutes: number;
   created_at: Timestamp;
@@ -244,6 +280,17 @@ export interface CrawlSeedsTable {
   crawl_requested_at: Timestamp | null;
   last_run_id: string | null;
   last_crawled_at: Timestamp | null;
+}
+
+/** MPP envelope nonces, each usable once until its envelope expires. */
+export interface MppNoncesTable {
+  nonce: string;
+  env_id: string;
+  /** The call whose charge used the nonce. */
+  request_id: string;
+  /** When the envelope expires; the row may go some time after. */
+  expires_at: Timestamp;
+  created_at: Timestamp;
 }
 
 export type X402PaymentState =
@@ -352,6 +399,7 @@ export interface Database {
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;
   crawl_skips: CrawlSkipsTable;
+  crawl_frontier: CrawlFrontierTable;
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;
@@ -369,6 +417,7 @@ export interface Database {
   usage_events: UsageEventsTable;
   party_keys: PartyKeysTable;
   crawl_seeds: CrawlSeedsTable;
+  mpp_nonces: MppNoncesTable;
   x402_payments: X402PaymentsTable;
   payment_ledger: PaymentLedgerTable;
   service_secrets: ServiceSecretsTable;
@@ -385,7 +434,7 @@ export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type User = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type UsageEvent = Selectable<UsageEventsTable>;
-export type PartyKeyRow = Selectable<PartyKeysTable>;
 export type CrawlSeedRow = Selectable<CrawlSeedsTable>;
+export type PartyKey = Selectable<PartyKeysTable>;
 export type X402PaymentRow = Selectable<X402PaymentsTable>;
 export type PaymentLedgerRow = Selectable<PaymentLedgerTable>;

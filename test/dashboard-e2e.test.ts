@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS } from '../core/chromium.js';
+import { adminCreate, createKey, LOCAL_DEMO_CONFIG, navLink, offlineContext } from '../scripts/dashboard-screenshots.js';
 import { repoRoot, fileAvailable } from './support/components.js';
 import { html, writeSite } from './support/crawl-site.js';
 import { startServer, type RunningServer } from './support/cli.js';
@@ -13,24 +13,12 @@ import { freePort } from './support/postgres.js';
 import { serveDirectory, type StaticServer } from './support/serve-static.js';
 
 const CHROMIUM = process.env['NOTARY_CHROMIUM'] ?? '/usr/bin/chromium';
-/** Where the screenshots go: a temporary folder, or docs/screenshots when the README's pictures are being refreshed. */
+/** Where the suite's screenshots go (to look at after a failure); the README's come from scripts/dashboard-screenshots.ts. */
 const SHOTS = process.env['NOTARY_SCREENSHOTS'] ? path.resolve(repoRoot, process.env['NOTARY_SCREENSHOTS']) : mkdtempSync(path.join(tmpdir(), 'notary-shots-'));
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const OPERATOR = { email: 'ops@notary.test', password: 'operator-password-17' };
 const MEMBER = { email: 'ada@acme.test', password: 'member-password-17', organisation: 'acme' };
-
-function adminCreate(dataDir: string, email: string, password: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/notary.js'), '--data', dataDir, 'admin', 'create', '--email', email], { cwd: repoRoot });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`admin create exited ${code}: ${out}`))));
-    child.stdin.end(`${password}\n`);
-  });
-}
 
 interface Found {
   id: string;
@@ -61,24 +49,14 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard in Chromium (
   const cspErrors: string[] = [];
 
   async function context(viewport = { width: 1280, height: 860 }): Promise<BrowserContext> {
-    const ctx = await browser.newContext({ viewport, locale: 'en-GB', timezoneId: 'UTC' });
-    // Offline: anything but this server and the test site is refused and recorded (no CDN, no fonts, no analytics).
-    await ctx.route('**/*', async (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname === '127.0.0.1' || url.protocol === 'data:') return route.continue();
-      outside.push(url.href);
-      return route.abort();
-    });
+    const ctx = await offlineContext(browser, (url) => outside.push(url), viewport);
     ctx.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
     });
     return ctx;
   }
 
-  /** A link of the navigation (pages also link to each other in their text). */
-  function nav(page: Page, name: string) {
-    return page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true });
-  }
+  const nav = navLink;
 
   async function shot(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -93,30 +71,10 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard in Chromium (
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
-  /** Creates a key on the Keys page; returns the plaintext shown once. */
-  async function createKey(page: Page, name: string, kind: 'live' | 'test' = 'live'): Promise<string> {
-    await nav(page, 'API keys').click();
-    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
-    await page.getByLabel('Name').fill(name);
-    await page.getByLabel(kind === 'live' ? /^Live/ : /^Test/).check();
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const value = page.getByLabel('API key', { exact: true });
-    await value.waitFor();
-    return value.inputValue();
-  }
-
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     dataDir = mkdtempSync(path.join(tmpdir(), 'notary-dash-e2e-'));
-    writeFileSync(
-      path.join(dataDir, 'notary.json'),
-      JSON.stringify({
-        reranker: { download: false },
-        embeddings: { model: 'off' },
-        crawler: { per_host_delay_ms: 0, respect_robots_txt: false, use_sitemaps: false },
-        dashboard: { seed_poll_s: 1 },
-      }),
-    );
+    writeFileSync(path.join(dataDir, 'notary.json'), JSON.stringify(LOCAL_DEMO_CONFIG));
     const pages: Record<string, string> = {
       'index.html': html('Handbook', '<p>Start here.</p><a href="vacuum.html">Vacuum</a> <a href="analyze.html">Analyze</a> <a href="indexes.html">Indexes</a>'),
       'vacuum.html': html('VACUUM', `<p>${'VACUUM reclaims storage occupied by dead tuples. '.repeat(40)}</p><a href="index.html">Home</a>`),

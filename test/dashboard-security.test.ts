@@ -195,9 +195,9 @@ describe('dashboard security', () => {
       const bobSecret = bobKey.body['key'] as string;
       expect((await h.call(bobSecret)).status).toBe(200);
       const x = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x;
-      const partyKey = await bob.post('party-keys', { public_key: x, label: 'bob party' });
+      const partyKey = await bob.post('party-keys', { public_key: x, name: 'bob party' });
       expect(partyKey.status).toBe(201);
-      const bobParty = (partyKey.body['key'] as { id: string }).id;
+      const bobParty = (partyKey.body['key'] as { kid: string }).kid;
 
       const revoke = await alice.post(`keys/${bobKeyId}/revoke`);
       expect(revoke.status).toBe(404);

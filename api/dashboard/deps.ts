@@ -3,7 +3,7 @@ import type { NotaryConfig } from '../../core/config.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Accounts } from '../../payments/accounts.js';
 import type { Catalog } from '../../payments/catalog.js';
-import type { PartyKeys } from '../../payments/party-keys.js';
+import type { Parties } from '../../payments/modes/mpp/index.js';
 import type { CrawlRunStore } from '../../storage/crawl-runs.js';
 import type { CrawlSeedStore } from '../../storage/crawl-seeds.js';
 import type { PageStore } from '../../storage/pages.js';
@@ -17,7 +17,8 @@ export interface DashboardDeps {
   accounts: Accounts;
   catalog: Catalog;
   usage: UsageRepository;
-  partyKeys: PartyKeys;
+  /** MPP parties: the same keys `notary parties` manages and the MPP mode verifies with. */
+  parties: Parties;
   seeds: CrawlSeedStore;
   runs: CrawlRunStore;
   pages: PageStore;

@@ -62,18 +62,22 @@ export interface UsageAnswer {
 }
 
 export interface PartyKey {
-  id: string;
+  /** RFC 7638 thumbprint: what envelopes name. */
   kid: string;
+  tenant: string;
   public_key: string;
-  label: string | null;
+  name: string | null;
   created_at: string;
   revoked_at: string | null;
 }
 
+export type SeedScope = 'path' | 'host' | 'domain' | 'any';
+
 export interface SeedOptions {
   include: string[];
   exclude: string[];
-  same_host: boolean;
+  /** null: the server's crawler.scope. */
+  scope: SeedScope | null;
   max_depth: number | null;
   max_pages: number | null;
 }
@@ -96,8 +100,14 @@ export interface CrawlRunView {
   seeds: string[];
   started_at: string;
   finished_at: string | null;
-  state: 'running' | 'stale' | 'finished' | 'stopped';
+  state: 'running' | 'stale' | 'finished' | 'stopped' | 'interrupted';
+  /** The stopped or interrupted run this one took over. */
+  resumed_from: string | null;
   stats: {
+    stored?: number;
+    maxPages?: number;
+    duplicates?: number;
+    etaMs?: number | null;
     fetched?: number;
     unchanged?: number;
     fresh?: number;

@@ -4,7 +4,7 @@ import { NotaryError } from '../../../core/errors.js';
 import { normaliseUrl } from '../../../crawler/url.js';
 import { tenantFeatures, type CatalogSnapshot } from '../../../payments/catalog.js';
 import { policyFor } from '../../../payments/rate-limit.js';
-import type { CrawlSeed, SeedOptions } from '../../../storage/crawl-seeds.js';
+import { DEFAULT_SEED_OPTIONS, SEED_SCOPES, type CrawlSeed, type SeedOptions, type SeedScope } from '../../../storage/crawl-seeds.js';
 import type { CrawlRun } from '../../../storage/crawl-runs.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireOperator } from '../session.js';
@@ -16,7 +16,7 @@ const idParam = { type: 'object', required: ['id'], properties: { id: { type: 's
 const seedProperties = {
   include: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 500 } },
   exclude: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 500 } },
-  same_host: { type: 'boolean' },
+  scope: { anyOf: [{ type: 'string', enum: [...SEED_SCOPES] }, { type: 'null' }] },
   max_depth: { anyOf: [{ type: 'integer', minimum: 0, maximum: 1000 }, { type: 'null' }] },
   max_pages: { anyOf: [{ type: 'integer', minimum: 1, maximum: 10_000_000 }, { type: 'null' }] },
   recrawl_hours: { type: 'number', minimum: 0.05, maximum: 24 * 366 },
@@ -27,7 +27,7 @@ interface SeedBody {
   url?: string;
   include?: string[];
   exclude?: string[];
-  same_host?: boolean;
+  scope?: SeedScope | null;
   max_depth?: number | null;
   max_pages?: number | null;
   recrawl_hours?: number;
@@ -52,17 +52,25 @@ function seedOptions(body: SeedBody, base: SeedOptions): SeedOptions {
   return {
     include: body.include !== undefined ? checkPatterns(body.include, 'include') : base.include,
     exclude: body.exclude !== undefined ? checkPatterns(body.exclude, 'exclude') : base.exclude,
-    same_host: body.same_host ?? base.same_host,
+    scope: body.scope !== undefined ? body.scope : base.scope,
     max_depth: body.max_depth !== undefined ? body.max_depth : base.max_depth,
     max_pages: body.max_pages !== undefined ? body.max_pages : base.max_pages,
   };
 }
 
+/** finished, stopped (a signal or an operator ended it: resumable), interrupted (its process died), running, or stale. */
+function runState(run: CrawlRun, stats: Record<string, unknown> | null, now: number): 'running' | 'stale' | 'finished' | 'stopped' | 'interrupted' {
+  if (run.status === 'finished' || run.status === 'stopped' || run.status === 'interrupted') return run.status;
+  if (run.finished_at) return stats?.['aborted'] === true ? 'stopped' : 'finished';
+  const written = typeof stats?.['updated_at'] === 'string' ? Date.parse(stats['updated_at']) : 0;
+  const seen = Math.max(written, Date.parse(run.heartbeat_at ?? run.started_at));
+  return now - seen > STALE_MS ? 'stale' : 'running';
+}
+
 function runView(run: CrawlRun, now: number) {
   const stats = run.stats ? (JSON.parse(run.stats) as Record<string, unknown>) : null;
-  const updated = typeof stats?.['updated_at'] === 'string' ? Date.parse(stats['updated_at']) : Date.parse(run.started_at);
-  const state = run.finished_at ? (stats?.['aborted'] === true ? 'stopped' : 'finished') : now - updated > STALE_MS ? 'stale' : 'running';
-  return { id: run.id, seeds: JSON.parse(run.seeds) as string[], started_at: run.started_at, finished_at: run.finished_at, state, stats };
+  const state = runState(run, stats, now);
+  return { id: run.id, seeds: JSON.parse(run.seeds) as string[], started_at: run.started_at, finished_at: run.finished_at, state, resumed_from: run.resumed_from, stats };
 }
 
 function seedView(seed: CrawlSeed) {
@@ -102,7 +110,7 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
   });
 
   // Crawl seeds.
-  app.get('/seeds', async () => ({ seeds: (await deps.seeds.list()).map(seedView), defaults: { recrawl_hours: deps.config.crawler.recrawl_after_hours } }));
+  app.get('/seeds', async () => ({ seeds: (await deps.seeds.list()).map(seedView), defaults: { recrawl_hours: deps.config.crawler.recrawl_after_hours, scope: deps.config.crawler.scope } }));
 
   app.post(
     '/seeds',
@@ -114,7 +122,7 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
       const seed = await deps.seeds.add({
         url,
         source: 'operator',
-        options: seedOptions(body, { include: [], exclude: [], same_host: deps.config.crawler.same_host, max_depth: null, max_pages: null }),
+        options: seedOptions(body, DEFAULT_SEED_OPTIONS),
         recrawlMinutes: Math.round((body.recrawl_hours ?? deps.config.crawler.recrawl_after_hours) * 60),
         paused: body.paused ?? false,
       });

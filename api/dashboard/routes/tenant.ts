@@ -12,6 +12,7 @@ import { dateParam, dayRange } from '../time.js';
 import { usageSeries } from '../usage-series.js';
 
 const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
+const kidParam = { type: 'object', required: ['kid'], properties: { kid: { type: 'string', maxLength: 64 } } } as const;
 
 const ledgerQuery = {
   type: 'object',
@@ -193,7 +194,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
 
   app.get('/party-keys', async (request) => {
     const tenant = await tenantOf(request);
-    return { party: tenant.name, keys: await deps.partyKeys.list(tenant.id) };
+    return { party: tenant.name, keys: await deps.parties.listKeys([tenant], tenant.id) };
   });
 
   app.post(
@@ -204,20 +205,23 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
           type: 'object',
           additionalProperties: false,
           required: ['public_key'],
-          properties: { public_key: { type: 'string', maxLength: 2000 }, label: { type: 'string', maxLength: 100 } },
+          properties: { public_key: { type: 'string', maxLength: 2000 }, name: { type: 'string', maxLength: 100 } },
         },
       },
     },
     async (request, reply) => {
       const tenant = await tenantOf(request);
-      const body = request.body as { public_key: string; label?: string };
-      reply.code(201);
-      return { key: await deps.partyKeys.register(tenant.id, body.public_key, body.label) };
+      const body = request.body as { public_key: string; name?: string };
+      const name = body.name?.trim();
+      const { key, created } = await deps.parties.addKey(tenant, body.public_key, name ? name : undefined);
+      reply.code(created ? 201 : 200);
+      return { key: { ...key, tenant: tenant.name }, created };
     },
   );
 
-  app.post('/party-keys/:id/revoke', { schema: { params: idParam } }, async (request) => {
+  app.post('/party-keys/:kid/revoke', { schema: { params: kidParam } }, async (request) => {
     const tenant = await tenantOf(request);
-    return { key: await deps.partyKeys.revoke((request.params as { id: string }).id, tenant.id) };
+    const key = await deps.parties.revokeKey((request.params as { kid: string }).kid, tenant.id);
+    return { key: { ...key, tenant: tenant.name } };
   });
 }

@@ -120,11 +120,11 @@ export function Parties(): JSX.Element {
   const submit = (event: Event) => {
     event.preventDefault();
     void add.run(async () => {
-      const answer = await api<{ key: PartyKey }>('POST', '/party-keys', { public_key: publicKey, ...(label.trim() ? { label: label.trim() } : {}) });
+      const answer = await api<{ key: PartyKey; created: boolean }>('POST', '/party-keys', { public_key: publicKey, ...(label.trim() ? { name: label.trim() } : {}) });
       setPublicKey('');
       setLabel('');
       await list.reload();
-      return `Registered; its kid is ${answer.key.kid}.`;
+      return answer.created ? `Registered; its kid is ${answer.key.kid}.` : `This key is registered already; its kid is ${answer.key.kid}.`;
     });
   };
   return (
@@ -183,8 +183,8 @@ export function Parties(): JSX.Element {
             </thead>
             <tbody>
               {list.data.keys.map((key) => (
-                <tr key={key.id}>
-                  <th scope="row">{key.label ?? '—'}</th>
+                <tr key={key.kid}>
+                  <th scope="row">{key.name ?? '—'}</th>
                   <td class="mono small">{key.kid}</td>
                   <td>{formatDate(key.created_at)}</td>
                   <td>{key.revoked_at ? <Badge kind="bad">revoked</Badge> : <Badge kind="ok">active</Badge>}</td>
@@ -192,11 +192,11 @@ export function Parties(): JSX.Element {
                     {key.revoked_at ? null : (
                       <ConfirmButton
                         label="Revoke"
-                        name={key.label ?? key.kid}
+                        name={key.name ?? key.kid}
                         confirm="Envelopes signed with it will be refused."
                         onConfirm={async () => {
                           await revoke.run(async () => {
-                            await api('POST', `/party-keys/${encodeURIComponent(key.id)}/revoke`);
+                            await api('POST', `/party-keys/${encodeURIComponent(key.kid)}/revoke`);
                             await list.reload();
                             return 'Revoked.';
                           });

@@ -83,7 +83,11 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
 
     async challenge({ error }) {
       const invalid = error instanceof NotaryError && (error.code === 'invalid_api_key' || error.code === 'revoked_api_key' || error.code === 'expired_api_key');
-      return { status: 401, wwwAuthenticate: invalid ? 'Bearer realm="notary", error="invalid_token"' : 'Bearer realm="notary"' };
+      return {
+        status: 401,
+        wwwAuthenticate: invalid ? 'Bearer realm="notary", error="invalid_token"' : 'Bearer realm="notary"',
+        hint: 'Authorization: Bearer <API key>',
+      };
     },
   };
 }

@@ -2,7 +2,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TextField, formatDate, formatNumber, useAction, useLoad } from '../../components';
-import type { CrawlRunView, Seed } from '../../types';
+import type { CrawlRunView, Seed, SeedScope } from '../../types';
 
 function lines(text: string): string[] {
   return text
@@ -11,20 +11,41 @@ function lines(text: string): string[] {
     .filter((line) => line.length > 0);
 }
 
+const SCOPE_LABELS: Record<SeedScope, string> = {
+  path: 'under the seed’s path',
+  host: 'the seed’s host',
+  domain: 'the seed’s domain and subdomains',
+  any: 'any site',
+};
+
+function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 90) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 90) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
 function RunProgress(props: { run: CrawlRunView }): JSX.Element {
   const s = props.run.stats ?? {};
-  const fetched = (s.fetched ?? 0) + (s.unchanged ?? 0) + (s.fresh ?? 0);
+  const stored = s.stored ?? (s.fetched ?? 0) + (s.unchanged ?? 0) + (s.fresh ?? 0);
   const queued = s.queued ?? 0;
-  const done = fetched + (s.failed ?? 0) + (s.skipped?.total ?? 0);
+  const done = stored + (s.duplicates ?? 0) + (s.failed ?? 0) + (s.skipped?.total ?? 0);
   const running = props.run.state === 'running';
-  const fraction = running ? done / Math.max(1, done + queued) : 1;
+  // The page budget bounds the crawl as much as its queue does.
+  const budget = s.maxPages ? stored / s.maxPages : 0;
+  const fraction = props.run.state === 'finished' ? 1 : Math.max(budget, done / Math.max(1, done + queued));
   return (
     <div class="progress-cell">
       <progress max={100} value={Math.round(fraction * 100)} aria-label={`Crawl ${props.run.id} progress`} />
       <span>
-        {formatNumber(s.fetched ?? 0)} new or changed · {formatNumber(s.unchanged ?? 0)} unchanged · {formatNumber(queued)} queued · {formatNumber(s.failed ?? 0)} failed
+        {formatNumber(stored)}
+        {s.maxPages ? ` of ${formatNumber(s.maxPages)}` : ''} stored ({formatNumber(s.fetched ?? 0)} new or changed, {formatNumber(s.unchanged ?? 0)} unchanged) · {formatNumber(queued)} queued ·{' '}
+        {formatNumber(s.failed ?? 0)} failed
         {s.pagesPerSecond !== undefined ? ` · ${s.pagesPerSecond.toFixed(1)} pages/s` : ''}
-        {s.elapsedMs !== undefined ? ` · ${(s.elapsedMs / 1000).toFixed(0)} s` : ''}
+        {running && s.etaMs !== undefined && s.etaMs !== null ? ` · about ${formatDuration(s.etaMs)} left` : ''}
+        {s.elapsedMs !== undefined ? ` · ${formatDuration(s.elapsedMs)} so far` : ''}
+        {props.run.resumed_from ? ` · resumed ${props.run.resumed_from}` : ''}
         {s.phase === 'indexing' ? ' · indexing' : ''}
         {s.indexed_pages !== undefined ? ` · indexed ${formatNumber(s.indexed_pages)} pages` : ''}
       </span>
@@ -32,15 +53,15 @@ function RunProgress(props: { run: CrawlRunView }): JSX.Element {
   );
 }
 
-const STATE_KIND: Record<CrawlRunView['state'], 'ok' | 'warn' | 'bad' | 'neutral'> = { running: 'ok', finished: 'neutral', stopped: 'warn', stale: 'bad' };
+const STATE_KIND: Record<CrawlRunView['state'], 'ok' | 'warn' | 'bad' | 'neutral'> = { running: 'ok', finished: 'neutral', stopped: 'warn', interrupted: 'warn', stale: 'bad' };
 
 export function Crawl(): JSX.Element {
-  const seeds = useLoad(() => api<{ seeds: Seed[]; defaults: { recrawl_hours: number } }>('GET', '/operator/seeds'), [], 5000);
+  const seeds = useLoad(() => api<{ seeds: Seed[]; defaults: { recrawl_hours: number; scope: SeedScope } }>('GET', '/operator/seeds'), [], 5000);
   const runs = useLoad(() => api<{ runs: CrawlRunView[]; worker: { enabled: boolean; poll_s: number } }>('GET', '/operator/crawl'), [], 2000);
   const [url, setUrl] = useState('');
   const [include, setInclude] = useState('');
   const [exclude, setExclude] = useState('');
-  const [sameHost, setSameHost] = useState(true);
+  const [scope, setScope] = useState<SeedScope | ''>('');
   const [maxDepth, setMaxDepth] = useState('');
   const [maxPages, setMaxPages] = useState('');
   const [recrawl, setRecrawl] = useState('');
@@ -53,7 +74,7 @@ export function Crawl(): JSX.Element {
         url,
         include: lines(include),
         exclude: lines(exclude),
-        same_host: sameHost,
+        scope: scope === '' ? null : scope,
         max_depth: maxDepth ? Number(maxDepth) : null,
         max_pages: maxPages ? Number(maxPages) : null,
         ...(recrawl ? { recrawl_hours: Number(recrawl) } : {}),
@@ -139,7 +160,7 @@ export function Crawl(): JSX.Element {
                       {seed.url} {seed.source === 'config' ? <Badge>config</Badge> : null}
                     </th>
                     <td class="small">
-                      {seed.options.same_host ? 'same host' : 'any host'}
+                      {SCOPE_LABELS[seed.options.scope ?? seeds.data?.defaults.scope ?? 'path']}
                       {seed.options.include.length ? ` · include ${seed.options.include.join(', ')}` : ''}
                       {seed.options.exclude.length ? ` · exclude ${seed.options.exclude.join(', ')}` : ''}
                       {seed.options.max_depth !== null ? ` · depth ≤ ${seed.options.max_depth}` : ''}
@@ -192,10 +213,17 @@ export function Crawl(): JSX.Element {
             onInput={setRecrawl}
             hint={`Empty: ${seeds.data?.defaults.recrawl_hours ?? 24} h.`}
           />
-          <label class="check field">
-            <input type="checkbox" checked={sameHost} onChange={(e) => setSameHost((e.currentTarget as HTMLInputElement).checked)} />
-            Stay on the seed's host
-          </label>
+          <div class="field">
+            <label for="f-scope">Stay within</label>
+            <select id="f-scope" value={scope} onChange={(e) => setScope((e.currentTarget as HTMLSelectElement).value as SeedScope | '')}>
+              <option value="">Server default ({SCOPE_LABELS[seeds.data?.defaults.scope ?? 'path']})</option>
+              {(Object.keys(SCOPE_LABELS) as SeedScope[]).map((value) => (
+                <option value={value} key={value}>
+                  {SCOPE_LABELS[value]}
+                </option>
+              ))}
+            </select>
+          </div>
           <div class="form-actions">
             <button type="submit" class="button-primary" disabled={add.busy}>
               Add seed
