@@ -168,6 +168,8 @@ async function main(): Promise<void> {
       if (Date.now() > deadline) throw new Error(`the crawl did not finish: ${await run.textContent()}`);
       await operator.waitForTimeout(500);
     }
+    // Once indexed, the seed shows when it was last crawled (the seed list refreshes every 5 s).
+    await operator.getByTestId('seeds-table').getByText(/UTC/).waitFor({ timeout: 60_000 });
     await shot(operator, 'operator-crawl');
 
     // A member signs up, makes a live and a test key, and calls the API with them.
@@ -202,8 +204,8 @@ async function main(): Promise<void> {
     await navLink(member, 'Tier and limits').click();
     await shot(member, 'plan');
     await navLink(member, 'MPP party keys').click();
-    await member.getByLabel('Public key').fill(String(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x));
-    await member.getByLabel('Label').fill('billing agent');
+    await member.getByRole('textbox', { name: 'Public key' }).fill(String(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x));
+    await member.getByRole('textbox', { name: 'Label' }).fill('billing agent');
     await member.getByRole('button', { name: 'Register key' }).click();
     await member.getByText(/its kid is/).waitFor();
     await shot(member, 'parties');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../api/app.js';
 import { configSchema } from '../core/config.js';
 import { parseApiKey } from '../payments/api-keys.js';
+import { buildEnvelope } from '../payments/modes/mpp/index.js';
+import { publicKeyFromSeed } from '../payments/receipts/ed25519.js';
+import { toBase64Url } from '../payments/receipts/encoding.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import type { SearchRequest, SearchResponse, SearchService } from '../search/service.js';
 import { apiIndexDocs, apiTestConfig } from './support/app.js';
@@ -241,6 +245,40 @@ describe('test keys, scopes, features, tiers and live prices', () => {
       }
       const settled = (await operator.get('operator/revenue')).body['settled'] as Array<{ mode: string; total_calls: number; total_amount: string }>;
       expect(settled).toContainEqual(expect.objectContaining({ mode: 'x402', total_calls: 3, total_amount: '0.003001' }));
+    });
+  });
+
+  describe('MPP party keys registered on the dashboard', () => {
+    it('pay MPP calls; revoked on the page, the next envelope is refused; a suspended party is refused', async () => {
+      const member = await h.member('parties@example.org', 'party-org');
+      const seed = new Uint8Array(randomBytes(32));
+      const registered = await member.post('party-keys', { public_key: toBase64Url(publicKeyFromSeed(seed)), name: 'agent' });
+      expect(registered.status).toBe(201);
+      const kid = (registered.body['key'] as { kid: string }).kid;
+      const body = JSON.stringify({ query: 'vacuum', depth: 1 });
+      const pay = async () => {
+        const { encoded } = buildEnvelope({ method: 'POST', url: `${h.url}/v1/search`, body, totalCredits: 5, parties: [{ party: 'party-org', share: '1', seed }] });
+        const res = await fetch(`${h.url}/v1/search`, { method: 'POST', headers: { authorization: `MPP envelope=${encoded}`, 'content-type': 'application/json' }, body });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const before = await balance(member);
+      const paid = await pay();
+      expect(paid.status).toBe(200);
+      expect(paid.body['receipts']).toEqual([expect.objectContaining({ party: 'party-org', credits: 1 })]);
+      expect(await balance(member)).toBe(before - 1);
+
+      expect((await member.post(`party-keys/${kid}/revoke`)).status).toBe(200);
+      const revoked = await pay();
+      expect([revoked.status, revoked.body['code']]).toEqual([401, 'mpp_key_revoked']);
+
+      const second = new Uint8Array(randomBytes(32));
+      expect((await member.post('party-keys', { public_key: toBase64Url(publicKeyFromSeed(second)) })).status).toBe(201);
+      await operator.request('PATCH', `operator/tenants/${await tenantId(h, member)}`, { body: { suspended: true } });
+      const { encoded } = buildEnvelope({ method: 'POST', url: `${h.url}/v1/search`, body, totalCredits: 5, parties: [{ party: 'party-org', share: '1', seed: second }] });
+      const res = await fetch(`${h.url}/v1/search`, { method: 'POST', headers: { authorization: `MPP envelope=${encoded}`, 'content-type': 'application/json' }, body });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ code: 'tenant_suspended', party: 'party-org' });
+      expect(await balance(member)).toBe(before - 1);
     });
   });
 });

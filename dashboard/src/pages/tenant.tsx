@@ -152,7 +152,7 @@ export function Parties(): JSX.Element {
             </label>
             <textarea id="f-public-key" required rows={3} class="mono" value={publicKey} aria-describedby="f-public-key-hint" onInput={(e) => setPublicKey((e.currentTarget as HTMLTextAreaElement).value)} />
             <div class="hint" id="f-public-key-hint">
-              The raw 32-byte key in base64url (43 characters), or its JWK. Never paste a private key.
+              The raw 32-byte key in base64url (43 characters), or its public JWK. Never paste a private key.
             </div>
           </div>
           <TextField label="Label" name="label" value={label} onInput={setLabel} hint="Optional, e.g. “billing agent”." />

@@ -12,9 +12,9 @@ function lines(text: string): string[] {
 }
 
 const SCOPE_LABELS: Record<SeedScope, string> = {
-  path: 'under the seed’s path',
+  path: 'the seed’s path',
   host: 'the seed’s host',
-  domain: 'the seed’s domain and subdomains',
+  domain: 'its domain',
   any: 'any site',
 };
 
@@ -216,7 +216,7 @@ export function Crawl(): JSX.Element {
           <div class="field">
             <label for="f-scope">Stay within</label>
             <select id="f-scope" value={scope} onChange={(e) => setScope((e.currentTarget as HTMLSelectElement).value as SeedScope | '')}>
-              <option value="">Server default ({SCOPE_LABELS[seeds.data?.defaults.scope ?? 'path']})</option>
+              <option value="">Default: {SCOPE_LABELS[seeds.data?.defaults.scope ?? 'path']}</option>
               {(Object.keys(SCOPE_LABELS) as SeedScope[]).map((value) => (
                 <option value={value} key={value}>
                   {SCOPE_LABELS[value]}
