@@ -23,7 +23,10 @@ const MAY_IMPORT = {
   api: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts'],
   // The CLI runs domain operations (a crawl, an extraction) on parts the composition root built; it never builds
   // storage, models or payment modes itself.
-  cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search'],
+  cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search', 'mcp', 'sdk'],
+  // The MCP server is a client of the HTTP API like any other: through the TypeScript SDK only.
+  mcp: ['sdk'],
+  sdk: [],
   // The web UI runs in the browser and talks to the API over HTTP like any client.
   dashboard: ['sdk'],
 };

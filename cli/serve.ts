@@ -7,8 +7,9 @@ import { RateMeter } from './progress.js';
 /** How often undecided pay-per-call settlements are looked up on chain. */
 const RECONCILE_EVERY_MS = 30_000;
 
-export async function serveCommand(cfg: NotaryConfig): Promise<void> {
-  const ctx = await Runtime.open(cfg);
+/** The app `notary serve` listens with, from an open runtime (also what scripts/openapi.ts documents). */
+export async function buildServeApp(ctx: Runtime, options: { logger?: object } = {}) {
+  const cfg = ctx.config;
   // Opened before listening: a broken key file or a rewritten log stops the start, with the reason.
   const receipts = await ctx.receipts();
   const reranker = await ctx.reranker();
@@ -22,9 +23,10 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     gate: ctx.paidCallGate(),
     search: pipeline,
     extract: ctx.extract(),
+    pricing: () => ctx.pricing,
     publicRoutes: [receiptPublicRoutes(receipts)],
     dashboard: ctx,
-    logger: { level: cfg.log_level },
+    ...(options.logger ? { logger: options.logger } : {}),
     health: async () => {
       const counts = await ctx.pages.counts();
       return {
@@ -38,6 +40,12 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
       };
     },
   });
+  return { app, receipts, reranker, dense, pipeline };
+}
+
+export async function serveCommand(cfg: NotaryConfig): Promise<void> {
+  const ctx = await Runtime.open(cfg);
+  const { app, receipts, reranker, dense, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
 
   await ctx.checkPaymentSetup();
   const stop = new AbortController();
