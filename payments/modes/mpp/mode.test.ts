@@ -123,7 +123,7 @@ describe('MPP mode', () => {
 
   it('offers a 401 challenge with the price and the limits', async () => {
     const mode = modeWith({ max_parties: 5, max_lifetime_s: 120 });
-    const challenge = await mode.challenge({ request: request('x'), price: pricing.price({ operation: 'search', depth: 3 }) });
+    const challenge = await mode.challenge({ request: request('x'), price: pricing.price({ operation: 'search', depth: 2 }) });
     expect(challenge).toEqual({
       status: 401,
       wwwAuthenticate: 'MPP realm="notary", credits=2, max_parties=5, max_lifetime=120',
