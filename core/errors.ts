@@ -41,9 +41,24 @@ export const errorCodes = {
   login_required: { status: 422, title: 'The page is behind a login wall', retryable: false },
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
+  upstream_not_found: { status: 422, title: 'The site answered that the page does not exist (404 or 410)', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;
+
+/**
+ * Codes that report what a site did (or failed to do) for a request, not a fault of this service: logged as
+ * outcomes of the request, without a stack trace, whatever their HTTP status.
+ */
+export const upstreamOutcomeCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'too_many_redirects',
+  'upstream_error',
+  'upstream_unreachable',
+  'upstream_timeout',
+  'upstream_not_found',
+  'body_too_large',
+  'render_failed',
+]);
 
 export class NotaryError extends Error {
   readonly code: ErrorCode;

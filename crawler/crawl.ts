@@ -1,6 +1,7 @@
 import { Configuration, RequestQueue } from '@crawlee/core';
 import type { Log } from '@crawlee/core';
 import { NotaryError } from '../core/errors.js';
+import { AgentPool, userAgentHeader, type AddressPolicy } from '../extract/fetch/index.js';
 import type { CrawlRunStore } from '../storage/crawl-runs.js';
 import type { PageStore } from '../storage/pages.js';
 import { crawleeLog } from './crawlee-log.js';
@@ -29,6 +30,19 @@ export interface RunCrawlOptions {
   signal?: AbortSignal;
   onProgress?: (p: CrawlProgress) => void;
   log?: (level: 'info' | 'warn' | 'debug', msg: string) => void;
+  /**
+   * The address policy of every request of the crawl (pages, robots.txt, sitemaps, the browser's requests): the same
+   * as /v1/extract's (config extract.allow_private_networks and extract.allowed_private_ranges). The seeds' own
+   * origins are always reachable, since the operator named them; link-local and metadata addresses never are.
+   * Default: public addresses only.
+   */
+  addressPolicy?: Omit<AddressPolicy, 'allowedPrivateOrigins'>;
+}
+
+/** How the crawler reaches sites: the one fetcher's address policy, and keep-alive connections for the crawl. */
+export interface CrawlFetch {
+  policy: AddressPolicy;
+  agents: AgentPool;
 }
 
 export interface CrawlSummary extends CrawlProgress {
@@ -47,14 +61,14 @@ export interface EngineContext {
   crawleeConfig: Configuration;
   crawleeLog: Log;
   userAgent: string;
+  fetch: CrawlFetch;
+  robots: RobotsCache;
   maxPages: number;
   signal?: AbortSignal;
   log: CrawlLog;
 }
 
-export function userAgentHeader(config: CrawlerConfig): string {
-  return `${config.user_agent} (+${config.contact_url})`;
-}
+export { userAgentHeader };
 
 function resolveSeeds(raw: string[]): string[] {
   if (raw.length === 0) throw new NotaryError('invalid_seed', 'no crawl seeds: pass seeds or set crawler.seeds');
@@ -77,9 +91,19 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   if (!Number.isInteger(maxPages) || maxPages <= 0) throw new NotaryError('invalid_request', `maxPages must be a positive integer, got ${maxPages}`);
   const scope = compileScope(seeds, { sameHost: config.same_host, include: config.include, exclude: config.exclude });
   const userAgent = userAgentHeader(config);
+  const fetch: CrawlFetch = {
+    policy: {
+      allowPrivateNetworks: false,
+      ...options.addressPolicy,
+      allowedPrivateOrigins: [...new Set(seeds.map((seed) => new URL(seed).origin))],
+    },
+    agents: new AgentPool(config.per_host_concurrency),
+  };
   const gate = new HostGate(config.per_host_concurrency, config.per_host_delay_ms);
   const robots = new RobotsCache({
     userAgent,
+    policy: fetch.policy,
+    agents: fetch.agents,
     timeoutMs: config.request_timeout_ms,
     enabled: config.respect_robots_txt,
     signal: options.signal,
@@ -125,6 +149,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
         const listed = await robots.sitemaps(origin);
         const urls = await collectSitemapUrls([...listed, `${origin}/sitemap.xml`], {
           userAgent,
+          policy: fetch.policy,
+          agents: fetch.agents,
           timeoutMs: config.request_timeout_ms,
           signal: options.signal,
           onProblem: (msg) => log('warn', msg),
@@ -141,6 +167,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       crawleeConfig,
       crawleeLog: crawleeLog(log),
       userAgent,
+      fetch,
+      robots,
       maxPages,
       signal: options.signal,
       log,
@@ -156,6 +184,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     const summary = session.progress();
     await options.runs.finish(runId, { ...summary, aborted });
     await queue.drop().catch(() => {});
+    fetch.agents.destroy();
   }
   session.reportProgress(true);
   const summary: CrawlSummary = { ...session.progress(), runId, seeds, aborted };

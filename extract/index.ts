@@ -14,7 +14,6 @@ export {
   extractLocalHtml,
   extractSettings,
   extractUrl,
-  extractUserAgent,
   parseExtractRequest,
 } from './extract-url.js';
 export type { ExtractDeps, ExtractRequest, ExtractResult, ExtractSettings, RenderPolicy } from './extract-url.js';
