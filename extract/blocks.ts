@@ -104,6 +104,8 @@ class BlockWriter {
       else this.blocks.push({ type: 'heading', level, text });
       return;
     }
+    // Keeping link lists (a page that is a table of contents) still leaves out menu lines: "Home | About | FAQ".
+    if (!this.dropLinkLists && LINK_CHECKED_TAGS.has(tag) && linkDensity(el) > 0.5 && !holdsLinkList(el)) return;
     if (this.dropLinkLists && !this.inTableOfContents && LINK_CHECKED_TAGS.has(tag) && linkDensity(el) > 0.5) {
       if (this.inLinkDenseWrapper && isTableOfContents(el)) {
         this.inTableOfContents = true;
@@ -182,6 +184,17 @@ const TABLE_OF_CONTENTS = /(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents/i;
 function isTableOfContents(el: Element): boolean {
   const hints = hintsOf(el);
   return hints !== '' && TABLE_OF_CONTENTS.test(hints);
+}
+
+const LINK_LIST_TAGS = new Set(['ul', 'ol', 'dl', 'table']);
+
+/** A list or table, or a wrapper around one (not a paragraph of links separated by bars). */
+function holdsLinkList(el: Element): boolean {
+  if (LINK_LIST_TAGS.has(el.tag)) return true;
+  for (const child of el.children) {
+    if (typeof child !== 'string' && !child.stats?.excluded && holdsLinkList(child)) return true;
+  }
+  return false;
 }
 
 /** A wrapper whose link-free text is long holds paragraphs beside its link lists: look inside rather than drop it. */

@@ -1,22 +1,23 @@
-import { computeStats, isMarkedContent, type ScoredText } from './element-stats.js';
-import { contains, hintsOf, linkDensity, textOf } from './element-text.js';
+import { computeStats, isMarkedContent, type ScoredText, type WalkContext } from './element-stats.js';
+import { WRAPPER_TAGS, contains, hintsOf, linkDensity, textOf } from './element-text.js';
+import { COMMENT_HINT, hasAdHint, hasHidingClass } from './hints.js';
 import type { Element } from './html-tree.js';
 
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|sect/i;
 const NEGATIVE =
-  /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget/i;
+  /banner|combx|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget/i;
 
-function classWeight(el: Element): number {
+function classWeight(el: Element, ctx: WalkContext): number {
   const hints = hintsOf(el);
   if (!hints) return 0;
   let weight = 0;
-  if (NEGATIVE.test(hints)) weight -= 25;
+  if (NEGATIVE.test(hints) || hasAdHint(el) || hasHidingClass(el) || (!ctx.commentsAreContent && COMMENT_HINT.test(hints))) weight -= 25;
   if (POSITIVE.test(hints)) weight += 25;
   return weight;
 }
 
-function baseScore(el: Element): number {
-  let score = classWeight(el);
+function baseScore(el: Element, ctx: WalkContext): number {
+  let score = classWeight(el, ctx);
   switch (el.tag) {
     case 'article':
     case 'main':
@@ -54,11 +55,22 @@ function baseScore(el: Element): number {
   return score;
 }
 
-/** Readability-style choice of the element (or the sibling group) that holds the main content. */
-export function chooseContentRoots(body: Element, strict: boolean): Element[] {
-  const paragraphs: ScoredText[] = [];
-  const bodyStats = computeStats(body, { strict, inArticle: false, inTable: false }, paragraphs);
+export interface ContentRoots {
+  /** The element, or the sibling group, that holds the main content. */
+  roots: Element[];
+  /** Lists of teasers for other articles found on the page (pruned when they sit inside the roots). */
+  teaserLists: ReadonlySet<Element>;
+}
 
+/** Readability-style choice of the element (or the sibling group) that holds the main content. */
+export function chooseContentRoots(body: Element, ctx: WalkContext): ContentRoots {
+  const paragraphs: ScoredText[] = [];
+  const bodyStats = computeStats(body, ctx, paragraphs);
+  const roots = pickRoots(body, bodyStats.textLength, paragraphs, ctx);
+  return { roots: roots.roots, teaserLists: roots.teaserLists };
+}
+
+function pickRoots(body: Element, bodyText: number, paragraphs: readonly ScoredText[], ctx: WalkContext): ContentRoots {
   // An explicit <main>/<article>/role=main holding a fair share of the text wins outright, unless it is a teaser list.
   const markedElements: Element[] = [];
   const articles: Element[] = [];
@@ -79,22 +91,27 @@ export function chooseContentRoots(body: Element, strict: boolean): Element[] {
   }
   const markedElement = marked as Element | null;
   const markedCandidate =
-    markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyStats.textLength * 0.25) ? markedElement : null;
-  const scored = scoreContentRoots(body, paragraphs, teaserLists);
-  if (!markedCandidate || !scored) return scored?.roots ?? (markedCandidate ? [markedCandidate] : [body]);
+    markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyText * 0.25) ? markedElement : null;
+  const scored = scoreContentRoots(body, paragraphs, teaserLists, ctx);
+  const result = (roots: Element[]): ContentRoots => ({ roots, teaserLists });
+  if (!markedCandidate || !scored) return result(scored?.roots ?? (markedCandidate ? [markedCandidate] : [body]));
   // The marked element wins when the best-scoring content lies inside it, or when it holds most of that content.
   const top = scored.top;
-  if (contains(markedCandidate, top)) return [markedCandidate];
+  if (contains(markedCandidate, top)) return result([markedCandidate]);
   if (contains(top, markedCandidate) && (markedCandidate.stats?.textLength ?? 0) >= (top.stats?.textLength ?? 0) * 0.5) {
-    return [markedCandidate];
+    return result([markedCandidate]);
   }
-  return scored.roots;
+  return result(scored.roots);
 }
+
+/** Text of an element outside its nested teaser <article>s that is its own prose: an article holding teasers. */
+const OWN_PROSE_CHARS = 400;
 
 /**
  * Elements whose text lies mostly in two or more nested <article>s, none of them dominant: lists of teasers ("you
  * may also like"), not one article. An <article> counts for the ancestors up to and including the nearest
- * enclosing <article>.
+ * enclosing <article>. An element with prose of its own beside them (an article with a "more from this campaign"
+ * list inside it) is not a list.
  */
 function teaserListsAmong(articles: readonly Element[], body: Element): Set<Element> {
   const lists = new Set<Element>();
@@ -116,7 +133,8 @@ function teaserListsAmong(articles: readonly Element[], body: Element): Set<Elem
   }
   for (const [node, { count, length, largest }] of nested) {
     const total = node.stats?.textLength ?? 0;
-    if (count >= 2 && length >= total * 0.5 && largest < total * 0.5) lists.add(node);
+    const own = total - length;
+    if (count >= 2 && length >= total * 0.5 && largest < total * 0.5 && !(own >= OWN_PROSE_CHARS && own >= largest * 2)) lists.add(node);
   }
   return lists;
 }
@@ -131,6 +149,7 @@ function scoreContentRoots(
   body: Element,
   paragraphs: readonly ScoredText[],
   teaserLists: ReadonlySet<Element>,
+  ctx: WalkContext,
 ): { top: Element; roots: Element[] } | null {
   const candidates: Element[] = [];
   for (const p of paragraphs) {
@@ -143,7 +162,7 @@ function scoreContentRoots(
       if (!aStats || aStats.excluded) break;
       if (!aStats.scored) {
         aStats.scored = true;
-        aStats.score = baseScore(ancestor);
+        aStats.score = baseScore(ancestor, ctx);
         candidates.push(ancestor);
       }
       aStats.score += level === 0 ? contentScore : level === 1 ? contentScore / 2 : contentScore / (level * 3);
@@ -219,6 +238,11 @@ function scoreContentRoots(
       if ((len > 80 && density < 0.25) || (len > 0 && len <= 80 && density === 0 && /\.( |$)/.test(textOf(sibling)))) {
         roots.push(sibling);
       }
+    } else if (WRAPPER_TAGS.has(sibling.tag) && classWeight(sibling, ctx) >= 0) {
+      // A block of prose beside the top candidate that scored low because its text is split into many small
+      // pieces (an accordion's panels, a list of questions and answers).
+      const len = sibling.stats?.textLength ?? 0;
+      if (len >= Math.max(200, (top.stats?.textLength ?? 0) * 0.5) && linkDensity(sibling) < 0.25) roots.push(sibling);
     }
   }
   return { top, roots };

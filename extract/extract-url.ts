@@ -6,7 +6,9 @@ import { extractDocument } from './extract.js';
 import type { HostResolver } from './fetch/address-policy.js';
 import { FetchCache } from './fetch/cache.js';
 import { RobotsRules } from './fetch/robots.js';
-import { safeFetch, type FetchedDocument } from './fetch/safe-fetch.js';
+import { decodeText } from './fetch/charset.js';
+import { pdfToText } from './fetch/pdf.js';
+import { safeFetch, sniffMimeType, type FetchedDocument } from './fetch/safe-fetch.js';
 import { userAgentHeader } from './fetch/user-agent.js';
 import { OUTPUT_MODES, pickExcerpt, renderDocument, type OutputMode, type ScorePassages } from './output.js';
 import { BrowserRenderer } from './render/browser.js';
@@ -226,6 +228,28 @@ export async function extractLocalHtml(
   const doc = extractDocument(html, url);
   assertRealContent(html, doc, false);
   return buildResult({ mode, ...(options.query ? { query: options.query } : {}) }, doc, { url, finalUrl: url, status: null, rendered: false }, options.scorePassages);
+}
+
+/**
+ * `notary extract <file>`: a local file's bytes read the way /v1/extract reads a response without a Content-Type: a
+ * PDF by its signature, otherwise HTML whose charset comes from a byte-order mark, then <meta charset>, then UTF-8
+ * when the bytes are valid UTF-8, else windows-1252.
+ */
+export async function extractLocalFile(
+  bytes: Uint8Array,
+  url: string,
+  mode: OutputMode,
+  options: { query?: string; scorePassages?: ScorePassages } = {},
+): Promise<ExtractResult> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (sniffMimeType(null, buffer) === 'application/pdf') {
+    if (!OUTPUT_MODES.includes(mode)) throw new NotaryError('invalid_request', `mode must be one of ${OUTPUT_MODES.join(', ')}`);
+    const pdf = await pdfToText(buffer);
+    const doc = documentFromText(pdf.text, pdf.title, pdf.author);
+    if (doc.wordCount === 0) throw new NotaryError('empty_content', 'the PDF has no text');
+    return buildResult({ mode, ...(options.query ? { query: options.query } : {}) }, doc, { url, finalUrl: url, status: null, rendered: false }, options.scorePassages);
+  }
+  return extractLocalHtml(decodeText(buffer, null, true).text, url, mode, options);
 }
 
 /** Plain text (text/plain, PDF) as an ExtractedDocument: paragraphs split at blank lines. */

@@ -11,6 +11,7 @@ export {
   RENDER_POLICIES,
   createExtractDeps,
   documentFromText,
+  extractLocalFile,
   extractLocalHtml,
   extractSettings,
   extractUrl,

@@ -1,5 +1,6 @@
 import { EXCLUDED } from './element-stats.js';
-import { INLINE_TAGS, linkDensity } from './element-text.js';
+import { INLINE_TAGS, linkDensity, textOf } from './element-text.js';
+import { COMMENT_HINT, hasAdHint, hasHidingClass } from './hints.js';
 import type { Element } from './html-tree.js';
 import { charsOf } from './blocks.js';
 import type { ContentBlock } from './types.js';
@@ -9,31 +10,144 @@ import type { ContentBlock } from './types.js';
  * "most popular" lists, newsletter sign-ups, tag lists, author boxes, galleries (trafilatura's discard list).
  */
 const IN_CONTENT_BOILERPLATE =
-  /related|most-?popular|popular-|recommend|newsletter|subscribe|signup|sign-up|(?:^|[\s_-])shar(?:e|ing)|social|sociable|syndication|promo|advert|(?:^|[\s_-])ads?(?:$|[\s_-])|sponsor|outbrain|taboola|comment|breadcrumb|(?:^|[\s_-])tags?(?:$|[\s_-])|tag-?list|author|about-?the-?author|gallery|slideshow|read-?more|more-?stories|next-?post|paywall|donate|caption|credit|timestamp|byline|dateline|(?:^|[\s_-])meta(?:$|[\s_-])|hidden|hide|footer|widget/i;
+  /related|most-?popular|popular-|recommend|newsletter|subscribe|signup|sign-up|(?:^|[\s_-])shar(?:e|ing)|social|sociable|syndication|promo|sponsor|outbrain|taboola|breadcrumb|(?:^|[\s_-])tags?(?:$|[\s_-])|tag-?list|author|about-?the-?author|(?:^|[\s_-])bio(?:$|[\s_-])|blurb|gallery|slideshow|read-?more|more-?stories|next-?post|trending|post-?nav(?:igation)?|nav-?(?:next|prev(?:ious)?)|(?:^|\s)(?:next|prev|previous)(?:$|\s)|paywall|donate|caption|credit|timestamp|byline|dateline|(?:^|[\s_-])meta(?:$|[\s_-])|footer|widget/i;
 
-/** Drops hinted furniture inside the chosen containers while it holds a small share of their text. */
-export function pruneInside(roots: readonly Element[]): void {
+export interface PruneOptions {
+  /** Teaser lists found on the page; those inside the roots are dropped when the roots have prose of their own. */
+  teaserLists: ReadonlySet<Element>;
+  /** Forum and Q&A pages: comment-hinted posts are the content, not furniture. */
+  commentsAreContent: boolean;
+}
+
+/** A teaser list or card row is dropped from the main content only when this much of the content lies outside it. */
+const PROSE_BESIDE_TEASERS = 400;
+
+/**
+ * Drops furniture inside the chosen containers: hinted boxes while they hold a small share of the text, teaser lists
+ * and card rows (links to other pages with their summaries), language switchers, and short calls to action
+ * ("download this guide as a PDF", "got a tip? email us", "about the author").
+ */
+export function pruneInside(roots: readonly Element[], options: PruneOptions): void {
   let total = 0;
   for (const root of roots) total += root.stats?.textLength ?? 0;
   const limit = total * 0.3;
-  const visit = (el: Element): void => {
+  const drop = (el: Element): void => {
+    total -= el.stats?.textLength ?? 0;
+    discount(el);
+    el.stats = EXCLUDED;
+  };
+  const teasers: Element[] = [];
+  const visit = (el: Element, inTeasers: boolean): void => {
     for (const child of el.children) {
       if (typeof child === 'string' || child.stats?.excluded || INLINE_TAGS.has(child.tag)) continue;
-      const hints = furnitureHintsOf(child);
-      if (
-        hints &&
-        ((child.stats?.textLength ?? 0) <= limit || linkDensity(child) > 0.5) &&
-        IN_CONTENT_BOILERPLATE.test(hints) &&
-        !holdsQuote(child)
-      ) {
-        discount(child);
-        child.stats = EXCLUDED;
+      const length = child.stats?.textLength ?? 0;
+      if (isHintedFurniture(child, length, limit, options) || isLanguageSwitcher(child) || isCallToAction(child, length)) {
+        drop(child);
         continue;
       }
-      visit(child);
+      const teaser = !inTeasers && ((options.teaserLists.has(child) && holdsTeasersOnly(child)) || isCardRow(child));
+      if (teaser) teasers.push(child);
+      visit(child, inTeasers || teaser);
     }
   };
-  for (const root of roots) visit(root);
+  for (const root of roots) visit(root, false);
+  // Teasers are dropped only beside prose of the page's own; on a listing page they are the content.
+  let teaserText = 0;
+  for (const teaser of teasers) teaserText += teaser.stats?.textLength ?? 0;
+  if (total - teaserText >= PROSE_BESIDE_TEASERS) for (const teaser of teasers) drop(teaser);
+}
+
+function isHintedFurniture(el: Element, length: number, limit: number, options: PruneOptions): boolean {
+  if (!(length <= limit || linkDensity(el) > 0.5)) return false;
+  const hints = furnitureHintsOf(el);
+  const hinted =
+    (hints !== '' && (IN_CONTENT_BOILERPLATE.test(hints) || (!options.commentsAreContent && COMMENT_HINT.test(hints)))) ||
+    hasAdHint(el) ||
+    hasHidingClass(el);
+  return hinted && !holdsQuote(el);
+}
+
+/** ISO 639 codes (with an optional region) and a few ways sites spell language names in a switcher. */
+const LANGUAGE_LABEL =
+  /^(?:[a-z]{2,3}(?:[-_][a-z]{2,4})?|english|deutsch|español|espanol|français|francais|italiano|português|portugues|nederlands|polski|русский|日本語|中文|한국어|türkçe|svenska|dansk|norsk|suomi|čeština|magyar|română|ελληνικά|العربية|עברית|简体中文|繁體中文)$/i;
+
+/**
+ * A line or list of links to the same page in other languages ("Available Languages: de | en | fr"): most links carry
+ * hreflang or a language code or name as their text, and there is little text besides.
+ */
+function isLanguageSwitcher(el: Element): boolean {
+  const stats = el.stats;
+  if (!stats || stats.linkLength === 0 || stats.textLength > 600) return false;
+  const links: Element[] = [];
+  const collect = (node: Element): void => {
+    for (const child of node.children) {
+      if (typeof child === 'string') continue;
+      if (child.tag === 'a') links.push(child);
+      else collect(child);
+    }
+  };
+  collect(el);
+  if (links.length < 3) return false;
+  const languageLinks = links.filter((a) => a.attrs['hreflang'] !== undefined || LANGUAGE_LABEL.test(textOf(a).trim())).length;
+  if (languageLinks < links.length * 0.6) return false;
+  return stats.textLength - stats.linkLength <= 60 + links.length * 3;
+}
+
+/** Short boxes that address the reader about the site rather than the subject. */
+const CALL_TO_ACTION =
+  /^(?:download|print|save)\b.{0,50}\b(?:pdf|printable|print version)\b|^(?:got|have) a (?:news |story )?(?:tip|story)\b|\bsend us (?:a |your )?(?:tip|story|news)|^about the (?:author|writer|reporter|contributor)s?\b|^(?:sign up|subscribe) (?:to|for) (?:our|the) (?:free )?(?:newsletter|daily|weekly)|^follow us on\b/i;
+const CALL_TO_ACTION_MAX_CHARS = 300;
+
+function isCallToAction(el: Element, length: number): boolean {
+  if (length === 0 || length > CALL_TO_ACTION_MAX_CHARS || el.tag === 'li' || el.tag === 'td' || el.tag === 'tr') return false;
+  return CALL_TO_ACTION.test(textOf(el));
+}
+
+const CARD_HEADINGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
+
+/**
+ * A row or grid of cards: three or more sibling items, each with a heading that links elsewhere and a short summary.
+ * Inside an article these are teasers for other pages (the items of a documentation index have no headings).
+ */
+function isCardRow(el: Element): boolean {
+  const items = el.children.filter((c): c is Element => typeof c !== 'string' && !c.stats?.excluded && !INLINE_TAGS.has(c.tag));
+  if (items.length < 3) return false;
+  let cards = 0;
+  for (const item of items) if (isCard(item)) cards++;
+  return cards >= 3 && cards >= items.length * 0.75;
+}
+
+/** The <article>s of a teaser list are cards (a linked heading, a short summary); comments and full articles are not. */
+function holdsTeasersOnly(list: Element): boolean {
+  const articles: Element[] = [];
+  const collect = (el: Element): void => {
+    for (const child of el.children) {
+      if (typeof child === 'string' || child.stats?.excluded) continue;
+      if (child.tag === 'article') articles.push(child);
+      else collect(child);
+    }
+  };
+  collect(list);
+  return articles.length >= 2 && articles.filter(isCard).length >= articles.length * 0.75;
+}
+
+function isCard(item: Element): boolean {
+  const length = item.stats?.textLength ?? 0;
+  if (length === 0 || length > 400) return false;
+  let linkedHeading = false;
+  const visit = (node: Element, inLink: boolean): void => {
+    for (const child of node.children) {
+      if (typeof child === 'string' || linkedHeading) continue;
+      const linked = inLink || (child.tag === 'a' && child.attrs['href'] !== undefined);
+      if (CARD_HEADINGS.has(child.tag) && (linked || child.children.some((c) => typeof c !== 'string' && c.tag === 'a'))) {
+        linkedHeading = true;
+        return;
+      }
+      visit(child, linked);
+    }
+  };
+  visit(item, false);
+  return linkedHeading;
 }
 
 /** Takes a subtree about to be dropped out of its ancestors' text and link lengths (link-density checks use them). */
