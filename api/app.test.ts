@@ -3,56 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSchema, creditsForDepth, type NotaryConfig } from '../core/config.js';
-import { Accounts } from '../payments/accounts.js';
+import type { NotaryConfig } from '../core/config.js';
+import type { Accounts } from '../payments/accounts.js';
 import { generateApiKey } from '../payments/api-keys.js';
-import { MemoryRateLimitStore } from '../payments/rate-limit.js';
-import BetterSqlite3 from 'better-sqlite3';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from '../search/pipeline.js';
-import type { SearchRequest, SearchResponse, SearchService } from '../search/service.js';
-import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
+import BetterSqlite3 from 'better-sqlite3';
+import { apiIndexDocs, apiTestConfig, RecordingSearch, startApi, type ApiHarness } from '../test/support/app.js';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { buildApp } from './app.js';
-
-// The real pipeline (FTS5 index on a real SQLite file, lexical scorer) over four passages; calls are recorded so tests
-// can tell whether the route searched at all.
-const documents = [
-  { url: 'https://docs.test/vacuum', title: 'VACUUM', text: 'vacuum reclaims storage occupied by dead tuples in postgresql tables' },
-  { url: 'https://docs.test/analyze', title: 'ANALYZE', text: 'analyze collects statistics about the contents of tables for the query planner' },
-  { url: 'https://docs.test/autovacuum', title: 'Autovacuum', text: 'the autovacuum daemon automates vacuum and analyze commands on tables' },
-  { url: 'https://docs.test/indexes', title: 'Indexes', text: 'indexes are a common way to enhance database performance for a query' },
-];
-
-class RecordingSearch implements SearchService {
-  calls: SearchRequest[] = [];
-  constructor(readonly pipeline: SearchPipeline) {}
-  async search(request: SearchRequest): Promise<SearchResponse> {
-    this.calls.push(request);
-    return this.pipeline.search(request);
-  }
-}
-
-async function realSearch(dir: string, config: NotaryConfig): Promise<{ search: RecordingSearch; index: Fts5SearchIndex }> {
-  const index = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `index-${Math.random().toString(36).slice(2)}.sqlite`)), { ownsHandle: true });
-  await index.upsert(documents.map((d, i) => ({ id: i + 1, pageId: i + 1, url: d.url, title: d.title, headingPath: '', text: d.text })));
-  return { search: new RecordingSearch(new SearchPipeline({ index, reranker: new LexicalReranker(), config: config.search })), index };
-}
-
-function testConfig(dataDir: string): NotaryConfig {
-  return configSchema.parse({
-    data_dir: dataDir,
-    server: { body_limit_bytes: 1024 },
-    search: { max_depth: 3, max_query_length: 100, credits_by_depth: [1, 2, 4] },
-    tiers: {
-      free: { requests_per_minute: 60, burst: 10 },
-      tiny: { requests_per_minute: 60, burst: 2 },
-      bulk: { requests_per_minute: 60_000, burst: 1000 },
-    },
-    default_tier: 'free',
-  });
-}
 
 const PROBLEM_KEYS = ['code', 'detail', 'request_id', 'retryable', 'status', 'title', 'type'];
 
@@ -72,11 +32,10 @@ function expectProblem(res: LightMyRequestResponse, status: number, code: string
 
 describe('POST /v1/search on SQLite', () => {
   let dir: string;
-  let storage: Storage;
+  let api: ApiHarness;
   let accounts: Accounts;
   let config: NotaryConfig;
   let search: RecordingSearch;
-  let index: Fts5SearchIndex;
   let app: FastifyInstance;
 
   const newTenant = async (name: string, credits: number, tier = 'free') => {
@@ -94,23 +53,13 @@ describe('POST /v1/search on SQLite', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'notary-api-'));
-    config = testConfig(dir);
-    storage = openSqlite(path.join(dir, 'notary.sqlite'));
-    await migrateToLatest(storage);
-    accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
-    ({ search, index } = await realSearch(dir, config));
-    app = await buildApp({
-      config,
-      accounts,
-      rateLimits: new MemoryRateLimitStore(),
-      search,
-      health: async () => ({ status: 'ok', documents: documents.length }),
-    });
+    config = apiTestConfig(dir);
+    api = await startApi(config);
+    ({ app, search } = api);
+    accounts = api.runtime.accounts;
   });
   afterAll(async () => {
-    await app?.close();
-    await index?.close();
-    await storage?.close();
+    await api?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -123,7 +72,7 @@ describe('POST /v1/search on SQLite', () => {
     expect(Object.keys(body).sort()).toEqual(['credits_used', 'depth', 'query', 'rate_limit', 'results']);
     expect(body['query']).toBe('vacuum analyze tables');
     expect(body['depth']).toBe(2);
-    expect(body['credits_used']).toBe(creditsForDepth(config, 2));
+    expect(body['credits_used']).toBe(api.runtime.pricing.price({ operation: 'search', depth: 2 }).credits);
     expect(body['credits_used']).toBe(2);
     expect(body['rate_limit']).toEqual({ limit: 10, remaining: 9, reset_ms: expect.any(Number) });
     const resetMs = (body['rate_limit'] as { reset_ms: number }).reset_ms;
@@ -132,7 +81,7 @@ describe('POST /v1/search on SQLite', () => {
     expect(resetMs).toBeLessThanOrEqual(1000);
 
     const results = body['results'] as Array<Record<string, unknown>>;
-    const direct = await search.pipeline.search({ query: 'vacuum analyze tables', depth: 2 });
+    const direct = await search.inner.search({ query: 'vacuum analyze tables', depth: 2, requestId: 'direct' });
     expect(results).toEqual(direct.results);
     expect(new Set(results.map((r) => r['url']))).toEqual(
       new Set(['https://docs.test/autovacuum', 'https://docs.test/analyze', 'https://docs.test/vacuum']),
@@ -213,11 +162,14 @@ describe('POST /v1/search on SQLite', () => {
 
   it('answers 401 for a missing, malformed, unknown or revoked key', async () => {
     const { key, keyId } = await newTenant('auth', 100);
-    const missing = expectProblem(await post({ query: 'x' }), 401, 'unauthenticated');
+    // Without credentials the body is validated and priced first (the challenges of pay-per-call modes need the price).
+    expectProblem(await post({ query: 'x' }), 400, 'invalid_request');
+    const missingRes = await post({ query: 'x', depth: 2 });
+    const missing = expectProblem(missingRes, 401, 'unauthenticated');
     expect(missing['detail']).toMatch(/Bearer/);
-    const missingRes = await post({ query: 'x' });
+    expect(missing['price']).toEqual({ credits: 2, amount: '0.002', asset: 'USDC' });
     expect(missingRes.headers['www-authenticate']).toBe('Bearer realm="notary"');
-    expectProblem(await post({ query: 'x' }, undefined, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthenticated');
+    expectProblem(await post({ query: 'x', depth: 1 }, undefined, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthenticated');
     expectProblem(await post({ query: 'x' }, undefined, { authorization: 'Bearer' }), 401, 'invalid_api_key');
     expectProblem(await post({ query: 'x' }, 'not-a-key'), 401, 'invalid_api_key');
     expectProblem(await post({ query: 'x' }, key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a')), 401, 'invalid_api_key');
@@ -295,9 +247,11 @@ describe('POST /v1/search on SQLite', () => {
     const { tenant, key } = await newTenant('explodes', 10);
     const before = await accounts.ledger(tenant.id);
     // A real failure: the index's database handle is closed under the pipeline.
-    const broken = await realSearch(dir, config);
-    await broken.index.close();
-    const failing = await buildApp({ config, accounts, rateLimits: new MemoryRateLimitStore(), search: broken.search, health: async () => ({}) });
+    const index = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, 'broken-index.sqlite')), { ownsHandle: true });
+    await index.upsert(apiIndexDocs());
+    const broken = { search: new RecordingSearch(new SearchPipeline({ index, reranker: new LexicalReranker(), config: config.search })) };
+    await index.close();
+    const failing = await buildApp({ config, gate: api.runtime.paidCallGate(), pricing: api.runtime.pricing, search: broken.search, health: async () => ({}) });
     try {
       const res = await failing.inject({
         method: 'POST',
@@ -324,8 +278,8 @@ describe('POST /v1/search on SQLite', () => {
     expect(res.headers['ratelimit']).toBeUndefined();
     const failing = await buildApp({
       config,
-      accounts,
-      rateLimits: new MemoryRateLimitStore(),
+      gate: api.runtime.paidCallGate(),
+      pricing: api.runtime.pricing,
       search,
       health: async () => {
         throw new Error('db down');
@@ -358,25 +312,21 @@ describe('POST /v1/search on SQLite', () => {
 
 describe('POST /v1/search on PostgreSQL over a listening server', () => {
   let pgServer: TestPostgres | undefined;
-  let storage: Storage;
-  let app: FastifyInstance;
+  let api: ApiHarness;
   let baseUrl: string;
   let accounts: Accounts;
   let dir: string;
 
   beforeAll(async () => {
     pgServer = await startPostgres();
-    storage = openPostgres(await createDatabase(pgServer.url, `api_${Date.now()}_${Math.floor(Math.random() * 1e6)}`));
-    await migrateToLatest(storage);
+    const url = await createDatabase(pgServer.url, `api_${Date.now()}_${Math.floor(Math.random() * 1e6)}`);
     dir = mkdtempSync(path.join(tmpdir(), 'notary-api-pg-'));
-    const config = testConfig(dir);
-    accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers) });
-    app = await buildApp({ config, accounts, rateLimits: new MemoryRateLimitStore(), search: (await realSearch(dir, config)).search, health: async () => ({ status: 'ok' }) });
-    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    api = await startApi(apiTestConfig(dir, { storage: { driver: 'postgres', postgres_url: url } }));
+    accounts = api.runtime.accounts;
+    baseUrl = await api.app.listen({ host: '127.0.0.1', port: 0 });
   }, 120_000);
   afterAll(async () => {
-    await app?.close();
-    await storage?.close();
+    await api?.close();
     pgServer?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });

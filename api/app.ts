@@ -1,27 +1,29 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import { PassThrough } from 'node:stream';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { Accounts } from '../payments/accounts.js';
-import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { ExtractDeps } from '../extract/index.js';
+import type { PaidCallGate } from '../payments/paid-call.js';
+import type { Pricing } from '../payments/pricing.js';
 import type { SearchService } from '../search/service.js';
-import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
-import { payerPlugin } from './plugins/payer.js';
-import { rateLimitPlugin } from './plugins/rate-limit.js';
-import { registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
+import { paidRoutes, type PaidRoute } from './paid/context.js';
+import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
 import { healthzRoute } from './routes/healthz.js';
 import { searchRoute } from './routes/search.js';
 
 export interface AppDeps {
   config: NotaryConfig;
-  accounts: Accounts;
-  rateLimits: RateLimitStore;
+  /** The paid-call path: payment modes, rate limits, idempotency (built by the composition root). */
+  gate: PaidCallGate;
+  pricing: Pricing;
   search: SearchService;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
+  /** Unpaid routes added beside the built-in ones (e.g. published keys). */
+  publicRoutes?: readonly FastifyPluginAsync[];
   logger?: boolean | object;
 }
 
@@ -34,15 +36,29 @@ export function requestIdFrom(header: string | string[] | undefined): string {
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
-  const problemContext = { maxDepth: config.search.max_depth, bodyLimitBytes: config.server.body_limit_bytes };
+  const server = config.server;
+  const problemContext = { maxDepth: config.search.max_depth, bodyLimitBytes: server.body_limit_bytes };
   const app = Fastify({
     logger: (deps.logger ?? false) as FastifyServerOptions['logger'],
-    bodyLimit: config.server.body_limit_bytes,
+    bodyLimit: server.body_limit_bytes,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    maxParamLength: 200,
+    // Node's own limits, as backstops of the body timeout below: headers, the whole request, idle keep-alive.
+    http: { maxHeaderSize: server.max_header_bytes, headersTimeout: server.headers_timeout_ms },
+    requestTimeout: server.headers_timeout_ms + server.body_timeout_ms + 5_000,
+    keepAliveTimeout: server.keep_alive_timeout_ms,
     // Errors Fastify raises before routing (malformed URL, ...) still answer with a problem.
     frameworkErrors: (error, request, reply) => {
       sendProblem(request, reply, toNotaryError(error, problemContext));
+    },
+    // Errors of Node's HTTP parser (oversized headers, NUL or CR in a header, timeouts) answer with a problem too.
+    clientErrorHandler: (error, socket) => {
+      if ((error as NodeJS.ErrnoException).code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      socket.end(clientErrorResponse(error, newId('req')));
     },
   });
 
@@ -53,16 +69,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('X-Request-Id', request.id);
   });
 
+  // A body that trickles in (or never completes its Content-Length) gets a 408 problem after body_timeout_ms.
+  app.addHook('preParsing', async (_request, _reply, payload) => {
+    const guarded = new PassThrough();
+    const timer = setTimeout(() => {
+      payload.unpipe(guarded);
+      guarded.destroy(new NotaryError('request_timeout', `The request body was not received within ${server.body_timeout_ms} ms`));
+    }, server.body_timeout_ms);
+    payload.on('end', () => clearTimeout(timer));
+    payload.on('error', (err) => {
+      clearTimeout(timer);
+      guarded.destroy(err);
+    });
+    payload.pipe(guarded);
+    return guarded;
+  });
+
   registerProblemHandlers(app, problemContext);
 
-  await app.register(payerPlugin);
-  await app.register(apiKeyAuthPlugin, { accounts: deps.accounts });
-  await app.register(rateLimitPlugin, { store: deps.rateLimits, tiers: config.tiers, defaultTier: config.default_tier });
-
   await app.register(healthzRoute, { health: deps.health });
-  await app.register(searchRoute, { config, search: deps.search });
-  if (deps.extract) await app.register(extractRoute, { config, deps: deps.extract });
-
-  if (!(config.default_tier in config.tiers)) throw new NotaryError('invalid_config', `default tier "${config.default_tier}" is not defined`);
+  for (const route of deps.publicRoutes ?? []) await app.register(route);
+  const routes: PaidRoute[] = [searchRoute(config, deps.search)];
+  if (deps.extract) routes.push(extractRoute(config, deps.extract));
+  await app.register(paidRoutes, { context: { gate: deps.gate, pricing: deps.pricing }, routes });
   return app;
 }

@@ -2,6 +2,7 @@ export { buildApp, requestIdFrom, REQUEST_ID_PATTERN, type AppDeps } from './app
 export {
   PROBLEM_CONTENT_TYPE,
   PROBLEM_TYPE_BASE,
+  clientErrorResponse,
   problemBody,
   registerProblemHandlers,
   sendProblem,
@@ -9,18 +10,7 @@ export {
   type ProblemBody,
   type ProblemContext,
 } from './problem.js';
-export { apiKeyAuthPlugin, apiKeyResolver, type ApiKeyAuthOptions } from './plugins/api-key-auth.js';
-export {
-  payerPlugin,
-  requirePayer,
-  type ApiKeyPrincipal,
-  type ChargeContext,
-  type Payer,
-  type PayerResolver,
-  type Principal,
-  type RequestHook,
-} from './plugins/payer.js';
-export { rateLimitHeaders, rateLimitPlugin, type RateLimitPluginOptions } from './plugins/rate-limit.js';
+export { definePaidRoute, paidRoutes, type PaidContext, type PaidRoute, type PaidRouteDefinition, type WorkContext } from './paid/context.js';
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
-export { searchBodySchema, searchResponseSchema, searchRoute, type SearchBody, type SearchReplyBody, type SearchRouteOptions } from './routes/search.js';
-export { extractBodySchema, extractResponseSchema, extractRoute, type ExtractRouteOptions } from './routes/extract.js';
+export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody } from './routes/search.js';
+export { extractBodySchema, extractRoute } from './routes/extract.js';

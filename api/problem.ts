@@ -94,6 +94,8 @@ export function problemBody(error: NotaryError, requestId: string): ProblemBody 
 
 /** Headers a problem carries besides its body; headers already set by the code that threw are kept. */
 function problemHeaders(error: NotaryError, reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  if (error.code === 'request_timeout') reply.header('Connection', 'close');
   if (error.code === 'rate_limited' && !reply.hasHeader('retry-after')) {
     const seconds = Number(error.extra['retry_after_s']);
     reply.header('Retry-After', String(Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1));
@@ -103,6 +105,35 @@ function problemHeaders(error: NotaryError, reply: FastifyReply): void {
   }
   const allowed = error.extra['allowed_methods'];
   if (error.code === 'method_not_allowed' && Array.isArray(allowed)) reply.header('Allow', allowed.join(', '));
+}
+
+/** Status lines for the problems answered straight on the socket, before any request object exists. */
+const REASON_PHRASES: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/**
+ * The problem for an error Node's HTTP parser raises before Fastify sees a request (oversized headers, a NUL or a
+ * stray CR in a header, a header or request timeout), as raw HTTP/1.1 bytes to write on the socket.
+ */
+export function clientErrorResponse(error: Error & { code?: string }, requestId: string): string {
+  const code = error.code ?? '';
+  const problem =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? new NotaryError('header_too_large', 'The request headers exceed the server limit; send fewer or shorter headers')
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADER_TIMEOUT'
+        ? new NotaryError('request_timeout', 'The request was not received in time')
+        : /^HPE_(INVALID_HEADER|LF_EXPECTED|CR_EXPECTED|UNEXPECTED_CONTENT_LENGTH|INVALID_CONTENT_LENGTH|INVALID_TRANSFER_ENCODING)/.test(code)
+          ? new NotaryError('invalid_header', 'A request header is malformed (control characters such as NUL or CR are not allowed in header values)')
+          : new NotaryError('invalid_request', 'The HTTP request is malformed');
+  const body = JSON.stringify(problemBody(problem, requestId));
+  return [
+    `HTTP/1.1 ${problem.status} ${REASON_PHRASES[problem.status] ?? 'Bad Request'}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: NotaryError): FastifyReply {

@@ -9,13 +9,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type NotaryConfig } from '../core/config.js';
-import { runCrawl, serveDirectory } from '../crawler/index.js';
-import { Fts5SearchIndex, Indexer } from '../indexer/index.js';
-import { measureRerankerThroughput, OnnxReranker, type BenchPair } from '../reranker/index.js';
-import { SearchPipeline } from '../search/pipeline.js';
-import { CrawlRunStore } from '../storage/crawl-runs.js';
-import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
-import { PageStore } from '../storage/pages.js';
+import { runCrawl } from '../crawler/index.js';
+import { BertPairTokenizer, OnnxReranker } from '../reranker/index.js';
+import { Runtime } from '../runtime/index.js';
+import type { SearchPipeline } from '../search/pipeline.js';
+import { serveDirectory } from '../test/support/serve-static.js';
+import { measureRerankerThroughput, type BenchPair } from './perf/reranker-throughput.js';
 import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../test/support/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
@@ -63,7 +62,8 @@ interface CrawlPhase {
   pages_per_cpu_s: number;
 }
 
-async function crawlPhase(storage: Storage, config: NotaryConfig, docsDir: string, concurrency: number): Promise<CrawlPhase> {
+async function crawlPhase(runtime: Runtime, docsDir: string, concurrency: number): Promise<CrawlPhase> {
+  const { config, pages } = runtime;
   const htmlFiles = readdirSync(docsDir).filter((f) => f.endsWith('.html')).length;
   const server = await serveDirectory(docsDir);
   try {
@@ -74,14 +74,13 @@ async function crawlPhase(storage: Storage, config: NotaryConfig, docsDir: strin
       max_concurrency: concurrency,
       per_host_concurrency: concurrency,
     };
-    const pages = new PageStore(storage.db);
     note(`crawl: ${docsDir} (${htmlFiles} .html files) from ${server.url}, concurrency ${concurrency}, politeness off`);
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
     const summary = await runCrawl({
       config: crawlerConfig,
       pages,
-      runs: new CrawlRunStore(storage.db),
+      runs: runtime.runs,
       log: (level, msg) => {
         if (level === 'warn') note(`crawl warning: ${msg}`);
       },
@@ -121,13 +120,9 @@ interface IndexPhase {
   passages_per_cpu_s: number;
 }
 
-async function indexPhase(storage: Storage, index: Fts5SearchIndex, config: NotaryConfig): Promise<IndexPhase> {
-  const indexer = new Indexer({
-    pages: new PageStore(storage.db),
-    index,
-    config: config.indexer,
-    logger: { warn: (details, message) => note(`index warning: ${message} ${JSON.stringify(details)}`) },
-  });
+async function indexPhase(runtime: Runtime): Promise<IndexPhase> {
+  const indexer = runtime.indexer();
+  const index = runtime.index;
   note('index: extracting, cutting and indexing every stored page');
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
@@ -146,6 +141,22 @@ async function indexPhase(storage: Storage, index: Fts5SearchIndex, config: Nota
     cpu_s: round2(cpuMs / 1000),
     passages_per_cpu_s: perSecond(run.passages, cpuMs),
   };
+}
+
+/** Tokenizer cost alone: query and 200-word passage pairs at the reranker's sequence length (was a timed unit test). */
+function tokenizerPhase(modelDir: string, queries: readonly string[]): { pairs: number; us_per_pair_p50: number; us_per_pair_mean: number } {
+  const tokenizer = BertPairTokenizer.fromDir(modelDir);
+  const words = 'vacuum reclaims storage occupied by dead tuples in tables and indexes so that the space can be reused by later rows of the same table'.split(' ');
+  const passage = Array.from({ length: 200 }, (_, i) => words[i % words.length]).join(' ');
+  const perPairUs: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const started = performance.now();
+    tokenizer.encodePair(queries[i % Math.max(1, queries.length)] ?? 'vacuum', `${passage} ${i}`, 256);
+    perPairUs.push((performance.now() - started) * 1000);
+  }
+  const stats = summarise(perPairUs);
+  note(`tokenizer: ${stats.p50} us per 200-word pair (p50)`);
+  return { pairs: perPairUs.length, us_per_pair_p50: stats.p50, us_per_pair_mean: stats.mean };
 }
 
 function isHit(urls: readonly string[], targets: readonly string[]): boolean {
@@ -169,9 +180,8 @@ interface SeriesRecorder {
  * shared machine's changing load falls on all settings alike instead of on whichever series ran last.
  */
 async function searchPhase(input: {
-  index: Fts5SearchIndex;
+  runtime: Runtime;
   reranker: OnnxReranker;
-  config: NotaryConfig;
   topNs: readonly number[];
   queries: readonly KnownItemQuery[];
   warmUp: readonly KnownItemQuery[];
@@ -179,7 +189,7 @@ async function searchPhase(input: {
 }): Promise<SearchSeries[]> {
   const recorders: SeriesRecorder[] = input.topNs.map((topN) => {
     const timed = new TimedReranker(input.reranker);
-    const pipeline = new SearchPipeline({ index: input.index, reranker: timed, config: { ...input.config.search, rerank_top_n: topN } });
+    const pipeline = input.runtime.searchPipeline({ reranker: timed, search: { rerank_top_n: topN } });
     return { topN, timed, pipeline, total: [], outside: [], retrieve: [], rerank: [], reranked: 0, hits: 0 };
   });
   for (const q of input.warmUp) for (const r of recorders) await r.pipeline.search({ query: q.query, depth: 1 });
@@ -247,15 +257,11 @@ async function main(args: BenchArgs): Promise<number> {
   const modelDir = path.join(sharedDir, 'models', RERANK_MODEL_NAME);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-bench-'));
   // No environment: a stray NOTARY_* variable must not change what is measured.
-  const config = loadConfig({ env: {}, overrides: { data_dir: dataDir } });
-  const storage = openSqlite(path.join(dataDir, 'notary.sqlite'));
+  const config = loadConfig({ env: {}, overrides: { data_dir: dataDir, embeddings: { model: 'off' } } });
+  const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   let reranker: OnnxReranker | null = null;
   try {
-    await migrateToLatest(storage);
-    if (!storage.sqlite) throw new Error('the benchmark needs the SQLite storage');
-    const index = new Fts5SearchIndex(storage.sqlite);
-
-    const crawl = await crawlPhase(storage, config, docsDir, args.concurrency);
+    const crawl = await crawlPhase(runtime, docsDir, args.concurrency);
     memory['after_crawl'] = memorySample();
     loadAverages['after_crawl'] = loadAverage();
     note(`crawl: ${crawl.pages_stored} pages stored in ${crawl.wall_s} s (${crawl.pages_per_s} pages/s)`);
@@ -265,7 +271,7 @@ async function main(args: BenchArgs): Promise<number> {
       shout(`CRAWL INCOMPLETE: ${crawl.pages_stored} pages stored, expected at least ${expectedPages} (${docsDir})`);
     }
 
-    const indexed = await indexPhase(storage, index, config);
+    const indexed = await indexPhase(runtime);
     memory['after_index'] = memorySample();
     loadAverages['after_index'] = loadAverage();
     note(`index: ${indexed.passages} passages from ${indexed.pages} pages in ${indexed.wall_s} s (${indexed.passages_per_s} passages/s)`);
@@ -281,10 +287,10 @@ async function main(args: BenchArgs): Promise<number> {
       source: 'bench',
     });
     memory['after_reranker_load'] = memorySample();
+    const tokenizer = tokenizerPhase(modelDir, queries.map((q) => q.query));
     const search = await searchPhase({
-      index,
+      runtime,
       reranker,
-      config,
       topNs: args.rerankTopN,
       queries,
       warmUp,
@@ -316,6 +322,7 @@ async function main(args: BenchArgs): Promise<number> {
         pairs_per_session_run: reranker.batchSize,
         threads: config.reranker.threads,
         max_seq_length: reranker.maxSeqLength,
+        tokenizer,
         note: 'random-weight model: speed equals the real one, scores (and so reranked hit@10) mean nothing',
       },
       search,
@@ -367,7 +374,7 @@ async function main(args: BenchArgs): Promise<number> {
     return crawlComplete ? 0 : 2;
   } finally {
     await reranker?.close();
-    await storage.close();
+    await runtime.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,10 +1,9 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { runCrawl, type CrawlProgress, type CrawlSummary } from '../crawler/index.js';
-import { Indexer, type IndexerRunResult } from '../indexer/index.js';
+import type { IndexerRunResult } from '../indexer/index.js';
+import { Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
-import { openContext, stderrLog, type AppContext } from './context.js';
-import { openDense } from './dense.js';
 import { ProgressLine } from './progress.js';
 
 function describeCrawl(p: CrawlProgress): string {
@@ -16,7 +15,7 @@ function describeCrawl(p: CrawlProgress): string {
 
 /** Crawl then index, reporting progress; used by `notary crawl` and by the serve worker. */
 export async function crawlAndIndex(
-  ctx: AppContext,
+  ctx: Runtime,
   options: { seeds?: string[]; skipFresh?: boolean; signal?: AbortSignal; progress?: ProgressLine; quiet?: boolean; dense?: DenseRetrieval },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
@@ -39,14 +38,7 @@ export async function crawlAndIndex(
     },
   });
   progress?.done(describeCrawl(crawl));
-  const indexer = new Indexer({
-    pages: ctx.pages,
-    index: ctx.index,
-    config: ctx.config.indexer,
-    logger: { warn: (details, message) => process.stderr.write(`WARNING: ${message} ${JSON.stringify(details)}\n`) },
-    ...(options.dense ? { vectors: { index: options.dense.index, embedder: options.dense.embedder, batchSize: ctx.config.embeddings.batch_size } } : {}),
-  });
-  const index = await indexer.runOnce({
+  const index = await ctx.indexer(options.dense).runOnce({
     onProgress: (p) =>
       progress?.update(
         `index: pages ${p.indexedPages} · removed ${p.removedPages} · passages ${p.passages} · failed ${p.failed}` +
@@ -66,7 +58,7 @@ export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
   if (seeds.length === 0) {
     throw new NotaryError('invalid_seed', 'no seeds: pass URLs (notary crawl https://example.org/) or set crawler.seeds / NOTARY_SEEDS');
   }
-  const ctx = await openContext(cfg);
+  const ctx = await Runtime.open(cfg);
   const abort = new AbortController();
   const onSignal = () => {
     process.stderr.write('\nstopping: finishing requests in flight, then indexing what was fetched (Ctrl-C again to quit now)\n');
@@ -74,7 +66,7 @@ export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
     process.once('SIGINT', () => process.exit(130));
   };
   process.once('SIGINT', onSignal);
-  const dense = await openDense(cfg, ctx.storage, { log: stderrLog }).catch(async (err: unknown) => {
+  const dense = await ctx.denseForIndexing().catch(async (err: unknown) => {
     await ctx.close();
     throw err;
   });
@@ -104,7 +96,6 @@ export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
     );
   } finally {
     process.removeListener('SIGINT', onSignal);
-    await dense.close();
     await ctx.close();
   }
 }

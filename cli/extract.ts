@@ -6,14 +6,13 @@ import { NotaryError } from '../core/errors.js';
 import {
   OUTPUT_MODES,
   RENDER_POLICIES,
-  createExtractDeps,
   extractLocalFile,
   extractUrl,
   type ExtractResult,
   type OutputMode,
   type RenderPolicy,
 } from '../extract/index.js';
-import { openReranker } from './context.js';
+import { Runtime } from '../runtime/index.js';
 
 export interface ExtractCommandOptions {
   mode: string;
@@ -33,27 +32,22 @@ export async function extractCommand(cfg: NotaryConfig, target: string, opts: Ex
     throw new NotaryError('invalid_request', `--render must be one of ${RENDER_POLICIES.join(', ')}`);
   }
   const mode = opts.mode as OutputMode;
-  // The reranker only matters for an excerpt chosen against a query.
-  const reranker = mode === 'excerpt' && opts.query ? await openReranker(cfg) : null;
-  const scorePassages = reranker ? (q: string, passages: readonly string[]) => reranker.score(q, passages) : undefined;
+  const runtime = await Runtime.open(cfg);
+  // The reranker loads only when an excerpt is chosen against a query.
+  const scorePassages = runtime.extract().scorePassages;
   let result: ExtractResult;
   try {
     if (/^https?:\/\//i.test(target)) {
-      const deps = createExtractDeps(cfg, scorePassages ? { scorePassages } : {});
-      try {
-        result = await extractUrl(
-          {
-            url: target,
-            mode,
-            ...(opts.query ? { query: opts.query } : {}),
-            ...(opts.render ? { render: opts.render as RenderPolicy } : {}),
-            ...(opts.maxAge !== undefined ? { max_age: opts.maxAge } : {}),
-          },
-          deps,
-        );
-      } finally {
-        await deps.close();
-      }
+      result = await extractUrl(
+        {
+          url: target,
+          mode,
+          ...(opts.query ? { query: opts.query } : {}),
+          ...(opts.render ? { render: opts.render as RenderPolicy } : {}),
+          ...(opts.maxAge !== undefined ? { max_age: opts.maxAge } : {}),
+        },
+        runtime.extract(),
+      );
     } else {
       const file = path.resolve(target);
       if (!existsSync(file) || !statSync(file).isFile()) {
@@ -67,7 +61,7 @@ export async function extractCommand(cfg: NotaryConfig, target: string, opts: Ex
       });
     }
   } finally {
-    await reranker?.close();
+    await runtime.close();
   }
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

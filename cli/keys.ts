@@ -1,12 +1,12 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { openContext } from './context.js';
+import { Runtime } from '../runtime/index.js';
 
 export async function keysCreateCommand(
   cfg: NotaryConfig,
   opts: { tenant: string; credits?: number; tier?: string; name?: string },
 ): Promise<void> {
-  const ctx = await openContext(cfg);
+  const ctx = await Runtime.open(cfg);
   try {
     const existing = (await ctx.accounts.listTenants()).find((t) => t.name === opts.tenant);
     let tenant = existing;
@@ -30,7 +30,7 @@ export async function keysCreateCommand(
 
 export async function keysRevokeCommand(cfg: NotaryConfig, keyId: string): Promise<void> {
   if (!/^key_[0-9A-Za-z]+$/.test(keyId)) throw new NotaryError('invalid_request', `"${keyId}" is not a key id (key_...)`);
-  const ctx = await openContext(cfg);
+  const ctx = await Runtime.open(cfg);
   try {
     const record = await ctx.accounts.revokeKey(keyId);
     process.stdout.write(`revoked ${record.id} (${record.prefix}…${record.last4})\n`);
@@ -40,7 +40,7 @@ export async function keysRevokeCommand(cfg: NotaryConfig, keyId: string): Promi
 }
 
 export async function keysListCommand(cfg: NotaryConfig, opts: { tenant?: string; json?: boolean }): Promise<void> {
-  const ctx = await openContext(cfg);
+  const ctx = await Runtime.open(cfg);
   try {
     const tenants = await ctx.accounts.listTenants();
     const byId = new Map(tenants.map((t) => [t.id, t]));

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
@@ -10,6 +11,11 @@ function positiveInt(value: string): number {
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
   return Number(value);
+}
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return `${manifest.version ?? 'unknown'} (node ${process.versions.node})`;
 }
 
 interface GlobalOptions {
@@ -29,6 +35,7 @@ export function buildProgram(): Command {
   program
     .name('notary')
     .description('Self-hosted web search and page-extraction API: crawl, index, rerank, serve.')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .option('--data <dir>', 'data folder holding all state (default ./data, or NOTARY_DATA_DIR)')
     .option('--config <file>', 'JSON config file (default <data>/notary.json, or NOTARY_CONFIG)')
     .showHelpAfterError()

@@ -1,31 +1,17 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { SearchPipeline } from '../search/pipeline.js';
-import { queryRewriterFromConfig } from '../search/query-rewriter.js';
-import { openContext, openReranker } from './context.js';
-import { openDense } from './dense.js';
+import { Runtime, warningsLog } from '../runtime/index.js';
+import { normalizeQuery } from '../search/query.js';
 
 export async function searchCommand(cfg: NotaryConfig, query: string, opts: { depth: number; json?: boolean }): Promise<void> {
-  const trimmed = query.trim();
-  if (!trimmed) throw new NotaryError('invalid_request', 'the query is empty');
-  if (trimmed.length > cfg.search.max_query_length) {
-    throw new NotaryError('invalid_request', `the query is longer than ${cfg.search.max_query_length} characters`);
-  }
+  const trimmed = normalizeQuery(query, cfg.search.max_query_length);
   if (opts.depth > cfg.search.max_depth) {
     throw new NotaryError('depth_out_of_range', `depth must be from 1 to ${cfg.search.max_depth}`);
   }
-  const ctx = await openContext(cfg);
-  const reranker = await openReranker(cfg);
-  const opened = await openDense(cfg, ctx.storage, { reranker, log: () => {} });
+  const runtime = await Runtime.open(cfg, { log: warningsLog });
   try {
-    const rewriter = queryRewriterFromConfig(cfg.search);
-    const pipeline = new SearchPipeline({
-      index: ctx.index,
-      reranker,
-      config: cfg.search,
-      ...(opened.dense ? { dense: opened.dense } : {}),
-      ...(rewriter ? { rewriter } : {}),
-    });
+    const pipeline = await runtime.search();
+    const reranker = await runtime.reranker();
     const outcome = await pipeline.search({ query: trimmed, depth: opts.depth });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify({ query: trimmed, depth: opts.depth, results: outcome.results }, null, 2)}\n`);
@@ -42,16 +28,12 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
         `retrieval ${pipeline.retrieval})\n`,
     );
     const rewrite = t.passes.find((p) => p.rewriter)?.rewriter;
-    if (rewrite && rewriter) {
-      process.stderr.write(
-        rewrite.error
-          ? `query rewriter (${rewriter.model}) failed after ${Math.round(rewrite.ms)} ms, searched without it: ${rewrite.error}\n`
-          : `query rewriter (${rewriter.model}, ${Math.round(rewrite.ms)} ms): ${rewrite.queries.map((q) => JSON.stringify(q)).join(', ') || 'no new query'}\n`,
-      );
+    const rewriter = runtime.queryRewriter;
+    // A failed rewrite was already reported as a warning by the runtime's rewriter.
+    if (rewrite && rewriter && !rewrite.error) {
+      process.stderr.write(`query rewriter (${rewriter.model}, ${Math.round(rewrite.ms)} ms): ${rewrite.queries.map((q) => JSON.stringify(q)).join(', ') || 'no new query'}\n`);
     }
   } finally {
-    await opened.close();
-    await reranker.close();
-    await ctx.close();
+    await runtime.close();
   }
 }

@@ -1,19 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
-import { createExtractDeps } from '../extract/index.js';
-import { MemoryRateLimitStore } from '../payments/index.js';
-import { Indexer } from '../indexer/indexer.js';
-import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
-import { logRewriterFailures, queryRewriterFromConfig } from '../search/query-rewriter.js';
-import { openContext, openReranker, stderrLog, type AppContext } from './context.js';
-import { openDense } from './dense.js';
+import { Runtime } from '../runtime/index.js';
+import type { DenseRetrieval } from '../search/pipeline.js';
 import { crawlAndIndex } from './crawl.js';
 
 /** The shortest pause between two background crawl rounds, whatever recrawl_after_hours says. */
 const MIN_ROUND_PAUSE_MS = 60_000;
 
-async function crawlWorker(ctx: AppContext, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
+async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
   const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
   while (!signal.aborted) {
     try {
@@ -34,21 +29,19 @@ async function crawlWorker(ctx: AppContext, dense: DenseRetrieval | undefined, s
 }
 
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
-  const ctx = await openContext(cfg);
-  const reranker = await openReranker(cfg);
-  const opened = await openDense(cfg, ctx.storage, { reranker, log: stderrLog });
+  const ctx = await Runtime.open(cfg);
+  const reranker = await ctx.reranker();
+  const opened = await ctx.dense();
   const dense = opened.dense;
-  const configuredRewriter = queryRewriterFromConfig(cfg.search);
-  const rewriter = configuredRewriter ? logRewriterFailures(configuredRewriter, (message) => stderrLog('warn', message)) : undefined;
-  if (rewriter) stderrLog('info', `query rewriter: ${rewriter.model} at ${cfg.search.query_rewriter.url ?? ''} (reflection passes only)`);
-  const pipeline = new SearchPipeline({ index: ctx.index, reranker, config: cfg.search, ...(dense ? { dense } : {}), ...(rewriter ? { rewriter } : {}) });
-  const extract = createExtractDeps(cfg, { scorePassages: (query, passages) => reranker.score(query, passages) });
+  const rewriter = ctx.queryRewriter;
+  if (rewriter) ctx.log('info', `query rewriter: ${rewriter.model} at ${cfg.search.query_rewriter.url ?? ''} (reflection passes only)`);
+  const pipeline = await ctx.search();
   const app = await buildApp({
     config: cfg,
-    accounts: ctx.accounts,
-    rateLimits: new MemoryRateLimitStore(),
+    gate: ctx.paidCallGate(),
+    pricing: ctx.pricing,
     search: pipeline,
-    extract,
+    extract: ctx.extract(),
     logger: { level: cfg.log_level },
     health: async () => {
       const counts = await ctx.pages.counts();
@@ -72,10 +65,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     stop.abort();
     await app.close();
     await worker;
-    await extract.close();
     await backfill;
-    await opened.close();
-    await reranker.close();
     await ctx.close();
     process.exit(0);
   };
@@ -92,7 +82,8 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     const missing = (await dense.index.missing(1)).length > 0;
     if (missing) {
       app.log.warn('some passages have no vector of this embedding model yet: embedding them in the background (dense results are partial until done)');
-      backfill = new Indexer({ pages: ctx.pages, index: ctx.index, config: cfg.indexer, vectors: { index: dense.index, embedder: dense.embedder, batchSize: cfg.embeddings.batch_size } })
+      backfill = ctx
+        .indexer(dense)
         .embedPending()
         .then((n) => app.log.info(`embedded ${n} passages`))
         .catch((err: unknown) => app.log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));

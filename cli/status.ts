@@ -1,29 +1,21 @@
 import type { NotaryConfig } from '../core/config.js';
-import { openContext, openReranker } from './context.js';
-import { openDense } from './dense.js';
+import { Runtime, silentLog } from '../runtime/index.js';
 
 export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, unknown>> {
-  const ctx = await openContext(cfg);
+  const runtime = await Runtime.open(cfg, { log: silentLog });
   try {
-    const counts = await ctx.pages.counts();
-    const stats = await ctx.index.stats();
-    const last = await ctx.runs.latest();
+    const counts = await runtime.pages.counts();
+    const stats = await runtime.index.stats();
+    const last = await runtime.runs.latest();
     // Loading the reranker is what tells which scorer would be live: same resolution as `serve`.
-    const reranker = await openReranker(cfg, () => {});
-    const info = reranker.info;
-    let retrieval: Record<string, unknown>;
-    try {
-      const opened = await openDense(cfg, ctx.storage, { reranker, log: () => {} });
-      const vectors = opened.dense ? await opened.dense.index.stats() : null;
-      const missing = opened.dense ? (await opened.dense.index.missing(counts.passages + 1)).length : 0;
-      retrieval = vectors ? { mode: 'hybrid', vectors, missing } : { mode: 'bm25', why: opened.off ?? null };
-      await opened.close();
-    } finally {
-      await reranker.close();
-    }
+    const info = (await runtime.reranker()).info;
+    const opened = await runtime.dense();
+    const vectors = opened.dense ? await opened.dense.index.stats() : null;
+    const missing = opened.dense ? (await opened.dense.index.missing(counts.passages + 1)).length : 0;
+    const retrieval = vectors ? { mode: 'hybrid', vectors, missing } : { mode: 'bm25', why: opened.off ?? null };
     return {
       data_dir: cfg.data_dir,
-      storage: ctx.storage.dialect,
+      storage: runtime.storage.dialect,
       pages: counts.pages,
       pages_pending_index: counts.pending,
       pages_gone: counts.gone,
@@ -36,7 +28,7 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
       retrieval,
     };
   } finally {
-    await ctx.close();
+    await runtime.close();
   }
 }
 

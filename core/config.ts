@@ -25,6 +25,11 @@ const cidrRange = z.string().refine(
   { message: 'must be a CIDR range such as 10.0.0.0/8 or fd00::/8' },
 );
 
+/** A non-negative decimal written as a string, parsed exactly later (never as a float): "0.001", "2", "12.5". */
+export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
+
+const creditsByDepth = z.array(z.number().int().min(0)).min(1);
+
 export const configSchema = z
   .object({
     data_dir: z.string().min(1).default('./data'),
@@ -36,6 +41,14 @@ export const configSchema = z
         body_limit_bytes: z.number().int().positive().default(16 * 1024),
         /** Run the crawl worker for the configured seeds inside `notary serve`. */
         crawl_on_start: z.boolean().default(true),
+        /** Time a client has to send the request headers. */
+        headers_timeout_ms: z.number().int().positive().default(10_000),
+        /** Time a client has to send the whole body once the headers are in; a slower body gets a 408 problem. */
+        body_timeout_ms: z.number().int().positive().default(10_000),
+        /** How long an idle keep-alive connection stays open. */
+        keep_alive_timeout_ms: z.number().int().positive().default(5_000),
+        /** Largest request header block; a larger one gets a 431 problem. */
+        max_header_bytes: z.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
       })
       .prefault({}),
     storage: z
@@ -100,9 +113,10 @@ export const configSchema = z
         render: z.enum(['auto', 'never', 'always']).default('auto'),
         render_timeout_ms: z.number().int().positive().default(20_000),
         chromium_path: z.string().default('/usr/bin/chromium'),
-        /** Credits for one extraction fetched statically / rendered in the browser. Failed extractions cost nothing. */
-        credits: z.number().int().min(0).default(1),
-        credits_rendered: z.number().int().min(0).default(2),
+        /** Deprecated: pricing.extract.credits. */
+        credits: z.number().int().min(0).optional(),
+        /** Deprecated: pricing.extract.credits_rendered. */
+        credits_rendered: z.number().int().min(0).optional(),
       })
       .prefault({}),
     indexer: z
@@ -147,8 +161,8 @@ export const configSchema = z
         rerank_top_n: z.number().int().min(0).default(30),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
-        /** Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. */
-        credits_by_depth: z.array(z.number().int().min(0)).min(1).default([1, 2, 4]),
+        /** Deprecated: pricing.search.credits_by_depth. */
+        credits_by_depth: creditsByDepth.optional(),
         /**
          * Optional query rewriter for reflection passes: an OpenAI-compatible chat completions endpoint. Off unless
          * `url` is set (the API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1).
@@ -165,6 +179,57 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    /** What each call costs, in credits and, for pay-per-call modes, in money. One place: payments/pricing.ts reads it. */
+    pricing: z
+      .object({
+        search: z
+          .object({
+            /** Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. */
+            credits_by_depth: creditsByDepth.default([1, 2, 4]),
+          })
+          .prefault({}),
+        extract: z
+          .object({
+            /** An extraction with render "never" or "auto". "auto" renders JS shells at this price too. */
+            credits: z.number().int().min(0).default(1),
+            /** An extraction with render "always". */
+            credits_rendered: z.number().int().min(0).default(2),
+          })
+          .prefault({}),
+        /** The money price of one credit for pay-per-call modes, in a named asset. */
+        credit_price: z
+          .object({
+            amount: z.string().regex(DECIMAL_PATTERN, 'must be a decimal number written as a string, e.g. "0.001"').default('0.001'),
+            asset: z.string().regex(/^[A-Za-z0-9.]{1,16}$/, 'must be an asset symbol such as USDC').default('USDC'),
+            /** Decimals of the asset's smallest unit (USDC: 6). */
+            decimals: z.number().int().min(0).max(36).default(6),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    payments: z
+      .object({
+        modes: z
+          .object({
+            /** `Authorization: Bearer sk_live_...`: tenants pay from their credit balance. */
+            api_key: z.object({ enabled: z.boolean().default(true) }).prefault({}),
+          })
+          .prefault({}),
+        idempotency: z
+          .object({
+            /** How long the first response to an Idempotency-Key is kept and replayed. */
+            ttl_hours: z.number().positive().max(24 * 30).default(24),
+            /**
+             * A call still running after this long (a crashed process) no longer blocks a retry with its key with
+             * 409; the retry runs instead. Single-use charges (the ledger's unique key) still keep it from paying twice.
+             */
+            in_progress_timeout_s: z.number().int().positive().default(300),
+          })
+          .prefault({}),
+        /** Rate-limit tier for calls that present no credentials (they get the payment challenges); default default_tier. */
+        anonymous_tier: z.string().optional(),
+      })
+      .prefault({}),
     tiers: z.record(z.string(), tierSchema).default({
       free: { requests_per_minute: 60, burst: 10 },
       pro: { requests_per_minute: 600, burst: 60 },
@@ -175,6 +240,17 @@ export const configSchema = z
   .superRefine((cfg, ctx) => {
     if (!(cfg.default_tier in cfg.tiers)) {
       ctx.addIssue({ code: 'custom', path: ['default_tier'], message: `tier "${cfg.default_tier}" is not defined in tiers` });
+    }
+    if (cfg.payments.anonymous_tier !== undefined && !(cfg.payments.anonymous_tier in cfg.tiers)) {
+      ctx.addIssue({ code: 'custom', path: ['payments', 'anonymous_tier'], message: `tier "${cfg.payments.anonymous_tier}" is not defined in tiers` });
+    }
+    const { amount, decimals } = cfg.pricing.credit_price;
+    const fraction = amount.split('.')[1]?.replace(/0+$/, '') ?? '';
+    if (fraction.length > decimals) {
+      ctx.addIssue({ code: 'custom', path: ['pricing', 'credit_price', 'amount'], message: `has more than ${decimals} decimal places (the asset's decimals)` });
+    }
+    if (!Object.values(cfg.payments.modes).some((mode) => mode.enabled)) {
+      ctx.addIssue({ code: 'custom', path: ['payments', 'modes'], message: 'at least one payment mode must be enabled' });
     }
     if (cfg.storage.driver === 'postgres' && !cfg.storage.postgres_url) {
       ctx.addIssue({ code: 'custom', path: ['storage', 'postgres_url'], message: 'required when storage.driver is postgres' });
@@ -249,7 +325,8 @@ function parseEnvValue(name: string, raw: string, kind: 'string' | 'int' | 'bool
   }
 }
 
-function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+/** Objects merged key by key, `over` winning; arrays and other values replaced whole. */
+export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];
@@ -264,6 +341,8 @@ function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>)
 
 export interface LoadConfigOptions {
   env?: Env;
+  /** Where deprecation warnings go; default: standard error. */
+  warn?: (message: string) => void;
   /** Explicit config file; otherwise NOTARY_CONFIG, otherwise <data_dir>/notary.json when it exists. */
   file?: string;
   /** Highest-precedence values, e.g. from CLI flags. */
@@ -307,16 +386,39 @@ export function loadConfig(options: LoadConfigOptions = {}): NotaryConfig {
     throw new NotaryError('invalid_config', `invalid configuration:\n${formatIssues(result.error)}`);
   }
   const cfg = result.data;
+  applyDeprecatedKeys(cfg, merged, options.warn ?? ((message) => process.stderr.write(`WARNING: ${message}\n`)));
   cfg.data_dir = path.resolve(cfg.data_dir);
   if (cfg.reranker.model_dir) cfg.reranker.model_dir = path.resolve(cfg.reranker.model_dir);
   cfg.reranker.cache_dir = path.resolve(cfg.reranker.cache_dir ?? path.join(cfg.data_dir, 'models'));
   return cfg;
 }
 
-/** Credits charged for a call at `depth` (1-based). */
-export function creditsForDepth(cfg: NotaryConfig, depth: number): number {
-  const table = cfg.search.credits_by_depth;
-  const price = table[Math.min(depth, table.length) - 1];
-  if (price === undefined) throw new RangeError(`no price for depth ${depth}`);
-  return price;
+function hasPath(input: Record<string, unknown>, keys: readonly string[]): boolean {
+  let node: unknown = input;
+  for (const key of keys) {
+    if (typeof node !== 'object' || node === null || Array.isArray(node) || !(key in node)) return false;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node !== undefined;
+}
+
+/** Keys of earlier releases that are still read: each is copied to its new place unless that is set too. */
+const DEPRECATED_KEYS: ReadonlyArray<{ from: readonly string[]; to: readonly string[] }> = [
+  { from: ['search', 'credits_by_depth'], to: ['pricing', 'search', 'credits_by_depth'] },
+  { from: ['extract', 'credits'], to: ['pricing', 'extract', 'credits'] },
+  { from: ['extract', 'credits_rendered'], to: ['pricing', 'extract', 'credits_rendered'] },
+];
+
+function applyDeprecatedKeys(cfg: NotaryConfig, input: Record<string, unknown>, warn: (message: string) => void): void {
+  const target = cfg as unknown as Record<string, unknown>;
+  for (const { from, to } of DEPRECATED_KEYS) {
+    if (!hasPath(input, from)) continue;
+    if (hasPath(input, to)) {
+      warn(`config key ${from.join('.')} is deprecated and ignored: ${to.join('.')} is set`);
+      continue;
+    }
+    warn(`config key ${from.join('.')} is deprecated: use ${to.join('.')} (read this time)`);
+    const value = from.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], target);
+    setPath(target, [...to], value);
+  }
 }

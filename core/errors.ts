@@ -10,6 +10,15 @@ export const errorCodes = {
   invalid_api_key: { status: 401, title: 'The API key is not valid', retryable: false },
   revoked_api_key: { status: 401, title: 'The API key has been revoked', retryable: false },
   insufficient_credits: { status: 402, title: 'Not enough credits for this call', retryable: false },
+  payment_required: { status: 402, title: 'This call must be paid for: see the challenges', retryable: false },
+  duplicate_header: { status: 400, title: 'A header that may appear once was sent more than once', retryable: false },
+  ambiguous_credentials: { status: 400, title: 'Credentials of more than one payment mode were sent', retryable: false },
+  invalid_header: { status: 400, title: 'A request header is malformed', retryable: false },
+  invalid_idempotency_key: { status: 400, title: 'The Idempotency-Key header is malformed', retryable: false },
+  idempotency_key_reused: { status: 422, title: 'The Idempotency-Key was used for a different request', retryable: false },
+  idempotency_in_progress: { status: 409, title: 'A request with this Idempotency-Key is still being processed', retryable: true },
+  request_timeout: { status: 408, title: 'The request was not received in time', retryable: true },
+  header_too_large: { status: 431, title: 'The request headers are too large', retryable: false },
   forbidden: { status: 403, title: 'This call is not allowed', retryable: false },
   not_found: { status: 404, title: 'Not found', retryable: false },
   method_not_allowed: { status: 405, title: 'Method not allowed', retryable: false },
@@ -66,8 +75,10 @@ export class NotaryError extends Error {
   readonly retryable: boolean;
   /** Extra members for the problem+json body (e.g. `retry_after_s`, `required_credits`). */
   readonly extra: Record<string, unknown>;
+  /** Response headers the problem carries (e.g. the payment modes' WWW-Authenticate challenges). */
+  readonly headers: Record<string, string | string[]>;
 
-  constructor(code: ErrorCode, detail?: string, extra: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, detail?: string, extra: Record<string, unknown> = {}, headers: Record<string, string | string[]> = {}) {
     const entry = errorCodes[code];
     super(detail ?? entry.title);
     this.name = 'NotaryError';
@@ -75,6 +86,7 @@ export class NotaryError extends Error {
     this.status = entry.status;
     this.retryable = entry.retryable;
     this.extra = extra;
+    this.headers = headers;
   }
 }
 

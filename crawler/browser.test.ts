@@ -1,15 +1,16 @@
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCrawl } from './crawl.js';
-import { serveDirectory } from './serve-static.js';
-import { crawlerConfig, html, openTestDb, writeSite } from './test-support.js';
+import { serveDirectory } from '../test/support/serve-static.js';
+import { crawlerConfig, html, openTestDb, writeSite } from '../test/support/crawl-site.js';
+import { fileAvailable } from '../test/support/components.js';
 
 const config = crawlerConfig({ renderer: 'browser', use_sitemaps: false, max_concurrency: 2, request_timeout_ms: 20_000 });
 
 describe('runCrawl with renderer "browser"', () => {
-  it.skipIf(!existsSync(config.chromium_path))('stores the rendered DOM of a JavaScript-only page and follows its script-made links', async () => {
+  it.runIf(fileAvailable('Chromium', config.chromium_path))('stores the rendered DOM of a JavaScript-only page and follows its script-made links', async () => {
     const script = `<script>
       document.title = 'Rendered';
       const p = document.createElement('p'); p.textContent = 'text written by javascript';
@@ -38,7 +39,7 @@ describe('runCrawl with renderer "browser"', () => {
     }
   }, 60_000);
 
-  it.skipIf(!existsSync(config.chromium_path))('retries a page once after its 429 Retry-After pause', async () => {
+  it.runIf(fileAvailable('Chromium', config.chromium_path))('retries a page once after its 429 Retry-After pause', async () => {
     const busyAt: number[] = [];
     const server = createServer((req, res) => {
       if (req.url === '/robots.txt') return void res.writeHead(404).end();

@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotaryError } from '../core/errors.js';
 import { runCrawl, type RunCrawlOptions } from './crawl.js';
-import { serveDirectory, type StaticServer } from './serve-static.js';
-import { crawlerConfig, html, openTestDb, writeSite, type TestDb } from './test-support.js';
+import { serveDirectory, type StaticServer } from '../test/support/serve-static.js';
+import { crawlerConfig, html, openTestDb, writeSite, type TestDb } from '../test/support/crawl-site.js';
+import { fileAvailable } from '../test/support/components.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -563,7 +564,7 @@ describe('runCrawl robots.txt Crawl-delay and Retry-After backoff', () => {
 
 const pgDocs = process.env['NOTARY_PGDOCS_DIR'] ?? '/usr/share/doc/postgresql-doc-15/html';
 describe('runCrawl on a real corpus', () => {
-  it.skipIf(!existsSync(path.join(pgDocs, 'index.html')))(
+  it.runIf(fileAvailable('the PostgreSQL documentation (postgresql-doc-15)', path.join(pgDocs, 'index.html')))(
     'stores every page of the PostgreSQL 15 documentation served from 127.0.0.1',
     async () => {
       const expected = readdirSync(pgDocs).filter((f) => f.endsWith('.html')).length;

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AddressPolicy, HostResolver } from '../extract/fetch/index.js';
 import { runCrawl, type RunCrawlOptions } from './crawl.js';
-import { serveDirectory, type StaticServer } from './serve-static.js';
-import { crawlerConfig, html, openTestDb, writeSite, type TestDb } from './test-support.js';
+import { serveDirectory, type StaticServer } from '../test/support/serve-static.js';
+import { crawlerConfig, html, openTestDb, writeSite, type TestDb } from '../test/support/crawl-site.js';
 
 /**
  * The crawler's own requests (pages, redirects, robots.txt, sitemaps, the browser's subrequests) pass the address

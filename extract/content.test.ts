@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './extract.js';
+import { fileAvailable } from '../test/support/components.js';
 
 /** A paragraph of article prose, numbered so that each one is distinct. */
 function prose(n: number): string {
@@ -112,7 +113,7 @@ describe('main content: choosing the container', () => {
 
 const pgDocs = process.env['NOTARY_PG_DOC_DIR'] ?? '/usr/share/doc/postgresql-doc-15/html';
 
-describe.runIf(existsSync(path.join(pgDocs, 'admin.html')))('main content: documentation part pages', () => {
+describe.runIf(fileAvailable('the PostgreSQL documentation (postgresql-doc-15)', path.join(pgDocs, 'admin.html')))('main content: documentation part pages', () => {
   it("keeps a part page's intro and its own table of contents, not the navigation", () => {
     const file = path.join(pgDocs, 'admin.html');
     const doc = extractDocument(readFileSync(file, 'utf8'), `file://${file}`);

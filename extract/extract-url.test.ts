@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../core/config.js';
 import { createExtractDeps, extractLocalHtml, extractUrl, parseExtractRequest, type ExtractDeps } from './extract-url.js';
 import { makePdf } from './fetch/test-pdf.js';
-import { html, startTestServer, type TestServer } from './fetch/test-server.js';
+import { html, startTestServer, type TestServer } from '../test/support/upstream-server.js';
 import { BrowserRenderer } from './render/browser.js';
+import { fileAvailable } from '../test/support/components.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const LONG = 'Row locks are taken by UPDATE and DELETE and held until the transaction ends, which blocks other writers.';
@@ -162,7 +162,7 @@ describe('extractLocalHtml', () => {
   });
 });
 
-describe.runIf(existsSync(CHROMIUM))('rendering in Chromium', () => {
+describe.runIf(fileAvailable('Chromium', CHROMIUM))('rendering in Chromium', () => {
   it('renders a JS-only page with render auto', async () => {
     const result = await extractUrl({ url: `${server.origin}/shell`, mode: 'markdown' }, deps);
     expect(result.rendered).toBe(true);

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractDocument, MAX_HTML_CHARS } from './extract.js';
+import { fileAvailable } from '../test/support/components.js';
 
 const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(import.meta.dirname, '../../shared');
 const readabilityPages = path.join(sharedDir, 'eval/extraction/readability-test-pages');
@@ -87,7 +88,7 @@ describe('extractDocument', () => {
   });
 });
 
-describe.runIf(existsSync(pgDocs))('extractDocument on the Debian PostgreSQL docs', () => {
+describe.runIf(fileAvailable('the PostgreSQL documentation (postgresql-doc-15)', pgDocs))('extractDocument on the Debian PostgreSQL docs', () => {
   it('keeps title, headings, paragraphs, code and tables but not navheader/navfooter', () => {
     const doc = extractDocument(readFileSync(path.join(pgDocs, 'indexes-types.html'), 'utf8'), 'http://pg.test/indexes-types.html');
     expect(doc.title).toBe('11.2. Index Types');
@@ -99,19 +100,18 @@ describe.runIf(existsSync(pgDocs))('extractDocument on the Debian PostgreSQL doc
     expect(tableDoc.blocks.some((b) => b.type === 'table' && b.text.includes('ascii ( text ) → integer'))).toBe(true);
   });
 
-  it('never leaks navigation into any page and stays fast', () => {
+  // Speed is measured by `npm run eval:extract` (pages per second beside Readability's), not here.
+  it('never leaks navigation into any page', () => {
     const files = readdirSync(pgDocs).filter((f) => f.endsWith('.html'));
-    const started = performance.now();
     for (const file of files) {
       const doc = extractDocument(readFileSync(path.join(pgDocs, file), 'utf8'), `http://pg.test/${file}`);
       expect(doc.text, file).not.toMatch(/Prev\s+Up\s|Home\s+Next/);
       expect(doc.title, file).toBeTruthy();
     }
-    expect((performance.now() - started) / files.length).toBeLessThan(20);
   });
 });
 
-describe.runIf(existsSync(readabilityPages))('extractDocument on readability test pages', () => {
+describe.runIf(fileAvailable('the readability test pages in ../shared', readabilityPages))('extractDocument on readability test pages', () => {
   const cases = ['ars-1', 'bbc-1', 'wikipedia', 'medium-1', 'nytimes-1', 'engadget'].filter((c) =>
     existsSync(path.join(readabilityPages, c, 'source.html')),
   );

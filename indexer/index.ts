@@ -11,5 +11,4 @@ export {
   type IndexerProgress,
   type IndexerRunResult,
 } from './indexer.js';
-export { benchIndex, DEFAULT_PG_DOC_DIR, type IndexBenchResult } from './bench-index.js';
 export { SqlVectorIndex, encodeVector, decodeVector, type SqlVectorIndexOptions } from './sql-vector-index.js';

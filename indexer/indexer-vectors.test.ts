@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { dot } from '../reranker/pooling.js';
 import type { Embedder } from '../reranker/embedder.js';
-import { tinyModelDir } from '../reranker/test-support.js';
+import { tinyModelDir } from '../test/support/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { Fts5SearchIndex } from './fts5.js';

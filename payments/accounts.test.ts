@@ -169,8 +169,8 @@ describe.each([
     const tenant = await accounts.createTenant('ledger-tenant', { credits: 10 });
     const { record } = await accounts.createKey(tenant.id);
     expect(await accounts.grantCredits(tenant.id, 5, 'top-up')).toEqual({ balance: 15 });
-    expect(await accounts.debit({ tenantId: tenant.id, credits: 4, requestId: 'req_one', keyId: record.id })).toEqual({ balance: 11 });
-    expect(await accounts.debit({ tenantId: tenant.id, credits: 11, requestId: 'req_two', reason: 'search depth 3' })).toEqual({ balance: 0 });
+    expect(await accounts.debit({ tenantId: tenant.id, credits: 4, requestId: 'req_one', keyId: record.id })).toEqual({ balance: 11, already: false });
+    expect(await accounts.debit({ tenantId: tenant.id, credits: 11, requestId: 'req_two', reason: 'search depth 3' })).toEqual({ balance: 0, already: false });
     expect(await codeOf(accounts.grantCredits(tenant.id, 0, 'nothing'))).toBe('invalid_request');
 
     let error: unknown;
@@ -224,5 +224,25 @@ describe.each([
     expect(new Set(debits.map((e) => e.request_id)).size).toBe(17);
     // Balances after each debit are 16..0, each exactly once: no lost update.
     expect(debits.map((e) => e.balance_after).sort((a, b) => a - b)).toEqual(Array.from({ length: 17 }, (_, i) => i));
+  });
+
+  it('a debit with an Idempotency-Key is single-use, also when 20 run at once on two connections', async () => {
+    const tenant = await accounts.createTenant('keyed-debits', { credits: 10 });
+    const first = await accounts.debit({ tenantId: tenant.id, credits: 3, requestId: 'req_keyed1', idempotencyKey: 'k1' });
+    expect(first).toEqual({ balance: 7, already: false });
+    expect(await accounts.debit({ tenantId: tenant.id, credits: 3, requestId: 'req_keyed2', idempotencyKey: 'k1' })).toEqual({ balance: 7, already: true });
+    const secondStorage = await backend.second(storage);
+    if (secondStorage) extraStorages.push(secondStorage);
+    const pools = [accounts, new Accounts((secondStorage ?? storage).db)];
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (pools[i % 2] as Accounts).debit({ tenantId: tenant.id, credits: 2, requestId: `req_race${i}`, idempotencyKey: 'k2' })),
+    );
+    expect(outcomes.filter((o) => !o.already)).toHaveLength(1);
+    expect(await accounts.balance(tenant.id)).toBe(5);
+    const debits = (await accounts.ledger(tenant.id)).filter((e) => e.delta < 0);
+    expect(debits.map((e) => [e.delta, e.idempotency_key])).toEqual([
+      [-3, 'k1'],
+      [-2, 'k2'],
+    ]);
   });
 });

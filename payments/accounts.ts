@@ -4,7 +4,7 @@ import { newId } from '../core/ids.js';
 import { AccountsRepository, type ApiKeyRecord } from '../storage/accounts.js';
 import { nowIso } from '../storage/db.js';
 import type { Database, LedgerEntry, Tenant } from '../storage/schema.js';
-import { apiKeyHashesEqual, generateApiKey, parseApiKey } from './api-keys.js';
+import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ParsedApiKey } from './api-keys.js';
 
 export type { ApiKeyRecord } from '../storage/accounts.js';
 export type { LedgerEntry, Tenant } from '../storage/schema.js';
@@ -41,6 +41,8 @@ export interface DebitRequest {
   requestId: string;
   keyId?: string | null;
   reason?: string;
+  /** Makes the debit single-use: a second debit with the same key takes nothing and reports the first. */
+  idempotencyKey?: string | null;
 }
 
 function requireCredits(credits: number, allowZero: boolean): void {
@@ -142,8 +144,8 @@ export class Accounts {
    * The tenant a presented key belongs to. Shape and checksum are checked before any database work; then the
    * stored hash is looked up and compared in constant time. Throws invalid_api_key or revoked_api_key.
    */
-  async authenticate(rawKey: string): Promise<AuthenticatedKey> {
-    const parsed = parseApiKey(rawKey);
+  async authenticate(key: string | ParsedApiKey): Promise<AuthenticatedKey> {
+    const parsed = typeof key === 'string' ? parseApiKey(key) : key;
     const found = await this.repository.findKeyByHash(parsed.hash);
     if (!found || !apiKeyHashesEqual(found.key.key_hash, parsed.hash)) {
       throw new NotaryError('invalid_api_key', 'The API key is not known');
@@ -168,7 +170,7 @@ export class Accounts {
    * Takes `credits` from the tenant in one atomic step with its ledger row, or throws insufficient_credits with
    * `required_credits` and `available_credits` in `extra`. The balance never goes below zero.
    */
-  async debit(request: DebitRequest): Promise<{ balance: number }> {
+  async debit(request: DebitRequest): Promise<{ balance: number; already: boolean }> {
     requireCredits(request.credits, true);
     const outcome = await this.repository.debit({
       tenantId: request.tenantId,
@@ -176,8 +178,9 @@ export class Accounts {
       reason: request.reason ?? 'search',
       requestId: request.requestId,
       keyId: request.keyId ?? null,
+      idempotencyKey: request.idempotencyKey ?? null,
     });
-    if (outcome.ok) return { balance: outcome.balance };
+    if (outcome.ok) return { balance: outcome.balance, already: outcome.already };
     if (outcome.reason === 'tenant_not_found') throw new NotaryError('tenant_not_found', `no tenant with id ${request.tenantId}`);
     throw insufficientCredits(request.credits, outcome.available);
   }

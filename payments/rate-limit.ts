@@ -117,3 +117,17 @@ export class MemoryRateLimitStore implements RateLimitStore {
     for (const [key, tat] of this.tats) if (tat <= now) this.tats.delete(key);
   }
 }
+
+/** Tier names go inside a structured-field string; anything outside a safe alphabet is replaced. */
+function policyName(tier: string): string {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(tier) ? tier : 'default';
+}
+
+/** The IETF RateLimit-Policy and RateLimit headers of a decision (seconds). */
+export function rateLimitHeaders(tierName: string, decision: RateLimitDecision): Record<string, string> {
+  const name = policyName(tierName);
+  return {
+    'RateLimit-Policy': `"${name}";${decision.policy}`,
+    RateLimit: `"${name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`,
+  };
+}

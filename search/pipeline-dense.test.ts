@@ -12,7 +12,7 @@ import type { Embedder } from '../reranker/embedder.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { cosineToUnit, dot } from '../reranker/pooling.js';
 import type { Reranker } from '../reranker/reranker.js';
-import { tinyModelDir } from '../reranker/test-support.js';
+import { tinyModelDir } from '../test/support/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { rocchio, SearchPipeline, type DenseRetrieval } from './pipeline.js';

@@ -121,7 +121,7 @@ export function logRewriterFailures(rewriter: QueryRewriter, log: (message: stri
     model: rewriter.model,
     async rewrite(query, passages) {
       const outcome = await rewriter.rewrite(query, passages);
-      if (outcome.error) log(`query rewriter (${rewriter.model}) failed after ${Math.round(outcome.ms)} ms: ${outcome.error}`);
+      if (outcome.error) log(`query rewriter (${rewriter.model}) failed after ${Math.round(outcome.ms)} ms, searched without it: ${outcome.error}`);
       return outcome;
     },
   };

@@ -11,7 +11,8 @@ export interface ApiKeyWithTenant {
 }
 
 export type DebitOutcome =
-  | { ok: true; balance: number; ledgerId: number }
+  /** `already`: the tenant was debited for this Idempotency-Key before; nothing was taken now. */
+  | { ok: true; balance: number; ledgerId: number; already: boolean }
   | { ok: false; reason: 'insufficient_credits'; available: number }
   | { ok: false; reason: 'tenant_not_found' };
 
@@ -129,10 +130,47 @@ export class AccountsRepository {
   /**
    * The balance check and the debit are one statement (`... WHERE credits >= ? RETURNING credits`), so concurrent
    * debits can never overdraw: on PostgreSQL the row lock makes a waiting UPDATE re-check the condition against the
-   * committed balance; on SQLite the database-wide write lock serialises writers.
+   * committed balance; on SQLite the database-wide write lock serialises writers. A debit with an Idempotency-Key is
+   * single-use: the ledger's unique (tenant, key) index refuses a second one, which then reports the first.
    */
-  async debit(entry: { tenantId: string; credits: number; reason: string; requestId: string | null; keyId: string | null }): Promise<DebitOutcome> {
+  async debit(entry: {
+    tenantId: string;
+    credits: number;
+    reason: string;
+    requestId: string | null;
+    keyId: string | null;
+    idempotencyKey?: string | null;
+  }): Promise<DebitOutcome> {
+    const idempotencyKey = entry.idempotencyKey ?? null;
+    try {
+      return await this.debitOnce(entry, idempotencyKey);
+    } catch (err) {
+      // A concurrent debit with the same key committed first: report it (the unique index did its job).
+      const previous = idempotencyKey === null ? undefined : await this.keyedDebit(this.db, entry.tenantId, idempotencyKey);
+      if (previous) return previous;
+      throw err;
+    }
+  }
+
+  private async keyedDebit(executor: Executor, tenantId: string, idempotencyKey: string): Promise<DebitOutcome | undefined> {
+    const row = await executor
+      .selectFrom('credit_ledger')
+      .select(['id', 'balance_after'])
+      .where('tenant_id', '=', tenantId)
+      .where('idempotency_key', '=', idempotencyKey)
+      .executeTakeFirst();
+    return row ? { ok: true, balance: row.balance_after, ledgerId: row.id, already: true } : undefined;
+  }
+
+  private async debitOnce(
+    entry: { tenantId: string; credits: number; reason: string; requestId: string | null; keyId: string | null },
+    idempotencyKey: string | null,
+  ): Promise<DebitOutcome> {
     return this.db.transaction().execute(async (trx): Promise<DebitOutcome> => {
+      if (idempotencyKey !== null) {
+        const previous = await this.keyedDebit(trx, entry.tenantId, idempotencyKey);
+        if (previous) return previous;
+      }
       const updated = await trx
         .updateTable('tenants')
         .set((eb) => ({ credits: eb('credits', '-', entry.credits) }))
@@ -153,11 +191,12 @@ export class AccountsRepository {
           reason: entry.reason,
           request_id: entry.requestId,
           key_id: entry.keyId,
+          idempotency_key: idempotencyKey,
           created_at: nowIso(),
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      return { ok: true, balance: updated.credits, ledgerId: ledger.id };
+      return { ok: true, balance: updated.credits, ledgerId: ledger.id, already: false };
     });
   }
 
@@ -190,6 +229,7 @@ export class AccountsRepository {
         reason,
         request_id: requestId,
         key_id: keyId,
+        idempotency_key: null,
         created_at: nowIso(),
       })
       .execute();

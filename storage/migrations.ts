@@ -144,9 +144,44 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const paidCalls: Migration = {
+    async up(db: Kysely<unknown>) {
+      // The first response to each payer's Idempotency-Key. `expires_at` ends the running call's lease while
+      // `status` is null, and the replay window once the response is stored.
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('lease', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer')
+        .addColumn('headers', 'text')
+        .addColumn('body', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['scope', 'key'])
+        .execute();
+      await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires_at').execute();
+      // A tenant is debited at most once per Idempotency-Key, even when a crashed call's retry runs the work again.
+      await db.schema.alterTable('credit_ledger').addColumn('idempotency_key', 'text').execute();
+      await db.schema
+        .createIndex('credit_ledger_idempotency')
+        .on('credit_ledger')
+        .columns(['tenant_id', 'idempotency_key'])
+        .unique()
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('credit_ledger_idempotency').ifExists().execute();
+      await db.schema.alterTable('credit_ledger').dropColumn('idempotency_key').execute();
+      await db.schema.dropTable('idempotency_keys').ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
+    '0010_paid_calls': paidCalls,
   };
   return { getMigrations: async () => migrations };
 }

@@ -92,7 +92,25 @@ export interface CreditLedgerTable {
   reason: string;
   request_id: string | null;
   key_id: string | null;
+  /** The call's Idempotency-Key: unique per tenant, so a keyed call is debited once. */
+  idempotency_key: string | null;
   created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  /** The payer the key belongs to. */
+  scope: string;
+  key: string;
+  fingerprint: string;
+  /** Request id of the call holding the key. */
+  lease: string;
+  /** Stored response, null while the call runs. */
+  status: number | null;
+  /** JSON object of the replayed headers. */
+  headers: string | null;
+  body: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 export interface PassageVectorsTable {
@@ -124,6 +142,7 @@ export interface Database {
   credit_ledger: CreditLedgerTable;
   passage_vectors: PassageVectorsTable;
   passage_vector_generation: PassageVectorGenerationTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Page = Selectable<PagesTable>;

@@ -3,15 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../api/index.js';
-import { configSchema, type NotaryConfig } from '../core/config.js';
-import { createExtractDeps } from '../extract/index.js';
-import { startTestServer, type TestServer } from '../extract/fetch/test-server.js';
-import { Fts5SearchIndex } from '../indexer/index.js';
-import { Accounts, MemoryRateLimitStore } from '../payments/index.js';
-import { LexicalReranker } from '../reranker/index.js';
-import { SearchPipeline } from '../search/pipeline.js';
-import { migrateToLatest, openSqlite, sqliteFile, type Storage } from '../storage/db.js';
+import type { NotaryConfig } from '../core/config.js';
+import { startTestServer, type TestServer } from './support/upstream-server.js';
+import type { Accounts } from '../payments/index.js';
+import { apiTestConfig, startApi } from './support/app.js';
 
 /** POST /v1/extract through the real app, real accounts on SQLite, and a real upstream on 127.0.0.1. */
 const article = `<!doctype html><html lang="en"><head><title>Tides explained | Ocean Notes</title>
@@ -30,40 +25,28 @@ const captcha = `<!doctype html><html><head><title>Just a moment...</title></hea
 <p>Please verify you are human.</p><div class="g-recaptcha" data-sitekey="x"></div></div></body></html>`;
 
 let upstream: TestServer;
-let dataDir: string;
-let storage: Storage;
+let dataDirs: string[] = [];
 
 async function appWith(
   config: NotaryConfig,
   logLines?: string[],
 ): Promise<{ app: FastifyInstance; accounts: Accounts; close: () => Promise<void> }> {
-  const accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
-  const extract = createExtractDeps(config);
-  const app = await buildApp({
-    config,
-    accounts,
-    rateLimits: new MemoryRateLimitStore(),
-    search: new SearchPipeline({ index: new Fts5SearchIndex(storage.sqlite!), reranker: new LexicalReranker(), config: config.search }),
-    extract,
-    health: async () => ({ status: 'ok' }),
-    ...(logLines ? { logger: { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } } : {}),
-  });
-  return { app, accounts, close: async () => { await app.close(); await extract.close(); } };
+  const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : undefined;
+  const api = await startApi(config, { withExtract: true, ...(logger ? { deps: { logger } } : {}) });
+  return { app: api.app, accounts: api.runtime.accounts, close: api.close };
 }
 
 function config(allowPrivate: boolean, respectRobots = false): NotaryConfig {
-  return configSchema.parse({
-    data_dir: dataDir,
-    extract: { allow_private_networks: allowPrivate, respect_robots_txt: respectRobots, credits: 1, credits_rendered: 2, render: 'never' },
-    tiers: { bulk: { requests_per_minute: 60_000, burst: 1000 } },
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-extract-api-'));
+  dataDirs.push(dataDir);
+  return apiTestConfig(dataDir, {
+    extract: { allow_private_networks: allowPrivate, respect_robots_txt: respectRobots, render: 'never' },
+    pricing: { extract: { credits: 1, credits_rendered: 2 } },
     default_tier: 'bulk',
   });
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(tmpdir(), 'notary-extract-api-'));
-  storage = openSqlite(sqliteFile(dataDir));
-  await migrateToLatest(storage);
   upstream = await startTestServer({
     '/article': (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(article); },
     '/captcha': (_req, res) => { res.writeHead(403, { 'content-type': 'text/html' }); res.end(captcha); },
@@ -84,8 +67,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await upstream?.close();
-  await storage?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  dataDirs = [];
 });
 
 describe('POST /v1/extract', () => {

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveDirectory, type StaticServer } from '../crawler/index.js';
-import { tinyModelDir } from '../reranker/test-support.js';
+import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { tinyModelDir } from './support/models.js';
 import { runCli, startServer } from './support/cli.js';
 import { freePort } from './support/postgres.js';
 

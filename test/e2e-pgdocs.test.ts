@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveDirectory, type StaticServer } from '../crawler/index.js';
+import { serveDirectory, type StaticServer } from './support/serve-static.js';
 import { runCli, startServer, type RunningServer } from './support/cli.js';
 import { knownItemQueries, requirePgDocs, sample } from './support/pgdocs.js';
 import { freePort } from './support/postgres.js';

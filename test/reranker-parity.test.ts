@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { crossEncoderDir, type ReferenceLogits } from '../reranker/test-support.js';
+import { crossEncoderDir, type ReferenceLogits } from './support/models.js';
 import { BertPairTokenizer } from '../reranker/tokenizer.js';
 import { repoRoot } from './support/cli.js';
 

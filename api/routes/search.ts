@@ -1,26 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import { creditsForDepth, type NotaryConfig } from '../../core/config.js';
+import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
+import { normalizeQuery } from '../../search/query.js';
 import type { SearchResultItem, SearchService } from '../../search/service.js';
-import { requirePayer } from '../plugins/payer.js';
-import { rateLimitBody, rateLimitBodySchema, type RateLimitBody } from '../plugins/rate-limit.js';
-
-export interface SearchRouteOptions {
-  config: NotaryConfig;
-  search: SearchService;
-}
+import { definePaidRoute, type PaidRoute } from '../paid/context.js';
 
 export interface SearchBody {
   query: string;
   depth: number;
-}
-
-export interface SearchReplyBody {
-  query: string;
-  depth: number;
-  results: SearchResultItem[];
-  credits_used: number;
-  rate_limit: RateLimitBody;
 }
 
 export function searchBodySchema(config: NotaryConfig) {
@@ -40,62 +26,35 @@ export function searchBodySchema(config: NotaryConfig) {
   } as const;
 }
 
-export const searchResponseSchema = {
+export const searchResultItemSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['query', 'depth', 'results', 'credits_used', 'rate_limit'],
+  required: ['url', 'title', 'snippet', 'rerank_score'],
   properties: {
-    query: { type: 'string' },
-    depth: { type: 'integer' },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['url', 'title', 'snippet', 'rerank_score'],
-        properties: {
-          url: { type: 'string' },
-          title: { type: 'string' },
-          snippet: { type: 'string' },
-          rerank_score: { type: 'number', minimum: 0, maximum: 1 },
-        },
-      },
-    },
-    credits_used: { type: 'integer' },
-    rate_limit: rateLimitBodySchema,
+    url: { type: 'string' },
+    title: { type: 'string' },
+    snippet: { type: 'string' },
+    rerank_score: { type: 'number', minimum: 0, maximum: 1 },
   },
 } as const;
 
-/**
- * `POST /v1/search`. Order: authenticate -> rate limit (onRequest hooks) -> validate -> balance pre-check -> search ->
- * one atomic charge. A search that throws charges nothing; a charge that loses a race returns 402 and no results.
- */
-export async function searchRoute(app: FastifyInstance, options: SearchRouteOptions): Promise<void> {
-  const { config, search } = options;
-  app.post<{ Body: SearchBody; Reply: SearchReplyBody }>(
-    '/v1/search',
-    {
-      schema: { body: searchBodySchema(config), response: { 200: searchResponseSchema } },
-      onRequest: [app.authenticatePayer, app.enforceRateLimit],
+/** `POST /v1/search`: retrieve, rerank and (depth > 1) reflect; priced by depth. */
+export function searchRoute(config: NotaryConfig, search: SearchService): PaidRoute {
+  return definePaidRoute<SearchBody, { query: string; depth: number; results: SearchResultItem[] }>({
+    url: '/v1/search',
+    summary: 'Search the index; higher depth adds reflection passes and costs more.',
+    body: searchBodySchema(config),
+    result: {
+      properties: { query: { type: 'string' }, depth: { type: 'integer' }, results: { type: 'array', items: searchResultItemSchema } },
+      required: ['query', 'depth', 'results'],
     },
-    async (request) => {
-      const payer = requirePayer(request);
-      const rateLimit = request.rateLimit;
-      if (!rateLimit) throw new Error('search route reached without enforceRateLimit');
-      const query = request.body.query.trim();
-      const depth = request.body.depth;
-      const credits = creditsForDepth(config, depth);
-      await payer.ensureCanPay(credits);
-      const { results } = await search.search({ query, depth, requestId: request.id });
+    facts: { items: searchResultItemSchema, from: (result) => result.results },
+    prepare: (body) => ({ ...body, query: normalizeQuery(body.query, config.search.max_query_length) }),
+    price: (body) => ({ operation: 'search', depth: body.depth }),
+    async work(body, { requestId }) {
+      const { results } = await search.search({ query: body.query, depth: body.depth, requestId });
       if (!Array.isArray(results)) throw new NotaryError('internal_error', 'search returned no result list');
-      await payer.charge(credits, { requestId: request.id, reason: `search depth ${depth}` });
-      return {
-        query,
-        depth,
-        results,
-        credits_used: credits,
-        rate_limit: rateLimitBody(rateLimit),
-      };
+      return { query: body.query, depth: body.depth, results };
     },
-  );
+  });
 }

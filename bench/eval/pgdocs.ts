@@ -8,7 +8,7 @@ import path from 'node:path';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { runCrawl } from '../../crawler/crawl.js';
-import { serveDirectory } from '../../crawler/serve-static.js';
+import { serveDirectory } from '../../test/support/serve-static.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { Indexer } from '../../indexer/indexer.js';
 import { CrawlRunStore } from '../../storage/crawl-runs.js';

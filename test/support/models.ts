@@ -1,13 +1,10 @@
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { sharedDir } from './components.js';
 import { tinyBertOnnx } from './tiny-onnx.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-/** /work/shared (or NOTARY_SHARED_DIR): shared test material that is referred to, never copied. */
-export const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
+export { sharedDir };
 export const crossEncoderDir = path.join(sharedDir, 'models', 'ms-marco-MiniLM-L-6-v2');
 export const biEncoderDir = path.join(sharedDir, 'models', 'all-MiniLM-L6-v2');
 

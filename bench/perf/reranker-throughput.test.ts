@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { measureRerankerThroughput } from './bench.js';
-import type { Reranker } from './reranker.js';
+import { measureRerankerThroughput } from './reranker-throughput.js';
+import type { Reranker } from '../../reranker/reranker.js';
 
 describe('measureRerankerThroughput', () => {
   it('scores every pair in calls of up to batchSize passages sharing a query', async () => {

@@ -5,7 +5,7 @@ import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
 import type { Storage } from '../storage/db.js';
-import type { Log } from './context.js';
+import type { Log } from './log.js';
 
 /** Dense retrieval as configured, and what to release when done. */
 export interface OpenedDense {

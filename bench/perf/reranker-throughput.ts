@@ -1,4 +1,4 @@
-import type { Reranker } from './reranker.js';
+import type { Reranker } from '../../reranker/reranker.js';
 
 export interface RerankerThroughput {
   pairs_per_s: number;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
-import { SqlVectorIndex } from './sql-vector-index.js';
+import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 
 /** mulberry32, as in vector-index.contract.ts (not imported: that module loads vitest). */
 function seededRandom(seed: number): () => number {

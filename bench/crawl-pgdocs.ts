@@ -10,8 +10,8 @@ import { configSchema } from '../core/config.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
-import { runCrawl } from './crawl.js';
-import { serveDirectory } from './serve-static.js';
+import { runCrawl } from '../crawler/crawl.js';
+import { serveDirectory } from '../test/support/serve-static.js';
 
 const docDir = process.argv[2] ?? process.env['NOTARY_PGDOCS_DIR'] ?? '/usr/share/doc/postgresql-doc-15/html';
 const concurrency = Number(process.argv[3] ?? 32);

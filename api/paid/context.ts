@@ -1,0 +1,160 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { NotaryError } from '../../core/errors.js';
+import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseContext } from '../../payments/paid-call.js';
+import type { PriceRequest, Pricing } from '../../payments/pricing.js';
+import type { StoredResponse } from '../../payments/stores/idempotency.js';
+import { paymentRequestFrom } from './request.js';
+import {
+  PAID_ROUTE_PROBLEM_STATUSES,
+  creditsUsedSchema,
+  notaryReceiptSchema,
+  partyReceiptsSchema,
+  problemResponses,
+  rateLimitBodySchema,
+} from './schemas.js';
+
+type JsonSchema = Readonly<Record<string, unknown>>;
+
+export interface WorkContext {
+  requestId: string;
+}
+
+/**
+ * A paid route as its file declares it: its request schema, its result, its price and its work. Everything else
+ * (who pays, limits, idempotency, the charge, the shared response members) is the paid-route context's job, and a
+ * route never names a payment mode.
+ */
+export interface PaidRouteDefinition<Body, Result extends object> {
+  url: string;
+  summary: string;
+  /** JSON Schema of the body (validated before pricing). */
+  body: JsonSchema;
+  /** The route's own members of a 200 answer. */
+  result: { properties: Readonly<Record<string, JsonSchema>>; required: readonly string[] };
+  /** Statuses the work itself can answer with a problem, besides the ones every paid route has. */
+  problems?: readonly number[];
+  /** The result list that `facts` repeats, with its item schema. */
+  facts?: { items: JsonSchema; from(result: Result): readonly unknown[] };
+  /** Checks beyond the schema (400 NotaryErrors) and the body the route works on (e.g. its query trimmed). */
+  prepare?(body: Body): Body;
+  price(body: Body): PriceRequest;
+  work(body: Body, context: WorkContext): Promise<Result>;
+}
+
+/** A route definition with its types closed over, ready to register in the paid-route context. */
+export interface PaidRoute {
+  url: string;
+  register(app: FastifyInstance, context: PaidContext): void;
+}
+
+export interface PaidContext {
+  gate: PaidCallGate;
+  pricing: Pricing;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The exact body bytes of a paid call. */
+    rawBody: Buffer | null;
+    /** Phase 1 of the paid-call path (who pays, within limits). */
+    admission: Admission | null;
+  }
+}
+
+function sendStored(reply: FastifyReply, response: StoredResponse, replayed: boolean): FastifyReply {
+  reply.code(response.status).headers(response.headers);
+  if (replayed) reply.header(REPLAY_HEADER, 'true');
+  return reply.send(response.body);
+}
+
+export function definePaidRoute<Body, Result extends object>(definition: PaidRouteDefinition<Body, Result>): PaidRoute {
+  return {
+    url: definition.url,
+    register(app, { gate, pricing }) {
+      const response200 = {
+        type: 'object',
+        additionalProperties: false,
+        required: [...definition.result.required, 'credits_used', 'rate_limit'],
+        properties: {
+          ...definition.result.properties,
+          credits_used: creditsUsedSchema,
+          rate_limit: rateLimitBodySchema,
+          receipts: partyReceiptsSchema,
+          ...(definition.facts ? { facts: { type: 'array', items: definition.facts.items } } : {}),
+          notary_receipt: notaryReceiptSchema,
+        },
+      };
+      // `summary` is not Fastify's, but OpenAPI generation reads it from the route schema.
+      const schema = {
+        summary: definition.summary,
+        body: definition.body,
+        response: { 200: response200, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, ...(definition.problems ?? [])]) },
+      } as FastifySchema;
+      app.post(
+        definition.url,
+        { schema },
+        async (request, reply) => {
+          const admission = request.admission;
+          if (!admission) throw new Error('paid route reached without the paid-call admission');
+          // The body passed the route's schema.
+          const validated = request.body as Body;
+          const body = definition.prepare ? definition.prepare(validated) : validated;
+          const price = pricing.price(definition.price(body));
+          const begun = await gate.begin(admission, request.rawBody ?? Buffer.alloc(0), price);
+          if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
+          const response = await begun.call.run(() => definition.work(body, { requestId: request.id }), {
+            body: (result: Result, context: PaidResponseContext) => ({
+              ...result,
+              credits_used: context.creditsUsed,
+              rate_limit: { limit: context.rateLimit.limit, remaining: context.rateLimit.remaining, reset_ms: context.rateLimit.resetMs },
+              ...(context.receipts ? { receipts: context.receipts } : {}),
+              ...(context.facts && definition.facts ? { facts: definition.facts.from(result) } : {}),
+            }),
+            serialize: (value) => String(reply.code(200).serialize(value)),
+          });
+          return sendStored(reply, response, false);
+        },
+      );
+    },
+  };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The paid-route context (Fastify encapsulation): every route registered inside runs identify -> rate limit (from
+ * the headers, before the body is read) -> validate -> price -> authorize -> work -> settle -> response members.
+ * JSON bodies are kept as the exact bytes too (MPP binds their digest, receipts hash them) and must be UTF-8.
+ */
+export async function paidRoutes(app: FastifyInstance, options: { context: PaidContext; routes: readonly PaidRoute[] }): Promise<void> {
+  const { gate } = options.context;
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.decorateRequest('rawBody', null);
+  app.decorateRequest('admission', null);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    request.rawBody = bytes;
+    if (bytes.length === 0) {
+      done(new NotaryError('invalid_json', 'The body is empty but the content type is application/json'), undefined);
+      return;
+    }
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      done(new NotaryError('invalid_json', 'The body is not valid UTF-8'), undefined);
+      return;
+    }
+    parseJson(request, text, (err, parsed) => {
+      if (err) done(new NotaryError('invalid_json', `The body is not valid JSON: ${err.message}`), undefined);
+      else done(null, parsed);
+    });
+  });
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const admission = await gate.admit(paymentRequestFrom(request));
+    request.admission = admission;
+    reply.headers(admission.rateLimitHeaders);
+  });
+  for (const route of options.routes) route.register(app, options.context);
+}

@@ -1,0 +1,70 @@
+import { errorCodes } from '../../core/errors.js';
+
+/** Shared JSON Schema fragments of paid responses; the OpenAPI document is generated from the route schemas. */
+export const creditsUsedSchema = { type: 'integer', minimum: 0, description: 'Credits this call cost: never more than quoted.' } as const;
+
+export const rateLimitBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['limit', 'remaining', 'reset_ms'],
+  properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, reset_ms: { type: 'integer' } },
+} as const;
+
+/** MPP: one receipt per paying party, adding up to credits_used. */
+export const partyReceiptsSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['party', 'credits', 'share'],
+    properties: { party: { type: 'string' }, credits: { type: 'integer' }, share: { type: 'string' } },
+  },
+} as const;
+
+/** The signed receipt of `X-Notary-Sign: required` (wire format: ../shared/docs/field-notes.md §5). */
+export const notaryReceiptSchema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['issuer', 'issued_at', 'claim', 'credits', 'kid', 'request_id', 'signature'],
+  properties: {
+    issuer: { type: 'string' },
+    issued_at: { type: 'string' },
+    claim: { type: 'string' },
+    credits: { type: 'integer' },
+    kid: { type: 'string' },
+    request_id: { type: 'string' },
+    request_digest: { type: 'string' },
+    response_digest: { type: 'string' },
+    signature: { type: 'string' },
+  },
+} as const;
+
+/** RFC 9457 problem details with notary's members; `code` is one of core/errors.ts. */
+export const problemSchema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code', 'request_id', 'retryable'],
+  additionalProperties: true,
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string', enum: Object.keys(errorCodes) },
+    request_id: { type: 'string' },
+    retryable: { type: 'boolean' },
+  },
+} as const;
+
+/** Statuses every paid route can answer with a problem, whatever its work. */
+export const PAID_ROUTE_PROBLEM_STATUSES = [400, 401, 402, 408, 409, 413, 415, 422, 429, 500, 503] as const;
+
+export function problemResponses(statuses: readonly number[]): Record<number, { description: string; content: Record<string, { schema: typeof problemSchema }> }> {
+  const out: Record<number, { description: string; content: Record<string, { schema: typeof problemSchema }> }> = {};
+  for (const status of [...new Set(statuses)].sort((a, b) => a - b)) {
+    const codes = Object.entries(errorCodes)
+      .filter(([, entry]) => entry.status === status)
+      .map(([code]) => code);
+    out[status] = { description: `Problem (${codes.join(', ') || 'see docs/errors.md'})`, content: { 'application/problem+json': { schema: problemSchema } } };
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+
+function withFile(content: object): { file: string; warnings: string[]; warn: (m: string) => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'notary-config-'));
+  const file = path.join(dir, 'notary.json');
+  writeFileSync(file, JSON.stringify(content));
+  const warnings: string[] = [];
+  return { file, warnings, warn: (m) => warnings.push(m) };
+}
+
+describe('loadConfig: pricing and payments', () => {
+  it('has one pricing section with the documented defaults, and the API-key mode on', () => {
+    const cfg = loadConfig({ env: {}, overrides: { data_dir: mkdtempSync(path.join(tmpdir(), 'notary-config-')) } });
+    expect(cfg.pricing).toEqual({
+      search: { credits_by_depth: [1, 2, 4] },
+      extract: { credits: 1, credits_rendered: 2 },
+      credit_price: { amount: '0.001', asset: 'USDC', decimals: 6 },
+    });
+    expect(cfg.payments.modes.api_key.enabled).toBe(true);
+    expect(cfg.payments.idempotency).toEqual({ ttl_hours: 24, in_progress_timeout_s: 300 });
+  });
+
+  it('still reads the old price keys, with a deprecation warning each', () => {
+    const { file, warnings, warn } = withFile({ search: { credits_by_depth: [2, 5] }, extract: { credits: 3, credits_rendered: 7 } });
+    const cfg = loadConfig({ env: {}, file, warn });
+    expect(cfg.pricing.search.credits_by_depth).toEqual([2, 5]);
+    expect(cfg.pricing.extract).toEqual({ credits: 3, credits_rendered: 7 });
+    expect(warnings).toEqual([
+      'config key search.credits_by_depth is deprecated: use pricing.search.credits_by_depth (read this time)',
+      'config key extract.credits is deprecated: use pricing.extract.credits (read this time)',
+      'config key extract.credits_rendered is deprecated: use pricing.extract.credits_rendered (read this time)',
+    ]);
+  });
+
+  it('lets the new key win over the old one, and says so', () => {
+    const { file, warnings, warn } = withFile({ search: { credits_by_depth: [9] }, pricing: { search: { credits_by_depth: [1, 2] } } });
+    expect(loadConfig({ env: {}, file, warn }).pricing.search.credits_by_depth).toEqual([1, 2]);
+    expect(warnings).toEqual(['config key search.credits_by_depth is deprecated and ignored: pricing.search.credits_by_depth is set']);
+  });
+
+  it('refuses a credit price finer than the asset, an unknown anonymous tier and no payment mode, listing every problem', () => {
+    const { file, warn } = withFile({
+      pricing: { credit_price: { amount: '0.0000001', decimals: 6 } },
+      payments: { anonymous_tier: 'gold', modes: { api_key: { enabled: false } } },
+    });
+    const message = (() => {
+      try {
+        loadConfig({ env: {}, file, warn });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    })();
+    expect(message).toContain('pricing.credit_price.amount: has more than 6 decimal places');
+    expect(message).toContain('payments.anonymous_tier: tier "gold" is not defined in tiers');
+    expect(message).toContain('payments.modes: at least one payment mode must be enabled');
+    const bad = withFile({ pricing: { credit_price: { amount: '1e-3' } } });
+    expect(() => loadConfig({ env: {}, file: bad.file, warn })).toThrow(/pricing\.credit_price\.amount: must be a decimal number/);
+  });
+});

@@ -1,0 +1,130 @@
+import { NotaryError } from '../core/errors.js';
+import type { Price } from './pricing.js';
+
+/**
+ * What the payments core sees of an HTTP request: plain data, no framework types. Header names are lower case;
+ * a header sent more than once keeps every value, so a mode can refuse duplicates of a credential.
+ */
+export interface PaymentRequest {
+  method: string;
+  /** The path without the query string, e.g. /v1/search. */
+  path: string;
+  /** The absolute URL the client addressed (scheme, host, path and query). */
+  url: string;
+  headers: Readonly<Record<string, readonly string[]>>;
+  /** The peer's address, for the limits of calls that present no credentials. */
+  clientAddress: string;
+  requestId: string;
+}
+
+/** The one value of a header that may appear at most once; undefined when absent, 400 duplicate_header when repeated. */
+export function singleHeader(request: PaymentRequest, name: string): string | undefined {
+  const values = request.headers[name.toLowerCase()];
+  if (!values || values.length === 0) return undefined;
+  if (values.length > 1) {
+    const display = name.toLowerCase().replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+    throw new NotaryError('duplicate_header', `The ${display} header was sent ${values.length} times; send it once`, { header: display });
+  }
+  return values[0];
+}
+
+/** A counter of the rate limiter: its key and the tier whose limits apply. */
+export interface RateLimitSubject {
+  key: string;
+  tier: string;
+}
+
+/** A settled share of the charge, one per paying party (MPP); the receipts add up to credits_used. */
+export interface PartyReceipt {
+  party: string;
+  credits: number;
+  share: string;
+}
+
+/** What a settled call adds to its response. */
+export interface Settlement {
+  /** Never more than the quote: the gate refuses a settlement that says otherwise. */
+  creditsUsed: number;
+  /** Extra response headers, e.g. x402's PAYMENT-RESPONSE. */
+  headers?: Record<string, string>;
+}
+
+export interface SettleContext {
+  requestId: string;
+  /** The Idempotency-Key of the call, when it has one: the mode's single-use record of the charge uses it. */
+  idempotencyKey: string | null;
+}
+
+/**
+ * A payment that was verified (and, where the mode can, reserved) for one priced call. Exactly one of settle or
+ * release is called.
+ */
+export interface PaymentAuthorization {
+  /** Per-party shares of the price (MPP), known before the charge so the response and its receipt can list them. */
+  receipts?: PartyReceipt[];
+  /** The mode's responses repeat the result list as `facts` (the interface's name for it in pay-per-call examples). */
+  facts?: boolean;
+  /** Takes the price, once, after the work succeeded. Throws (402, 502, ...) when it cannot: nothing is served then. */
+  settle(context: SettleContext): Promise<Settlement>;
+  /** The work failed or the call was abandoned: gives back whatever authorize reserved. Must not throw. */
+  release(reason: string): Promise<void>;
+}
+
+export interface AuthorizeContext {
+  request: PaymentRequest;
+  /** The exact request body bytes (MPP binds its digest, receipts hash it). */
+  rawBody: Uint8Array;
+  price: Price;
+}
+
+/** A payer whose credentials were verified; nothing is charged yet. */
+export interface AuthenticatedPayer {
+  mode: string;
+  /** Stable identity of the paying side: the scope of its Idempotency-Keys (a tenant, a wallet, an envelope's parties). */
+  payerId: string;
+  /** One subject per paying party: each one's limits apply. */
+  rateLimits: RateLimitSubject[];
+  /** Verifies that the payer can pay this price (and reserves it where the mode can); throws 402-class errors. */
+  authorize(context: AuthorizeContext): Promise<PaymentAuthorization>;
+}
+
+/** Credentials found in a request's headers, not yet checked against any store. */
+export interface PaymentCredential {
+  mode: string;
+  /** Verifies the credentials (database lookups, signatures); throws 401-class errors for bad ones. */
+  authenticate(): Promise<AuthenticatedPayer>;
+}
+
+export interface ChallengeContext {
+  request: PaymentRequest;
+  /** The quote, when the body was parsed already; a mode whose challenge needs it returns null without it. */
+  price?: Price;
+  /** The error that led to the challenge (a bad credential of this mode), when there is one. */
+  error?: NotaryError;
+}
+
+/** How a mode asks for payment in a 401 or 402 answer. */
+export interface PaymentChallenge {
+  /** 401 for modes that authenticate an account (API key), 402 for modes that take payment with the call (x402). */
+  status: 401 | 402;
+  /** One WWW-Authenticate challenge: scheme and parameters. */
+  wwwAuthenticate: string;
+  headers?: Record<string, string>;
+  /** Members of the problem body, under the mode's name. */
+  body?: Record<string, unknown>;
+}
+
+/**
+ * One way to pay for a call. Every mode implements this; a route never names one. Adding a mode is a folder in
+ * payments/modes and one registration line in runtime/.
+ */
+export interface PaymentMode {
+  readonly name: string;
+  /**
+   * Cheap recognition from the headers alone (no database, no signature work): null when the request is not in this
+   * mode's scheme; a 400/401 NotaryError when it is but the credentials are malformed.
+   */
+  identify(request: PaymentRequest): PaymentCredential | null;
+  /** The mode's challenge for a 401/402 answer; null when it has none in this context. */
+  challenge(context: ChallengeContext): Promise<PaymentChallenge | null>;
+}

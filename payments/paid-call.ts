@@ -1,0 +1,375 @@
+import { createHash } from 'node:crypto';
+import { NotaryError } from '../core/errors.js';
+import {
+  singleHeader,
+  type AuthenticatedPayer,
+  type PartyReceipt,
+  type PaymentAuthorization,
+  type PaymentChallenge,
+  type PaymentCredential,
+  type PaymentMode,
+  type PaymentRequest,
+  type Settlement,
+} from './mode.js';
+import type { Price } from './pricing.js';
+import { rateLimitHeaders, type RateLimitDecision, type RateLimitStore, type RateLimitTier } from './rate-limit.js';
+import type { IdempotencyLease, IdempotencyStore, StoredResponse } from './stores/idempotency.js';
+
+/** Header a replayed response carries. */
+export const REPLAY_HEADER = 'Idempotency-Replayed';
+
+/**
+ * Something layered on every paid call whatever its mode (signed receipts): it may refuse a request's headers before
+ * any work, and adds members to the response of a call that is about to be charged.
+ */
+export interface ResponseExtension {
+  /** Header checks before any work; throws a 400 NotaryError. */
+  check?(request: PaymentRequest): void;
+  /** Whether this request's response lists `facts` beside the results. */
+  wantsFacts?(request: PaymentRequest): boolean;
+  /**
+   * Runs with the final response body before the charge; throwing cancels the call (nothing is charged). Returns the
+   * members to add, and a commit that runs once the charge went through.
+   */
+  prepare(context: ExtensionContext): Promise<PreparedExtension | null>;
+}
+
+export interface ExtensionContext {
+  request: PaymentRequest;
+  rawBody: Uint8Array;
+  price: Price;
+  payer: AuthenticatedPayer;
+  /** The response body as it will be sent, without the extension's members. */
+  body: Readonly<Record<string, unknown>>;
+}
+
+export interface PreparedExtension {
+  members: Record<string, unknown>;
+  /** After the charge (e.g. appending the receipt to the log). A failure is reported, the paid response still served. */
+  commit(): Promise<void>;
+}
+
+export interface PaidCallGateOptions {
+  modes: readonly PaymentMode[];
+  rateLimits: RateLimitStore;
+  tiers: Readonly<Record<string, RateLimitTier>>;
+  defaultTier: string;
+  /** Tier of calls that present no credentials (they are limited by client address). */
+  anonymousTier: string;
+  idempotency: IdempotencyStore;
+  /** How long the first response to an Idempotency-Key is replayed. */
+  idempotencyTtlMs: number;
+  /** How long a running call blocks retries with its key. */
+  idempotencyLeaseMs: number;
+  extensions?: readonly ResponseExtension[];
+  /** Reports failures that cannot change the answer any more (a commit after the charge). */
+  onError?: (message: string, err: unknown) => void;
+  now?: () => number;
+}
+
+/** What phase 1 (the headers, before the body is read) established. */
+export interface Admission {
+  request: PaymentRequest;
+  /** Null when the request presented no credentials: it gets the challenges once priced. */
+  payer: AuthenticatedPayer | null;
+  /** The limit shown in the response: the tightest of the payer's subjects. */
+  rateLimit: { tier: string; decision: RateLimitDecision };
+  rateLimitHeaders: Record<string, string>;
+  idempotencyKey: string | null;
+}
+
+/** The response members every paid call carries, before the route's own. */
+export interface PaidResponseContext {
+  creditsUsed: number;
+  rateLimit: RateLimitDecision;
+  receipts: PartyReceipt[] | undefined;
+  facts: boolean;
+}
+
+/** How the HTTP adapter turns a result into the body and the exact bytes that are sent (and replayed). */
+export interface ResponsePresenter<R> {
+  body(result: R, context: PaidResponseContext): Record<string, unknown>;
+  serialize(body: Record<string, unknown>): string;
+}
+
+export type Begun = { kind: 'replay'; response: StoredResponse } | { kind: 'call'; call: PaidCall };
+
+const IDEMPOTENCY_KEY = /^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/;
+
+/**
+ * The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): a structured-field string, e.g.
+ * `"8e03978e-40d5-43e8-bc93-6894a57f9324"`; a bare token is accepted too. Visible ASCII, 1 to 255 characters.
+ */
+export function parseIdempotencyKey(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  const trimmed = raw.trim();
+  const value = trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1) : trimmed;
+  if (!IDEMPOTENCY_KEY.test(value)) {
+    throw new NotaryError(
+      'invalid_idempotency_key',
+      'Idempotency-Key must be 1 to 255 visible ASCII characters without quotes or backslashes inside, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324"',
+    );
+  }
+  return value;
+}
+
+/** Digest of what makes two requests "the same" for an Idempotency-Key: method, path and the exact body bytes. */
+export function requestFingerprint(request: PaymentRequest, rawBody: Uint8Array): string {
+  return createHash('sha256').update(`${request.method} ${request.path}\n`).update(rawBody).digest('hex');
+}
+
+/**
+ * The paid-call path shared by every route and every payment mode, with no HTTP framework inside:
+ * phase 1 `admit` (identify from headers, authenticate, rate limit), phase 2 `begin` (challenge, Idempotency-Key,
+ * authorize the quoted price), then `PaidCall.run` (work, charge once on success, release on failure, record the
+ * response for replays).
+ */
+export class PaidCallGate {
+  private readonly extensions: readonly ResponseExtension[];
+  private readonly now: () => number;
+
+  constructor(private readonly options: PaidCallGateOptions) {
+    if (options.modes.length === 0) throw new NotaryError('invalid_config', 'no payment mode is enabled');
+    for (const tier of [options.defaultTier, options.anonymousTier]) {
+      if (!(tier in options.tiers)) throw new NotaryError('invalid_config', `rate limit tier "${tier}" is not defined`);
+    }
+    this.extensions = options.extensions ?? [];
+    this.now = options.now ?? (() => Date.now());
+  }
+
+  get modes(): readonly PaymentMode[] {
+    return this.options.modes;
+  }
+
+  /** Phase 1, from the headers alone: which mode, who pays, whether the payer is within its limits. */
+  async admit(request: PaymentRequest): Promise<Admission> {
+    const idempotencyKey = parseIdempotencyKey(singleHeader(request, 'idempotency-key'));
+    for (const extension of this.extensions) extension.check?.(request);
+    const found: Array<{ mode: PaymentMode; credential: PaymentCredential }> = [];
+    for (const mode of this.options.modes) {
+      const credential = await this.withChallenge(mode, request, () => Promise.resolve(mode.identify(request)));
+      if (credential) found.push({ mode, credential });
+    }
+    if (found.length > 1) {
+      throw new NotaryError('ambiguous_credentials', `Credentials of ${found.map((f) => f.mode.name).join(' and ')} were sent; pay with one mode per call`, {
+        modes: found.map((f) => f.mode.name),
+      });
+    }
+    const chosen = found[0];
+    const payer = chosen ? await this.withChallenge(chosen.mode, request, () => chosen.credential.authenticate()) : null;
+    const subjects = payer ? payer.rateLimits : [{ key: `ip:${request.clientAddress}`, tier: this.options.anonymousTier }];
+    if (subjects.length === 0) throw new Error(`payment mode ${payer?.mode ?? '?'} named no rate-limit subject`);
+    let shown: { tier: string; decision: RateLimitDecision } | undefined;
+    for (const subject of subjects) {
+      const tierName = subject.tier in this.options.tiers ? subject.tier : this.options.defaultTier;
+      const tier = this.options.tiers[tierName];
+      if (!tier) throw new Error(`rate limit tier "${tierName}" is not configured`);
+      const decision = await this.options.rateLimits.consume(subject.key, tier);
+      if (!decision.allowed) {
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+        throw new NotaryError(
+          'rate_limited',
+          `Rate limit of the "${tierName}" tier reached; retry in ${seconds} s`,
+          { retry_after_s: seconds, retry_after_ms: decision.retryAfterMs },
+          { ...rateLimitHeaders(tierName, decision), 'Retry-After': String(seconds) },
+        );
+      }
+      if (!shown || decision.remaining < shown.decision.remaining) shown = { tier: tierName, decision };
+    }
+    if (!shown) throw new Error('no rate-limit decision');
+    return { request, payer, rateLimit: shown, rateLimitHeaders: rateLimitHeaders(shown.tier, shown.decision), idempotencyKey };
+  }
+
+  /**
+   * Phase 2, once the body is validated and priced: the challenges for a call without credentials, a replay for a
+   * retried Idempotency-Key, or an authorized call ready to run.
+   */
+  async begin(admission: Admission, rawBody: Uint8Array, price: Price): Promise<Begun> {
+    const { request, payer, idempotencyKey } = admission;
+    if (!payer) throw await this.challengeError(request, price);
+    let lease: IdempotencyLease | null = null;
+    if (idempotencyKey !== null) {
+      const scope = payer.payerId;
+      const begun = await this.options.idempotency.begin({
+        scope,
+        key: idempotencyKey,
+        fingerprint: requestFingerprint(request, rawBody),
+        requestId: request.requestId,
+        now: this.now(),
+        leaseMs: this.options.idempotencyLeaseMs,
+      });
+      switch (begun.state) {
+        case 'replay':
+          return { kind: 'replay', response: begun.response };
+        case 'in_progress':
+          throw new NotaryError('idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry shortly to get its response', {
+            retry_after_s: 1,
+          }, { 'Retry-After': '1' });
+        case 'mismatch':
+          throw new NotaryError('idempotency_key_reused', 'This Idempotency-Key was used for a different request (method, path or body); use a new key');
+        case 'started':
+          lease = { scope, key: idempotencyKey, lease: begun.lease };
+      }
+    }
+    let authorization: PaymentAuthorization;
+    try {
+      authorization = await payer.authorize({ request, rawBody, price });
+    } catch (err) {
+      if (lease) await this.options.idempotency.abandon(lease);
+      if (err instanceof NotaryError && err.status === 402) throw await this.withAllChallenges(err, request, price);
+      throw err;
+    }
+    const context = { options: this.options, extensions: this.extensions, now: this.now };
+    return { kind: 'call', call: new PaidCall(context, admission, rawBody, price, payer, authorization, lease) };
+  }
+
+  private async withChallenge<T>(mode: PaymentMode, request: PaymentRequest, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (!(err instanceof NotaryError) || err.status !== 401 || err.headers['WWW-Authenticate']) throw err;
+      const challenge = await mode.challenge({ request, error: err });
+      return Promise.reject(challenge ? new NotaryError(err.code, err.message, err.extra, { ...err.headers, 'WWW-Authenticate': challenge.wwwAuthenticate }) : err);
+    }
+  }
+
+  private async challenges(request: PaymentRequest, price: Price): Promise<Array<{ mode: string; challenge: PaymentChallenge }>> {
+    const out: Array<{ mode: string; challenge: PaymentChallenge }> = [];
+    for (const mode of this.options.modes) {
+      const challenge = await mode.challenge({ request, price });
+      if (challenge) out.push({ mode: mode.name, challenge });
+    }
+    return out;
+  }
+
+  private async challengeError(request: PaymentRequest, price: Price): Promise<NotaryError> {
+    const all = await this.challenges(request, price);
+    const payable = all.some((c) => c.challenge.status === 402);
+    const modes = all.map((c) => c.mode);
+    const detail = payable
+      ? `This call costs ${price.credits} credits (${price.amount.decimal} ${price.amount.asset}): pay with one of ${modes.join(', ')}`
+      : 'Send Authorization: Bearer <API key>';
+    return this.attach(new NotaryError(payable ? 'payment_required' : 'unauthenticated', detail, {}), all, price);
+  }
+
+  private async withAllChallenges(err: NotaryError, request: PaymentRequest, price: Price): Promise<NotaryError> {
+    return this.attach(err, await this.challenges(request, price), price);
+  }
+
+  private attach(err: NotaryError, all: Array<{ mode: string; challenge: PaymentChallenge }>, price: Price): NotaryError {
+    const headers: Record<string, string | string[]> = { ...err.headers };
+    const challenges = all.map((c) => c.challenge.wwwAuthenticate);
+    const [only] = challenges;
+    if (only !== undefined) headers['WWW-Authenticate'] = challenges.length === 1 ? only : challenges;
+    for (const { challenge } of all) Object.assign(headers, challenge.headers ?? {});
+    const extra: Record<string, unknown> = {
+      ...err.extra,
+      price: { credits: price.credits, amount: price.amount.decimal, asset: price.amount.asset },
+    };
+    const members = all.filter((c) => c.challenge.body);
+    if (members.length > 0) extra['challenges'] = Object.fromEntries(members.map((c) => [c.mode, c.challenge.body]));
+    return new NotaryError(err.code, err.message, extra, headers);
+  }
+}
+
+interface GateContext {
+  options: PaidCallGateOptions;
+  extensions: readonly ResponseExtension[];
+  now: () => number;
+}
+
+/** One authorized call: runs the work and charges for it exactly once, or releases the payment. */
+export class PaidCall {
+  private done = false;
+
+  constructor(
+    private readonly gate: GateContext,
+    private readonly admission: Admission,
+    private readonly rawBody: Uint8Array,
+    private readonly price: Price,
+    private readonly payer: AuthenticatedPayer,
+    private readonly authorization: PaymentAuthorization,
+    private readonly lease: IdempotencyLease | null,
+  ) {}
+
+  /**
+   * Work, then the response body, then the extensions' members (before the charge, so a failure there costs
+   * nothing), then the charge, then the record for replays. Any failure before the charge releases the payment and
+   * frees the Idempotency-Key; the result of a call whose charge failed is never served.
+   */
+  async run<R>(work: () => Promise<R>, presenter: ResponsePresenter<R>): Promise<StoredResponse> {
+    if (this.done) throw new Error('a paid call runs once');
+    this.done = true;
+    const { request } = this.admission;
+    const options = this.gate.options;
+    let body: Record<string, unknown>;
+    let prepared: PreparedExtension[];
+    try {
+      const result = await work();
+      const facts = this.authorization.facts === true || this.gate.extensions.some((e) => e.wantsFacts?.(request) === true);
+      body = presenter.body(result, {
+        creditsUsed: this.price.credits,
+        rateLimit: this.admission.rateLimit.decision,
+        receipts: this.authorization.receipts,
+        facts,
+      });
+      prepared = [];
+      for (const extension of this.gate.extensions) {
+        const ready = await extension.prepare({ request, rawBody: this.rawBody, price: this.price, payer: this.payer, body });
+        if (ready) prepared.push(ready);
+      }
+    } catch (err) {
+      await this.release('the work failed');
+      throw err;
+    }
+    let settlement: Settlement;
+    try {
+      settlement = await this.authorization.settle({ requestId: request.requestId, idempotencyKey: this.lease?.key ?? null });
+    } catch (err) {
+      await this.abandon();
+      throw err;
+    }
+    if (settlement.creditsUsed !== this.price.credits) {
+      options.onError?.(`payment mode ${this.payer.mode} settled ${settlement.creditsUsed} credits for a quote of ${this.price.credits}`, null);
+    }
+    for (const ready of prepared) {
+      Object.assign(body, ready.members);
+      try {
+        await ready.commit();
+      } catch (err) {
+        options.onError?.('a response extension failed after the charge', err);
+      }
+    }
+    const response: StoredResponse = {
+      status: 200,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...this.admission.rateLimitHeaders, ...(settlement.headers ?? {}) },
+      body: presenter.serialize(body),
+    };
+    if (this.lease) {
+      try {
+        await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);
+      } catch (err) {
+        options.onError?.('the response could not be stored for Idempotency-Key replays', err);
+      }
+    }
+    return response;
+  }
+
+  private async release(reason: string): Promise<void> {
+    try {
+      await this.authorization.release(reason);
+    } catch (err) {
+      this.gate.options.onError?.(`releasing the ${this.payer.mode} payment failed`, err);
+    }
+    await this.abandon();
+  }
+
+  private async abandon(): Promise<void> {
+    if (!this.lease) return;
+    try {
+      await this.gate.options.idempotency.abandon(this.lease);
+    } catch (err) {
+      this.gate.options.onError?.('freeing the Idempotency-Key failed', err);
+    }
+  }
+}

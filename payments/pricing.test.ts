@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../core/config.js';
+import { atomicToDecimal, decimalToAtomic, Pricing } from './pricing.js';
+
+const pricing = (input: object = {}) => new Pricing(configSchema.parse({ pricing: input }).pricing);
+
+describe('Pricing', () => {
+  it('prices search by depth (past the table: its last entry) and extract by render, before any work', () => {
+    const p = pricing({ search: { credits_by_depth: [1, 3] }, extract: { credits: 2, credits_rendered: 5 } });
+    expect(p.price({ operation: 'search', depth: 1 })).toMatchObject({ credits: 1, description: 'search depth 1', claim: 'search_call_consumed' });
+    expect(p.price({ operation: 'search', depth: 2 }).credits).toBe(3);
+    expect(p.price({ operation: 'search', depth: 7 }).credits).toBe(3);
+    expect(p.price({ operation: 'extract', render: 'never' })).toMatchObject({ credits: 2, description: 'extract', claim: 'extract_call_consumed' });
+    // "auto" renders JS shells at the static price: the quote is never exceeded.
+    expect(p.price({ operation: 'extract', render: 'auto' }).credits).toBe(2);
+    expect(p.price({ operation: 'extract', render: 'always' })).toMatchObject({ credits: 5, description: 'extract rendered' });
+    expect(() => p.price({ operation: 'search', depth: 0 })).toThrow(RangeError);
+  });
+
+  it('turns credits into exact money amounts of the configured asset', () => {
+    const p = pricing({ credit_price: { amount: '0.0015', asset: 'USDC', decimals: 6 } });
+    expect(p.price({ operation: 'search', depth: 3 }).amount).toEqual({ atomic: 6000n, decimal: '0.006', asset: 'USDC', decimals: 6 });
+    expect(p.amountFor(1_000_000).decimal).toBe('1500');
+    const wei = pricing({ credit_price: { amount: '0.000000000000000001', asset: 'ETH', decimals: 18 } });
+    expect(wei.amountFor(3).atomic).toBe(3n);
+    expect(pricing().table(2)).toEqual([
+      { call: 'search depth 1', credits: 1, amount: '0.001 USDC' },
+      { call: 'search depth 2', credits: 2, amount: '0.002 USDC' },
+      { call: 'extract (render never or auto)', credits: 1, amount: '0.001 USDC' },
+      { call: 'extract (render always)', credits: 2, amount: '0.002 USDC' },
+    ]);
+  });
+
+  it('parses and writes decimals exactly, refusing more places than the asset has', () => {
+    expect(decimalToAtomic('0.1', 6)).toBe(100_000n);
+    expect(decimalToAtomic('12.340000', 6)).toBe(12_340_000n);
+    expect(decimalToAtomic('0', 6)).toBe(0n);
+    expect(decimalToAtomic('123456789012345678901234567890', 0)).toBe(123456789012345678901234567890n);
+    expect(() => decimalToAtomic('0.0000001', 6)).toThrow(/more than 6 decimal places/);
+    expect(() => decimalToAtomic('1e-3', 6)).toThrow(/not a decimal/);
+    expect(() => decimalToAtomic('-1', 6)).toThrow(/not a decimal/);
+    expect(atomicToDecimal(1500n, 6)).toBe('0.0015');
+    expect(atomicToDecimal(2_000_000n, 6)).toBe('2');
+    expect(atomicToDecimal(0n, 6)).toBe('0');
+    // 0.1 + 0.2 in floats is not 0.3; in smallest units it is.
+    expect(atomicToDecimal(decimalToAtomic('0.1', 6) + decimalToAtomic('0.2', 6), 6)).toBe('0.3');
+  });
+});

@@ -1,0 +1,121 @@
+import { DECIMAL_PATTERN, type NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+
+export type PricingConfig = NotaryConfig['pricing'];
+
+/** What a paid call asks for, from its validated request: enough to price it before any work. */
+export type PriceRequest =
+  | { operation: 'search'; depth: number }
+  /** `render` as requested, or the deployment's default when the request names none. */
+  | { operation: 'extract'; render: 'auto' | 'never' | 'always' };
+
+export type Operation = PriceRequest['operation'];
+
+/** The claim a signed receipt makes for each operation. */
+export const OPERATION_CLAIMS = {
+  search: 'search_call_consumed',
+  extract: 'extract_call_consumed',
+} as const satisfies Record<Operation, string>;
+
+/** An amount of an asset, exact: `atomic` smallest units, `decimal` the same written with the asset's decimals. */
+export interface MoneyAmount {
+  atomic: bigint;
+  decimal: string;
+  asset: string;
+  decimals: number;
+}
+
+/** The quote of one call. It is fixed before the work and never exceeded by the charge. */
+export interface Price {
+  operation: Operation;
+  credits: number;
+  /** The money amount for pay-per-call modes: credits times the price of one credit. */
+  amount: MoneyAmount;
+  /** Ledger wording, e.g. "search depth 2". */
+  description: string;
+  claim: (typeof OPERATION_CLAIMS)[Operation];
+}
+
+/** Parses a decimal string into smallest units exactly; refuses more fractional digits than the asset has. */
+export function decimalToAtomic(value: string, decimals: number): bigint {
+  if (!DECIMAL_PATTERN.test(value)) throw new NotaryError('invalid_config', `"${value}" is not a decimal number`);
+  const [whole = '0', fraction = ''] = value.split('.');
+  const trimmed = fraction.replace(/0+$/, '');
+  if (trimmed.length > decimals) {
+    throw new NotaryError('invalid_config', `"${value}" has more than ${decimals} decimal places, the asset's smallest unit`);
+  }
+  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(trimmed.padEnd(decimals, '0') || '0');
+}
+
+/** Writes smallest units as a decimal string with no trailing zeros: 1500n with 6 decimals is "0.0015". */
+export function atomicToDecimal(atomic: bigint, decimals: number): string {
+  if (atomic < 0n) throw new RangeError('negative amount');
+  const scale = 10n ** BigInt(decimals);
+  const whole = atomic / scale;
+  const fraction = (atomic % scale).toString().padStart(decimals, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole.toString();
+}
+
+export interface PriceTableRow {
+  call: string;
+  credits: number;
+  amount: string;
+}
+
+/**
+ * The one pricing module: every paid call is priced here from its validated request, before any work, and every
+ * payment mode charges exactly this price. `render: "auto"` costs the static price even when the page turns out to
+ * need the browser, so nobody is charged more than the quote; `render: "always"` costs the rendered price.
+ */
+export class Pricing {
+  private readonly creditAtomic: bigint;
+
+  constructor(private readonly config: PricingConfig) {
+    this.creditAtomic = decimalToAtomic(config.credit_price.amount, config.credit_price.decimals);
+  }
+
+  get asset(): { symbol: string; decimals: number; creditPrice: string } {
+    return { symbol: this.config.credit_price.asset, decimals: this.config.credit_price.decimals, creditPrice: this.config.credit_price.amount };
+  }
+
+  price(request: PriceRequest): Price {
+    switch (request.operation) {
+      case 'search': {
+        if (!Number.isSafeInteger(request.depth) || request.depth < 1) throw new RangeError(`no price for depth ${request.depth}`);
+        const table = this.config.search.credits_by_depth;
+        const credits = table[Math.min(request.depth, table.length) - 1];
+        if (credits === undefined) throw new RangeError(`no price for depth ${request.depth}`);
+        return this.quote('search', credits, `search depth ${request.depth}`);
+      }
+      case 'extract': {
+        const rendered = request.render === 'always';
+        const credits = rendered ? this.config.extract.credits_rendered : this.config.extract.credits;
+        return this.quote('extract', credits, rendered ? 'extract rendered' : 'extract');
+      }
+    }
+  }
+
+  /** The money amount of a number of credits. */
+  amountFor(credits: number): MoneyAmount {
+    const atomic = this.creditAtomic * BigInt(credits);
+    const { asset, decimals } = this.config.credit_price;
+    return { atomic, decimal: atomicToDecimal(atomic, decimals), asset, decimals };
+  }
+
+  /** Every distinct call with its price, for documentation and status output. */
+  table(maxDepth: number): PriceTableRow[] {
+    const rows: PriceTableRow[] = [];
+    for (let depth = 1; depth <= maxDepth; depth++) rows.push(this.row(`search depth ${depth}`, this.price({ operation: 'search', depth })));
+    rows.push(this.row('extract (render never or auto)', this.price({ operation: 'extract', render: 'auto' })));
+    rows.push(this.row('extract (render always)', this.price({ operation: 'extract', render: 'always' })));
+    return rows;
+  }
+
+  private row(call: string, price: Price): PriceTableRow {
+    return { call, credits: price.credits, amount: `${price.amount.decimal} ${price.amount.asset}` };
+  }
+
+  private quote(operation: Operation, credits: number, description: string): Price {
+    return { operation, credits, amount: this.amountFor(credits), description, claim: OPERATION_CLAIMS[operation] };
+  }
+}

@@ -1,0 +1,54 @@
+import type { NotaryConfig } from '../core/config.js';
+import type { Accounts } from '../payments/accounts.js';
+import type { PaymentMode } from '../payments/mode.js';
+import { apiKeyMode } from '../payments/modes/api-key/mode.js';
+import { PaidCallGate, type ResponseExtension } from '../payments/paid-call.js';
+import type { RateLimitStore } from '../payments/rate-limit.js';
+import type { IdempotencyStore } from '../payments/stores/idempotency.js';
+import type { Log } from './log.js';
+
+/** What a payment mode may be built from. */
+export interface PaymentModeDeps {
+  config: NotaryConfig;
+  accounts: Accounts;
+}
+
+type ModeName = keyof NotaryConfig['payments']['modes'];
+
+/** The registry of payment modes: one line per mode, enabled by `payments.modes.<name>.enabled`. */
+const PAYMENT_MODES: Record<ModeName, (deps: PaymentModeDeps) => PaymentMode> = {
+  api_key: (deps) => apiKeyMode(deps.accounts),
+};
+
+export function buildPaymentModes(deps: PaymentModeDeps): PaymentMode[] {
+  const modes: PaymentMode[] = [];
+  for (const [name, build] of Object.entries(PAYMENT_MODES) as Array<[ModeName, (deps: PaymentModeDeps) => PaymentMode]>) {
+    if (deps.config.payments.modes[name].enabled) modes.push(build(deps));
+  }
+  return modes;
+}
+
+export interface PaidCallGateDeps {
+  config: NotaryConfig;
+  modes: readonly PaymentMode[];
+  rateLimits: RateLimitStore;
+  idempotency: IdempotencyStore;
+  extensions?: readonly ResponseExtension[];
+  log: Log;
+}
+
+export function buildPaidCallGate(deps: PaidCallGateDeps): PaidCallGate {
+  const { config } = deps;
+  return new PaidCallGate({
+    modes: deps.modes,
+    rateLimits: deps.rateLimits,
+    tiers: config.tiers,
+    defaultTier: config.default_tier,
+    anonymousTier: config.payments.anonymous_tier ?? config.default_tier,
+    idempotency: deps.idempotency,
+    idempotencyTtlMs: config.payments.idempotency.ttl_hours * 3_600_000,
+    idempotencyLeaseMs: config.payments.idempotency.in_progress_timeout_s * 1000,
+    ...(deps.extensions ? { extensions: deps.extensions } : {}),
+    onError: (message, err) => deps.log('warn', `${message}${err ? `: ${err instanceof Error ? err.message : String(err)}` : ''}`),
+  });
+}

@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
+import { startTestServer, type TestServer } from './support/upstream-server.js';
+
+/** Raw bytes to a real socket; resolves with everything the server wrote once it closes (or after `maxMs`). */
+function rawExchange(port: number, chunks: Array<string | Buffer>, maxMs = 8000): Promise<{ text: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(), maxMs);
+    socket.on('connect', () => {
+      for (const chunk of chunks) socket.write(chunk);
+    });
+    socket.on('data', (data) => received.push(data));
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      if (received.length > 0) resolve({ text: Buffer.concat(received).toString('utf8'), ms: Date.now() - started });
+      else reject(err);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text: Buffer.concat(received).toString('utf8'), ms: Date.now() - started });
+    });
+  });
+}
+
+function parseRaw(text: string): { status: number; headers: Record<string, string[]>; body: Record<string, unknown> } {
+  const [head = '', ...rest] = text.split('\r\n\r\n');
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const headers: Record<string, string[]> = {};
+  for (const line of headerLines) {
+    const at = line.indexOf(':');
+    (headers[line.slice(0, at).toLowerCase()] ??= []).push(line.slice(at + 1).trim());
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(rest.join('\r\n') || '{}') as Record<string, unknown> };
+}
+
+function expectRawProblem(text: string, status: number, code: string): void {
+  const res = parseRaw(text);
+  expect(res.status, text).toBe(status);
+  expect(res.headers['content-type']?.[0]).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, code });
+  expect(res.body['request_id']).toMatch(/^req_/);
+}
+
+describe('bad input found by fuzzing the service: each a clear 4xx problem, nothing charged', () => {
+  let dir: string;
+  let api: ApiHarness;
+  let port: number;
+  let upstream: TestServer;
+  let key: string;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'notary-hardening-'));
+    upstream = await startTestServer({
+      '/article': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(
+          `<!doctype html><html><head><title>Static page</title></head><body><article><h1>Static page</h1><p>${'A plain page that needs no browser to read, with enough words in it to count as main content. '.repeat(4)}</p></article></body></html>`,
+        );
+      },
+    });
+    api = await startApi(
+      apiTestConfig(dir, {
+        server: { body_timeout_ms: 500, headers_timeout_ms: 3000, max_header_bytes: 16 * 1024 },
+        extract: { allow_private_networks: true, respect_robots_txt: false },
+        pricing: { extract: { credits: 1, credits_rendered: 2 } },
+        default_tier: 'bulk',
+      }),
+      { withExtract: true },
+    );
+    const address = await api.app.listen({ host: '127.0.0.1', port: 0 });
+    port = Number(new URL(address).port);
+    const tenant = await api.runtime.accounts.createTenant('fuzzed', { credits: 100, tier: 'bulk' });
+    tenantId = tenant.id;
+    key = (await api.runtime.accounts.createKey(tenant.id)).key;
+  });
+  afterAll(async () => {
+    await api?.close();
+    await upstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const searchRequest = (headers: string[], body: string | Buffer, contentLength = Buffer.byteLength(body)): Array<string | Buffer> => [
+    ['POST /v1/search HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', `Content-Length: ${contentLength}`, ...headers, '', ''].join('\r\n'),
+    body,
+  ];
+
+  it('a body shorter than its Content-Length gets a 408 problem after body_timeout_ms, not a connection held for minutes', async () => {
+    const { text, ms } = await rawExchange(port, searchRequest([`Authorization: Bearer ${key}`], '{"query":"vac', 200));
+    expectRawProblem(text, 408, 'request_timeout');
+    expect(parseRaw(text).headers['connection']?.[0]).toBe('close');
+    expect(ms).toBeLessThan(5000);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(100);
+  });
+
+  it('a 20 KB header gets a 431 problem, a NUL or a CR in a header value a 400 problem', async () => {
+    const body = '{"query":"vacuum","depth":1}';
+    expectRawProblem((await rawExchange(port, searchRequest([`X-Big: ${'a'.repeat(20_000)}`], body))).text, 431, 'header_too_large');
+    expectRawProblem((await rawExchange(port, searchRequest([`Authorization: Bearer ${key}`, 'X-Note: a\u0000b'], body))).text, 400, 'invalid_header');
+    expectRawProblem((await rawExchange(port, searchRequest([`Authorization: Bearer ${key}`, 'X-Request-Id: abc\rdef1234'], body))).text, 400, 'invalid_header');
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(100);
+  });
+
+  it('two Authorization headers are refused with 400 duplicate_header, even when both hold valid keys', async () => {
+    const { text } = await rawExchange(port, searchRequest([`Authorization: Bearer ${key}`, `Authorization: Bearer ${key}`, 'Connection: close'], '{"query":"vacuum","depth":1}'));
+    expectRawProblem(text, 400, 'duplicate_header');
+    expect(parseRaw(text).body['detail']).toMatch(/Authorization header was sent 2 times/);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(100);
+  });
+
+  it('queries that are empty in effect get 400 and are not charged', async () => {
+    const cases: Array<[string, Buffer]> = [
+      ['NUL', Buffer.from('{"query":"\\u0000","depth":1}')],
+      ['lone surrogate', Buffer.from('{"query":"\\ud800","depth":1}')],
+      ['invalid UTF-8', Buffer.concat([Buffer.from('{"query":"'), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('","depth":1}')])],
+      ['zero-width only', Buffer.from('{"query":"\u200B\u200C\u2060\uFEFF","depth":1}')],
+      ['a lone quote', Buffer.from('{"query":"\\"","depth":1}')],
+    ];
+    const searchesBefore = api.search.calls.length;
+    for (const [name, body] of cases) {
+      const { text } = await rawExchange(port, searchRequest([`Authorization: Bearer ${key}`, 'Connection: close'], body));
+      const res = parseRaw(text);
+      expect(res.status, `${name}: ${text}`).toBe(400);
+      expect(['invalid_request', 'invalid_json'], name).toContain(res.body['code']);
+    }
+    expect(api.search.calls.length).toBe(searchesBefore);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(100);
+  });
+
+  it('a tenant with 1 credit can buy a static extraction: the pre-check uses the price it will be charged', async () => {
+    const poor = await api.runtime.accounts.createTenant('one-credit', { credits: 1, tier: 'bulk' });
+    const poorKey = (await api.runtime.accounts.createKey(poor.id)).key;
+    const extract = (body: unknown) =>
+      api.app.inject({ method: 'POST', url: '/v1/extract', headers: { authorization: `Bearer ${poorKey}` }, payload: body as object });
+    const rendered = await extract({ url: `${upstream.origin}/article`, mode: 'text', render: 'always' });
+    expect(rendered.statusCode).toBe(402);
+    expect(rendered.json()).toMatchObject({ code: 'insufficient_credits', required_credits: 2, available_credits: 1 });
+    const auto = await extract({ url: `${upstream.origin}/article`, mode: 'text' });
+    expect(auto.statusCode, auto.body).toBe(200);
+    expect(auto.json()).toMatchObject({ credits_used: 1, title: 'Static page' });
+    expect(await api.runtime.accounts.balance(poor.id)).toBe(0);
+  });
+});

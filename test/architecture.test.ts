@@ -1,0 +1,53 @@
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from './support/components.js';
+
+/** The import zones of eslint.config.js, exercised on probe sources so a broken rule cannot pass silently. */
+async function problems(file: string, source: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: repoRoot });
+  const [result] = await eslint.lintText(source, { filePath: path.join(repoRoot, file) });
+  return (result?.messages ?? []).map((m) => `${m.ruleId ?? ''}: ${m.message}`);
+}
+
+describe('architecture: import zones', () => {
+  it('payments/ may import neither Fastify nor api/ nor runtime/', async () => {
+    const found = await problems(
+      'payments/probe.ts',
+      "import type { FastifyRequest } from 'fastify';\nimport type { AppDeps } from '../api/app.js';\nimport type { Runtime } from '../runtime/runtime.js';\nexport type Probe = [FastifyRequest, AppDeps, Runtime];\n",
+    );
+    expect(found).toEqual([
+      expect.stringMatching(/no-restricted-imports: .*knows no HTTP framework/),
+      expect.stringMatching(/no-restricted-imports: .*payments\/ may import only core, storage/),
+      expect.stringMatching(/no-restricted-imports: .*payments\/ may import only core, storage/),
+    ]);
+  });
+
+  it('lower layers may not import upper ones, product code may not import tests or vitest', async () => {
+    expect(await problems('core/probe.ts', "import type { Storage } from '../storage/db.js';\nexport type P = Storage;\n")).toEqual([expect.stringMatching(/core\/ may import only nothing of ours/)]);
+    expect(await problems('search/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nexport type P = Accounts;\n")).toEqual([expect.stringMatching(/search\/ may import only core, indexer, reranker/)]);
+    expect(await problems('cli/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nexport type P = Accounts;\n")).toEqual([expect.stringMatching(/cli\/ may import only/)]);
+    expect(await problems('indexer/probe.ts', "import { it } from 'vitest';\nexport const p = it;\n")).toEqual([expect.stringMatching(/vitest/)]);
+    expect(await problems('extract/probe.ts', "import type { TestServer } from '../test/support/upstream-server.js';\nexport type P = TestServer;\n")).toEqual([expect.stringMatching(/extract\/ may import only core/)]);
+  });
+
+  it('allows what the table allows, and tests beside the code may import test helpers', async () => {
+    expect(await problems('runtime/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nimport type { SearchPipeline } from '../search/pipeline.js';\nexport type P = [Accounts, SearchPipeline];\n")).toEqual([]);
+    expect(await problems('payments/probe.test.ts', "import type { TestPostgres } from '../test/support/postgres.js';\nexport type P = TestPostgres;\n")).toEqual([]);
+  });
+
+  it('keeps test helpers and benchmark code out of product folders', () => {
+    const productFolders = ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'runtime', 'api', 'cli'];
+    const offenders: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const full = path.join(dir, name);
+        if (statSync(full).isDirectory()) walk(full);
+        else if (/(test-support|test-server|bench)[^/]*\.ts$/.test(name) && !name.endsWith('.test.ts')) offenders.push(path.relative(repoRoot, full));
+      }
+    };
+    for (const folder of productFolders) walk(path.join(repoRoot, folder));
+    expect(offenders).toEqual([]);
+  });
+});
