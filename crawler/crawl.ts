@@ -68,8 +68,6 @@ export interface EngineContext {
   log: CrawlLog;
 }
 
-export { userAgentHeader };
-
 function resolveSeeds(raw: string[]): string[] {
   if (raw.length === 0) throw new NotaryError('invalid_seed', 'no crawl seeds: pass seeds or set crawler.seeds');
   return raw.map((seed) => {
