@@ -66,8 +66,7 @@ export interface ContentRoots {
 export function chooseContentRoots(body: Element, ctx: WalkContext): ContentRoots {
   const paragraphs: ScoredText[] = [];
   const bodyStats = computeStats(body, ctx, paragraphs);
-  const roots = pickRoots(body, bodyStats.textLength, paragraphs, ctx);
-  return { roots: roots.roots, teaserLists: roots.teaserLists };
+  return pickRoots(body, bodyStats.textLength, paragraphs, ctx);
 }
 
 function pickRoots(body: Element, bodyText: number, paragraphs: readonly ScoredText[], ctx: WalkContext): ContentRoots {
@@ -104,7 +103,7 @@ function pickRoots(body: Element, bodyText: number, paragraphs: readonly ScoredT
   return result(scored.roots);
 }
 
-/** Text of an element outside its nested teaser <article>s that is its own prose: an article holding teasers. */
+/** Text outside its nested <article>s that makes an element an article holding teasers rather than a teaser list. */
 const OWN_PROSE_CHARS = 400;
 
 /**
