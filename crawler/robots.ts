@@ -29,13 +29,20 @@ export class RobotsCache {
   ) {}
 
   private async load(url: string): Promise<OriginRobots> {
-    const rules = await this.rules.forOrigin(url, {
-      userAgent: this.options.userAgent,
-      policy: this.options.policy,
-      timeoutMs: this.options.timeoutMs,
-      ...(this.options.agents ? { agents: this.options.agents } : {}),
-      ...(this.options.signal ? { signal: this.options.signal } : {}),
-    });
+    let rules: OriginRobots;
+    try {
+      rules = await this.rules.forOrigin(url, {
+        userAgent: this.options.userAgent,
+        policy: this.options.policy,
+        timeoutMs: this.options.timeoutMs,
+        ...(this.options.agents ? { agents: this.options.agents } : {}),
+        ...(this.options.signal ? { signal: this.options.signal } : {}),
+      });
+    } catch (err) {
+      // A crawl stopped while robots.txt was loading: fetch nothing more from that origin.
+      if (!this.options.signal?.aborted) throw err;
+      return { origin: new URL(url).origin, state: 'unreachable', detail: 'the crawl was stopped', cause: null, crawlDelayS: null, sitemaps: [], isAllowed: () => false };
+    }
     if (!this.reported.has(rules.origin)) {
       this.reported.add(rules.origin);
       if (this.options.enabled && rules.crawlDelayS !== null) this.options.onCrawlDelay?.(rules.origin, rules.crawlDelayS);
