@@ -43,7 +43,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: server.body_limit_bytes,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
-    maxParamLength: 200,
     // Node's own limits, as backstops of the body timeout below: headers, the whole request, idle keep-alive.
     http: { maxHeaderSize: server.max_header_bytes, headersTimeout: server.headers_timeout_ms },
     requestTimeout: server.headers_timeout_ms + server.body_timeout_ms + 5_000,

@@ -14,3 +14,4 @@ export { definePaidRoute, paidRoutes, type PaidContext, type PaidRoute, type Pai
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody } from './routes/search.js';
 export { extractBodySchema, extractRoute } from './routes/extract.js';
+export { MAX_LOG_ENTRIES, receiptPublicRoutes, receiptRoutes, type ReceiptRoutesOptions } from './routes/receipts.js';

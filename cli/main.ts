@@ -116,6 +116,36 @@ export function buildProgram(): Command {
       await keysListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
+  receipts
+    .command('rotate-key')
+    .description('make a new current signing key; the old one is retired and keeps verifying the receipts it signed')
+    .action(async () => {
+      const { rotateKeyCommand } = await import('./receipts.js');
+      await rotateKeyCommand(configFrom(program.opts<GlobalOptions>()));
+    });
+  receipts
+    .command('verify')
+    .description('verify a saved response (or receipt) offline: signature, kid, key validity at issued_at, response digest')
+    .argument('<saved-response.json>')
+    .option('--jwks <file-or-url>', 'the published key set to trust (default: <issuer>/.well-known/jwks.json)')
+    .option('--request <file>', 'the exact request body that was sent, to check request_digest')
+    .action(async (file: string, opts: { jwks?: string; request?: string }) => {
+      const { verifyCommand } = await import('./receipts.js');
+      await verifyCommand(configFrom(program.opts<GlobalOptions>()), file, opts);
+    });
+  receipts
+    .command('audit')
+    .description('offline audit from saved files: checkpoint signatures, consistency between checkpoints, inclusion of receipts')
+    .argument('[files...]', 'checkpoints, JWKS, saved responses or receipts, inclusion and consistency proofs')
+    .option('--jwks <file-or-url>', 'the published key set to trust')
+    .option('--origin <origin>', 'the log origin to expect (default: the first checkpoint\'s)')
+    .option('--local', "also re-hash this server's own log from its database")
+    .action(async (files: string[], opts: { jwks?: string; origin?: string; local?: boolean }) => {
+      const { auditCommand } = await import('./receipts.js');
+      await auditCommand(configFrom(program.opts<GlobalOptions>()), files, opts);
+    });
+
   program
     .command('search')
     .description('search the local index from the terminal')

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildApp } from '../api/index.js';
+import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
@@ -30,6 +30,8 @@ async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, sign
 
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const ctx = await Runtime.open(cfg);
+  // Opened before listening: a broken key file or a rewritten log stops the start, with the reason.
+  const receipts = await ctx.receipts();
   const reranker = await ctx.reranker();
   const opened = await ctx.dense();
   const dense = opened.dense;
@@ -42,6 +44,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     pricing: ctx.pricing,
     search: pipeline,
     extract: ctx.extract(),
+    publicRoutes: [receiptPublicRoutes(receipts)],
     logger: { level: cfg.log_level },
     health: async () => {
       const counts = await ctx.pages.counts();
@@ -73,6 +76,10 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   const address = await app.listen({ port: cfg.server.port, host: cfg.server.host });
+  app.log.info(
+    `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
+      `log ${receipts.settings.origin} with ${await receipts.log.treeSize()} receipts`,
+  );
   const counts = await ctx.pages.counts();
   app.log.info(
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +

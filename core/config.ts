@@ -179,6 +179,21 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    receipts: z
+      .object({
+        /** `issuer` of every signed receipt: the service's public base URL. Default http://<server.host>:<server.port>. */
+        issuer: z.string().min(1).optional(),
+        /** A keyring file to sign with instead of <data_dir>/receipt-keys.json (which is created at first start); it must exist. */
+        key_file: z.string().min(1).optional(),
+        /** Origin line (and note key name) of the log's checkpoints; default: the issuer without its scheme, + "/receipt-log". */
+        log_origin: z
+          .string()
+          .regex(/^[^\s+]+$/, 'must be non-empty without spaces or "+"')
+          .optional(),
+        /** A new checkpoint is signed at most this often while the log grows; 0 signs one whenever it has grown. */
+        checkpoint_interval_s: z.number().int().min(0).default(0),
+      })
+      .prefault({}),
     /** What each call costs, in credits and, for pay-per-call modes, in money. One place: payments/pricing.ts reads it. */
     pricing: z
       .object({
@@ -293,6 +308,8 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
+  { env: 'NOTARY_RECEIPTS_ISSUER', path: ['receipts', 'issuer'], kind: 'string' },
+  { env: 'NOTARY_RECEIPTS_KEY_FILE', path: ['receipts', 'key_file'], kind: 'string' },
 ];
 
 function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {
@@ -390,6 +407,7 @@ export function loadConfig(options: LoadConfigOptions = {}): NotaryConfig {
   cfg.data_dir = path.resolve(cfg.data_dir);
   if (cfg.reranker.model_dir) cfg.reranker.model_dir = path.resolve(cfg.reranker.model_dir);
   cfg.reranker.cache_dir = path.resolve(cfg.reranker.cache_dir ?? path.join(cfg.data_dir, 'models'));
+  if (cfg.receipts.key_file) cfg.receipts.key_file = path.resolve(cfg.receipts.key_file);
   return cfg;
 }
 

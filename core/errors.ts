@@ -51,6 +51,14 @@ export const errorCodes = {
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
   upstream_not_found: { status: 422, title: 'The site answered that the page does not exist (404 or 410)', retryable: false },
+  // Signed receipts and the receipt log (issue 14).
+  invalid_notary_sign: { status: 400, title: 'X-Notary-Sign must be "required"', retryable: false },
+  receipt_not_found: { status: 404, title: 'No such receipt in the log at that tree size', retryable: false },
+  tree_size_out_of_range: { status: 400, title: 'The tree size is outside the receipt log', retryable: false },
+  receipt_key_invalid: { status: 503, title: 'The receipt signing key is missing or corrupted', retryable: false },
+  receipt_key_insecure: { status: 503, title: 'The receipt key file is readable by other users', retryable: false },
+  receipt_log_corrupt: { status: 503, title: 'The receipt log does not match its published checkpoints', retryable: false },
+  receipt_verification_failed: { status: 422, title: 'The receipt did not verify', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;

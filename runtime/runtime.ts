@@ -9,6 +9,7 @@ import { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
+import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
 import { MemoryRateLimitStore, type RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
@@ -83,6 +84,8 @@ export class Runtime {
   readonly search: Lazy<Promise<SearchPipeline>>;
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
+  /** Signed receipts: the keyring (created in the data folder at first use) and the receipt log, self-checked. */
+  readonly receipts: Lazy<Promise<Receipts>>;
 
   private constructor(
     readonly config: NotaryConfig,
@@ -111,13 +114,15 @@ export class Runtime {
     });
     // Excerpts chosen against a query load the reranker on first use only.
     this.extract = lazy(() => createExtractDeps(config, { scorePassages: async (query, passages) => (await this.reranker()).score(query, passages) }));
+    this.receipts = lazy(() => openReceipts(storage.db, receiptSettings(config)));
+    const extensions: ResponseExtension[] = [signedReceiptExtension(() => this.receipts()), ...(options.extensions ?? [])];
     this.paidCallGate = lazy(() =>
       buildPaidCallGate({
         config,
         modes: [...buildPaymentModes({ config, accounts: this.accounts }), ...(options.extraModes?.({ config, accounts: this.accounts }) ?? [])],
         rateLimits: this.rateLimits,
         idempotency: this.idempotency,
-        ...(options.extensions ? { extensions: options.extensions } : {}),
+        extensions,
         log,
       }),
     );

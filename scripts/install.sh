@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 profile="${1:-runtime}"
 
 # A compiler and python3 for any native module without a prebuilt binary (node-gyp), and the reference venv.
-debs=(build-essential python3)
+debs=(build-essential python3 python3-venv)
 if [ "$profile" = test ]; then
   debs+=(chromium postgresql postgresql-doc-15)
 fi

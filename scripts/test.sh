@@ -9,6 +9,9 @@ bash scripts/install.sh test
 # The Python reference pipeline (tokenizers + onnxruntime) the reranker parity test compares against.
 NOTARY_REFERENCE_PYTHON="$(bash scripts/reference-venv.sh)"
 export NOTARY_REFERENCE_PYTHON
+# The independent receipt verifier (cryptography + rfc8785) the receipt suites run against a live server.
+NOTARY_RECEIPTS_PYTHON="$(bash scripts/receipts-venv.sh)"
+export NOTARY_RECEIPTS_PYTHON
 npm run typecheck
 npm run lint
 report="$(mktemp -t notary-vitest-XXXXXX.json)"

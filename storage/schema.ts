@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /** Timestamps are ISO 8601 UTC strings in both SQLite and PostgreSQL, so they compare and sort as text. */
 export type Timestamp = string;
@@ -132,6 +132,42 @@ export interface PassageVectorGenerationTable {
   generation: number;
 }
 
+/** PostgreSQL returns bigint columns as strings; SQLite as numbers. Read them through Number(). */
+export type BigIntColumn = ColumnType<number | string, number, number>;
+
+/** One row (id 1): the receipt log's tree size. */
+export interface ReceiptLogStateTable {
+  id: number;
+  tree_size: BigIntColumn;
+}
+
+/** One row per receipt appended to the log (append-only). */
+export interface ReceiptLogEntriesTable {
+  leaf_index: BigIntColumn;
+  /** RFC 6962 leaf hash: SHA-256(0x00 || receipt). */
+  leaf_hash: Uint8Array;
+  request_id: string;
+  kid: string;
+  issued_at: string;
+  /** The leaf: the JCS of the signed receipt. */
+  receipt: string;
+}
+
+/** Complete subtree hashes of the receipt log. */
+export interface ReceiptLogNodesTable {
+  level: number;
+  node_index: BigIntColumn;
+  hash: Uint8Array;
+}
+
+/** Signed checkpoints (C2SP tlog-checkpoint notes) the log has published. */
+export interface ReceiptLogCheckpointsTable {
+  tree_size: BigIntColumn;
+  root_hash: Uint8Array;
+  note: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   pages: PagesTable;
   passages: PassagesTable;
@@ -142,6 +178,10 @@ export interface Database {
   credit_ledger: CreditLedgerTable;
   passage_vectors: PassageVectorsTable;
   passage_vector_generation: PassageVectorGenerationTable;
+  receipt_log_state: ReceiptLogStateTable;
+  receipt_log_entries: ReceiptLogEntriesTable;
+  receipt_log_nodes: ReceiptLogNodesTable;
+  receipt_log_checkpoints: ReceiptLogCheckpointsTable;
   idempotency_keys: IdempotencyKeysTable;
 }
 

@@ -1,0 +1,164 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
+import { NotaryError } from '../../core/errors.js';
+import { fromBase64, fromBase64Url, fromHex, toBase64, type Receipts } from '../../payments/receipts/index.js';
+
+export interface ReceiptRoutesOptions {
+  receipts: Receipts;
+}
+
+/** Longest range of entries one call returns. */
+export const MAX_LOG_ENTRIES = 1000;
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const sizePattern = '^(0|[1-9][0-9]{0,15})$';
+
+function parseSize(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new NotaryError('invalid_request', `${name} must be an integer`);
+  return n;
+}
+
+/** A leaf hash in a query string: 64 hex digits, base64url, or base64 (a "+" decoded to a space by the query parser is taken back). */
+function parseLeafHash(value: string): Uint8Array {
+  const hash = /^[0-9a-fA-F]{64}$/.test(value) ? fromHex(value) : (fromBase64(value.replaceAll(' ', '+')) ?? fromBase64Url(value));
+  if (!hash || hash.length !== 32) throw new NotaryError('invalid_request', 'leaf_hash must be a SHA-256 hash in base64, base64url or hex');
+  return hash;
+}
+
+function cacheFor(reply: FastifyReply, seconds: number): void {
+  reply.header('Cache-Control', `public, max-age=${seconds}`);
+}
+
+/**
+ * The public side of signed receipts, all unauthenticated and cacheable: the JWKS, the log's latest C2SP
+ * checkpoint, inclusion and consistency proofs, and the log's entries for monitors.
+ */
+export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutesOptions): Promise<void> {
+  const { receipts } = options;
+  const { log, keyring, settings } = receipts;
+  const checkpointMaxAge = Math.max(1, Math.ceil(settings.checkpointIntervalMs / 1000));
+
+  app.get('/.well-known/jwks.json', async (_request, reply) => {
+    const jwks = keyring.jwks();
+    cacheFor(reply, 300);
+    return reply.type('application/jwk-set+json').send(JSON.stringify(jwks));
+  });
+
+  app.get('/v1/receipts/log', async (_request, reply) => {
+    const size = await log.treeSize();
+    cacheFor(reply, 60);
+    return {
+      origin: log.origin,
+      issuer: settings.issuer,
+      tree_size: size,
+      verifier_keys: receipts.verifierKeys(),
+      jwks: '/.well-known/jwks.json',
+      checkpoint: '/v1/receipts/log/checkpoint',
+      hashing: 'RFC 6962: leaf = JCS(receipt), leaf hash = SHA-256(0x00 || leaf), node = SHA-256(0x01 || left || right)',
+    };
+  });
+
+  app.get('/v1/receipts/log/checkpoint', async (_request, reply) => {
+    const checkpoint = await log.checkpoint();
+    cacheFor(reply, checkpointMaxAge);
+    return reply.type('text/plain; charset=utf-8').send(checkpoint.note);
+  });
+
+  app.get<{ Querystring: { leaf_hash?: string; request_id?: string; leaf_index?: string; tree_size?: string } }>(
+    '/v1/receipts/log/inclusion',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            leaf_hash: { type: 'string', maxLength: 100 },
+            request_id: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,64}$' },
+            leaf_index: { type: 'string', pattern: sizePattern },
+            tree_size: { type: 'string', pattern: sizePattern },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { leaf_hash, request_id, leaf_index } = request.query;
+      if ([leaf_hash, request_id, leaf_index].filter((v) => v !== undefined).length !== 1) {
+        throw new NotaryError('invalid_request', 'Name the receipt by exactly one of leaf_hash, request_id or leaf_index');
+      }
+      let treeSize = parseSize(request.query.tree_size, 'tree_size');
+      let note: string | undefined;
+      if (treeSize === undefined) {
+        const checkpoint = await log.checkpoint();
+        treeSize = checkpoint.size;
+        note = checkpoint.note;
+      }
+      let proof;
+      if (leaf_hash !== undefined) {
+        proof = await log.inclusionProof(parseLeafHash(leaf_hash), treeSize);
+      } else if (leaf_index !== undefined) {
+        proof = await log.inclusionProofAt(parseSize(leaf_index, 'leaf_index') ?? 0, treeSize);
+      } else {
+        const entries = await log.entriesByRequestId(request_id ?? '');
+        const first = entries[0];
+        if (!first) throw new NotaryError('receipt_not_found', `No receipt for request ${request_id} is in the log`);
+        proof = await log.inclusionProofAt(first.leafIndex, treeSize);
+      }
+      reply.header('Cache-Control', note === undefined ? IMMUTABLE : 'no-cache');
+      return {
+        leaf_index: proof.leafIndex,
+        tree_size: proof.treeSize,
+        leaf_hash: toBase64(proof.leafHash),
+        hashes: proof.hashes.map(toBase64),
+        ...(note === undefined ? {} : { checkpoint: note }),
+      };
+    },
+  );
+
+  app.get<{ Querystring: { first: string; second: string } }>(
+    '/v1/receipts/log/consistency',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['first', 'second'],
+          properties: { first: { type: 'string', pattern: sizePattern }, second: { type: 'string', pattern: sizePattern } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const proof = await log.consistencyProof(parseSize(request.query.first, 'first') ?? 0, parseSize(request.query.second, 'second') ?? 0);
+      reply.header('Cache-Control', IMMUTABLE);
+      return { first: proof.first, second: proof.second, hashes: proof.hashes.map(toBase64) };
+    },
+  );
+
+  app.get<{ Querystring: { start: string; end: string } }>(
+    '/v1/receipts/log/entries',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['start', 'end'],
+          properties: { start: { type: 'string', pattern: sizePattern }, end: { type: 'string', pattern: sizePattern } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const start = parseSize(request.query.start, 'start') ?? 0;
+      const end = parseSize(request.query.end, 'end') ?? 0;
+      if (end <= start || end - start > MAX_LOG_ENTRIES) {
+        throw new NotaryError('invalid_request', `end must be above start and at most ${MAX_LOG_ENTRIES} past it`);
+      }
+      const entries = await log.entries(start, end);
+      reply.header('Cache-Control', entries.length === end - start ? IMMUTABLE : 'no-cache');
+      return { entries: entries.map((e) => ({ leaf_index: e.leafIndex, receipt: e.receipt })) };
+    },
+  );
+}
+
+/** The receipt routes as a plugin for `AppDeps.publicRoutes`. */
+export function receiptPublicRoutes(receipts: Receipts): FastifyPluginAsync {
+  return async (app) => receiptRoutes(app, { receipts });
+}

@@ -1,0 +1,35 @@
+import type { PaymentRequest } from '../mode.js';
+import type { ResponseExtension } from '../paid-call.js';
+import { NOTARY_SIGN_HEADER, parseNotarySignHeader } from './issuer.js';
+import type { Receipts } from './index.js';
+
+function asked(request: PaymentRequest): boolean {
+  const values = request.headers[NOTARY_SIGN_HEADER];
+  return parseNotarySignHeader(values === undefined ? undefined : values.length === 1 ? values[0] : [...values]);
+}
+
+/**
+ * Signed receipts on the paid-call path, in every payment mode: `X-Notary-Sign: required` is checked with the other
+ * headers (any other value is a 400 before any work), the response then lists `facts`, the receipt is signed over
+ * the final body before the charge (so a signing failure costs nothing), and appended to the log once the charge
+ * went through.
+ */
+export function signedReceiptExtension(receipts: () => Promise<Receipts>): ResponseExtension {
+  return {
+    check: (request) => {
+      asked(request);
+    },
+    wantsFacts: (request) => asked(request),
+    async prepare({ request, rawBody, price, body }) {
+      if (!asked(request)) return null;
+      const { issuer, log } = await receipts();
+      const receipt = issuer.sign({ claim: price.claim, credits: price.credits, requestId: request.requestId, requestBody: rawBody, responseBody: { ...body } });
+      return {
+        members: { notary_receipt: receipt },
+        commit: async () => {
+          await log.append(receipt);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import type { NotaryConfig } from '../../core/config.js';
+import { ReceiptLogStore } from '../../storage/receipt-log.js';
+import type { Database } from '../../storage/schema.js';
+import { formatVerifierKey } from './checkpoint.js';
+import { ReceiptIssuer } from './issuer.js';
+import { ReceiptKeyring } from './keyring.js';
+import { ReceiptLog } from './log.js';
+
+export * from './audit.js';
+export * from './checkpoint.js';
+export * from './digest.js';
+export * from './ed25519.js';
+export * from './encoding.js';
+export * from './extension.js';
+export * from './issuer.js';
+export * from './jcs.js';
+export * from './jwk.js';
+export * from './keyring.js';
+export * from './log.js';
+export * from './merkle.js';
+export * from './receipt.js';
+
+export const DEFAULT_KEY_FILE = 'receipt-keys.json';
+
+export interface ReceiptSettings {
+  issuer: string;
+  origin: string;
+  keyFile: string;
+  /** True for the data-folder default (created at first start); a configured file must exist. */
+  createKeyFile: boolean;
+  checkpointIntervalMs: number;
+}
+
+/** Issuer, checkpoint origin and key file from the validated config, with their defaults applied. */
+export function receiptSettings(cfg: NotaryConfig): ReceiptSettings {
+  const issuer = (cfg.receipts.issuer ?? `http://${cfg.server.host.includes(':') ? `[${cfg.server.host}]` : cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
+  const origin = cfg.receipts.log_origin ?? `${issuer.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}/receipt-log`;
+  return {
+    issuer,
+    origin,
+    keyFile: cfg.receipts.key_file ?? path.join(cfg.data_dir, DEFAULT_KEY_FILE),
+    createKeyFile: cfg.receipts.key_file === undefined,
+    checkpointIntervalMs: cfg.receipts.checkpoint_interval_s * 1000,
+  };
+}
+
+export interface Receipts {
+  settings: ReceiptSettings;
+  keyring: ReceiptKeyring;
+  log: ReceiptLog;
+  issuer: ReceiptIssuer;
+  /** C2SP verifier keys (`<origin>+<id>+<key>`) of every published key, for checkpoint verification. */
+  verifierKeys(): string[];
+}
+
+/**
+ * Opens the keyring (creating the data-folder default at first start) and the receipt log, and checks that the
+ * stored log still matches its last checkpoint. Throws receipt_key_* or receipt_log_corrupt with a clear message.
+ */
+export async function openReceipts(db: Kysely<Database>, settings: ReceiptSettings, options: { now?: () => Date } = {}): Promise<Receipts> {
+  const keyring = ReceiptKeyring.open(settings.keyFile, { createIfMissing: settings.createKeyFile, ...(options.now ? { now: options.now } : {}) });
+  const log = new ReceiptLog({
+    store: new ReceiptLogStore(db),
+    origin: settings.origin,
+    keyring,
+    checkpointIntervalMs: settings.checkpointIntervalMs,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  await log.selfCheck();
+  const issuer = new ReceiptIssuer({ issuer: settings.issuer, keyring, log, ...(options.now ? { now: options.now } : {}) });
+  return {
+    settings,
+    keyring,
+    log,
+    issuer,
+    verifierKeys: () => keyring.all().map((k) => formatVerifierKey(settings.origin, k.publicKey)),
+  };
+}

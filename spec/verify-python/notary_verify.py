@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""Independent verifier of notary's signed receipts and receipt log, written from the wire format alone.
+
+It shares no code with the server: Ed25519 comes from `cryptography`, RFC 8785 canonical JSON from `rfc8785`, the
+RFC 6962 / RFC 9162 proof checks and the C2SP signed-note parsing are written here from the specifications.
+
+    python notary_verify.py verify --server URL --response saved.json [--request body.bin] [--jwks jwks.json]
+                                   [--previous-checkpoint old.txt] [--save-checkpoint new.txt]
+    python notary_verify.py vectors spec/vectors
+
+Exit status 0 when every check passed, 1 with the failed checks on stdout otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import re
+import sys
+import urllib.parse
+import urllib.request
+from datetime import datetime, timezone
+
+import rfc8785
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+SIGNING_PREFIX = b"notary-receipt-v1\n"
+MAX_SAFE = 2**53 - 1
+
+
+class Failed(Exception):
+    pass
+
+
+def loads(text: str):
+    """JSON as JavaScript reads it: every number is an IEEE double (integers beyond 2^53 become floats)."""
+    return json.loads(text, parse_int=lambda s: int(s) if abs(int(s)) <= MAX_SAFE else float(s))
+
+
+def jcs(value) -> bytes:
+    return rfc8785.dumps(value)
+
+
+def b64url_decode(text: str) -> bytes:
+    if not re.fullmatch(r"[A-Za-z0-9_-]*", text):
+        raise Failed(f"not base64url: {text!r}")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def digest_value(data: bytes) -> str:
+    return "sha-256=:" + base64.b64encode(sha256(data)).decode() + ":"
+
+
+def thumbprint(x: str) -> str:
+    return b64url(sha256(('{"crv":"Ed25519","kty":"OKP","x":"%s"}' % x).encode()))
+
+
+def issued_at_seconds(value: str) -> int:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", value):
+        raise Failed(f"issued_at {value!r} is not YYYY-MM-DDTHH:MM:SSZ")
+    return int(datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp())
+
+
+def ed25519_verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+        return True
+    except (InvalidSignature, ValueError):
+        return False
+
+
+def jwks_keys(document) -> dict:
+    keys = {}
+    for key in document.get("keys", []):
+        if key.get("kty") != "OKP" or key.get("crv") != "Ed25519":
+            continue
+        if key.get("kid") != thumbprint(key["x"]):
+            raise Failed(f"JWKS key {key.get('kid')!r} is not the RFC 7638 thumbprint of its x")
+        keys[key["kid"]] = key
+    return keys
+
+
+def verify_receipt(receipt, keys: dict, body=None, request_bytes: bytes | None = None) -> list[tuple[str, bool, str]]:
+    """Every check of a receipt; returns (name, ok, detail) for each."""
+    checks: list[tuple[str, bool, str]] = []
+    fields = ["issuer", "issued_at", "claim", "kid", "request_id", "request_digest", "response_digest", "signature"]
+    if not isinstance(receipt, dict) or any(not isinstance(receipt.get(f), str) for f in fields) or type(receipt.get("credits")) is not int:
+        return [("shape", False, "notary_receipt is missing fields or has fields of the wrong type")]
+    key = keys.get(receipt["kid"])
+    checks.append(("kid", key is not None, f"kid {receipt['kid']} {'is' if key else 'is not'} in the JWKS"))
+    try:
+        issued_at_seconds(receipt["issued_at"])
+    except Failed as err:
+        return checks + [("shape", False, str(err))]
+    if key is not None:
+        issued = issued_at_seconds(receipt["issued_at"])
+        valid = key["nbf"] <= issued and ("exp" not in key or issued <= key["exp"])
+        checks.append(("key_validity", valid, f"issued_at {receipt['issued_at']} within nbf {key['nbf']} .. exp {key.get('exp', 'none')}"))
+        signature = receipt["signature"]
+        ok = False
+        if signature.startswith("ed25519:"):
+            try:
+                sig = b64url_decode(signature[len("ed25519:"):])
+                unsigned = {k: v for k, v in receipt.items() if k != "signature"}
+                ok = len(sig) == 64 and ed25519_verify(b64url_decode(key["x"]), sig, SIGNING_PREFIX + jcs(unsigned))
+            except Failed:
+                ok = False
+        checks.append(("signature", ok, "Ed25519 over notary-receipt-v1 + JCS(receipt)"))
+    if body is not None:
+        actual = digest_value(jcs({k: v for k, v in body.items() if k != "notary_receipt"}))
+        checks.append(("response_digest", actual == receipt["response_digest"], f"saved body hashes to {actual}"))
+    if request_bytes is not None:
+        actual = digest_value(request_bytes)
+        checks.append(("request_digest", actual == receipt["request_digest"], f"saved request hashes to {actual}"))
+    return checks
+
+
+# --- RFC 6962 / RFC 9162 -----------------------------------------------------------------------------------------
+
+def leaf_hash(leaf: bytes) -> bytes:
+    return sha256(b"\x00" + leaf)
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return sha256(b"\x01" + left + right)
+
+
+def verify_inclusion(index: int, size: int, leaf: bytes, proof: list[bytes], root: bytes) -> bool:
+    """RFC 9162 section 2.1.3.2."""
+    if index >= size or any(len(h) != 32 for h in [leaf, root, *proof]):
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and r == root
+
+
+def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, proof: list[bytes]) -> bool:
+    """RFC 9162 section 2.1.4.2."""
+    if first < 1 or first > second or any(len(h) != 32 for h in [first_root, second_root, *proof]):
+        return False
+    if first == second:
+        return not proof and first_root == second_root
+    if not proof:
+        return False
+    path = ([first_root] if first & (first - 1) == 0 else []) + proof
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return fr == first_root and sr == second_root and sn == 0
+
+
+# --- C2SP signed notes and checkpoints ------------------------------------------------------------------------------
+
+def note_key_id(name: str, public_key: bytes) -> bytes:
+    return sha256(name.encode() + b"\n" + b"\x01" + public_key)[:4]
+
+
+def open_checkpoint(note: str, public_keys: list[bytes]):
+    """Returns (origin, size, root) when a signature of the origin's name by one of the keys verifies."""
+    if not note.endswith("\n") or "\n\n" not in note:
+        raise Failed("checkpoint is not a signed note")
+    split = note.rindex("\n\n")
+    text, signature_lines = note[: split + 1], note[split + 2 : -1].split("\n")
+    lines = text.split("\n")
+    origin, size, root_b64 = lines[0], lines[1], lines[2]
+    if not re.fullmatch(r"0|[1-9][0-9]*", size):
+        raise Failed("checkpoint tree size is malformed")
+    root = base64.b64decode(root_b64, validate=True)
+    verified = False
+    for line in signature_lines:
+        m = re.fullmatch(r"\u2014 (\S+) ([A-Za-z0-9+/=]+)", line)
+        if not m:
+            raise Failed(f"malformed signature line {line!r}")
+        raw = base64.b64decode(m.group(2), validate=True)
+        for key in public_keys:
+            if m.group(1) == origin and raw[:4] == note_key_id(origin, key):
+                if not ed25519_verify(key, raw[4:], text.encode()):
+                    raise Failed("the checkpoint signature of a published key does not verify")
+                verified = True
+    if not verified:
+        raise Failed("the checkpoint carries no signature by a published key")
+    return origin, int(size), root
+
+
+# --- commands -------------------------------------------------------------------------------------------------------
+
+def fetch(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=15) as res:
+            return res.read()
+    except OSError as err:  # URLError and HTTPError included
+        raise Failed(f"GET {url}: {err}") from err
+
+
+def report(checks: list[tuple[str, bool, str]]) -> bool:
+    for name, ok, detail in checks:
+        print(f"{'ok  ' if ok else 'FAIL'}  {name:16} {detail}")
+    return all(ok for _, ok, _ in checks)
+
+
+def command_verify(args) -> int:
+    server = args.server.rstrip("/")
+    saved = loads(open(args.response, encoding="utf-8").read())
+    receipt = saved.get("notary_receipt") if isinstance(saved, dict) else None
+    jwks = loads(open(args.jwks).read()) if args.jwks else loads(fetch(server + "/.well-known/jwks.json").decode())
+    keys = jwks_keys(jwks)
+    request_bytes = open(args.request, "rb").read() if args.request else None
+    checks = verify_receipt(receipt, keys, saved, request_bytes)
+    if not all(ok for _, ok, _ in checks):
+        report(checks)
+        return 1
+    note = fetch(server + "/v1/receipts/log/checkpoint").decode()
+    public_keys = [b64url_decode(k["x"]) for k in keys.values()]
+    try:
+        origin, size, root = open_checkpoint(note, public_keys)
+        checks.append(("checkpoint", True, f"{origin} size {size} signed by a published key"))
+        leaf = leaf_hash(jcs(receipt))
+        query = urllib.parse.urlencode({"leaf_hash": base64.b64encode(leaf).decode(), "tree_size": size})
+        proof = json.loads(fetch(f"{server}/v1/receipts/log/inclusion?{query}"))
+        path = [base64.b64decode(h) for h in proof["hashes"]]
+        included = proof["tree_size"] == size and verify_inclusion(proof["leaf_index"], size, leaf, path, root)
+        checks.append(("inclusion", included, f"leaf {proof['leaf_index']} under the root of size {size}"))
+        if args.previous_checkpoint:
+            _, old_size, old_root = open_checkpoint(open(args.previous_checkpoint, encoding="utf-8").read(), public_keys)
+            if old_size == 0:
+                consistent = True  # every tree extends the empty one
+            elif old_size == size:
+                consistent = old_root == root
+            else:
+                c = json.loads(fetch(f"{server}/v1/receipts/log/consistency?first={old_size}&second={size}"))
+                consistent = verify_consistency(old_size, size, old_root, root, [base64.b64decode(h) for h in c["hashes"]])
+            checks.append(("consistency", consistent, f"size {size} extends the earlier checkpoint of size {old_size}"))
+        if args.save_checkpoint:
+            open(args.save_checkpoint, "w", encoding="utf-8").write(note)
+    except Failed as err:
+        checks.append(("log", False, str(err)))
+    return 0 if report(checks) else 1
+
+
+def command_vectors(args) -> int:
+    """Checks spec/vectors with this implementation only."""
+    d = args.dir.rstrip("/")
+    failures = []
+
+    def check(name, ok):
+        if not ok:
+            failures.append(name)
+
+    v = loads(open(f"{d}/jcs.json", encoding="utf-8").read())
+    for case in v["cases"]:
+        out = jcs(loads(case["input"]))
+        check(f"jcs {case['name']}", out.decode() == case["expected"] and out.hex() == case["expected_hex"])
+    import struct
+    for n in v["numbers"]:
+        check(f"jcs number {n['ieee_hex']}", jcs(struct.unpack(">d", bytes.fromhex(n["ieee_hex"]))[0]).decode() == n["expected"])
+
+    v = loads(open(f"{d}/receipts.json", encoding="utf-8").read())
+    ka = v["known_answers"]["rfc8032_test1"]
+    private = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(ka["seed_hex"]))
+    check("rfc8032", private.sign(b"").hex() == ka["signature_hex"])
+    check("rfc8037", thumbprint(b64url(bytes.fromhex(ka["public_key_hex"]))) == v["known_answers"]["rfc8037_thumbprint"]["kid"])
+    for case in v["cases"]:
+        receipt = case["receipt"]
+        keys = jwks_keys({"keys": [case["jwk"]]})
+        unsigned = {k: val for k, val in receipt.items() if k != "signature"}
+        check(f"receipt {case['name']} signed bytes", (SIGNING_PREFIX + jcs(unsigned)).hex() == case["signed_bytes_hex"])
+        seed = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(case["seed_hex"]))
+        check(f"receipt {case['name']} signature", "ed25519:" + b64url(seed.sign(bytes.fromhex(case["signed_bytes_hex"]))) == case["signature"])
+        checks = verify_receipt(receipt, keys, case["response_body"], bytes.fromhex(case["request_body_hex"]))
+        check(f"receipt {case['name']} verifies", all(ok for _, ok, _ in checks))
+        check(f"receipt {case['name']} leaf", leaf_hash(jcs(receipt)).hex() == case["leaf_hash_hex"])
+        for field in receipt:
+            changed = dict(receipt)
+            changed[field] = receipt[field] + 1 if isinstance(receipt[field], int) else receipt[field][:-2] + ("A" if receipt[field][-2] != "A" else "B") + receipt[field][-1]
+            check(f"receipt {case['name']} refuses a changed {field}", not all(ok for _, ok, _ in verify_receipt(changed, keys, case["response_body"])))
+
+    v = loads(open(f"{d}/digests.json", encoding="utf-8").read())
+    for r in v["request"]:
+        check("request digest", digest_value(bytes.fromhex(r["body_hex"])) == r["digest"])
+    for r in v["response"]:
+        check("response digest", digest_value(jcs({k: x for k, x in r["body"].items() if k != "notary_receipt"})) == r["digest"])
+
+    v = loads(open(f"{d}/merkle.json", encoding="utf-8").read())
+    for tree_name in ("ct_test_tree", "wide_tree"):
+        tree = v[tree_name]
+        leaves = [leaf_hash(bytes.fromhex(x)) for x in tree["leaves_hex"]]
+        check(f"{tree_name} leaf hashes", [x.hex() for x in leaves] == tree["leaf_hashes_hex"])
+        roots = {r["tree_size"]: bytes.fromhex(r["root_hex"]) for r in tree["roots"]}
+        for p in tree["inclusion"]:
+            check(f"{tree_name} inclusion {p['leaf_index']}@{p['tree_size']}",
+                  verify_inclusion(p["leaf_index"], p["tree_size"], leaves[p["leaf_index"]], [bytes.fromhex(h) for h in p["proof_hex"]], roots[p["tree_size"]]))
+        for p in tree["consistency"]:
+            check(f"{tree_name} consistency {p['first']}->{p['second']}",
+                  verify_consistency(p["first"], p["second"], roots[p["first"]], roots[p["second"]], [bytes.fromhex(h) for h in p["proof_hex"]]))
+    for c in v["transparency_dev"]["cases"]:
+        b = lambda s: base64.b64decode(s)  # noqa: E731
+        ok = (verify_inclusion(c["leaf_index"], c["tree_size"], b(c["leaf_hash_b64"]), [b(h) for h in c["proof_b64"]], b(c["root_b64"]))
+              if c["kind"] == "inclusion"
+              else verify_consistency(c["first"], c["second"], b(c["first_root_b64"]), b(c["second_root_b64"]), [b(h) for h in c["proof_b64"]]))
+        check(f"transparency-dev {c['name']}", ok == (not c["want_error"]))
+
+    v = loads(open(f"{d}/checkpoints.json", encoding="utf-8").read())
+    vkey = v["c2sp_example"]["vkey"].split("+", 2)
+    example_key = base64.b64decode(vkey[2])[1:]
+    note = v["c2sp_example"]["note"]
+    split = note.rindex("\n\n")
+    raw = base64.b64decode(note[split + 2 : -1].split(" ")[2])
+    check("c2sp example", raw[:4].hex() == vkey[1] == note_key_id(vkey[0], example_key).hex() and ed25519_verify(example_key, raw[4:], note[: split + 1].encode()))
+    cp = v["checkpoint"]
+    origin, size, root = open_checkpoint(cp["note"], [bytes.fromhex(cp["public_key_hex"])])
+    check("checkpoint", (origin, size, base64.b64encode(root).decode()) == (cp["origin"], cp["tree_size"], cp["root_base64"]))
+
+    import zlib
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+    def base62(n: int, width: int) -> str:
+        out = ""
+        while True:
+            out = alphabet[n % 62] + out
+            n //= 62
+            if n == 0:
+                return out.rjust(width, "0")
+
+    v = loads(open(f"{d}/api-keys.json", encoding="utf-8").read())
+    for k in v["valid"]:
+        check(f"api key {k['key']}", zlib.crc32(k["secret"].encode()) == k["crc32"] and base62(k["crc32"], 6) == k["checksum"]
+              and k["key"] == "sk_live_" + k["secret"] + k["checksum"] and hashlib.sha256(k["key"].encode()).hexdigest() == k["sha256_hex"])
+    for k in v["invalid"]:
+        key = k["key"]
+        well_formed = bool(re.fullmatch(r"sk_live_[0-9A-Za-z]{38}", key)) and base62(zlib.crc32(key[8:40].encode()), 6) == key[40:]
+        check(f"api key refused: {k['why']}", not well_formed)
+
+    for name in failures:
+        print(f"FAIL  {name}")
+    print(f"{'ok' if not failures else 'FAILED'}: spec/vectors checked with cryptography + rfc8785 ({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("verify", help="verify a saved response's receipt and its inclusion in the server's log")
+    p.add_argument("--server", required=True)
+    p.add_argument("--response", required=True)
+    p.add_argument("--request")
+    p.add_argument("--jwks")
+    p.add_argument("--previous-checkpoint")
+    p.add_argument("--save-checkpoint")
+    p = sub.add_parser("vectors", help="check the test vectors")
+    p.add_argument("dir")
+    args = parser.parse_args()
+    try:
+        return command_verify(args) if args.command == "verify" else command_vectors(args)
+    except Failed as err:
+        print(f"FAIL  {err}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
