@@ -54,16 +54,24 @@ function isAdToken(words: readonly string[]): boolean {
   return at === 0 || words.slice(at + 1).every((w) => AD_PLACE_WORDS.has(w) || /^\d+$/.test(w));
 }
 
+/** Cheap test before splitting hints into words: every ad word holds "ad" (or is "dfp"). */
+const MAY_NAME_AD = /ad|dfp/i;
+
 export function hasAdHint(el: Element): boolean {
+  const cls = el.attrs['class'];
+  const id = el.attrs['id'];
+  if (!(cls !== undefined && MAY_NAME_AD.test(cls)) && !(id !== undefined && MAY_NAME_AD.test(id))) return false;
   return hintTokens(el).some(isAdToken);
 }
 
 /** Class tokens that hide an element (not "field-label-hidden", which hides a label, nor "hidden-xs", one screen size). */
 const HIDING_CLASSES = new Set(['hidden', 'hide', 'is-hidden', 'u-hidden', 'd-none', 'invisible', 'is-invisible', 'element-hidden', 'element-invisible', 'js-hidden', 'display-none']);
 
+const MAY_HIDE = /hid|invisible|none/i;
+
 export function hasHidingClass(el: Element): boolean {
   const cls = el.attrs['class'];
-  if (!cls) return false;
+  if (!cls || !MAY_HIDE.test(cls)) return false;
   return cls.split(/\s+/).some((token) => HIDING_CLASSES.has(token.toLowerCase()));
 }
 
