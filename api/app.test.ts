@@ -127,6 +127,16 @@ describe('POST /v1/search on SQLite', () => {
     expect(notFound.headers['x-request-id']).toMatch(/^req_/);
   });
 
+  it('passes an optional language to the search and answers in the same shape', async () => {
+    const { key } = await newTenant('language', 10);
+    const res = await post({ query: 'vacuum dead tuples', depth: 1, language: 'pt-BR' }, key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(Object.keys(res.json() as Record<string, unknown>).sort()).toEqual(['credits_used', 'depth', 'query', 'rate_limit', 'results']);
+    expect(search.calls.at(-1)).toMatchObject({ query: 'vacuum dead tuples', depth: 1, language: 'pt-BR' });
+    await post({ query: 'vacuum dead tuples', depth: 1 }, key);
+    expect(search.calls.at(-1)?.language).toBeUndefined();
+  });
+
   it('answers 400 invalid_request for bodies that fail the schema, with the validation message', async () => {
     const { key } = await newTenant('bad-bodies', 100, 'bulk');
     const cases: Array<[unknown, RegExp]> = [
@@ -140,6 +150,8 @@ describe('POST /v1/search on SQLite', () => {
       [{ query: 'x'.repeat(101), depth: 1 }, /must NOT have more than 100 characters/],
       [['query'], /body must be object/],
       [null, /body must be object/],
+      [{ query: 'x', depth: 1, language: 'english please' }, /language must match pattern/],
+      [{ query: 'x', depth: 1, language: 7 }, /language must be string/],
     ];
     for (const [body, message] of cases) {
       const problem = expectProblem(await post(body, key), 400, 'invalid_request');
@@ -168,7 +180,9 @@ describe('POST /v1/search on SQLite', () => {
     const missing = expectProblem(missingRes, 401, 'unauthenticated');
     expect(missing['detail']).toMatch(/Bearer/);
     expect(missing['price']).toEqual({ credits: 2, amount: '0.002', asset: 'USDC' });
-    expect(missingRes.headers['www-authenticate']).toBe('Bearer realm="notary"');
+    // One challenge per enabled mode: API keys and MPP envelopes (both authenticate accounts: 401).
+    expect(missingRes.headers['www-authenticate']).toEqual(['Bearer realm="notary"', 'MPP realm="notary", credits=2, max_parties=16, max_lifetime=300']);
+    expect(missing['detail']).toMatch(/Authorization: MPP envelope=/);
     expectProblem(await post({ query: 'x', depth: 1 }, undefined, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthenticated');
     expectProblem(await post({ query: 'x' }, undefined, { authorization: 'Bearer' }), 401, 'invalid_api_key');
     expectProblem(await post({ query: 'x' }, 'not-a-key'), 401, 'invalid_api_key');

@@ -8,6 +8,7 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { configSchema } from '../core/config.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { FrontierStore } from '../storage/frontier.js';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { runCrawl } from '../crawler/crawl.js';
@@ -35,6 +36,7 @@ try {
     config,
     pages: new PageStore(storage.db),
     runs: new CrawlRunStore(storage.db),
+    frontier: new FrontierStore(storage.db, storage.dialect),
     log: (level, msg) => {
       if (level !== 'debug') console.error(`[${level}] ${msg}`);
     },

@@ -1,10 +1,11 @@
 /**
- * Relevance harness (issue 4): Cranfield 1400 and the PostgreSQL docs known-item set, rows BM25 alone and depth 1..3
+ * Relevance harness (issues 4, 11): Cranfield 1400 and two documentation known-item sets (PostgreSQL, Python), rows BM25
+ * alone (passages), page-level BM25 (the reference for lookups) and depth 1..3
  * through the search pipeline, metrics and latency per row.
  *
- * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs] [--rows bm25,hybrid,depth1,depth2,depth3]
+ * Usage: npx tsx bench/eval-search.ts [--sets cranfield,pgdocs,pydocs] [--rows bm25,page_bm25,hybrid,depth1,depth2,depth3]
  *          [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
- *          [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--out FILE]
+ *          [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--pydocs-queries N] [--out FILE]
  * Without --reranker the configured model (NOTARY_RERANKER_MODEL / reranker.model_dir) is used, else the lexical
  * fallback. --dense embeds every passage with the reranker's own bi-encoder (--embedder: another bi-encoder) and
  * the depth rows then retrieve with BM25 + dense vectors fused by RRF; --embedding-cache keeps passage vectors between
@@ -51,6 +52,8 @@ async function main(): Promise<void> {
       'cranfield-queries': { type: 'string' },
       'cranfield-held-out': { type: 'boolean', default: false },
       'pgdocs-queries': { type: 'string' },
+      'pydocs-queries': { type: 'string' },
+      'page-weight': { type: 'string' },
       out: { type: 'string' },
     },
     strict: true,
@@ -107,6 +110,10 @@ async function main(): Promise<void> {
       cranfieldQueries: positiveInt(values['cranfield-queries'], 'cranfield-queries'),
       cranfieldHeldOut: values['cranfield-held-out'],
       pgdocsQueries: positiveInt(values['pgdocs-queries'], 'pgdocs-queries'),
+      pydocsQueries: positiveInt(values['pydocs-queries'], 'pydocs-queries'),
+      ...(values['page-weight'] !== undefined
+        ? { pipelineOptions: { pageEvidence: { weight: { lexical: Number(values['page-weight']), 'bi-encoder': Number(values['page-weight']), 'cross-encoder': Number(values['page-weight']) } } } }
+        : {}),
       command: ['npx tsx bench/eval-search.ts', ...process.argv.slice(2)].join(' '),
       warnings,
       log,

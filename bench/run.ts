@@ -3,8 +3,9 @@
  * from 127.0.0.1, side by side in one process. Prints a summary table and writes JSON under bench/results/.
  * Flags: see bench/perf/args.ts (--quick, --queries N, --out FILE, ...).
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +18,8 @@ import { serveDirectory } from '../test/support/serve-static.js';
 import { measureRerankerThroughput, type BenchPair } from './perf/reranker-throughput.js';
 import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../test/support/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
+import { embeddingVariants, measureEmbedding, type EmbeddingBench } from './perf/embedding.js';
+import { passageModelText } from '../indexer/index.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
 import { checkTargets, formatSearchTable, formatTable, formatTargets, type SearchSeries } from './perf/report.js';
 import { perSecond, round2, summarise } from './perf/stats.js';
@@ -81,6 +84,7 @@ async function crawlPhase(runtime: Runtime, docsDir: string, concurrency: number
       config: crawlerConfig,
       pages,
       runs: runtime.runs,
+      frontier: runtime.frontier,
       log: (level, msg) => {
         if (level === 'warn') note(`crawl warning: ${msg}`);
       },
@@ -248,6 +252,39 @@ async function searchPhase(input: {
   return series;
 }
 
+const BI_ENCODER_NAME = 'all-MiniLM-L6-v2';
+/** The embedding setting embeddings.precision int8 ships. */
+const SHIPPED_INT8 = 'int8 batch 1';
+
+/**
+ * The int8 copy of the shared bi-encoder: NOTARY_INT8_MODEL, else ~/.cache/notary/models/all-MiniLM-L6-v2-int8,
+ * made there by scripts/quantize-minilm.sh (onnxruntime's quantisation tooling in a venv outside the repository)
+ * when missing.
+ */
+function int8ModelDir(fp32Dir: string): string {
+  const dir = process.env['NOTARY_INT8_MODEL'] ?? path.join(homedir(), '.cache', 'notary', 'models', `${BI_ENCODER_NAME}-int8`);
+  if (existsSync(path.join(dir, 'onnx', 'model_int8.onnx'))) return dir;
+  note(`embedding: no int8 model in ${dir}; making it with scripts/quantize-minilm.sh`);
+  const made = spawnSync('bash', [path.join(repoRoot, 'scripts', 'quantize-minilm.sh'), '--src', fp32Dir, '--out', dir], { stdio: 'inherit' });
+  if (made.status !== 0) throw new Error(`scripts/quantize-minilm.sh failed (exit ${made.status})`);
+  return dir;
+}
+
+async function embeddingPhase(runtime: Runtime, sharedDir: string, args: BenchArgs): Promise<EmbeddingBench> {
+  const fp32Dir = path.join(sharedDir, 'models', BI_ENCODER_NAME);
+  const int8Dir = int8ModelDir(fp32Dir);
+  const rows = await runtime.storage.db.selectFrom('passages').select(['title', 'heading_path', 'text']).orderBy('id').execute();
+  // Evenly spaced over the corpus, in index order (as the indexer meets them: runs of passages of one page).
+  const step = Math.max(1, Math.floor(rows.length / args.embedPassages));
+  const texts = rows
+    .filter((_, i) => i % step === 0)
+    .slice(0, args.embedPassages)
+    .map((r) => passageModelText({ title: r.title, headingPath: r.heading_path, text: r.text }));
+  const variants = embeddingVariants();
+  note(`embedding: ${texts.length} passages x ${variants.length} settings, interleaved in rounds of ${args.embedRound} (fp32 ${fp32Dir}, int8 ${int8Dir})`);
+  return measureEmbedding({ fp32Dir, int8Dir, texts, variants, roundSize: args.embedRound, log: note });
+}
+
 async function main(args: BenchArgs): Promise<number> {
   const startedAt = new Date();
   const loadAverages: Record<string, [number, number, number]> = { start: loadAverage() };
@@ -276,6 +313,10 @@ async function main(args: BenchArgs): Promise<number> {
     loadAverages['after_index'] = loadAverage();
     note(`index: ${indexed.passages} passages from ${indexed.pages} pages in ${indexed.wall_s} s (${indexed.passages_per_s} passages/s)`);
 
+    const embedding = args.embedPassages > 0 ? await embeddingPhase(runtime, sharedDir, args) : null;
+    memory['after_embedding'] = memorySample();
+    loadAverages['after_embedding'] = loadAverage();
+
     const allQueries = knownItemQueries(docsDir);
     const picked = sample(allQueries, args.queries + args.warmUp);
     const queries = picked.slice(0, args.queries);
@@ -288,7 +329,7 @@ async function main(args: BenchArgs): Promise<number> {
     });
     memory['after_reranker_load'] = memorySample();
     const tokenizer = tokenizerPhase(modelDir, queries.map((q) => q.query));
-    const search = await searchPhase({
+    const search = args.skipSearch ? [] : await searchPhase({
       runtime,
       reranker,
       topNs: args.rerankTopN,
@@ -303,6 +344,10 @@ async function main(args: BenchArgs): Promise<number> {
 
     const targets = checkTargets({ crawlPagesPerS: crawl.pages_per_s, indexPassagesPerS: indexed.passages_per_s, search });
     targets.unshift({ name: 'crawl_pages_stored', target: `>= ${expectedPages}`, actual: crawl.pages_stored, met: crawlComplete });
+    const shipped = embedding?.variants.find((v) => v.name === SHIPPED_INT8);
+    if (shipped) {
+      targets.push({ name: 'embedding_speedup_int8', target: '>= 2x the fp32 baseline (issue 12; aim 4x)', actual: shipped.speedup, met: shipped.speedup >= 2 });
+    }
     const peakRssMb = memorySample().max_rss_mb;
     const result = {
       date: startedAt.toISOString(),
@@ -325,6 +370,7 @@ async function main(args: BenchArgs): Promise<number> {
         tokenizer,
         note: 'random-weight model: speed equals the real one, scores (and so reranked hit@10) mean nothing',
       },
+      embedding,
       search,
       memory: { ...memory, peak_rss_mb: peakRssMb },
       targets,
@@ -357,8 +403,25 @@ async function main(args: BenchArgs): Promise<number> {
         ),
         `index size ${sizeMb}`,
         '',
-        formatSearchTable(search),
-        '',
+        ...(embedding
+          ? [
+              `embedding: ${embedding.passages} passages per setting, ${embedding.rounds} interleaved rounds, load ${embedding.load_average.start.join(' ')} -> ${embedding.load_average.end.join(' ')}`,
+              formatTable(
+                ['setting', 'passages/s', 'x before', 'padding', 'cos min', 'cos mean', 'lever'],
+                embedding.variants.map((v) => [
+                  v.name,
+                  v.passages_per_s.toFixed(1),
+                  v.speedup.toFixed(2),
+                  String(v.padding_factor ?? '-'),
+                  v.cosine_vs_baseline.min.toFixed(4),
+                  v.cosine_vs_baseline.mean.toFixed(4),
+                  v.lever,
+                ]),
+              ),
+              '',
+            ]
+          : []),
+        ...(search.length > 0 ? [formatSearchTable(search), ''] : []),
         formatTable(
           ['memory', 'rss MB', 'peak rss MB'],
           Object.entries(memory).map(([phase, m]) => [phase, String(m.rss_mb), String(m.max_rss_mb)]),

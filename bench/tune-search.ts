@@ -15,13 +15,14 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import type { SearchIndex } from '../indexer/search-index.js';
+import { LexicalReranker } from '../reranker/lexical.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
-import { knownItemQueries, pgDocsDir, sample } from '../test/support/pgdocs.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './eval/cranfield.js';
 import { cachedEmbedder } from './eval/embedding-cache.js';
 import { machineInfo } from './eval/harness.js';
-import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './eval/pgdocs.js';
+import { DOC_SITES } from './eval/doc-sites.js';
+import { buildDocSiteIndex } from './eval/pgdocs.js';
 import { evalSearchConfig, evaluateRankers, pipelineRanker, type EvalQuery, type RowResult } from './eval/run.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,30 +34,26 @@ interface Variant {
   options: SearchPipelineOptions;
 }
 
-const reflection = (r: NonNullable<SearchPipelineOptions['reflection']>): SearchPipelineOptions['reflection'] => r;
+
 
 export const VARIANTS: Variant[] = [
-  // Slow: the model runs on every candidate (about 1 s a query on 2 cores).
-  { name: 'bm25-first', bm25Only: true, options: {} },
-  { name: 'rrf', options: { hybridEvidence: 'rrf', reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
-  { name: 'rrf-lexev', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
-  { name: 'rrf-lexev-w3', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.3 }, reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
-  { name: 'rrf-lexev-w4', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.4 }, reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0 }) } },
   { name: 'defaults', options: {} },
-  { name: 'lexev-fb3-fp3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 3 }) } },
-  { name: 'lexev-fb0-fp3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackPassages: 3 }) } },
-  { name: 'lexev-fb5-fp3', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.5, feedbackPassages: 3 }) } },
-  { name: 'lexev-fb3-fp2', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 2 }) } },
-  { name: 'lexev-fb3-fp1', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 1 }) } },
-  { name: 'lexev-w3-fb3-fp3', options: { hybridEvidence: 'lexical', retrievalWeight: { 'bi-encoder': 0.3 }, reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 3 }) } },
-  { name: 'lexev-fb3-fp3-win60', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackScoreWeight: 0.3, feedbackPassages: 3, window: 60, candidatesPerPass: 60 }) } },
-  { name: 'lexev-win60', options: { hybridEvidence: 'lexical', reflection: reflection({ feedbackPassages: 10, feedbackScoreWeight: 0, window: 60, candidatesPerPass: 60 }) } },
+  { name: 'no-page', options: { pageEvidence: { weight: { lexical: 0, 'bi-encoder': 0 } } } },
+  { name: 'flat-0.2', options: { pageEvidence: { weight: { lexical: 0.2, 'bi-encoder': 0.2 }, fullUpToWords: 100, noneFromWords: 101 } } },
+  { name: 'flat-0.4', options: { pageEvidence: { weight: { lexical: 0.4, 'bi-encoder': 0.4 }, fullUpToWords: 100, noneFromWords: 101 } } },
+  { name: 'len-0.25', options: { pageEvidence: { weight: { lexical: 0.25, 'bi-encoder': 0.25 } } } },
+  { name: 'len-0.55', options: { pageEvidence: { weight: { lexical: 0.55, 'bi-encoder': 0.55 } } } },
+  { name: 'len-0.4-8-20', options: { pageEvidence: { fullUpToWords: 8, noneFromWords: 20 } } },
+  { name: 'len-0.4-4-8', options: { pageEvidence: { fullUpToWords: 4, noneFromWords: 8 } } },
+  { name: 'len-0.4-3-10', options: { pageEvidence: { fullUpToWords: 3, noneFromWords: 10 } } },
+  { name: 'no-page-pass', options: { reflection: { pagePassPages: 0 } } },
+  { name: 'page-pass-20', options: { reflection: { pagePassPages: 20 } } },
 ];
 
 interface SetData {
-  name: 'cranfield' | 'pgdocs';
+  name: 'cranfield' | 'pgdocs' | 'pydocs';
   index: SearchIndex;
-  dense: DenseRetrieval;
+  dense: DenseRetrieval | undefined;
   dev: EvalQuery[];
   keyOf: (url: string) => string;
 }
@@ -67,12 +64,13 @@ async function main(): Promise<void> {
       reranker: { type: 'string' },
       variants: { type: 'string' },
       'pgdocs-dev': { type: 'string', default: '300' },
+      sets: { type: 'string' },
       depths: { type: 'string', default: '1,2,3' },
       out: { type: 'string' },
     },
     strict: true,
   });
-  if (!values.reranker) throw new NotaryError('invalid_request', '--reranker <bi-encoder model dir> is required');
+  if (!values.reranker) throw new NotaryError('invalid_request', '--reranker <bi-encoder model dir> | lexical is required');
   const wanted = values.variants?.split(',').map((v) => v.trim());
   const variants = wanted ? VARIANTS.filter((v) => wanted.includes(v.name)) : VARIANTS.filter((v) => !v.bm25Only);
   if (wanted && variants.length !== wanted.length) throw new NotaryError('invalid_request', `unknown variant in ${values.variants}; known: ${VARIANTS.map((v) => v.name).join(', ')}`);
@@ -80,53 +78,57 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = (msg: string): void => console.error(`[tune] ${msg}`);
   const machine = machineInfo();
-  const model = await OnnxReranker.load(path.resolve(values.reranker), {
-    threads: config.reranker.threads,
-    batchSize: config.reranker.batch_size,
-    maxSeqLength: config.reranker.max_seq_length,
-    source: 'tune --reranker',
-  });
-  if (model.kind !== 'bi-encoder') throw new NotaryError('invalid_request', 'tuning uses stored vectors: the model must be a bi-encoder');
-  const embedder = await model.embedder();
-  const cache = cachedEmbedder(embedder);
-  const denseOptions = { embedder, scoresFromVectors: true, indexEmbedder: cache };
+  const lexical = values.reranker === 'lexical';
+  const model = lexical
+    ? null
+    : await OnnxReranker.load(path.resolve(values.reranker), {
+        threads: config.reranker.threads,
+        batchSize: config.reranker.batch_size,
+        maxSeqLength: config.reranker.max_seq_length,
+        source: 'tune --reranker',
+      });
+  if (model && model.kind !== 'bi-encoder') throw new NotaryError('invalid_request', 'tuning uses stored vectors: the model must be a bi-encoder');
+  const reranker = model ?? new LexicalReranker('tune');
+  const embedder = model ? await model.embedder() : null;
+  const cache = embedder ? cachedEmbedder(embedder) : null;
+  const denseOptions = embedder && cache ? { embedder, scoresFromVectors: true, indexEmbedder: cache } : undefined;
   const searchConfig = evalSearchConfig(config.search);
+  const wantedSets = (values.sets ?? 'cranfield,pgdocs,pydocs').split(',');
 
   const collection = loadCranfield(cranfieldDir());
-  const cranfield = await buildCranfieldIndex(collection.docs, config.indexer, { dense: denseOptions, log });
-  const pgdocs = await buildPgDocsIndex({ dir: pgDocsDir, indexer: config.indexer, log, dense: denseOptions });
+  const closers: Array<() => Promise<void>> = [];
+  const sets: SetData[] = [];
   try {
-    const reported = new Set(pgDocsQueries(pgDocsDir, DEFAULT_PGDOCS_QUERIES).map((q) => q.text));
-    const devPool = knownItemQueries(pgDocsDir).filter((q) => !reported.has(q.query));
-    const sets: SetData[] = [
-      {
+    if (wantedSets.includes('cranfield')) {
+      const cranfield = await buildCranfieldIndex(collection.docs, config.indexer, { ...(denseOptions ? { dense: denseOptions } : {}), log });
+      closers.push(cranfield.close);
+      sets.push({
         name: 'cranfield',
         index: cranfield.index,
-        dense: cranfield.dense as DenseRetrieval,
+        dense: cranfield.dense,
         // Odd-numbered queries (1st, 3rd, ...) tune; the even ones stay held out.
         dev: collection.queries
           .filter((_, i) => i % 2 === 0)
           .map((q) => ({ id: String(q.id), text: q.text, judgments: judgmentsFor(collection, q.id) })),
         keyOf: (url) => url,
-      },
-      {
-        name: 'pgdocs',
-        index: pgdocs.index,
-        dense: pgdocs.dense as DenseRetrieval,
-        dev: sample(devPool, Number(values['pgdocs-dev']), 7).map((q, i) => ({ id: `dev${i + 1}`, text: q.query, judgments: new Map(q.targets.map((t) => [t, 1])) })),
-        keyOf: pgDocsKey,
-      },
-    ];
+      });
+    }
+    for (const site of DOC_SITES) {
+      if (!wantedSets.includes(site.name)) continue;
+      const built = await buildDocSiteIndex({ dir: site.dir, name: site.name, indexer: config.indexer, log, ...(denseOptions ? { dense: denseOptions } : {}) });
+      closers.push(built.close);
+      sets.push({ name: site.name, index: built.index, dense: built.dense, dev: site.devQueries(Number(values['pgdocs-dev'])), keyOf: site.key });
+    }
     const results: Record<string, Record<string, Record<string, RowResult>>> = {};
     const lines: string[] = [];
     for (const variant of variants) {
       for (const set of sets) {
         const pipeline = new SearchPipeline({
           index: set.index,
-          reranker: model,
+          reranker,
           config: searchConfig,
           options: variant.options,
-          ...(variant.bm25Only ? {} : { dense: set.dense }),
+          ...(variant.bm25Only || !set.dense ? {} : { dense: set.dense }),
         });
         const rows = await evaluateRankers(
           set.dev,
@@ -137,11 +139,12 @@ async function main(): Promise<void> {
         for (const [row, { perQuery: _perQuery, ...result }] of rows) perRow[row] = result;
         ((results[variant.name] ??= {})[set.name] = perRow);
         const metric = set.name === 'cranfield' ? 'ndcg_10' : 'mrr_10';
+        const s1 = set.name === 'cranfield' ? '' : ` S@1 ${depths.map((d) => perRow[`depth${d}`]?.metrics.success_1.toFixed(3)).join('/')}`;
         const cells = depths.map((d) => {
           const r = perRow[`depth${d}`];
           return r ? `d${d} ${r.metrics[metric].toFixed(3)} (${r.latency_ms.p50.toFixed(0)} ms)` : '';
         });
-        const line = `${variant.name.padEnd(16)} ${set.name.padEnd(9)} ${metric} ${cells.join('  ')}`;
+        const line = `${variant.name.padEnd(16)} ${set.name.padEnd(9)} ${metric} ${cells.join('  ')}${s1}`;
         lines.push(line);
         console.log(line);
       }
@@ -156,8 +159,8 @@ async function main(): Promise<void> {
           generated_at: date,
           command: ['npx tsx bench/tune-search.ts', ...process.argv.slice(2)].join(' '),
           machine,
-          model: denseOptions.embedder.model,
-          dev_sets: { cranfield: `odd-numbered queries (${sets[0]?.dev.length})`, pgdocs: `${sets[1]?.dev.length} entries outside the reported sample, seed 7` },
+          model: reranker.info.model,
+          dev_sets: Object.fromEntries(sets.map((set) => [set.name, set.name === 'cranfield' ? `odd-numbered queries (${set.dev.length})` : `${set.dev.length} entries outside the reported sample, seed 7`])),
           variants: Object.fromEntries(variants.map((v) => [v.name, { bm25_only: v.bm25Only ?? false, options: v.options }])),
           results,
         },
@@ -167,10 +170,9 @@ async function main(): Promise<void> {
     );
     console.log(`\nwrote ${out}`);
   } finally {
-    await cranfield.close();
-    await pgdocs.close();
-    await model.close();
-    cache.close();
+    for (const close of closers) await close();
+    await reranker.close();
+    cache?.close();
   }
 }
 

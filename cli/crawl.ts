@@ -1,22 +1,58 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { runCrawl, type CrawlProgress, type CrawlSummary } from '../crawler/index.js';
+import { normaliseUrl, runCrawl, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
 import type { IndexerRunResult } from '../indexer/index.js';
-import { Runtime } from '../runtime/index.js';
+import { Runtime, stderrLog } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
-import { ProgressLine } from './progress.js';
+import { formatDuration, ProgressLine, RateMeter } from './progress.js';
 
 function describeCrawl(p: CrawlProgress): string {
+  const eta = p.etaMs === null ? '' : ` · ~${formatDuration(p.etaMs)} left`;
   return (
-    `crawl: fetched ${p.fetched} · unchanged ${p.unchanged} · queued ${p.queued} · skipped ${p.skipped.total}` +
-    ` · failed ${p.failed} · ${p.pagesPerSecond.toFixed(1)} pages/s · ${(p.elapsedMs / 1000).toFixed(1)} s`
+    `crawl: stored ${p.stored}/${p.maxPages} · queued ${p.queued} · duplicates ${p.duplicates} · failed ${p.failed}` +
+    ` · skipped ${p.skipped.total} · ${p.pagesPerSecond.toFixed(1)} pages/s${eta} · ${formatDuration(p.elapsedMs)}`
   );
 }
 
-/** Crawl then index, reporting progress; used by `notary crawl` and by the serve worker. */
+function byReason(counts: Partial<Record<string, number>>): string {
+  const parts = Object.entries(counts)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .map(([reason, n]) => `${reason} ${n}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** The crawl part of the summary `notary crawl` prints; every count of it adds up to `found`. */
+export function crawlSummaryLines(crawl: CrawlSummary): string[] {
+  const lines = [
+    `run ${crawl.runId}${crawl.resumedFrom ? ` (resumes ${crawl.resumedFrom})` : ''}: ${crawl.status === 'stopped' ? 'STOPPED before the end: `notary crawl --resume` goes on from here' : 'finished'}`,
+    `  ${crawl.scope}`,
+    `  found      ${crawl.found} URLs = stored + duplicates + failed + skipped + queued`,
+    `  stored     ${crawl.stored} of max ${crawl.maxPages} pages: ${crawl.fetched} new or changed, ${crawl.unchanged} unchanged` +
+      (crawl.fresh > 0 ? `, ${crawl.fresh} fresh (checked within recrawl_after_hours)` : '') +
+      (crawl.storedBefore > 0 ? `, ${crawl.storedBefore} stored before the resume` : ''),
+    `  duplicates ${crawl.duplicates}`,
+    `  failed     ${crawl.failed}${byReason(crawl.failures)}${crawl.gone > 0 ? `; ${crawl.gone} stored pages now gone` : ''}`,
+    `  skipped    ${crawl.skipped.total}${byReason(crawl.skipped.byReason)}`,
+  ];
+  for (const o of crawl.outOfScope) lines.push(`               out of scope: ${o.count} under ${o.where} (${o.why})`);
+  lines.push(`  queued     ${crawl.queued}${crawl.queued > 0 ? ' (left in the frontier for --resume)' : ''}`);
+  lines.push(`  speed      ${crawl.pagesPerSecond.toFixed(1)} pages/s over ${formatDuration(crawl.elapsedMs)}`);
+  return lines;
+}
+
+/** Crawl (or resume a crawl) then index, reporting progress; used by `notary crawl` and by the serve worker. */
 export async function crawlAndIndex(
   ctx: Runtime,
-  options: { seeds?: string[]; skipFresh?: boolean; signal?: AbortSignal; progress?: ProgressLine; quiet?: boolean; dense?: DenseRetrieval },
+  options: {
+    seeds?: string[];
+    skipFresh?: boolean;
+    resume?: CrawlRun;
+    maxPages?: number;
+    signal?: AbortSignal;
+    progress?: ProgressLine;
+    quiet?: boolean;
+    dense?: DenseRetrieval;
+  },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
   const crawl = await runCrawl({
@@ -28,66 +64,98 @@ export async function crawlAndIndex(
       allowPrivateNetworks: ctx.config.extract.allow_private_networks,
       allowedPrivateRanges: ctx.config.extract.allowed_private_ranges,
     },
+    frontier: ctx.frontier,
     ...(options.seeds ? { seeds: options.seeds } : {}),
     ...(options.skipFresh ? { skipFresh: true } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
+    ...(options.maxPages !== undefined ? { maxPages: options.maxPages } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     onProgress: (p) => progress?.update(describeCrawl(p)),
     log: (level, msg) => {
       if (options.quiet && level !== 'warn') return;
-      if (level !== 'debug') process.stderr.write(`${level === 'warn' ? 'WARNING: ' : ''}${msg}\n`);
+      if (level === 'debug') return;
+      const line = `${level === 'warn' ? 'WARNING: ' : ''}${msg}`;
+      if (progress) progress.interrupt(line);
+      else process.stderr.write(`${line}\n`);
     },
   });
   progress?.done(describeCrawl(crawl));
-  const index = await ctx.indexer(options.dense).runOnce({
-    onProgress: (p) =>
-      progress?.update(
-        `index: pages ${p.indexedPages} · removed ${p.removedPages} · passages ${p.passages} · failed ${p.failed}` +
-          (options.dense ? ` · embedded ${p.embedded}` : ''),
-      ),
+  const indexer = ctx.indexer(options.dense);
+  const waiting = await ctx.pages.counts();
+  const pagesMeter = new RateMeter(waiting.pending + waiting.gone);
+  let embedMeter: RateMeter | null = null;
+  const index = await indexer.runOnce({
+    onProgress: (p) => {
+      if (p.phase === 'embed') {
+        embedMeter ??= new RateMeter(p.embedTotal);
+        progress?.update(`embed: ${embedMeter.describe(p.embedded, 'passages')}`);
+      } else {
+        progress?.update(`index: ${pagesMeter.describe(p.indexedPages + p.removedPages + p.failed, 'pages')} · passages ${p.passages}`);
+      }
+    },
   });
+  const seconds = Math.max(index.ms / 1000, 1e-3);
   progress?.done(
     `index: pages ${index.indexedPages} · removed ${index.removedPages} · passages ${index.passages} · failed ${index.failed}` +
-      ` · ${(index.passages / Math.max(index.ms / 1000, 1e-3)).toFixed(0)} passages/s` +
-      (options.dense ? ` · embedded ${index.embedded}` : ''),
+      ` · ${(index.passages / Math.max((index.ms - index.embedMs) / 1000, 1e-3)).toFixed(0)} passages/s` +
+      (options.dense ? ` · embedded ${index.embedded} in ${formatDuration(index.embedMs)} (${(index.embedded / Math.max(index.embedMs / 1000, 1e-3)).toFixed(1)} passages/s)` : '') +
+      ` · ${formatDuration(seconds * 1000)}`,
   );
   return { crawl, index };
 }
 
-export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
+export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; seedsGiven: boolean; maxPagesGiven: boolean }): Promise<void> {
   const seeds = cfg.crawler.seeds;
-  if (seeds.length === 0) {
+  if (seeds.length === 0 && !flags.resume) {
     throw new NotaryError('invalid_seed', 'no seeds: pass URLs (notary crawl https://example.org/) or set crawler.seeds / NOTARY_SEEDS');
   }
   const ctx = await Runtime.open(cfg);
+  let resume: CrawlRun | undefined;
+  try {
+    await ctx.runs.markDead();
+    const resumable = await ctx.runs.latestResumable(flags.resume && !flags.seedsGiven ? undefined : seeds.map((s) => normaliseUrl(s.trim()) ?? s));
+    if (flags.resume) {
+      if (!resumable) {
+        throw new NotaryError(
+          'nothing_to_resume',
+          `no stopped or interrupted crawl${flags.seedsGiven ? ` of ${seeds.join(', ')}` : ''} to resume in ${cfg.data_dir}; start one with notary crawl <url>`,
+        );
+      }
+      resume = resumable;
+    } else if (resumable) {
+      stderrLog('info', `crawl ${resumable.id} of these seeds stopped before the end (${resumable.status}); notary crawl --resume would continue it. Starting a new crawl.`);
+    }
+  } catch (err) {
+    await ctx.close();
+    throw err;
+  }
   const abort = new AbortController();
-  const onSignal = () => {
-    process.stderr.write('\nstopping: finishing requests in flight, then indexing what was fetched (Ctrl-C again to quit now)\n');
+  const onSignal = (signal: string) => () => {
+    process.stderr.write(`\n${signal}: finishing requests in flight, then indexing what was fetched; the rest stays queued for notary crawl --resume (Ctrl-C again to quit now)\n`);
     abort.abort();
     process.once('SIGINT', () => process.exit(130));
   };
-  process.once('SIGINT', onSignal);
+  const onSigint = onSignal('SIGINT');
+  const onSigterm = onSignal('SIGTERM');
+  process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigterm);
   const dense = await ctx.denseForIndexing().catch(async (err: unknown) => {
     await ctx.close();
     throw err;
   });
   try {
     const { crawl, index } = await crawlAndIndex(ctx, {
-      seeds,
+      ...(resume ? { resume } : { seeds }),
+      // A resume keeps the page budget it was started with unless --max-pages says otherwise.
+      ...(resume && flags.maxPagesGiven ? { maxPages: cfg.crawler.max_pages } : {}),
       signal: abort.signal,
       progress: new ProgressLine(),
       ...(dense.dense ? { dense: dense.dense } : {}),
     });
-    const skipped = Object.entries(crawl.skipped.byReason)
-      .map(([reason, n]) => `${reason} ${n}`)
-      .join(', ');
     const counts = await ctx.pages.counts();
     process.stdout.write(
       [
-        `run ${crawl.runId}${crawl.aborted ? ' (stopped early)' : ''}`,
-        `  fetched    ${crawl.fetched} new or changed, ${crawl.unchanged} unchanged, ${crawl.gone} gone`,
-        `  skipped    ${crawl.skipped.total}${skipped ? ` (${skipped})` : ''}`,
-        `  failed     ${crawl.failed}`,
-        `  speed      ${crawl.pagesPerSecond.toFixed(1)} pages/s over ${(crawl.elapsedMs / 1000).toFixed(1)} s`,
+        ...crawlSummaryLines(crawl),
         `  indexed    ${index.indexedPages} pages, ${index.passages} passages, ${index.removedPages} removed, ${index.failed} failed`,
         `  vectors    ${dense.dense ? `${index.embedded} passages embedded with ${dense.dense.embedder.model}` : `none (dense retrieval off: ${dense.off ?? 'not configured'})`}`,
         `  totals     ${counts.pages} pages, ${counts.passages} passages in ${cfg.data_dir}`,
@@ -95,7 +163,8 @@ export async function crawlCommand(cfg: NotaryConfig): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGINT', onSigint);
+    process.removeListener('SIGTERM', onSigterm);
     await ctx.close();
   }
 }

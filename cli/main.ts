@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 
@@ -11,6 +11,21 @@ function positiveInt(value: string): number {
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
   return Number(value);
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+interface CrawlFlags {
+  maxPages?: number;
+  maxDepth?: number;
+  scope?: 'path' | 'host' | 'domain' | 'any';
+  include?: string[];
+  exclude?: string[];
+  resume?: boolean;
+  delayMs?: number;
+  concurrency?: number;
 }
 
 function packageVersion(): string {
@@ -63,14 +78,28 @@ export function buildProgram(): Command {
     .command('crawl')
     .description('crawl the given seeds (or the configured ones) and index what was fetched, with live progress')
     .argument('[seeds...]', 'seed URLs')
-    .option('--max-pages <n>', 'stop after this many pages', positiveInt)
+    .option('--max-pages <n>', 'stop when this many pages are stored (duplicates, failures and skips do not count)', positiveInt)
     .option('--max-depth <n>', 'follow links at most this many hops from a seed', (v) => Number(v))
+    .addOption(
+      new Option('--scope <scope>', 'how far from the seeds: path (under the seed folder), host, domain or any (default path)').choices([
+        'path',
+        'host',
+        'domain',
+        'any',
+      ]),
+    )
+    .option('--include <regex>', 'crawl only URLs matching one of these patterns (repeatable)', collect)
+    .option('--exclude <regex>', 'never crawl URLs matching this pattern (repeatable)', collect)
+    .option('--resume', 'continue the latest stopped or interrupted crawl (of these seeds, when given) where it stopped')
     .option('--delay-ms <ms>', 'delay between requests to one host (0 = politeness off)', (v) => Number(v))
     .option('--concurrency <n>', 'requests in flight at once', positiveInt)
-    .action(async (seeds: string[], opts: { maxPages?: number; maxDepth?: number; delayMs?: number; concurrency?: number }) => {
+    .action(async (seeds: string[], opts: CrawlFlags) => {
       const cfg = configFrom(program.opts<GlobalOptions>(), {
         crawler: {
           ...(seeds.length > 0 ? { seeds } : {}),
+          ...(opts.scope ? { scope: opts.scope } : {}),
+          ...(opts.include ? { include: opts.include } : {}),
+          ...(opts.exclude ? { exclude: opts.exclude } : {}),
           ...(opts.maxPages !== undefined ? { max_pages: opts.maxPages } : {}),
           ...(opts.maxDepth !== undefined ? { max_depth: opts.maxDepth } : {}),
           ...(opts.delayMs !== undefined ? { per_host_delay_ms: opts.delayMs } : {}),
@@ -80,7 +109,7 @@ export function buildProgram(): Command {
         },
       });
       const { crawlCommand } = await import('./crawl.js');
-      await crawlCommand(cfg);
+      await crawlCommand(cfg, { resume: opts.resume === true, seedsGiven: seeds.length > 0, maxPagesGiven: opts.maxPages !== undefined });
     });
 
   const keys = program.command('keys').description('manage tenants and API keys');
@@ -114,6 +143,75 @@ export function buildProgram(): Command {
     .action(async (opts: { tenant?: string; json?: boolean }) => {
       const { keysListCommand } = await import('./keys.js');
       await keysListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+
+  const nonNegativeInt = (v: string) => {
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
+    return Number(v);
+  };
+  const parties = program.command('parties').description("MPP parties: tenants' Ed25519 public keys that sign multi-party payment envelopes");
+  parties
+    .command('add-key')
+    .description('register a public key for a tenant (created if new); prints the kid alone on the last line')
+    .requiredOption('--tenant <name>', 'tenant (party) name: what envelopes call the party')
+    .requiredOption('--public-key <base64url>', 'the raw 32-byte Ed25519 public key, base64url (notary mpp keygen prints it)')
+    .option('--name <label>', 'a label for the key')
+    .option('--credits <n>', 'credits granted to a new tenant, or added to an existing one', nonNegativeInt)
+    .option('--tier <tier>', 'rate-limit tier of a new tenant')
+    .action(async (opts: { tenant: string; publicKey: string; name?: string; credits?: number; tier?: string }) => {
+      const { partiesAddKeyCommand } = await import('./parties.js');
+      await partiesAddKeyCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  parties
+    .command('list')
+    .description('list party keys')
+    .option('--tenant <name>', 'only this tenant')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { tenant?: string; json?: boolean }) => {
+      const { partiesListCommand } = await import('./parties.js');
+      await partiesListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  parties
+    .command('revoke')
+    .description('revoke a party key by kid: envelopes it signs are refused from now on')
+    .argument('<kid>')
+    .action(async (kid: string) => {
+      const { partiesRevokeCommand } = await import('./parties.js');
+      await partiesRevokeCommand(configFrom(program.opts<GlobalOptions>()), kid);
+    });
+
+  const mpp = program.command('mpp').description('client-side helpers for multi-party payments (no database needed)');
+  mpp
+    .command('keygen')
+    .description('make a party key pair: writes the private JWK file, prints the public key alone on the last line')
+    .requiredOption('--out <file>', 'where to write the private key (mode 0600)')
+    .option('--force', 'replace an existing file')
+    .action(async (opts: { out: string; force?: boolean }) => {
+      const { mppKeygenCommand } = await import('./mpp.js');
+      mppKeygenCommand(opts);
+    });
+  mpp
+    .command('envelope')
+    .description('build and sign an envelope for one call; prints it alone on the last line (use as Authorization: MPP envelope=...)')
+    .requiredOption('--url <url>', 'the absolute URL of the call, e.g. http://127.0.0.1:8080/v1/search')
+    .option('--method <method>', 'HTTP method', 'POST')
+    .option('--body <json>', 'the exact request body that will be sent')
+    .option('--body-file <file>', 'the exact request body, from a file ("-" for standard input)')
+    .requiredOption('--credits <n>', 'total_credits: the most the call may cost (its price must not exceed it)', nonNegativeInt)
+    .option('--party <name=share:keyfile>', 'a paying party, its share and its private key file (JWK or PEM); repeat per party; NAME=KEYFILE for equal shares', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--ttl <seconds>', `lifetime of the envelope, at most ${300}`, (v) => Number(v), 120)
+    .option('--header', 'print the whole Authorization value (MPP envelope=...)')
+    .action(async (opts: { url: string; method: string; body?: string; bodyFile?: string; credits: number; party: string[]; ttl: number; header?: boolean }) => {
+      const { mppEnvelopeCommand } = await import('./mpp.js');
+      mppEnvelopeCommand(opts);
+    });
+  mpp
+    .command('decode')
+    .description('print the JSON inside an envelope (verifies nothing)')
+    .argument('<envelope>', 'the base64url envelope, or the whole "MPP envelope=..." value')
+    .action(async (value: string) => {
+      const { mppDecodeCommand } = await import('./mpp.js');
+      mppDecodeCommand(value);
     });
 
   const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
@@ -161,7 +259,7 @@ export function buildProgram(): Command {
     .command('extract')
     .description('main content of a URL or a local HTML file, as the API would return it')
     .argument('<url-or-file>')
-    .option('--mode <mode>', 'excerpt, text, markdown or html', 'markdown')
+    .option('--mode <mode>', 'excerpt (default, as in the API), text, markdown or html', 'excerpt')
     .option('--query <text>', 'with --mode excerpt: pick the passages that best answer it')
     .option('--render <policy>', 'auto (browser only for JS shells), never or always')
     .option('--max-age <s>', 'accept a cached copy at most this old', (v) => {
@@ -174,6 +272,34 @@ export function buildProgram(): Command {
       await extractCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
     });
 
+  const models = program.command('models').description('list, verify and install reranker and embedding models (no network)');
+  models
+    .command('list')
+    .description('models in the cache, the configured one, and which scorer is live and why')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { modelsListCommand } = await import('./models.js');
+      await modelsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  models
+    .command('verify')
+    .description('check model files against their pinned or reported sha256 and load each in ONNX Runtime (exit 1 on a problem)')
+    .argument('[name-or-dir]', 'a model folder, or a name in the cache (default: every cached and configured model)')
+    .option('--json', 'machine-readable output')
+    .action(async (target: string | undefined, opts: { json?: boolean }) => {
+      const { modelsVerifyCommand } = await import('./models.js');
+      await modelsVerifyCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
+    });
+  models
+    .command('install')
+    .description('copy a local model folder (tokenizer.json, config.json, an .onnx file) into the cache after checking it loads')
+    .argument('<dir>')
+    .option('--name <name>', 'folder name in the cache (default: the folder\'s own name; the pinned cross-encoder is ms-marco-MiniLM-L-6-v2)')
+    .action(async (dir: string, opts: { name?: string }) => {
+      const { modelsInstallCommand } = await import('./models.js');
+      await modelsInstallCommand(configFrom(program.opts<GlobalOptions>()), dir, opts);
+    });
+
   program
     .command('status')
     .description('pages, passages, index size, last crawl and the active reranker')
@@ -181,6 +307,48 @@ export function buildProgram(): Command {
     .action(async (opts: { json?: boolean }) => {
       const { statusCommand } = await import('./status.js');
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+
+  program
+    .command('facilitator')
+    .description('serve the standard x402 facilitator API (POST /verify, POST /settle, GET /supported) on an EVM chain, signing settlement receipts')
+    .option('--port <port>', 'port to listen on (default 8402)', port)
+    .option('--host <host>', 'address to bind (default 127.0.0.1)')
+    .option('--rpc-url <url>', 'JSON-RPC URL of the chain (or facilitator.rpc_url, NOTARY_FACILITATOR_RPC_URL)')
+    .option('--issuer <name>', 'iss of the receipts (default the facilitator URL)')
+    .option('--rotate-key', 'add a new receipt-signing key (older ones stay published), print the JWKS and exit')
+    .action(async (opts: { port?: number; host?: string; rpcUrl?: string; issuer?: string; rotateKey?: boolean }) => {
+      const cfg = configFrom(program.opts<GlobalOptions>(), {
+        facilitator: {
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.host ? { host: opts.host } : {}),
+          ...(opts.rpcUrl ? { rpc_url: opts.rpcUrl } : {}),
+          ...(opts.issuer ? { issuer: opts.issuer } : {}),
+        },
+      });
+      const { facilitatorCommand } = await import('./facilitator.js');
+      await facilitatorCommand(cfg, { ...(opts.rotateKey ? { rotateKey: true } : {}) });
+    });
+
+  const payments = program.command('payments').description('the books of paid calls');
+  payments
+    .command('list')
+    .description('every charged call: mode, payer, amount, asset, network, transaction, request id')
+    .option('--mode <mode>', 'only this payment mode (x402, api_key)')
+    .option('--limit <n>', 'only the newest n', positiveInt)
+    .option('--csv', 'CSV with a header row')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { mode?: string; limit?: number; csv?: boolean; json?: boolean }) => {
+      const { paymentsListCommand } = await import('./payments.js');
+      await paymentsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  payments
+    .command('reconcile')
+    .description('decide x402 settlements whose outcome was never heard (a settle that timed out) from the chain')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { paymentsReconcileCommand } = await import('./payments.js');
+      await paymentsReconcileCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
   return program;

@@ -27,9 +27,53 @@ export class ProgressLine {
     }
   }
 
+  /** A log line between progress updates; on a terminal the progress line is redrawn by the next update. */
+  interrupt(text: string): void {
+    if (this.tty && this.lastLength > 0) this.stream.write('\r' + ' '.repeat(this.lastLength) + '\r');
+    this.lastLength = 0;
+    this.lastPrint = 0;
+    this.stream.write(`${text}\n`);
+  }
+
   done(text: string): void {
     if (this.tty && this.lastLength > 0) this.stream.write('\r' + ' '.repeat(this.lastLength) + '\r');
     this.stream.write(`${text}\n`);
     this.lastLength = 0;
+  }
+}
+
+/** "1 h 02 min", "3 min 05 s", "12 s". */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')} min`;
+}
+
+/**
+ * Rate and time left of a phase whose total is known (indexing pages, embedding passages): the rate over the last
+ * `windowMs` of samples, so a phase that speeds up or slows down is estimated by what it does now.
+ */
+export class RateMeter {
+  private readonly samples: Array<{ at: number; done: number }> = [];
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly total: number,
+    private readonly windowMs = 30_000,
+  ) {}
+
+  /** `<done>/<total> · <rate> <unit>/s · <time left> left`. */
+  describe(done: number, unit: string): string {
+    const now = Date.now();
+    this.samples.push({ at: now, done });
+    while (this.samples.length > 2 && now - (this.samples[0]?.at ?? now) > this.windowMs) this.samples.shift();
+    const first = this.samples[0] ?? { at: this.startedAt, done: 0 };
+    const span = now - first.at;
+    const rate = span > 500 ? ((done - first.done) / span) * 1000 : now > this.startedAt ? (done / (now - this.startedAt)) * 1000 : 0;
+    const left = Math.max(0, this.total - done);
+    const eta = rate > 0 && done > 0 ? `${formatDuration((left / rate) * 1000)} left` : 'time left unknown';
+    return `${done}/${this.total} ${unit} · ${rate.toFixed(1)} ${unit}/s · ${left === 0 ? 'done' : eta}`;
   }
 }

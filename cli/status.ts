@@ -6,7 +6,10 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
   try {
     const counts = await runtime.pages.counts();
     const stats = await runtime.index.stats();
+    // A run whose process died is "interrupted" from now on, not "running" forever.
+    await runtime.runs.markDead();
     const last = await runtime.runs.latest();
+    const resumable = await runtime.runs.latestResumable();
     // Loading the reranker is what tells which scorer would be live: same resolution as `serve`.
     const info = (await runtime.reranker()).info;
     const opened = await runtime.dense();
@@ -22,8 +25,16 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
       passages: counts.passages,
       index: stats,
       last_crawl: last
-        ? { id: last.id, started_at: last.started_at, finished_at: last.finished_at, stats: last.stats ? (JSON.parse(last.stats) as unknown) : null }
+        ? {
+            id: last.id,
+            status: last.status,
+            started_at: last.started_at,
+            finished_at: last.finished_at,
+            resumed_from: last.resumed_from,
+            stats: last.stats ? (JSON.parse(last.stats) as unknown) : null,
+          }
         : null,
+      resumable_crawl: resumable ? { id: resumable.id, status: resumable.status, queued: (await runtime.frontier.counts(resumable.id)).queued } : null,
       reranker: info,
       retrieval,
     };
@@ -39,22 +50,30 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
     return;
   }
   const index = s['index'] as { documents: number; bytes: number | null; backend: string };
-  const reranker = s['reranker'] as { kind: string; model: string; source: string };
+  const reranker = s['reranker'] as { kind: string; model: string; source: string; why?: string };
   const retrieval = s['retrieval'] as { mode: string; why?: string | null; missing?: number; vectors?: { model: string; vectors: number; stale: number } };
-  const last = s['last_crawl'] as { id: string; started_at: string; finished_at: string | null } | null;
+  const last = s['last_crawl'] as { id: string; status: string | null; started_at: string; finished_at: string | null } | null;
+  const resumable = s['resumable_crawl'] as { id: string; status: string; queued: number } | null;
+  const lastLine = last
+    ? `${last.id} ${last.status ?? 'finished'}, started ${last.started_at}${last.finished_at ? `, ended ${last.finished_at}` : ''}` +
+      (last.status === 'interrupted' ? ' (its process died)' : '')
+    : 'never';
   process.stdout.write(
     [
       `data        ${String(s['data_dir'])} (${String(s['storage'])})`,
       `pages       ${String(s['pages'])} (${String(s['pages_pending_index'])} waiting for the indexer, ${String(s['pages_gone'])} gone)`,
       `passages    ${String(s['passages'])}`,
       `index       ${index.backend}: ${index.documents} passages, ${index.bytes === null ? 'size unknown' : `${(index.bytes / 1e6).toFixed(1)} MB`}`,
-      `last crawl  ${last ? `${last.id} started ${last.started_at}${last.finished_at ? `, finished ${last.finished_at}` : ', not finished'}` : 'never'}`,
+      `last crawl  ${lastLine}`,
+      ...(resumable ? [`resumable   ${resumable.id} (${resumable.status}): ${resumable.queued} URLs queued; notary crawl --resume continues it`] : []),
       `retrieval   ${
         retrieval.vectors
           ? `hybrid: BM25 + ${retrieval.vectors.model}, ${retrieval.vectors.vectors} vectors (${retrieval.missing ?? 0} passages waiting, ${retrieval.vectors.stale} of another model)`
           : `bm25 only (${retrieval.why ?? 'dense retrieval off'})`
       }`,
-      `reranker    ${reranker.kind}: ${reranker.model} (from ${reranker.source})${reranker.kind === 'lexical' ? '  <- no neural model: lexical scoring only' : ''}`,
+      reranker.kind === 'lexical'
+        ? `reranker    lexical fallback, term overlap only: ${reranker.why ?? 'no neural model'} (notary models list)`
+        : `reranker    ${reranker.kind} ${reranker.model}: ${reranker.why ?? `from ${reranker.source}`}`,
       '',
     ].join('\n'),
   );

@@ -16,7 +16,7 @@ describe('loadConfig: pricing and payments', () => {
   it('has one pricing section with the documented defaults, and the API-key mode on', () => {
     const cfg = loadConfig({ env: {}, overrides: { data_dir: mkdtempSync(path.join(tmpdir(), 'notary-config-')) } });
     expect(cfg.pricing).toEqual({
-      search: { credits_by_depth: [1, 2, 4] },
+      search: { credits_by_depth: [1, 1, 2] },
       extract: { credits: 1, credits_rendered: 2 },
       credit_price: { amount: '0.001', asset: 'USDC', decimals: 6 },
     });
@@ -45,7 +45,7 @@ describe('loadConfig: pricing and payments', () => {
   it('refuses a credit price finer than the asset, an unknown anonymous tier and no payment mode, listing every problem', () => {
     const { file, warn } = withFile({
       pricing: { credit_price: { amount: '0.0000001', decimals: 6 } },
-      payments: { anonymous_tier: 'gold', modes: { api_key: { enabled: false } } },
+      payments: { anonymous_tier: 'gold', modes: { api_key: { enabled: false }, mpp: { enabled: false } } },
     });
     const message = (() => {
       try {
@@ -60,6 +60,20 @@ describe('loadConfig: pricing and payments', () => {
     expect(message).toContain('payments.modes: at least one payment mode must be enabled');
     const bad = withFile({ pricing: { credit_price: { amount: '1e-3' } } });
     expect(() => loadConfig({ env: {}, file: bad.file, warn })).toThrow(/pricing\.credit_price\.amount: must be a decimal number/);
+  });
+
+  it('reads the MPP section: defaults, origins reduced to origins, and the wire format\'s 5-minute ceiling', () => {
+    const defaults = loadConfig({ env: {}, file: withFile({}).file, warn: () => {} }).payments.modes.mpp;
+    expect(defaults).toEqual({ enabled: true, max_parties: 16, max_lifetime_s: 300, clock_skew_s: 30, origins: [] });
+    const set = loadConfig({ env: {}, file: withFile({ payments: { modes: { mpp: { origins: ['https://search.example.org/v1/', 'http://10.0.0.5:8080'] } } } }).file, warn: () => {} });
+    expect(set.payments.modes.mpp.origins).toEqual(['https://search.example.org', 'http://10.0.0.5:8080']);
+    for (const [mpp, problem] of [
+      [{ max_lifetime_s: 301 }, 'payments.modes.mpp.max_lifetime_s'],
+      [{ max_parties: 0 }, 'payments.modes.mpp.max_parties'],
+      [{ origins: ['not a url'] }, 'payments.modes.mpp.origins.0'],
+    ] as const) {
+      expect(() => loadConfig({ env: {}, file: withFile({ payments: { modes: { mpp } } }).file, warn: () => {} })).toThrow(problem);
+    }
   });
 });
 

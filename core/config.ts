@@ -30,6 +30,72 @@ export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
 
 const creditsByDepth = z.array(z.number().int().min(0)).min(1);
 
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+const caip2Evm = z.string().regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network such as eip155:8453');
+
+/** A facilitator's Ed25519 public key (JWK, as its /.well-known/jwks.json lists it). */
+const ed25519Jwk = z.object({
+  kty: z.literal('OKP'),
+  crv: z.literal('Ed25519'),
+  x: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be the base64url of a 32-byte Ed25519 public key'),
+  kid: z.string().min(1).optional(),
+  alg: z.literal('EdDSA').optional(),
+  use: z.literal('sig').optional(),
+});
+
+const x402ModeSchema = z.object({
+  enabled: z.boolean().default(false),
+  /** CAIP-2 network of the asset (default Base mainnet). */
+  network: caip2Evm.default('eip155:8453'),
+  /** The EIP-3009 token contract (default USDC on Base); its decimals must be pricing.credit_price.decimals. */
+  asset: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  /** The token's EIP-712 domain name and version (USDC on Base: "USD Coin", "2"). */
+  asset_name: z.string().min(1).default('USD Coin'),
+  asset_version: z.string().min(1).default('2'),
+  /** Where payments go. Required when enabled. */
+  pay_to: evmAddress.optional(),
+  /** Base URL of a facilitator speaking the standard API (POST /verify, POST /settle, GET /supported). */
+  facilitator_url: z.url().optional(),
+  /** JSON-RPC URL of the same chain: reconciles settlements whose outcome is unknown. Required when enabled. */
+  rpc_url: z.url().optional(),
+  /** Ed25519 keys of facilitators whose X-402-Receipt settlement receipts are accepted (their JWKS entries). */
+  receipt_keys: z.array(ed25519Jwk).default([]),
+  /** How long a challenge (its nonce) can be paid against. */
+  challenge_ttl_s: z.number().int().min(10).max(3600).default(300),
+  /** How long an X-402-Receipt can be redeemed after its settlement (a failed call leaves it usable). */
+  receipt_ttl_s: z.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  /** maxTimeoutSeconds of the standard requirements: the validity the client gives its authorization. */
+  max_timeout_s: z.number().int().min(30).max(3600).default(300),
+  verify_timeout_ms: z.number().int().positive().default(10_000),
+  /** A settle without an answer by then is recorded as outcome-unknown and reconciled on chain. */
+  settle_timeout_ms: z.number().int().positive().default(30_000),
+  /** Rate-limit tier of x402 payers (per payer address); default default_tier. */
+  tier: z.string().optional(),
+  /**
+   * Secret binding challenges to their request (HMAC). Default: generated once and kept in the database, so every
+   * node of a deployment sharing it issues challenges the others accept. NOTARY_X402_CHALLENGE_SECRET overrides.
+   */
+  challenge_secret: z.string().min(32).optional(),
+});
+
+/** `notary facilitator`: the standard x402 facilitator API settling on an EVM chain, signing settlement receipts. */
+const facilitatorSchema = z.object({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(8402),
+  /** JSON-RPC URL of the chain it settles on. */
+  rpc_url: z.url().optional(),
+  /** Hex private key of the account that pays gas (prefer NOTARY_FACILITATOR_PRIVATE_KEY to a file). */
+  private_key: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key').optional(),
+  /** Name put in receipts as `iss`; default the facilitator's base URL. */
+  issuer: z.string().min(1).optional(),
+  /** Ed25519 receipt-signing keys (generated on first start); default <data_dir>/facilitator-keys.json. */
+  keys_file: z.string().optional(),
+  /** How long a settlement waits for its transaction's receipt. */
+  confirmation_timeout_ms: z.number().int().positive().default(60_000),
+  /** How often the chain is polled for receipts. */
+  poll_interval_ms: z.number().int().positive().default(1000),
+});
+
 export const configSchema = z
   .object({
     data_dir: z.string().min(1).default('./data'),
@@ -63,9 +129,12 @@ export const configSchema = z
         seeds: z.array(z.url()).default([]),
         max_pages: z.number().int().positive().default(10_000),
         max_depth: z.number().int().min(0).default(20),
-        /** Stay on the seed's host unless include patterns say otherwise. */
-        same_host: z.boolean().default(true),
-        /** Regular expressions a URL must match (any) / must not match (all). */
+        /**
+         * How far from the seeds: path (under each seed's folder; the whole host when the seed is the root), host,
+         * domain (registrable domain, subdomains included) or any.
+         */
+        scope: z.enum(['path', 'host', 'domain', 'any']).default('path'),
+        /** Regular expressions a URL must match (any) / must not match (all); they narrow the scope. */
         include: z.array(hostPattern).default([]),
         exclude: z.array(hostPattern).default([]),
         user_agent: z.string().min(1).default('notary-crawler/0.1'),
@@ -134,6 +203,8 @@ export const configSchema = z
         cache_dir: z.string().optional(),
         /** Try the model hub when no model directory is given. */
         download: z.boolean().default(true),
+        /** After a failed download, commands do not try again for this long (a marker file in the cache says until when). */
+        download_retry_hours: z.number().min(0).default(6),
         hub_url: z.string().default('https://huggingface.co'),
         threads: z.number().int().positive().default(2),
         batch_size: z.number().int().positive().default(16),
@@ -148,8 +219,14 @@ export const configSchema = z
          * bi-encoder model directory. NOTARY_EMBEDDING_MODEL overrides.
          */
         model: z.string().min(1).default('reranker'),
-        /** Passages embedded per model call by the indexer. */
+        /** Passages embedded per model call by the indexer; they are sorted by length inside a call. */
         batch_size: z.number().int().positive().default(64),
+        /**
+         * int8: the bi-encoder's dynamically quantised copy (onnx/model_int8.onnx beside the model, or
+         * <cache_dir>/<name>-int8, made by scripts/quantize-minilm.sh); fp32: the exact model. Applies to the
+         * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
+         */
+        precision: z.enum(['int8', 'fp32']).default('int8'),
       })
       .prefault({}),
     search: z
@@ -163,6 +240,17 @@ export const configSchema = z
         snippet_chars: z.number().int().positive().default(300),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
+        /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */
+        include_navigation_pages: z.boolean().default(false),
+        /**
+         * Results in this language only (BCP 47, "en"; pages of unknown language too) unless a request names another;
+         * null: every language, each page shown in the query's own language when it has that translation.
+         */
+        default_language: z
+          .string()
+          .regex(/^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/, 'a BCP 47 language tag such as "en" or "pt-BR"')
+          .nullable()
+          .default(null),
         /**
          * Optional query rewriter for reflection passes: an OpenAI-compatible chat completions endpoint. Off unless
          * `url` is set (the API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1).
@@ -199,8 +287,11 @@ export const configSchema = z
       .object({
         search: z
           .object({
-            /** Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. */
-            credits_by_depth: creditsByDepth.default([1, 2, 4]),
+            /**
+             * Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. Depth 2 costs what
+             * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (README, Relevance).
+             */
+            credits_by_depth: creditsByDepth.default([1, 1, 2]),
           })
           .prefault({}),
         extract: z
@@ -228,6 +319,28 @@ export const configSchema = z
           .object({
             /** `Authorization: Bearer sk_live_...`: tenants pay from their credit balance. */
             api_key: z.object({ enabled: z.boolean().default(true) }).prefault({}),
+            /**
+             * `Authorization: MPP envelope=...`: several parties (tenants with registered Ed25519 keys) share one call,
+             * each debited its share of the price in one transaction.
+             */
+            mpp: z
+              .object({
+                enabled: z.boolean().default(true),
+                /** Most parties one envelope may list. */
+                max_parties: z.number().int().min(1).max(64).default(16),
+                /** Longest accepted envelope lifetime (expires - issued_at, and expires - now); the wire format caps it at 300. */
+                max_lifetime_s: z.number().int().min(1).max(300).default(300),
+                /** Clock difference tolerated between the parties and this service when checking issued_at and expires. */
+                clock_skew_s: z.number().int().min(0).max(120).default(30),
+                /**
+                 * Origins (scheme://host[:port]) an envelope's htu may name. Empty: any origin, only the path and query
+                 * are bound (the service cannot tell its public origin behind a proxy); set it to bind the origin too.
+                 */
+                origins: z.array(z.url().transform((u) => new URL(u).origin)).default([]),
+              })
+              .prefault({}),
+            /** Pay per call on an EVM chain: x402 v2 (PAYMENT-SIGNATURE) and the interface's X-402-Receipt. */
+            x402: x402ModeSchema.prefault({}),
           })
           .prefault({}),
         idempotency: z
@@ -245,6 +358,7 @@ export const configSchema = z
         anonymous_tier: z.string().optional(),
       })
       .prefault({}),
+    facilitator: facilitatorSchema.prefault({}),
     tiers: z.record(z.string(), tierSchema).default({
       free: { requests_per_minute: 60, burst: 10 },
       pro: { requests_per_minute: 600, burst: 60 },
@@ -266,6 +380,15 @@ export const configSchema = z
     }
     if (!Object.values(cfg.payments.modes).some((mode) => mode.enabled)) {
       ctx.addIssue({ code: 'custom', path: ['payments', 'modes'], message: 'at least one payment mode must be enabled' });
+    }
+    const x402 = cfg.payments.modes.x402;
+    if (x402.enabled) {
+      for (const key of ['pay_to', 'facilitator_url', 'rpc_url'] as const) {
+        if (!x402[key]) ctx.addIssue({ code: 'custom', path: ['payments', 'modes', 'x402', key], message: 'required when x402 is enabled' });
+      }
+    }
+    if (x402.tier !== undefined && !(x402.tier in cfg.tiers)) {
+      ctx.addIssue({ code: 'custom', path: ['payments', 'modes', 'x402', 'tier'], message: `tier "${x402.tier}" is not defined in tiers` });
     }
     if (cfg.storage.driver === 'postgres' && !cfg.storage.postgres_url) {
       ctx.addIssue({ code: 'custom', path: ['storage', 'postgres_url'], message: 'required when storage.driver is postgres' });
@@ -304,10 +427,16 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },
   { env: 'NOTARY_RERANK_TOP_N', path: ['search', 'rerank_top_n'], kind: 'int' },
+  { env: 'NOTARY_DEFAULT_LANGUAGE', path: ['search', 'default_language'], kind: 'string' },
+  { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
+  { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
+  { env: 'NOTARY_X402_CHALLENGE_SECRET', path: ['payments', 'modes', 'x402', 'challenge_secret'], kind: 'string' },
+  { env: 'NOTARY_FACILITATOR_RPC_URL', path: ['facilitator', 'rpc_url'], kind: 'string' },
+  { env: 'NOTARY_FACILITATOR_PRIVATE_KEY', path: ['facilitator', 'private_key'], kind: 'string' },
   { env: 'NOTARY_RECEIPTS_ISSUER', path: ['receipts', 'issuer'], kind: 'string' },
   { env: 'NOTARY_RECEIPTS_KEY_FILE', path: ['receipts', 'key_file'], kind: 'string' },
 ];

@@ -24,7 +24,7 @@ describe('runCrawl with renderer "browser"', () => {
     const server = await serveDirectory(dir);
     const testDb = await openTestDb();
     try {
-      const summary = await runCrawl({ config, pages: testDb.pages, runs: testDb.runs, seeds: [`${server.url}/`] });
+      const summary = await runCrawl({ config, pages: testDb.pages, runs: testDb.runs, frontier: testDb.frontier, seeds: [`${server.url}/`] });
       expect(summary.fetched).toBe(2);
       const home = await testDb.pages.getByUrl(`${server.url}/`);
       expect(home?.title).toBe('Rendered');
@@ -54,7 +54,7 @@ describe('runCrawl with renderer "browser"', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const testDb = await openTestDb();
     try {
-      const summary = await runCrawl({ config, pages: testDb.pages, runs: testDb.runs, seeds: [`${base}/`] });
+      const summary = await runCrawl({ config, pages: testDb.pages, runs: testDb.runs, frontier: testDb.frontier, seeds: [`${base}/`] });
       expect(summary).toMatchObject({ fetched: 2, failed: 0 });
       expect(busyAt).toHaveLength(2);
       expect(busyAt[1]! - busyAt[0]!).toBeGreaterThanOrEqual(950);

@@ -29,7 +29,7 @@ async function db(): Promise<TestDb> {
 }
 
 function crawl(testDb: TestDb, config: RunCrawlOptions['config'], extra: Partial<RunCrawlOptions> = {}) {
-  return runCrawl({ config, pages: testDb.pages, runs: testDb.runs, ...extra });
+  return runCrawl({ config, pages: testDb.pages, runs: testDb.runs, frontier: testDb.frontier, ...extra });
 }
 
 async function storedUrls(testDb: TestDb): Promise<string[]> {
@@ -580,4 +580,110 @@ describe('runCrawl on a real corpus', () => {
     },
     120_000,
   );
+});
+
+/** Every count of a crawl summary adds up to the URLs it found. */
+function expectCountsAddUp(s: { found: number; stored: number; duplicates: number; failed: number; skipped: { total: number }; queued: number }): void {
+  expect(s.stored + s.duplicates + s.failed + s.skipped.total + s.queued).toBe(s.found);
+}
+
+describe('runCrawl scope, limits and resume (issue 12)', () => {
+  it('stays under the seed folder by default; --scope host widens; the summary says what was out of scope', async () => {
+    const { server } = await site({
+      'en/index.html': html('EN', '<a href="a.html">a</a> <a href="../fr/index.html">fr</a> <a href="../fr/b.html">fr b</a> <a href="/about.html">about</a>'),
+      'en/a.html': html('EN A', 'english a'),
+      'fr/index.html': html('FR', 'french'),
+      'fr/b.html': html('FR B', 'french b'),
+      'about.html': html('About', 'about'),
+    });
+    const pathDb = await db();
+    const byPath = await crawl(pathDb, crawlerConfig({ use_sitemaps: false }), { seeds: [`${server.url}/en/`] });
+    expect(await storedUrls(pathDb)).toEqual([`${server.url}/en/`, `${server.url}/en/a.html`]);
+    expect(byPath.scope).toBe(`scope path: under ${server.url}/en/`);
+    expect(byPath.skipped.byReason.out_of_scope).toBe(3);
+    expect(byPath.outOfScope).toEqual([
+      { where: `${server.url}/fr/`, count: 2, why: 'outside /en/' },
+      { where: `${server.url}/about.html`, count: 1, why: 'outside /en/' },
+    ]);
+    expectCountsAddUp(byPath);
+
+    const hostDb = await db();
+    const byHost = await crawl(hostDb, crawlerConfig({ use_sitemaps: false, scope: 'host', exclude: ['/fr/b\\.html$'] }), { seeds: [`${server.url}/en/`] });
+    expect(await storedUrls(hostDb)).toEqual(['/about.html', '/en/', '/en/a.html', '/fr/index.html'].map((p) => `${server.url}${p}`));
+    expect(byHost.outOfScope).toEqual([{ where: `${server.url}/fr/`, count: 1, why: 'matches exclude /fr/b\\.html$' }]);
+    expectCountsAddUp(byHost);
+  });
+
+  it('max_pages counts stored pages only, never overshoots with requests in flight, and every count adds up', async () => {
+    const links = [
+      ...Array.from({ length: 12 }, (_, i) => `<a href="/p${i}">p${i}</a>`),
+      '<a href="/copy">copy</a> <a href="/missing">404</a> <a href="/file.pdf">pdf</a> <a href="/private/x">robots</a> <a href="http://elsewhere.invalid/">other</a>',
+    ].join(' ');
+    const { base, hits } = await recordingServer((req, res) => {
+      const url = req.url ?? '/';
+      if (url === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+      if (url === '/missing') return void res.writeHead(404).end('gone');
+      if (url === '/file.pdf') return void res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF');
+      // /copy has the same body as the home page: a duplicate.
+      const body = url === '/' || url === '/copy' ? links : `page ${url}`;
+      setTimeout(() => sendPage(res, url === '/copy' ? '/' : url, body), 40);
+    });
+    const testDb = await db();
+    const config = crawlerConfig({ use_sitemaps: false, max_concurrency: 8, per_host_concurrency: 8 });
+    const summary = await crawl(testDb, config, { seeds: [`${base}/`], maxPages: 6 });
+    expect(summary.stored).toBe(6);
+    expect((await testDb.pages.counts()).pages).toBe(6);
+    expect(summary.status).toBe('finished');
+    expectCountsAddUp(summary);
+    // Failures are counted once, as failures, not as skips too.
+    expect(summary.skipped.byReason).not.toHaveProperty('http_error');
+    expect(summary.failed).toBe(summary.failures.http_error ?? 0);
+    expect(summary.skipped.byReason.robots_txt).toBe(1);
+    expect(summary.skipped.byReason.out_of_scope).toBe(1);
+    // What the budget left unfetched is reported as max_pages, never fetched.
+    const pageHits = hits.filter((h) => /^\/p\d+$/.test(h.path)).length;
+    expect(summary.skipped.byReason.max_pages).toBe(12 - pageHits + (hits.some((h) => h.path === '/copy') ? 0 : 1) + (hits.some((h) => h.path === '/missing') ? 0 : 1) + (hits.some((h) => h.path === '/file.pdf') ? 0 : 1));
+
+    const wholeDb = await db();
+    const whole = await crawl(wholeDb, config, { seeds: [`${base}/`], maxPages: 100 });
+    expect(whole).toMatchObject({ stored: 13, duplicates: 1, failed: 1, failures: { http_error: 1 }, queued: 0, found: 18 });
+    expect(whole.skipped.byReason).toEqual({ non_html: 1, robots_txt: 1, out_of_scope: 1 });
+    expectCountsAddUp(whole);
+  });
+
+  it('a stopped crawl resumes from its frontier without fetching a stored page again', async () => {
+    const chain: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) chain[`p${i}.html`] = html(`P${i}`, `<a href="p${i + 1}.html">next</a> <a href="p${(i * 7) % 30}.html">jump</a>`);
+    const { server } = await site(chain);
+    const testDb = await db();
+    const controller = new AbortController();
+    const config = crawlerConfig({ use_sitemaps: false, per_host_delay_ms: 20, per_host_concurrency: 2 });
+    const first = await crawl(testDb, config, {
+      seeds: [`${server.url}/p0.html`],
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.fetched >= 5) controller.abort();
+      },
+    });
+    expect(first.status).toBe('stopped');
+    expect(first.queued).toBeGreaterThan(0);
+    expectCountsAddUp(first);
+    expect((await testDb.runs.get(first.runId))?.status).toBe('stopped');
+    const storedFirst = new Set((await storedUrls(testDb)).map((u) => new URL(u).pathname));
+    const requestsBefore = server.requests.length;
+
+    const resumable = await testDb.runs.latestResumable();
+    expect(resumable?.id).toBe(first.runId);
+    const second = await crawl(testDb, config, { resume: resumable! });
+    expect(second.status).toBe('finished');
+    expect(second.resumedFrom).toBe(first.runId);
+    expect(second.storedBefore).toBe(storedFirst.size);
+    expect(second.stored).toBe(30);
+    expectCountsAddUp(second);
+    const fetchedAgain = server.requests.slice(requestsBefore).filter((p) => storedFirst.has(p));
+    expect(fetchedAgain).toEqual([]);
+    expect((await storedUrls(testDb)).length).toBe(30);
+    expect(await testDb.runs.latestResumable()).toBeUndefined();
+    expect((await testDb.frontier.counts(second.runId)).queued).toBe(0);
+  });
 });

@@ -1,8 +1,10 @@
-import { Configuration, RequestQueue } from '@crawlee/core';
+import { Configuration } from '@crawlee/core';
 import type { Log } from '@crawlee/core';
 import { NotaryError } from '../core/errors.js';
 import { AgentPool, userAgentHeader, type AddressPolicy } from '../extract/fetch/index.js';
-import type { CrawlRunStore } from '../storage/crawl-runs.js';
+import { processOwner, type CrawlRun, type CrawlRunStore } from '../storage/crawl-runs.js';
+import type { FrontierStore } from '../storage/frontier.js';
+import { FrontierQueue } from './frontier-queue.js';
 import type { PageStore } from '../storage/pages.js';
 import { crawleeLog } from './crawlee-log.js';
 import { RobotsCache } from './robots.js';
@@ -18,6 +20,7 @@ export interface RunCrawlOptions {
   config: CrawlerConfig;
   pages: PageStore;
   runs: CrawlRunStore;
+  frontier: FrontierStore;
   /** Overrides config.seeds. */
   seeds?: string[];
   /** Overrides config.max_pages. */
@@ -27,6 +30,8 @@ export interface RunCrawlOptions {
    * background worker; an explicit crawl re-checks every page with conditional requests.
    */
   skipFresh?: boolean;
+  /** A stopped or interrupted run to continue: its seeds, page budget and frontier. */
+  resume?: CrawlRun;
   signal?: AbortSignal;
   onProgress?: (p: CrawlProgress) => void;
   log?: (level: 'info' | 'warn' | 'debug', msg: string) => void;
@@ -48,8 +53,14 @@ export interface CrawlFetch {
 export interface CrawlSummary extends CrawlProgress {
   runId: string;
   seeds: string[];
-  /** True when the signal (or SIGINT, which crawlee handles during a run) stopped the crawl before the queue ran dry. */
+  /** What the crawl kept to (scope rule, include and exclude patterns). */
+  scope: string;
+  /** finished: the queue ran dry or max_pages was reached; stopped: a signal ended it, `notary crawl --resume` goes on. */
+  status: 'finished' | 'stopped';
+  /** True when the crawl stopped before its queue ran dry (status stopped). */
   aborted: boolean;
+  /** The run this one resumed. */
+  resumedFrom: string | null;
 }
 
 /** Everything an engine (static HTTP or browser) needs to run the queue of one crawl. */
@@ -57,7 +68,7 @@ export interface EngineContext {
   config: CrawlerConfig;
   session: CrawlSession;
   gate: HostGate;
-  queue: RequestQueue;
+  queue: FrontierQueue;
   crawleeConfig: Configuration;
   crawleeLog: Log;
   userAgent: string;
@@ -77,17 +88,38 @@ function resolveSeeds(raw: string[]): string[] {
   });
 }
 
+interface RunOptions {
+  max_pages?: number;
+  skip_fresh?: boolean;
+}
+
+/** The options a stopped run was started with, as recorded in crawl_runs.options. */
+function recordedOptions(run: CrawlRun): RunOptions {
+  try {
+    return run.options ? (JSON.parse(run.options) as RunOptions) : {};
+  } catch {
+    return {};
+  }
+}
+
+const HEARTBEAT_MS = 10_000;
+
 /**
  * Crawls from the seeds within the configured scope, storing HTML pages through the PageStore and recording the run in
- * crawl_runs / crawl_skips. Resolves when the queue is empty, max_pages is reached, or the signal aborts.
+ * crawl_runs / crawl_skips, with its frontier in crawl_frontier. Resolves when the queue is empty, max_pages pages are
+ * stored, or the signal aborts (the run is then "stopped" and can be resumed).
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
-  const { config } = options;
+  const { config, resume } = options;
   const log: CrawlLog = options.log ?? (() => {});
-  const seeds = resolveSeeds(options.seeds ?? config.seeds);
-  const maxPages = options.maxPages ?? config.max_pages;
+  const dead = await options.runs.markDead();
+  for (const id of dead) log('info', `crawl ${id} was interrupted (its process is gone): resumable with notary crawl --resume`);
+  const recorded = resume ? recordedOptions(resume) : {};
+  const seeds = resolveSeeds(resume ? (JSON.parse(resume.seeds) as string[]) : (options.seeds ?? config.seeds));
+  const maxPages = options.maxPages ?? recorded.max_pages ?? config.max_pages;
+  const skipFresh = options.skipFresh ?? recorded.skip_fresh ?? false;
   if (!Number.isInteger(maxPages) || maxPages <= 0) throw new NotaryError('invalid_request', `maxPages must be a positive integer, got ${maxPages}`);
-  const scope = compileScope(seeds, { sameHost: config.same_host, include: config.include, exclude: config.exclude });
+  const scope = compileScope(seeds, { scope: config.scope, include: config.include, exclude: config.exclude });
   const userAgent = userAgentHeader(config);
   const fetch: CrawlFetch = {
     policy: {
@@ -118,43 +150,63 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     },
   });
 
-  const runId = await options.runs.start(seeds);
+  const runId = await options.runs.start(seeds, {
+    ...(resume ? { resumedFrom: resume.id } : {}),
+    runOptions: { max_pages: maxPages, skip_fresh: skipFresh },
+  });
+  if (resume) await options.frontier.adopt(resume.id, runId);
   const session = new CrawlSession(runId, {
     config,
     maxPages,
-    skipFresh: options.skipFresh ?? false,
+    skipFresh,
     scope,
     robots,
     pages: options.pages,
     runs: options.runs,
+    store: options.frontier,
     log,
     onProgress: options.onProgress,
   });
+  const queue = new FrontierQueue({
+    store: options.frontier,
+    runId,
+    owner: processOwner(),
+    batch: Math.max(16, config.max_concurrency * 2),
+    budgetLeft: (inFlight) => session.budgetLeft(inFlight),
+  });
+  session.frontier = queue;
   // A private, memory-only crawlee configuration: nothing is written under the working directory.
   const crawleeConfig = new Configuration({ persistStorage: false, purgeOnStart: false, headless: true });
-  const queue = await RequestQueue.open(`crawl-${runId}`, { config: crawleeConfig });
-  session.enqueue = async (batch) => {
-    await queue.addRequests(batch.map(({ url, depth }) => ({ url, uniqueKey: url, userData: { depth } })));
-  };
+  const heartbeat = setInterval(() => void options.runs.heartbeat(runId).catch(() => {}), HEARTBEAT_MS);
+  heartbeat.unref();
 
-  let aborted = false;
+  let status: 'finished' | 'stopped' = 'stopped';
   try {
-    log('info', `crawl ${runId}: seeds ${seeds.join(', ')}; max_pages ${maxPages}, max_depth ${config.max_depth}`);
-    await session.admit(seeds, 0);
-    if (config.use_sitemaps && !options.signal?.aborted) {
-      const origins = [...new Set(seeds.map((seed) => new URL(seed).origin))];
-      for (const origin of origins) {
-        const listed = await robots.sitemaps(origin);
-        const urls = await collectSitemapUrls([...listed, `${origin}/sitemap.xml`], {
-          userAgent,
-          policy: fetch.policy,
-          agents: fetch.agents,
-          timeoutMs: config.request_timeout_ms,
-          signal: options.signal,
-          onProblem: (msg) => log('warn', msg),
-        });
-        if (urls.length > 0) log('info', `sitemaps of ${origin}: ${urls.length} URLs`);
-        await session.admit(urls, 1);
+    log('info', `crawl ${runId}: seeds ${seeds.join(', ')}; ${scope.description}; max_pages ${maxPages}, max_depth ${config.max_depth}`);
+    if (resume) {
+      const resumed = await session.resumeFrom({ startedAt: resume.started_at });
+      log(
+        'info',
+        `resuming ${resume.id} (${resume.status ?? 'stopped'}): ${session.counts.storedBefore} pages stored before, ` +
+          `${resumed.recovered} of them finished just before it stopped; ${resumed.requeued} requests in flight queued again`,
+      );
+    } else {
+      await session.admit(seeds, 0);
+      if (config.use_sitemaps && !options.signal?.aborted) {
+        const origins = [...new Set(seeds.map((seed) => new URL(seed).origin))];
+        for (const origin of origins) {
+          const listed = await robots.sitemaps(origin);
+          const urls = await collectSitemapUrls([...listed, `${origin}/sitemap.xml`], {
+            userAgent,
+            policy: fetch.policy,
+            agents: fetch.agents,
+            timeoutMs: config.request_timeout_ms,
+            signal: options.signal,
+            onProblem: (msg) => log('warn', msg),
+          });
+          if (urls.length > 0) log('info', `sitemaps of ${origin}: ${urls.length} URLs`);
+          await session.admit(urls, 1);
+        }
       }
     }
     const context: EngineContext = {
@@ -175,21 +227,39 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       if (config.renderer === 'browser') await runBrowserEngine(context);
       else await runStaticEngine(context);
     }
-    // Crawlee also ends a run early on SIGINT; an unfinished queue tells that apart from a completed crawl.
-    aborted = (options.signal?.aborted ?? false) || !(await queue.isFinished());
+    const budgetSpent = queue.budgetSpent();
+    await queue.close();
+    const pending = await options.frontier.pending(runId);
+    if (budgetSpent) {
+      await session.skipRemaining(pending);
+      status = 'finished';
+    } else {
+      // Crawlee also ends a run early on SIGINT; requests left in the frontier tell that apart from a completed crawl.
+      status = pending.length === 0 && !options.signal?.aborted ? 'finished' : 'stopped';
+    }
   } finally {
+    clearInterval(heartbeat);
     await session.flushSkips();
     const summary = session.progress();
-    await options.runs.finish(runId, { ...summary, aborted });
-    await queue.drop().catch(() => {});
+    await options.runs.finish(runId, { ...summary, aborted: status === 'stopped' }, status);
+    if (status === 'finished') await options.frontier.clear(runId);
     fetch.agents.destroy();
   }
   session.reportProgress(true);
-  const summary: CrawlSummary = { ...session.progress(), runId, seeds, aborted };
+  const summary: CrawlSummary = {
+    ...session.progress(),
+    runId,
+    seeds,
+    scope: scope.description,
+    status,
+    aborted: status === 'stopped',
+    resumedFrom: resume?.id ?? null,
+  };
   log(
     'info',
-    `crawl ${runId} done: ${summary.fetched} fetched, ${summary.unchanged} unchanged, ${summary.skipped.total} skipped, ` +
-      `${summary.failed} failed in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.pagesPerSecond} pages/s)`,
+    `crawl ${runId} ${status}: ${summary.stored} pages stored (${summary.fetched} new or changed, ${summary.unchanged} unchanged), ` +
+      `${summary.duplicates} duplicates, ${summary.failed} failed, ${summary.skipped.total} skipped, ${summary.queued} queued ` +
+      `in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.pagesPerSecond} pages/s)`,
   );
   return summary;
 }

@@ -57,6 +57,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
             contentType: headers['content-type'] ?? null,
             etag: headers['etag'] ?? null,
             lastModified: headers['last-modified'] ?? null,
+            contentLanguage: headers['content-language'] ?? null,
             html,
           },
         );
@@ -64,7 +65,7 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
       errorHandler: ({ request }) => finish(request.uniqueKey),
       failedRequestHandler: async ({ request }, error) => {
         finish(request.uniqueKey);
-        if (ctx.signal?.aborted && error.name === 'AbortError') return;
+        if (ctx.signal?.aborted && error.name === 'AbortError') return session.requestAbandoned(request.uniqueKey);
         const refusal = blocked.get(request.uniqueKey);
         blocked.delete(request.uniqueKey);
         if (refusal) await session.requestFailed(request.uniqueKey, 'blocked_address', refusal);

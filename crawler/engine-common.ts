@@ -1,4 +1,4 @@
-import { RetryRequestError, type Request } from '@crawlee/core';
+import { RetryRequestError, type Request, type RequestQueue } from '@crawlee/core';
 import type { EngineContext } from './crawl.js';
 import { deliberateStopMarker } from './crawlee-log.js';
 import { asksToBackOff, retryAfterMs } from './politeness.js';
@@ -17,9 +17,10 @@ export function sharedCrawlerOptions(ctx: EngineContext) {
   const longestDelayMs = Math.max(config.per_host_delay_ms, config.crawl_delay_max_ms);
   const gateWaitSecs = Math.ceil((config.max_concurrency * longestDelayMs + config.retry_after_max_ms) / 1000);
   return {
-    requestQueue: ctx.queue,
+    // Our frontier in the database is crawlee's request manager (IRequestManager); it also enforces max_pages.
+    // Passed as requestQueue: crawlee 3.18's HttpCrawler option check does not know the requestManager key yet.
+    requestQueue: ctx.queue as unknown as RequestQueue,
     log: ctx.crawleeLog,
-    maxRequestsPerCrawl: ctx.maxPages,
     maxRequestRetries,
     requestHandlerTimeoutSecs: timeoutSecs * 2 + 30 + gateWaitSecs,
     useSessionPool: false,

@@ -35,7 +35,7 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
   const stops = new Map<string, DeliberateStop>();
 
   const fetchPage = async (request: BasicCrawlingContext['request']): Promise<FetchResponse> => {
-    const stored = session.storedFor(request.uniqueKey);
+    const stored = await session.prepare(request.uniqueKey);
     const headers: Record<string, string> = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' };
     if (stored && stored.state !== 'gone') {
       if (stored.etag) headers['if-none-match'] = stored.etag;
@@ -126,14 +126,15 @@ export async function runStaticEngine(ctx: EngineContext): Promise<void> {
           contentType,
           etag: headerValue(response.headers['etag']),
           lastModified: headerValue(response.headers['last-modified']),
+          contentLanguage: headerValue(response.headers['content-language']),
           html,
         });
       },
       failedRequestHandler: async ({ request }, error) => {
         const stop = stops.get(request.uniqueKey);
         stops.delete(request.uniqueKey);
-        // Requests still waiting for their host slot when the crawl was aborted are not failures.
-        if (ctx.signal?.aborted && error.name === 'AbortError') return;
+        // Requests still waiting for their host slot when the crawl was aborted are not failures: queued again.
+        if (ctx.signal?.aborted && error.name === 'AbortError') return session.requestAbandoned(request.uniqueKey);
         if (stop) await session.requestFailed(request.uniqueKey, stop.reason, stop.detail, stop.status);
         else await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
       },

@@ -69,9 +69,10 @@ async function crawlHostile(policy: RunCrawlOptions['addressPolicy']) {
   const testDb = await db();
   const problems: string[] = [];
   const summary = await runCrawl({
-    config: crawlerConfig({ same_host: false, max_depth: 2 }),
+    config: crawlerConfig({ scope: 'any', max_depth: 2 }),
     pages: testDb.pages,
     runs: testDb.runs,
+    frontier: testDb.frontier,
     seeds: [`${seed.url}/`],
     log: (level, msg) => {
       if (level === 'warn') problems.push(msg);
@@ -125,7 +126,7 @@ describe("the crawler's fetches pass /v1/extract's address policy", () => {
     cleanups.push(() => new Promise<void>((resolve) => { redirector.closeAllConnections(); redirector.close(() => resolve()); }));
     const base = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
     const testDb = await db();
-    const summary = await runCrawl({ config: crawlerConfig({ use_sitemaps: false }), pages: testDb.pages, runs: testDb.runs, seeds: [`${base}/`] });
+    const summary = await runCrawl({ config: crawlerConfig({ use_sitemaps: false }), pages: testDb.pages, runs: testDb.runs, frontier: testDb.frontier, seeds: [`${base}/`] });
     expect(intranet.server.requests).toEqual([]);
     const blocked = await testDb.runs.skips(summary.runId, 'blocked_address');
     expect(blocked.map((s) => s.url).sort()).toEqual([`${base}/jump`, `${base}/meta`]);
@@ -143,9 +144,10 @@ describe("the crawler's fetches pass /v1/extract's address policy", () => {
     });
     const testDb = await db();
     const summary = await runCrawl({
-      config: crawlerConfig({ renderer: 'browser', use_sitemaps: false, same_host: false, max_concurrency: 2, request_timeout_ms: 20_000 }),
+      config: crawlerConfig({ renderer: 'browser', use_sitemaps: false, scope: 'any', max_concurrency: 2, request_timeout_ms: 20_000 }),
       pages: testDb.pages,
       runs: testDb.runs,
+      frontier: testDb.frontier,
       seeds: [`${seed.server.url}/`],
     });
     expect((await testDb.pages.getByUrl(`${seed.server.url}/`))?.html).toContain('rendered text');

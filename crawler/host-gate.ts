@@ -8,6 +8,8 @@ interface HostState {
   delayAfterFinish: boolean;
   /** Earliest time the next request to this host may start. */
   nextStartAt: number;
+  /** When the last request to this host really started (a late timer must not bring the next one closer). */
+  lastStartAt: number;
   /** No request to this host starts before this time (set after a 429 / 503 with Retry-After). */
   pausedUntil: number;
   waiters: Array<() => void>;
@@ -29,7 +31,7 @@ export class HostGate {
   private state(host: string): HostState {
     let state = this.hosts.get(host);
     if (!state) {
-      state = { active: 0, delayMs: this.delayMs, delayAfterFinish: false, nextStartAt: 0, pausedUntil: 0, waiters: [] };
+      state = { active: 0, delayMs: this.delayMs, delayAfterFinish: false, nextStartAt: 0, lastStartAt: Number.NEGATIVE_INFINITY, pausedUntil: 0, waiters: [] };
       this.hosts.set(host, state);
     }
     return state;
@@ -82,12 +84,20 @@ export class HostGate {
   private async waitForStart(state: HostState, signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       const now = Date.now();
-      const startAt = Math.max(now, state.nextStartAt, state.pausedUntil);
+      const startAt = Math.max(now, state.nextStartAt, state.pausedUntil, state.lastStartAt + state.delayMs);
       if (state.delayMs > 0) state.nextStartAt = startAt + state.delayMs;
-      if (startAt <= now) return;
+      if (startAt <= now) {
+        state.lastStartAt = now;
+        return;
+      }
       await sleep(startAt - now, undefined, { signal });
-      // A pause that came in while this request slept (another request got a 429) holds it back too.
-      if (state.pausedUntil <= startAt) return;
+      // Started only if no pause came in while this request slept (another request got a 429) and the request before
+      // it did not start late (a busy event loop fires timers late; the host must still see the spacing).
+      const woke = Date.now();
+      if (state.pausedUntil <= woke && woke >= state.lastStartAt + state.delayMs) {
+        state.lastStartAt = woke;
+        return;
+      }
     }
   }
 }

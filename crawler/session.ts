@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NotaryConfig } from '../core/config.js';
 import type { CrawlRunStore, CrawlSkipReason, NewCrawlSkip } from '../storage/crawl-runs.js';
+import type { FrontierStore } from '../storage/frontier.js';
 import type { PageStore } from '../storage/pages.js';
 import type { Page } from '../storage/schema.js';
 import { readHtml, readPage, type HtmlQuery } from './html.js';
@@ -11,24 +12,42 @@ export type CrawlerConfig = NotaryConfig['crawler'];
 export type CrawlLogLevel = 'info' | 'warn' | 'debug';
 export type CrawlLog = (level: CrawlLogLevel, msg: string) => void;
 
+export type FailureReason = 'http_error' | 'fetch_error';
+export type DeliberateSkipReason = Exclude<CrawlSkipReason, FailureReason | 'duplicate'>;
+
 export interface CrawlProgress {
+  /**
+   * Every distinct URL the crawl came across. It adds up: found = stored + duplicates + failed + skipped.total + queued.
+   * (Pages a resumed run inherited count in stored, found and storedBefore.)
+   */
+  found: number;
+  /** Pages kept in the store: fetched + unchanged + fresh (+ storedBefore when resumed). What max_pages counts. */
+  stored: number;
   /** Pages stored with new or changed content. */
   fetched: number;
   /** Pages confirmed current: 304 Not Modified, or 200 with the same content hash as stored. */
   unchanged: number;
   /** Stored pages not fetched because they were checked within recrawl_after_hours (only with skipFresh). */
   fresh: number;
-  /** Stored pages that answered 404/410 and were marked gone. */
-  gone: number;
-  /** Requests admitted to the queue and not finished yet. */
-  queued: number;
-  /** URLs not stored on purpose, with counts by reason (duplicates included). */
-  skipped: { total: number; byReason: Partial<Record<CrawlSkipReason, number>> };
-  /** HTTP errors and fetch errors (timeouts, refused connections). */
-  failed: number;
+  /** Pages the run this one resumed had stored already. */
+  storedBefore: number;
+  maxPages: number;
+  /** Pages with the same content (or canonical URL, or redirect target) as a page already stored. */
   duplicates: number;
+  /** HTTP errors and fetch errors (timeouts, refused connections); `gone` of them were stored pages now marked gone. */
+  failed: number;
+  failures: Partial<Record<FailureReason, number>>;
+  gone: number;
+  /** URLs not fetched or not stored on purpose, by reason. */
+  skipped: { total: number; byReason: Partial<Record<DeliberateSkipReason, number>> };
+  /** Admitted and not finished yet (in the frontier; left for --resume when the run stops early). */
+  queued: number;
+  /** Out-of-scope URLs grouped by where they lead (origin and first path segment), most frequent first, at most 5. */
+  outOfScope: Array<{ where: string; count: number; why: string }>;
   /** Finished page requests per second since the crawl started. */
   pagesPerSecond: number;
+  /** Estimated time to finish the queued pages (capped by what max_pages still allows), null while unknown. */
+  etaMs: number | null;
   elapsedMs: number;
 }
 
@@ -48,13 +67,13 @@ export interface PageResponse {
   contentType: string | null;
   etag: string | null;
   lastModified: string | null;
+  contentLanguage?: string | null;
   /** HTML as received (static) or as rendered (browser); empty for a 304. */
   html: string;
   /** The parsed document when the engine already has one. */
   $?: HtmlQuery;
 }
 
-const failureReasons: ReadonlySet<CrawlSkipReason> = new Set(['http_error', 'fetch_error']);
 
 /** text/html or application/xhtml+xml; a response without a Content-Type is given the benefit of the doubt. */
 export function isHtmlContentType(contentType: string | null): boolean {
@@ -67,26 +86,45 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** Where an out-of-scope URL leads: its origin and first path segment ("http://h/fr/", "http://h/about.html"). */
+function whereOf(url: string): string {
+  const u = new URL(url);
+  const [, first, ...rest] = u.pathname.split('/');
+  return `${u.origin}/${first ?? ''}${first && rest.length > 0 ? '/' : ''}`;
+}
+
+/** What the session needs of the frontier: queue admitted pages, record outcomes. */
+export interface SessionFrontier {
+  add(pages: QueuedPage[]): Promise<number>;
+  inFlightCount: number;
+}
+
 /**
- * The engine-independent part of a crawl: which URLs are admitted (scope, depth, page budget, robots.txt, repeats),
- * what a response means for the page store (new, unchanged, gone, duplicate), and the run's counters and skips.
+ * The engine-independent part of a crawl: which URLs are admitted (scope, depth, robots.txt, repeats), what a
+ * response means for the page store (new, unchanged, gone, duplicate), the page budget, and the run's counters and
+ * skips. Every admitted URL is a row of the crawl frontier; its outcome is recorded there when it is done.
  */
 export class CrawlSession {
   private readonly seen = new Set<string>();
   private readonly skippedUrls = new Set<string>();
+  /** URLs skipped for max_depth that may still be admitted at a shallower depth. */
+  private readonly depthSkipped = new Set<string>();
   private readonly hashOwner = new Map<string, string>();
-  /** Stored rows looked up at admission, handed to the engine for conditional requests. */
-  private readonly storedRows = new Map<string, Page>();
+  private readonly storedRows = new Map<string, Page | null>();
   private readonly pendingSkips: NewCrawlSkip[] = [];
+  private readonly outOfScope = new Map<string, { count: number; why: string }>();
   private flushing: Promise<void> = Promise.resolve();
   private admitted = 0;
   private finishedRequests = 0;
   private lastProgressAt = 0;
   private readonly startedAt = Date.now();
-  readonly counts = { fetched: 0, unchanged: 0, fresh: 0, gone: 0, failed: 0, duplicates: 0 };
-  readonly byReason: Partial<Record<CrawlSkipReason, number>> = {};
-  /** Set by the engine: puts admitted pages on its request queue. */
-  enqueue: (pages: QueuedPage[]) => Promise<void> = async () => {};
+  readonly counts = { fetched: 0, unchanged: 0, fresh: 0, gone: 0, duplicates: 0, storedBefore: 0 };
+  /** URLs turned away before entering the frontier (out of scope, too deep, robots.txt). */
+  private admissionSkips = 0;
+  readonly byReason: Partial<Record<DeliberateSkipReason, number>> = {};
+  readonly failures: Partial<Record<FailureReason, number>> = {};
+  /** Set by runCrawl: the frontier queue admitted pages go to. */
+  frontier: SessionFrontier = { add: async () => 0, inFlightCount: 0 };
 
   constructor(
     readonly runId: string,
@@ -98,20 +136,60 @@ export class CrawlSession {
       robots: RobotsCache;
       pages: PageStore;
       runs: CrawlRunStore;
+      store: FrontierStore;
       log: CrawlLog;
       onProgress?: (p: CrawlProgress) => void;
     },
   ) {}
 
-  /** The stored row of a queued URL, as looked up at admission (for If-None-Match / If-Modified-Since). */
-  storedFor(url: string): Page | undefined {
-    return this.storedRows.get(url);
+  get storedCount(): number {
+    return this.counts.fetched + this.counts.unchanged + this.counts.fresh + this.counts.storedBefore;
+  }
+
+  /** Page requests that may still start, given the requests in flight. */
+  budgetLeft(inFlight: number): number {
+    return this.deps.maxPages - this.storedCount - inFlight;
+  }
+
+  /**
+   * Continues the frontier of a stopped or interrupted run: its URLs count as seen, the pages it stored count against
+   * max_pages, and a request it had in flight is done if its page was stored after that run started (its links are
+   * followed again from the stored copy), else queued again.
+   */
+  async resumeFrom(previous: { startedAt: string }): Promise<{ requeued: number; recovered: number }> {
+    for (const url of await this.deps.store.urls(this.runId)) this.seen.add(url);
+    const counts = await this.deps.store.counts(this.runId);
+    const stored = ['stored', 'unchanged', 'fresh'].reduce((sum, outcome) => sum + (counts.outcomes[outcome] ?? 0), 0);
+    let recovered = 0;
+    const requeue: string[] = [];
+    for (const entry of await this.deps.store.leased(this.runId)) {
+      const page = await this.deps.pages.getByUrl(entry.url);
+      if (page && page.state !== 'gone' && page.checked_at >= previous.startedAt) {
+        await this.deps.store.finish(this.runId, entry.url, 'stored');
+        recovered++;
+        if (page.html) await this.admit(readHtml(page.html, page.final_url).links, entry.depth + 1);
+      } else {
+        requeue.push(entry.url);
+      }
+    }
+    await this.deps.store.release(this.runId, requeue);
+    // Done rows other than stored pages were aliases, failures and skips of the earlier run, counted there.
+    this.counts.storedBefore = stored + recovered;
+    this.admitted += counts.queued + requeue.length;
+    return { requeued: requeue.length, recovered };
+  }
+
+  /** The stored row of a URL about to be fetched (for If-None-Match / If-Modified-Since), looked up once. */
+  async prepare(url: string): Promise<Page | undefined> {
+    if (!this.storedRows.has(url)) this.storedRows.set(url, (await this.deps.pages.getByUrl(url)) ?? null);
+    return this.storedRows.get(url) ?? undefined;
   }
 
   /** Checks candidate URLs found at `depth` and queues the ones the crawl should fetch. */
   async admit(urls: string[], depth: number): Promise<void> {
     const accepted: QueuedPage[] = [];
     const followUps: Array<{ page: Page; depth: number }> = [];
+    const freshDone: QueuedPage[] = [];
     await Promise.all(
       urls.map(async (raw) => {
         const url = normaliseUrl(raw);
@@ -119,41 +197,49 @@ export class CrawlSession {
         const outOfScope = this.deps.scope.check(url);
         if (outOfScope) {
           this.seen.add(url);
+          this.admissionSkips++;
           this.skip(url, 'out_of_scope', outOfScope);
           return;
         }
         if (depth > this.deps.config.max_depth) {
           // Not marked seen: the same URL may still turn up at a shallower depth.
-          this.skip(url, 'max_depth', `depth ${depth} > max_depth ${this.deps.config.max_depth}`);
+          if (!this.depthSkipped.has(url)) {
+            this.depthSkipped.add(url);
+            this.admissionSkips++;
+            this.skip(url, 'max_depth', `depth ${depth} > max_depth ${this.deps.config.max_depth}`);
+          }
           return;
         }
         this.seen.add(url);
-        const budgetSpent = () => {
-          if (this.admitted < this.deps.maxPages) return false;
-          this.skip(url, 'max_pages', `max_pages ${this.deps.maxPages} reached`);
-          return true;
-        };
-        if (budgetSpent()) return;
+        if (this.depthSkipped.delete(url)) {
+          // Found again closer to a seed: it is admitted after all (its crawl_skips row stays as a record).
+          this.byReason.max_depth = (this.byReason.max_depth ?? 1) - 1;
+          this.admissionSkips--;
+        }
         const robots = await this.deps.robots.check(url);
         if (!robots.allowed) {
           this.deps.log('info', `robots.txt: not fetching ${url} (${robots.detail ?? 'disallowed'})`);
+          this.admissionSkips++;
           this.skip(url, 'robots_txt', robots.detail);
           return;
         }
-        const stored = await this.deps.pages.getByUrl(url);
-        // Checked again after the awaits: other candidates may have used up the budget meanwhile.
-        if (budgetSpent()) return;
         this.admitted++;
-        if (stored && stored.state !== 'gone' && this.deps.skipFresh && this.isFresh(stored)) {
-          this.counts.fresh++;
-          followUps.push({ page: stored, depth });
-          return;
+        if (this.deps.skipFresh) {
+          const stored = await this.deps.pages.getByUrl(url);
+          if (stored && stored.state !== 'gone' && this.isFresh(stored) && this.budgetLeft(this.frontier.inFlightCount) > 0) {
+            this.counts.fresh++;
+            this.finishedRequests++;
+            freshDone.push({ url, depth });
+            followUps.push({ page: stored, depth });
+            return;
+          }
+          this.storedRows.set(url, stored ?? null);
         }
-        if (stored) this.storedRows.set(url, stored);
         accepted.push({ url, depth });
       }),
     );
-    if (accepted.length > 0) await this.enqueue(accepted);
+    if (accepted.length > 0) await this.frontier.add(accepted);
+    if (freshDone.length > 0) await this.deps.store.addDone(this.runId, freshDone, 'fresh');
     for (const { page, depth: pageDepth } of followUps) {
       if (page.html) await this.admit(readHtml(page.html, page.final_url).links, pageDepth + 1);
     }
@@ -167,9 +253,15 @@ export class CrawlSession {
     const key = `${reason} ${url}`;
     if (this.skippedUrls.has(key)) return;
     this.skippedUrls.add(key);
-    this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
     if (reason === 'duplicate') this.counts.duplicates++;
-    if (failureReasons.has(reason)) this.counts.failed++;
+    else if (reason === 'http_error' || reason === 'fetch_error') this.failures[reason] = (this.failures[reason] ?? 0) + 1;
+    else this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
+    if (reason === 'out_of_scope') {
+      const where = whereOf(url);
+      const entry = this.outOfScope.get(where) ?? { count: 0, why: detail ?? '' };
+      entry.count++;
+      this.outOfScope.set(where, entry);
+    }
     this.pendingSkips.push({ url, reason, detail });
     if (this.pendingSkips.length >= 200) void this.flushSkips();
     this.deps.log('debug', `skip ${reason} ${url}${detail ? ` (${detail})` : ''}`);
@@ -181,6 +273,14 @@ export class CrawlSession {
     return this.flushing;
   }
 
+  /** At the end of a run whose page budget is spent: the URLs still queued are skipped for max_pages. */
+  async skipRemaining(urls: readonly string[]): Promise<void> {
+    for (const url of urls) {
+      this.skip(url, 'max_pages', `max_pages ${this.deps.maxPages} reached`);
+      this.finishedRequests++;
+    }
+  }
+
   /** A stored page that can no longer be served as it was (gone, duplicate, non-HTML, too large). */
   private async retire(url: string, status: number): Promise<void> {
     const stored = await this.deps.pages.getByUrl(url);
@@ -189,18 +289,28 @@ export class CrawlSession {
 
   /** A request that ended without a usable answer: a deliberate skip or a failure. */
   async requestFailed(url: string, reason: CrawlSkipReason, detail: string, status = 0): Promise<void> {
-    this.finishedRequests++;
     this.storedRows.delete(url);
     if (reason === 'fetch_error') this.deps.log('warn', `fetch failed: ${url}: ${detail}`);
     if (reason === 'non_html' || reason === 'too_large') await this.retire(url, status);
     this.skip(url, reason, detail);
+    await this.deps.store.finish(this.runId, url, reason);
+    this.finishedRequests++;
     this.reportProgress();
   }
 
+  /** A request that never ran because the crawl stopped: back to the queue for a resume. */
+  async requestAbandoned(url: string): Promise<void> {
+    this.storedRows.delete(url);
+    await this.deps.store.release(this.runId, [url]);
+  }
+
   async handleResponse(res: PageResponse): Promise<void> {
-    const stored = this.storedRows.get(res.url);
+    const stored = this.storedRows.has(res.url) ? (this.storedRows.get(res.url) ?? undefined) : await this.deps.pages.getByUrl(res.url);
     try {
-      await this.processResponse(res, stored);
+      const outcome = await this.processResponse(res, stored);
+      // Done only now, after the page and its links are in the database: a crash before this line leaves the entry
+      // leased, and a resumed run recognises the page as stored by the checked_at it carries.
+      await this.deps.store.finish(this.runId, res.url, outcome);
     } finally {
       this.storedRows.delete(res.url);
       this.finishedRequests++;
@@ -208,17 +318,22 @@ export class CrawlSession {
     }
   }
 
-  private async processResponse(res: PageResponse, stored: Page | undefined): Promise<void> {
+  private async markSeen(urls: string[], depth: number): Promise<void> {
+    for (const url of urls) this.seen.add(url);
+    await this.deps.store.addDone(this.runId, urls.map((url) => ({ url, depth })), 'alias');
+  }
+
+  private async processResponse(res: PageResponse, stored: Page | undefined): Promise<string> {
     const { url, status, depth } = res;
     if (status === 304) {
       if (!stored) {
         this.skip(url, 'http_error', '304 without a stored copy');
-        return;
+        return 'http_error';
       }
       await this.deps.pages.markUnchanged(url);
       this.counts.unchanged++;
       if (stored.html) await this.admit(readHtml(stored.html, stored.final_url).links, depth + 1);
-      return;
+      return 'unchanged';
     }
     if (status === 404 || status === 410) {
       if (stored && stored.state !== 'gone') {
@@ -226,22 +341,22 @@ export class CrawlSession {
         this.counts.gone++;
       }
       this.skip(url, 'http_error', `HTTP ${status}`);
-      return;
+      return 'http_error';
     }
     if (status < 200 || status >= 300) {
       this.skip(url, 'http_error', `HTTP ${status}`);
-      return;
+      return 'http_error';
     }
     if (!isHtmlContentType(res.contentType)) {
       await this.retire(url, status);
       this.skip(url, 'non_html', res.contentType ?? 'no content type');
-      return;
+      return 'non_html';
     }
     const bytes = Buffer.byteLength(res.html);
     if (bytes > this.deps.config.max_page_bytes) {
       await this.retire(url, status);
       this.skip(url, 'too_large', `${bytes} bytes > max_page_bytes ${this.deps.config.max_page_bytes}`);
-      return;
+      return 'too_large';
     }
 
     const finalUrl = normaliseUrl(res.finalUrl) ?? url;
@@ -249,14 +364,14 @@ export class CrawlSession {
       const outOfScope = this.deps.scope.check(finalUrl);
       if (outOfScope) {
         this.skip(url, 'out_of_scope', `redirected to ${finalUrl}: ${outOfScope}`);
-        return;
+        return 'out_of_scope';
       }
       if (this.seen.has(finalUrl)) {
         await this.retire(url, status);
         this.skip(url, 'duplicate', `redirects to ${finalUrl}`);
-        return;
+        return 'duplicate';
       }
-      this.seen.add(finalUrl);
+      await this.markSeen([finalUrl], depth);
     }
 
     const page = res.$ ? readPage(res.$, finalUrl) : readHtml(res.html, finalUrl);
@@ -270,9 +385,9 @@ export class CrawlSession {
         await this.retire(url, status);
         this.skip(url, 'duplicate', `canonical ${canonical}`);
         await this.admit(links, depth + 1);
-        return;
+        return 'duplicate';
       } else {
-        this.seen.add(canonical);
+        await this.markSeen([canonical], depth);
         storeUrl = canonical;
       }
     }
@@ -283,7 +398,7 @@ export class CrawlSession {
       await this.retire(storeUrl, status);
       this.skip(url, 'duplicate', `same content as ${owner}`);
       await this.admit(links, depth + 1);
-      return;
+      return 'duplicate';
     }
     this.hashOwner.set(contentHash, storeUrl);
     if (owner === undefined) {
@@ -293,7 +408,7 @@ export class CrawlSession {
         await this.retire(storeUrl, status);
         this.skip(url, 'duplicate', `same content as ${twin.url}`);
         await this.admit(links, depth + 1);
-        return;
+        return 'duplicate';
       }
     }
 
@@ -306,26 +421,47 @@ export class CrawlSession {
       content_type: res.contentType,
       etag: res.etag,
       last_modified: res.lastModified,
+      content_language: res.contentLanguage ?? null,
       content_hash: contentHash,
       title: page.title,
       html: res.html,
       crawl_depth: depth,
     }, before ?? null);
-    if (before && before.state !== 'gone' && before.content_hash === contentHash) this.counts.unchanged++;
+    const unchanged = before !== undefined && before.state !== 'gone' && before.content_hash === contentHash;
+    if (unchanged) this.counts.unchanged++;
     else this.counts.fetched++;
     await this.admit(links, depth + 1);
+    return unchanged ? 'unchanged' : 'stored';
   }
 
   progress(): CrawlProgress {
     const elapsedMs = Date.now() - this.startedAt;
-    const skippedTotal = Object.entries(this.byReason)
-      .filter(([reason]) => !failureReasons.has(reason as CrawlSkipReason))
-      .reduce((sum, [, n]) => sum + n, 0);
+    const skippedTotal = Object.values(this.byReason).reduce((sum, n) => sum + n, 0);
+    const failed = Object.values(this.failures).reduce((sum, n) => sum + n, 0);
+    const queued = Math.max(0, this.admitted - this.finishedRequests);
+    const rate = elapsedMs > 0 ? (this.finishedRequests / elapsedMs) * 1000 : 0;
+    const ahead = Math.min(queued, Math.max(0, this.deps.maxPages - this.storedCount));
+    const outOfScope = [...this.outOfScope.entries()]
+      .sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]))
+      .slice(0, 5)
+      .map(([where, { count, why }]) => ({ where, count, why }));
     return {
-      ...this.counts,
-      queued: Math.max(0, this.admitted - this.counts.fresh - this.finishedRequests),
+      found: this.counts.storedBefore + this.admitted + this.admissionSkips,
+      stored: this.storedCount,
+      fetched: this.counts.fetched,
+      unchanged: this.counts.unchanged,
+      fresh: this.counts.fresh,
+      storedBefore: this.counts.storedBefore,
+      maxPages: this.deps.maxPages,
+      duplicates: this.counts.duplicates,
+      failed,
+      failures: { ...this.failures },
+      gone: this.counts.gone,
       skipped: { total: skippedTotal, byReason: { ...this.byReason } },
-      pagesPerSecond: elapsedMs > 0 ? Math.round((this.finishedRequests / elapsedMs) * 1000 * 10) / 10 : 0,
+      queued,
+      outOfScope,
+      pagesPerSecond: Math.round(rate * 10) / 10,
+      etaMs: rate > 0 && this.finishedRequests >= 5 ? Math.round((ahead / rate) * 1000) : null,
       elapsedMs,
     };
   }

@@ -19,22 +19,45 @@ describe('normaliseUrl', () => {
 
 describe('compileScope', () => {
   const seeds = ['http://a.test/'];
-  it('keeps to the seed hosts by default', () => {
-    const scope = compileScope(seeds, { sameHost: true, include: [], exclude: [] });
-    expect(scope.check('http://a.test/x')).toBeNull();
-    expect(scope.check('http://b.test/x')).toBe('other host');
+  it('path scope: under the seed folder, the whole host for a root seed', () => {
+    const root = compileScope(seeds, { scope: 'path', include: [], exclude: [] });
+    expect(root.check('http://a.test/x')).toBeNull();
+    expect(root.check('http://b.test/x')).toBe('other host');
+    const folder = compileScope(['http://a.test/docs/en/index.html', 'http://c.test/fr/'], { scope: 'path', include: [], exclude: [] });
+    expect(folder.check('http://a.test/docs/en/intro.html')).toBeNull();
+    expect(folder.check('http://a.test/docs/en/sub/deep.html?x=1')).toBeNull();
+    expect(folder.check('http://c.test/fr/page')).toBeNull();
+    expect(folder.check('http://a.test/docs/de/intro.html')).toBe('outside /docs/en/ /fr/');
+    expect(folder.check('http://a.test/docs/english.html')).toBe('outside /docs/en/ /fr/');
+    expect(folder.check('http://c.test/en/page')).toBe('outside /docs/en/ /fr/');
+    expect(folder.check('http://d.test/docs/en/x')).toBe('other host');
+    expect(folder.description).toBe('scope path: under http://a.test/docs/en/ http://c.test/fr/');
   });
 
-  it('lets include patterns decide, and exclude always wins', () => {
-    const scope = compileScope(seeds, { sameHost: true, include: ['^http://a\\.test/docs/', '^http://b\\.test/'], exclude: ['\\.zip$'] });
+  it('host, domain and any scopes', () => {
+    const host = compileScope(['https://docs.example.co.uk/en/'], { scope: 'host', include: [], exclude: [] });
+    expect(host.check('https://docs.example.co.uk/fr/')).toBeNull();
+    expect(host.check('https://www.example.co.uk/')).toBe('other host');
+    const domain = compileScope(['https://docs.example.co.uk/en/'], { scope: 'domain', include: [], exclude: [] });
+    expect(domain.check('https://www.example.co.uk/blog')).toBeNull();
+    expect(domain.check('https://example.co.uk/')).toBeNull();
+    expect(domain.check('https://other.co.uk/')).toBe('other domain');
+    const ip = compileScope(['http://127.0.0.1:8080/'], { scope: 'domain', include: [], exclude: [] });
+    expect(ip.check('http://127.0.0.1:9090/x')).toBeNull();
+    expect(ip.check('http://127.0.0.2/x')).toBe('other domain');
+    expect(compileScope(seeds, { scope: 'any', include: [], exclude: [] }).check('http://z.test/')).toBeNull();
+  });
+
+  it('include patterns narrow the scope, and exclude always wins', () => {
+    const scope = compileScope(seeds, { scope: 'host', include: ['^http://a\\.test/docs/', '^http://b\\.test/'], exclude: ['\\.zip$'] });
     expect(scope.check('http://a.test/docs/1')).toBeNull();
-    expect(scope.check('http://b.test/anything')).toBeNull();
+    expect(scope.check('http://b.test/anything')).toBe('other host');
     expect(scope.check('http://a.test/blog/1')).toBe('matches no include pattern');
     expect(scope.check('http://a.test/docs/f.zip')).toBe('matches exclude \\.zip$');
   });
 
   it('reports a bad pattern as invalid_config', () => {
-    expect(() => compileScope(seeds, { sameHost: true, include: ['('], exclude: [] })).toThrow(
+    expect(() => compileScope(seeds, { scope: 'path', include: ['('], exclude: [] })).toThrow(
       expect.objectContaining({ code: 'invalid_config' }),
     );
   });

@@ -3,6 +3,7 @@ import { NotaryError } from '../core/errors.js';
 import { countWords } from './content.js';
 import { assertRealContent, isCaptchaPage, isJsShell } from './detect.js';
 import { extractDocument } from './extract.js';
+import type { SiteTitleAffixes } from './site-title.js';
 import type { HostResolver } from './fetch/address-policy.js';
 import { FetchCache } from './fetch/cache.js';
 import { RobotsRules } from './fetch/robots.js';
@@ -71,6 +72,11 @@ export interface ExtractDeps {
   scorePassages?: ScorePassages;
   resolver?: HostResolver;
   signal?: AbortSignal;
+  /**
+   * The title prefixes and suffixes a host's pages repeat, as the index learnt them from its crawled pages: with it an
+   * indexed site's page gets the same title here as in search results.
+   */
+  siteTitles?: (host: string) => Promise<SiteTitleAffixes | null>;
 }
 
 export function extractSettings(config: NotaryConfig): ExtractSettings {
@@ -168,7 +174,8 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
   let html = fetched.body;
   let finalUrl = fetched.finalUrl;
   let status = fetched.status;
-  let doc = extractDocument(html, finalUrl);
+  const siteTitles = deps.siteTitles ? await deps.siteTitles(hostOf(finalUrl)).catch(() => null) : null;
+  let doc = extractDocument(html, finalUrl, { siteTitles });
   let rendered = false;
   if (policy === 'always' || (policy === 'auto' && isJsShell(html, doc))) {
     if (!deps.renderer) {
@@ -186,7 +193,7 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
       html = page.html;
       finalUrl = page.finalUrl;
       status = page.status || status;
-      doc = extractDocument(html, finalUrl);
+      doc = extractDocument(html, finalUrl, { siteTitles });
       rendered = true;
     }
   }
@@ -298,4 +305,13 @@ async function buildResult(
     word_count: doc.wordCount,
     rendered: where.rendered,
   };
+}
+
+/** The host part of a URL ("docs.example.org:8080"), lower-cased; "" when it does not parse. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return '';
+  }
 }

@@ -1,7 +1,9 @@
 import { NotaryError } from '../core/errors.js';
+import { comparableText } from '../core/text.js';
 import { countWords, extractBlocks, textOf } from './content.js';
 import { parseHtml } from './html-tree.js';
-import { cleanDocumentTitle, normaliseSpace, pickMeta, readJsonLd, resolveUrl, toIsoDate } from './metadata.js';
+import { normaliseSpace, pickMeta, readJsonLd, resolveUrl, toIsoDate } from './metadata.js';
+import { decideTitle, type SiteTitleAffixes } from './site-title.js';
 import type { ExtractedDocument } from './types.js';
 
 /** Bounds the work one page can cost; larger documents are refused rather than parsed. */
@@ -11,7 +13,12 @@ export const MAX_HTML_CHARS = 10_000_000;
  * Extracts the main content and metadata of an HTML page: boilerplate (navigation, headers, footers, sidebars,
  * cookie banners, scripts) removed, headings kept with their levels. Pure and synchronous; a few ms a page.
  */
-export function extractDocument(html: string, url: string): ExtractedDocument {
+export interface ExtractOptions {
+  /** The title prefixes and suffixes the page's site repeats (learnt from its other pages), when known. */
+  siteTitles?: SiteTitleAffixes | null;
+}
+
+export function extractDocument(html: string, url: string, options: ExtractOptions = {}): ExtractedDocument {
   if (typeof html !== 'string') throw new NotaryError('invalid_request', 'extractDocument: html must be a string');
   if (html.length > MAX_HTML_CHARS) {
     throw new NotaryError('page_too_large', `page has ${html.length} characters; the limit is ${MAX_HTML_CHARS}`);
@@ -23,7 +30,7 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
   const h1Texts = h1s.map((h) => textOf(h)).filter((t) => t.length > 0);
   const metaTitle =
     jsonLd.headline ?? pickMeta(head, ['dc:title', 'dcterm:title', 'og:title', 'twitter:title', 'parsely-title']);
-  const title = metaTitle ?? (head.title ? cleanDocumentTitle(head.title, h1Texts) || null : null) ?? h1Texts[0] ?? null;
+  const title = decideTitle({ rawTitle: head.title, metaTitle, h1Texts }, options.siteTitles);
 
   const metaAuthor = pickMeta(head, ['dc:creator', 'dcterm:creator', 'author', 'parsely-author', 'article:author']);
   let byline = jsonLd.author ?? (metaAuthor && !/^https?:\/\//.test(metaAuthor) ? metaAuthor : null);
@@ -43,9 +50,9 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
     }
   }
   // The body text leaves out a heading that repeats the title (the title is its own field); the blocks keep it.
-  const titleKey = title ? comparable(title) : null;
+  const titleKey = title ? comparableText(title) : null;
   const text = blocks
-    .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparable(b.text), titleKey)))
+    .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparableText(b.text), titleKey)))
     .map((b) => b.text)
     .join('\n\n');
   return {
@@ -66,9 +73,6 @@ export function extractDocument(html: string, url: string): ExtractedDocument {
   };
 }
 
-function comparable(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-}
 
 /** Readability's check: the heading and the title share nearly all their words. */
 function isSameTitle(heading: string, title: string): boolean {

@@ -1,6 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { NotaryError } from '../core/errors.js';
-import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from './search-index.js';
+import { contentWords, identifiers } from '../core/text.js';
+import { createHash } from 'node:crypto';
+import { primaryLanguage } from '../core/language.js';
+import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from './search-index.js';
 
 /**
  * Column weights for bm25(): title, headings, body. Measured on the PostgreSQL 15 docs (7,031 passages) with 106
@@ -10,14 +13,12 @@ import type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } 
  */
 export const FTS5_COLUMN_WEIGHTS = { title: 4, headings: 2, body: 1 } as const;
 
-/** Words too common to narrow an OR query; dropped unless the query has nothing else. */
-const STOPWORDS = new Set(
-  (
-    'a an and are as at be but by can do does for from had has have how i if in into is it its me my no not of on or ' +
-    'our so such that the their then there these they this to was we were what when where which who why will with ' +
-    'would you your'
-  ).split(' '),
-);
+/**
+ * Column weights of the page-level index (whole pages): title, headings, URL path words, body. bm25() in FTS5 has
+ * k1 1.2 and b 0.75 per column; the weights were chosen on development queries (bench/tune-search.ts).
+ */
+export const FTS5_PAGE_WEIGHTS = { title: 3, headings: 1, path: 1, body: 1 } as const;
+
 const MAX_QUERY_TERMS = 32;
 
 /**
@@ -26,19 +27,12 @@ const MAX_QUERY_TERMS = 32;
  * parser. Returns null when no word is left.
  */
 export function toFts5Query(input: string): string | null {
-  const normalised = input.normalize('NFKC').toLowerCase();
-  const words = normalised.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  const unique = [...new Set(words)];
-  const meaningful = unique.filter((w) => !STOPWORDS.has(w));
-  const terms = (meaningful.length > 0 ? meaningful : unique).slice(0, MAX_QUERY_TERMS);
+  const terms = [...new Set(contentWords(input))].slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0) return null;
   // The tokenizer splits identifiers (lc_numeric, pg_stat_activity, max.connections) into their parts; the
   // identifier itself also goes in as a phrase, so a passage holding it exactly outscores one holding a part.
-  const identifiers = [...new Set(normalised.match(/[\p{L}\p{N}\p{M}]+(?:[_.:][\p{L}\p{N}\p{M}]+)+/gu) ?? [])]
-    .map((id) => id.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [])
-    .filter((parts) => parts.length > 1)
-    .slice(0, MAX_QUERY_TERMS);
-  return [...terms.map((t) => `"${t}"`), ...identifiers.map((parts) => `"${parts.join(' ')}"`)].join(' OR ');
+  const phrases = identifiers(input).slice(0, MAX_QUERY_TERMS);
+  return [...terms.map((t) => `"${t}"`), ...phrases.map((parts) => `"${parts.join(' ')}"`)].join(' OR ');
 }
 
 interface HitRow {
@@ -48,61 +42,161 @@ interface HitRow {
   title: string;
   heading_path: string;
   body: string;
+  lang: string | null;
+  nav: number | null;
+  tkey: string | null;
+  score: number;
+}
+
+interface PageRow {
+  page_id: number;
+  url: string;
+  title: string;
+  lang: string | null;
+  nav: number | null;
+  tkey: string | null;
   score: number;
 }
 
 const TABLE = 'notary_fts';
+const PAGES = 'notary_fts_pages';
+const META = 'notary_fts_meta';
+/** Version of the two tables' columns; a different stored one means they are made again (and pages re-indexed). */
+const SCHEMA_VERSION = '2';
+const TOKENIZE = `tokenize = 'porter unicode61 remove_diacritics 2'`;
+
+/** Filter tokens in the `facets` column: one word each, so the tokenizer keeps them whole. */
+function languageToken(language: string | null | undefined): string {
+  return `lang${language ? primaryLanguage(language).replace(/[^a-z]/g, '') : 'und'}`;
+}
+const NAVIGATION_TOKEN = 'navpage';
+function translationToken(key: string): string {
+  return `tk${createHash('sha1').update(key).digest('hex').slice(0, 16).replace(/\d/g, (d) => 'abcdefghij'[Number(d)] ?? 'x')}`;
+}
+
+function facetsOf(doc: { language?: string; navigation?: boolean; translationKey?: string }): string {
+  const tokens = [languageToken(doc.language), doc.navigation ? NAVIGATION_TOKEN : 'contentpage'];
+  if (doc.translationKey) tokens.push(translationToken(doc.translationKey));
+  return tokens.join(' ');
+}
+
+/** The MATCH expression of `query` narrowed by `filter`'s facets; null when the query has no word. */
+function filteredMatch(query: string, filter: IndexFilter | undefined): string | null {
+  const match = typeof query === 'string' ? toFts5Query(query) : null;
+  if (match === null) return null;
+  let expr = `(${match})`;
+  if (filter?.languages && filter.languages.length > 0) {
+    const tokens = [...new Set([...filter.languages.map(languageToken), languageToken(null)])];
+    expr += ` AND facets : (${tokens.map((t) => `"${t}"`).join(' OR ')})`;
+  }
+  if (filter?.translationKey) expr += ` AND facets : "${translationToken(filter.translationKey)}"`;
+  if (filter?.excludeNavigation) expr = `(${expr}) NOT facets : "${NAVIGATION_TOKEN}"`;
+  return expr;
+}
+
+/** URL path words ("/library/os.path.html" -> "library os path"), the page's own address as evidence. */
+export function pathWords(url: string): string {
+  try {
+    const { pathname } = new URL(url);
+    return decodeURIComponent(pathname)
+      .replace(/\.(?:s?html?|php|aspx?|jsp)$/i, '')
+      .replace(/(?:^|\/)index$/i, '')
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
+  } catch {
+    return '';
+  }
+}
+
+function withFacts<T extends object>(base: T, row: { lang: string | null; nav: number | null; tkey: string | null }): T & Pick<IndexDoc, 'language' | 'navigation' | 'translationKey'> {
+  return {
+    ...base,
+    ...(row.lang ? { language: row.lang } : {}),
+    ...(row.nav ? { navigation: true } : {}),
+    ...(row.tkey ? { translationKey: row.tkey } : {}),
+  };
+}
 
 /**
- * SQLite FTS5 passage index in the storage database file. One regular FTS5 table holds the indexed columns (title,
- * headings, body) and the unindexed fields a hit needs (page_id, url), rowid = passage id.
+ * SQLite FTS5 index in the storage database file: one table of passages (title, headings, body) and one of whole
+ * pages (title, headings, URL path words, body), each with a `facets` column of filter tokens (language, navigation
+ * page, translation group) and the unindexed fields a hit needs. Passage rowid = passage id, page rowid = page id.
  */
 export class Fts5SearchIndex implements SearchIndex {
   readonly name = 'sqlite-fts5';
+  /** True when the tables were made anew over an older layout: every page must be indexed again. */
+  readonly rebuilt: boolean;
   private readonly deleteStmt: BetterSqlite3.Statement<[number]>;
-  private readonly insertStmt: BetterSqlite3.Statement<[number, string, string, string, number, string]>;
-  private readonly searchStmt: BetterSqlite3.Statement<[string, number, number]>;
+  private readonly insertStmt: BetterSqlite3.Statement<[number, string, string, string, string, number, string, string | null, number, string | null]>;
+  private readonly deletePageStmt: BetterSqlite3.Statement<[number]>;
+  private readonly insertPageStmt: BetterSqlite3.Statement<[number, string, string, string, string, string, string, string | null, number, string | null]>;
+  private readonly searchStmts = new Map<string, BetterSqlite3.Statement<unknown[]>>();
   private readonly countStmt: BetterSqlite3.Statement<[]>;
   private readonly getStmt: BetterSqlite3.Statement<[number]>;
   private readonly upsertMany: (docs: readonly IndexDoc[]) => void;
   private readonly deleteMany: (ids: readonly number[]) => void;
+  private readonly upsertPagesMany: (docs: readonly PageDoc[]) => void;
+  private readonly deletePagesMany: (ids: readonly number[]) => void;
 
   /** `ownsHandle`: close the database handle on close() (the storage layer usually owns it). */
   constructor(
     private readonly db: BetterSqlite3.Database,
-    private readonly options: { ownsHandle?: boolean } = {},
+    private readonly options: { ownsHandle?: boolean; pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS> } = {},
   ) {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    const version = (db.prepare(`SELECT value FROM ${META} WHERE key = 'schema'`).get() as { value: string } | undefined)?.value;
+    const existing = db.prepare(`SELECT name FROM sqlite_master WHERE name = ?`).get(TABLE) !== undefined;
+    this.rebuilt = existing && version !== SCHEMA_VERSION;
+    if (this.rebuilt) {
+      db.exec(`DROP TABLE IF EXISTS ${TABLE}; DROP TABLE IF EXISTS ${PAGES};`);
+    }
     db.exec(
       `CREATE VIRTUAL TABLE IF NOT EXISTS ${TABLE} USING fts5(` +
-        `title, headings, body, page_id UNINDEXED, url UNINDEXED, ` +
-        `tokenize = 'porter unicode61 remove_diacritics 2')`,
+        `title, headings, body, facets, page_id UNINDEXED, url UNINDEXED, lang UNINDEXED, nav UNINDEXED, tkey UNINDEXED, ${TOKENIZE})`,
     );
+    db.exec(
+      `CREATE VIRTUAL TABLE IF NOT EXISTS ${PAGES} USING fts5(` +
+        `title, headings, path, body, facets, url UNINDEXED, lang UNINDEXED, nav UNINDEXED, tkey UNINDEXED, ${TOKENIZE})`,
+    );
+    db.prepare(`INSERT INTO ${META} (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(SCHEMA_VERSION);
     this.deleteStmt = db.prepare(`DELETE FROM ${TABLE} WHERE rowid = ?`);
-    this.insertStmt = db.prepare(`INSERT INTO ${TABLE} (rowid, title, headings, body, page_id, url) VALUES (?, ?, ?, ?, ?, ?)`);
-    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
-    // The inner query ranks every match; the window keeps the best `perPage` passages of each page.
-    this.searchStmt = db.prepare(
-      `SELECT id, page_id, url, title, heading_path, body, score FROM (
-         SELECT id, page_id, url, title, heading_path, body, score,
-                row_number() OVER (PARTITION BY page_id ORDER BY score DESC, id) AS page_rank
-         FROM (
-           SELECT rowid AS id, page_id, url, title, headings AS heading_path, body,
-                  -bm25(${TABLE}, ${title}, ${headings}, ${body}, 0, 0) AS score
-           FROM ${TABLE} WHERE ${TABLE} MATCH ?
-         )
-       ) WHERE page_rank <= ? ORDER BY score DESC, id LIMIT ?`,
+    this.insertStmt = db.prepare(
+      `INSERT INTO ${TABLE} (rowid, title, headings, body, facets, page_id, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.deletePageStmt = db.prepare(`DELETE FROM ${PAGES} WHERE rowid = ?`);
+    this.insertPageStmt = db.prepare(
+      `INSERT INTO ${PAGES} (rowid, title, headings, path, body, facets, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
-    this.getStmt = db.prepare(`SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, 0 AS score FROM ${TABLE} WHERE rowid = ?`);
+    this.getStmt = db.prepare(
+      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey, 0 AS score FROM ${TABLE} WHERE rowid = ?`,
+    );
     this.upsertMany = db.transaction((docs: readonly IndexDoc[]) => {
       for (const doc of docs) {
         this.deleteStmt.run(doc.id);
-        this.insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, doc.pageId, doc.url);
+        this.insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, facetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
       }
     });
     this.deleteMany = db.transaction((ids: readonly number[]) => {
       for (const id of ids) this.deleteStmt.run(id);
     });
+    this.upsertPagesMany = db.transaction((docs: readonly PageDoc[]) => {
+      for (const doc of docs) {
+        this.deletePageStmt.run(doc.pageId);
+        this.insertPageStmt.run(
+          doc.pageId, doc.title, doc.headings, pathWords(doc.url), doc.text, facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
+        );
+      }
+    });
+    this.deletePagesMany = db.transaction((ids: readonly number[]) => {
+      for (const id of ids) this.deletePageStmt.run(id);
+    });
+  }
+
+  private statement(key: string, sql: () => string): BetterSqlite3.Statement<unknown[]> {
+    let stmt = this.searchStmts.get(key);
+    if (!stmt) this.searchStmts.set(key, (stmt = this.db.prepare(sql())));
+    return stmt;
   }
 
   async upsert(docs: readonly IndexDoc[]): Promise<void> {
@@ -116,29 +210,62 @@ export class Fts5SearchIndex implements SearchIndex {
     if (ids.length > 0) this.deleteMany(ids);
   }
 
+  async upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    for (const page of pages) {
+      if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
+    }
+    if (pages.length > 0) this.upsertPagesMany(pages);
+  }
+
+  async deletePages(pageIds: readonly number[]): Promise<void> {
+    if (pageIds.length > 0) this.deletePagesMany(pageIds);
+  }
+
   async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
     const limit = Math.floor(options.limit);
     if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
-    const match = typeof query === 'string' ? toFts5Query(query) : null;
+    const match = filteredMatch(query, options.filter);
     if (match === null || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
-    const rows = this.searchStmt.all(match, perPage, limit) as HitRow[];
-    return rows.map((r) => ({
-      id: r.id,
-      pageId: r.page_id,
-      url: r.url,
-      title: r.title,
-      headingPath: r.heading_path,
-      text: r.body,
-      score: r.score,
-    }));
+    const pageIds = options.filter?.pageIds;
+    if (pageIds && pageIds.length === 0) return [];
+    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+    const stmt = this.statement(pageIds ? 'passages-in-pages' : 'passages', () =>
+      // The inner query ranks every match; the window keeps the best `perPage` passages of each page.
+      `SELECT id, page_id, url, title, heading_path, body, lang, nav, tkey, score FROM (
+         SELECT *, row_number() OVER (PARTITION BY page_id ORDER BY score DESC, id) AS page_rank
+         FROM (
+           SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey,
+                  -bm25(${TABLE}, ${title}, ${headings}, ${body}, 0, 0, 0, 0, 0, 0) AS score
+           FROM ${TABLE} WHERE ${TABLE} MATCH ?${pageIds ? ' AND page_id IN (SELECT value FROM json_each(?))' : ''}
+         )
+       ) WHERE page_rank <= ? ORDER BY score DESC, id LIMIT ?`,
+    );
+    const rows = (pageIds ? stmt.all(match, JSON.stringify(pageIds), perPage, limit) : stmt.all(match, perPage, limit)) as HitRow[];
+    return rows.map((r) =>
+      withFacts({ id: r.id, pageId: r.page_id, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score: r.score }, r),
+    );
+  }
+
+  async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const match = filteredMatch(query, options.filter);
+    if (match === null || limit === 0) return [];
+    const w = { ...FTS5_PAGE_WEIGHTS, ...this.options.pageWeights };
+    const stmt = this.statement('pages', () =>
+      `SELECT rowid AS page_id, url, title, lang, nav, tkey, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
+       FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`,
+    );
+    const rows = stmt.all(match, limit) as PageRow[];
+    return rows.map((r) => withFacts({ pageId: r.page_id, url: r.url, title: r.title, score: r.score }, r));
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
     const out: IndexDoc[] = [];
     for (const id of new Set(ids)) {
       const row = Number.isSafeInteger(id) ? (this.getStmt.get(id) as HitRow | undefined) : undefined;
-      if (row) out.push({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body });
+      if (row) out.push(withFacts({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body }, row));
     }
     return out;
   }
@@ -151,8 +278,8 @@ export class Fts5SearchIndex implements SearchIndex {
   private bytesOnDisk(): number | null {
     try {
       const row = this.db
-        .prepare(`SELECT sum(pgsize) AS bytes FROM dbstat WHERE name = ? OR name GLOB ?`)
-        .get(TABLE, `${TABLE}_*`) as { bytes: number | null };
+        .prepare(`SELECT sum(pgsize) AS bytes FROM dbstat WHERE name IN (?, ?) OR name GLOB ? OR name GLOB ?`)
+        .get(TABLE, PAGES, `${TABLE}_*`, `${PAGES}_*`) as { bytes: number | null };
       return row.bytes ?? 0;
     } catch {
       return null;

@@ -1,23 +1,35 @@
 import type { NotaryConfig } from '../core/config.js';
 import { extractDocument } from '../extract/extract.js';
+import { learnSiteTitleAffixes, type SiteTitleAffixes } from '../extract/site-title.js';
 import type { Embedder } from '../reranker/embedder.js';
-import type { PageStore } from '../storage/pages.js';
+import type { PageAnalysis, PageStore } from '../storage/pages.js';
 import type { NewPassage, Page } from '../storage/schema.js';
 import { cutPassages } from './passages.js';
-import { passageModelText, type IndexDoc, type SearchIndex } from './search-index.js';
+import { pageLanguage, readPageFacts, translationKey } from './page-facts.js';
+import { passageModelText, type IndexDoc, type PageDoc, type SearchIndex } from './search-index.js';
 import type { VectorIndex } from './vector-index.js';
 
 export interface IndexerProgress {
+  /** index: pages into passages and the full-text index; embed: passages into vectors. */
+  phase: 'index' | 'embed';
   indexedPages: number;
   removedPages: number;
   passages: number;
   failed: number;
   /** Passages embedded into the vector index (new ones and any left without a vector of the current model). */
   embedded: number;
+  /** Passages without a vector of the current model when embedding started. */
+  embedTotal: number;
 }
 
 export interface IndexerRunResult extends IndexerProgress {
   ms: number;
+  /** Of `ms`, the time spent embedding. */
+  embedMs: number;
+}
+
+function emptyProgress(): IndexerProgress {
+  return { phase: 'index', indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0, embedTotal: 0 };
 }
 
 /** pino-compatible subset. */
@@ -58,44 +70,58 @@ export class Indexer {
   ): Promise<IndexerRunResult> {
     const started = performance.now();
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? 100));
-    const progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0 };
+    const progress = emptyProgress();
     // A page still pending after being handled (say, re-fetched meanwhile) waits for the next run, so a run ends.
     const handled = new Set<number>();
     let stillPending = 0;
+    const siteTitles = new Map<string, SiteTitleAffixes>();
     for (;;) {
       const fetched = await this.deps.pages.pendingForIndex(batchSize + stillPending);
       const batch = fetched.filter((p) => !handled.has(p.id));
       stillPending = fetched.length - batch.length;
       if (batch.length === 0) break;
       const docs: IndexDoc[] = [];
+      const pageDocs: PageDoc[] = [];
       const staleIds: number[] = [];
+      const stalePages: number[] = [];
       for (const page of batch) {
         handled.add(page.id);
+        stalePages.push(page.id);
         if (page.state === 'gone') {
           staleIds.push(...(await this.deps.pages.removePassages(page)));
           progress.removedPages++;
           continue;
         }
         staleIds.push(...(await this.deps.pages.passageIdsForPage(page.id)));
-        const passages = this.passagesFor(page);
-        const rows = await this.deps.pages.replacePassages(page, passages ?? []);
-        if (passages === null) {
+        const indexed = this.indexPage(page, await this.siteTitles(page.host, siteTitles));
+        const rows = await this.deps.pages.replacePassages(page, indexed?.passages ?? [], indexed?.analysis);
+        if (indexed === null) {
           progress.failed++;
           continue;
         }
+        const facts = {
+          ...(indexed.analysis.language ? { language: indexed.analysis.language } : {}),
+          ...(indexed.analysis.navigation ? { navigation: true } : {}),
+          ...(indexed.analysis.translation_key ? { translationKey: indexed.analysis.translation_key } : {}),
+        };
         for (const row of rows) {
-          docs.push({ id: row.id, pageId: page.id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.text });
+          docs.push({ id: row.id, pageId: page.id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.text, ...facts });
         }
+        if (rows.length > 0) pageDocs.push({ ...indexed.page, ...facts });
         progress.indexedPages++;
         progress.passages += rows.length;
       }
       await this.deps.index.delete(staleIds);
       await this.deps.index.upsert(docs);
+      await this.deps.index.deletePages(stalePages);
+      await this.deps.index.upsertPages(pageDocs);
       await this.deps.vectors?.index.delete(staleIds);
       options.onProgress?.({ ...progress });
     }
+    const embedStarted = performance.now();
     await this.embedPending(options.onProgress, progress);
-    return { ...progress, ms: Math.round(performance.now() - started) };
+    const done = performance.now();
+    return { ...progress, ms: Math.round(done - started), embedMs: Math.round(done - embedStarted) };
   }
 
   /**
@@ -105,12 +131,15 @@ export class Indexer {
    */
   async embedPending(
     onProgress?: (p: IndexerProgress) => void,
-    progress: IndexerProgress = { indexedPages: 0, removedPages: 0, passages: 0, failed: 0, embedded: 0 },
+    progress: IndexerProgress = emptyProgress(),
   ): Promise<number> {
     const vectors = this.deps.vectors;
     if (!vectors) return 0;
     const before = progress.embedded;
     const batchSize = Math.max(1, Math.floor(vectors.batchSize ?? 64));
+    const [{ passages: passageCount }, stats] = await Promise.all([this.deps.pages.counts(), vectors.index.stats()]);
+    progress.phase = 'embed';
+    progress.embedTotal = Math.max(0, passageCount - stats.vectors);
     const tried = new Set<number>();
     for (;;) {
       const ids = (await vectors.index.missing(batchSize)).filter((id) => !tried.has(id));
@@ -130,14 +159,33 @@ export class Indexer {
     return progress.embedded - before;
   }
 
-  /** The page's passages, or null when extraction failed. */
-  private passagesFor(page: Page): Omit<NewPassage, 'page_id'>[] | null {
-    if (!page.html) return [];
+  /** The title prefixes and suffixes a host's pages share, learnt once per run from the titles stored for it. */
+  private async siteTitles(host: string, cache: Map<string, SiteTitleAffixes>): Promise<SiteTitleAffixes> {
+    let affixes = cache.get(host);
+    if (!affixes) cache.set(host, (affixes = learnSiteTitleAffixes(await this.deps.pages.titlesOfHost(host))));
+    return affixes;
+  }
+
+  /** The page's passages, its page-level document and what was decided about it; null when extraction failed. */
+  private indexPage(
+    page: Page,
+    siteTitles: SiteTitleAffixes,
+  ): { passages: Omit<NewPassage, 'page_id'>[]; page: PageDoc; analysis: PageAnalysis } | null {
+    const emptyAnalysis: PageAnalysis = { language: null, translation_key: null, navigation: false };
+    if (!page.html) return { passages: [], page: { pageId: page.id, url: page.url, title: page.title ?? page.url, headings: '', text: '' }, analysis: emptyAnalysis };
     try {
-      const doc = extractDocument(page.html, page.final_url || page.url);
+      const url = page.final_url || page.url;
+      const doc = extractDocument(page.html, url, { siteTitles });
       const title = doc.title || page.title || page.url;
+      const facts = readPageFacts(page.html, url);
+      const language = pageLanguage(facts, url, page.content_language ?? null, doc.text);
+      const analysis: PageAnalysis = {
+        language,
+        translation_key: translationKey(page.url, language, facts.alternates),
+        navigation: facts.navigation.navigation,
+      };
       const { passage_min_words: minWords, passage_max_words: maxWords } = this.deps.config;
-      return cutPassages(doc, { minWords, maxWords })
+      const passages = cutPassages(doc, { minWords, maxWords })
         .slice(0, MAX_PASSAGES_PER_PAGE)
         .map((p) => ({
           ordinal: p.ordinal,
@@ -147,6 +195,8 @@ export class Indexer {
           text: p.text,
           word_count: p.wordCount,
         }));
+      const headings = doc.blocks.filter((b) => b.type === 'heading').map((b) => b.text).join('\n');
+      return { passages, page: { pageId: page.id, url: page.url, title, headings, text: doc.text }, analysis };
     } catch (err) {
       this.logger.warn({ url: page.url, pageId: page.id, err: err instanceof Error ? err.message : String(err) }, 'extraction failed; page indexed without passages');
       return null;

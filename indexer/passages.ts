@@ -1,3 +1,4 @@
+import { comparableText } from '../core/text.js';
 import { countWords } from '../extract/content.js';
 import type { ExtractedDocument } from '../extract/types.js';
 
@@ -27,9 +28,6 @@ interface Draft {
   words: number;
 }
 
-function normaliseTitle(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-}
 
 const SENTENCE_END = /(?<=[.!?…。！？])["'”’)\]]*\s+(?=[^\s])/u;
 
@@ -80,7 +78,7 @@ export function cutPassages(doc: ExtractedDocument, opts: CutOptions): CutPassag
   const maxWords = Math.max(1, Math.floor(opts.maxWords));
   const minWords = Math.min(Math.max(1, Math.floor(opts.minWords)), maxWords);
   const tiny = Math.max(1, Math.floor(minWords / 4));
-  const titleKey = doc.title ? normaliseTitle(doc.title) : null;
+  const titleKey = doc.title ? comparableText(doc.title) : null;
 
   const drafts: Draft[] = [];
   const headings: Array<{ level: number; text: string }> = [];
@@ -123,7 +121,7 @@ export function cutPassages(doc: ExtractedDocument, opts: CutOptions): CutPassag
   for (const block of doc.blocks) {
     if (block.type === 'heading') {
       // The page's own title heading (before any text) is the title, not a section.
-      if (!seenText && headings.length === 0 && titleKey !== null && normaliseTitle(block.text) === titleKey) continue;
+      if (!seenText && headings.length === 0 && titleKey !== null && comparableText(block.text) === titleKey) continue;
       while (headings.length > 0 && (headings[headings.length - 1]?.level ?? 0) >= block.level) headings.pop();
       headings.push({ level: block.level, text: block.text });
       const path = headings.map((h) => h.text).join(' > ');

@@ -7,6 +7,12 @@ export interface IndexDoc {
   /** Headings above the passage, outermost first, joined with " > ". */
   headingPath: string;
   text: string;
+  /** The page's language (BCP 47, lower case); absent when unknown. */
+  language?: string;
+  /** Present and true when the page is a generated navigation page (index, listing, HTML sitemap). */
+  navigation?: boolean;
+  /** Translations of one page share this key; absent for a page without known translations. */
+  translationKey?: string;
 }
 
 /**
@@ -23,10 +29,47 @@ export interface IndexHit extends IndexDoc {
   score: number;
 }
 
+export interface IndexFilter {
+  /** Only pages in these languages (primary subtags: "en", "pt"), and pages whose language is unknown. */
+  languages?: readonly string[];
+  /** Leave out navigation pages. */
+  excludeNavigation?: boolean;
+  /** Only these pages. */
+  pageIds?: readonly number[];
+  /** Only pages of this translation group. */
+  translationKey?: string;
+}
+
 export interface IndexSearchOptions {
   limit: number;
   /** Return at most this many passages from one page (default: unlimited). */
   perPageLimit?: number;
+  filter?: IndexFilter;
+}
+
+/** A whole page as the page-level index stores it: its fields, each searched with its own weight. */
+export interface PageDoc {
+  pageId: number;
+  url: string;
+  title: string;
+  /** Every heading of the page, in order. */
+  headings: string;
+  /** The page's whole main text. */
+  text: string;
+  language?: string;
+  navigation?: boolean;
+  translationKey?: string;
+}
+
+export interface PageHit {
+  pageId: number;
+  url: string;
+  title: string;
+  language?: string;
+  navigation?: boolean;
+  translationKey?: string;
+  /** Backend relevance score of the whole page (fields weighted), higher is better. */
+  score: number;
 }
 
 export interface IndexStats {
@@ -45,6 +88,10 @@ export interface SearchIndex {
   upsert(docs: readonly IndexDoc[]): Promise<void>;
   delete(ids: readonly number[]): Promise<void>;
   search(query: string, options: IndexSearchOptions): Promise<IndexHit[]>;
+  /** Page-level index: whole pages with their fields (title, headings, URL path, body). */
+  upsertPages(pages: readonly PageDoc[]): Promise<void>;
+  deletePages(pageIds: readonly number[]): Promise<void>;
+  searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]>;
   /** The stored documents with these ids, in the order asked (unknown ids are skipped, duplicates returned once). */
   get(ids: readonly number[]): Promise<IndexDoc[]>;
   stats(): Promise<IndexStats>;

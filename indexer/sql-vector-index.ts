@@ -401,6 +401,24 @@ export class SqlVectorIndex implements VectorIndex {
       const cache = await this.refresh();
       if (cache.size === 0) return [];
       const scores = scoreAll(cache, query);
+      if (options.pageIds) {
+        // Every passage of these pages, best first (the scan scores all of them anyway).
+        const pages = new Set(options.pageIds);
+        const rows: number[] = [];
+        for (let row = 0; row < cache.size; row++) if (pages.has(cache.pageIds[row]!)) rows.push(row);
+        rows.sort((a, b) => scores[b]! - scores[a]! || cache.ids[a]! - cache.ids[b]!);
+        const perPageCount = new Map<number, number>();
+        const out: VectorHit[] = [];
+        for (const row of rows) {
+          const pageId = cache.pageIds[row]!;
+          const used = perPageCount.get(pageId) ?? 0;
+          if (used >= perPage) continue;
+          perPageCount.set(pageId, used + 1);
+          out.push({ id: cache.ids[row]!, pageId, score: scores[row]! });
+          if (out.length === limit) break;
+        }
+        return out;
+      }
       return selectHits(cache, scores, limit, perPage);
     });
   }

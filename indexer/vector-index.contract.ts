@@ -193,6 +193,16 @@ export function vectorIndexContract(name: string, createHarness: () => Promise<V
       expect(await index.search(query, { limit: 0 })).toEqual([]);
       expect(await index.search(query, { limit: -5 })).toEqual([]);
       expect(await index.search(query, { limit: 10_000 })).toHaveLength(items.length);
+      // Restricted to some pages: every passage of those pages, best first, and nothing else.
+      const some = [3, 7, 11];
+      expectSameHits(
+        await index.search(query, { limit: 1000, pageIds: some }),
+        referenceSearch(items.filter((i) => some.includes(i.pageId)), query, 1000),
+      );
+      expectSameHits(
+        await index.search(query, { limit: 2, perPageLimit: 1, pageIds: some }),
+        referenceSearch(items.filter((i) => some.includes(i.pageId)), query, 2, 1),
+      );
       // More slots than pages can fill under the cap: every page gives its quota and no more.
       const capped = await index.search(query, { limit: 1000, perPageLimit: 1 });
       expect(capped).toHaveLength(30);

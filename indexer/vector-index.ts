@@ -16,6 +16,8 @@ export interface VectorSearchOptions {
   limit: number;
   /** Return at most this many passages from one page (default: unlimited). */
   perPageLimit?: number;
+  /** Only passages of these pages. */
+  pageIds?: readonly number[];
 }
 
 export interface VectorIndexStats {

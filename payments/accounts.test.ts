@@ -245,4 +245,74 @@ describe.each([
       [-2, 'k2'],
     ]);
   });
+
+  it('debits several tenants in one transaction or none: a short tenant leaves every balance and the ledger unchanged', async () => {
+    const a = await accounts.createTenant('multi-a', { credits: 10 });
+    const b = await accounts.createTenant('multi-b', { credits: 1 });
+    const rows = async () => (await accounts.ledger(a.id)).length + (await accounts.ledger(b.id)).length;
+    const rowsBefore = await rows();
+    const refused = await accounts.debitMany({
+      debits: [
+        { tenantId: a.id, credits: 5, reason: 'share a' },
+        { tenantId: b.id, credits: 2, reason: 'share b' },
+      ],
+      requestId: 'req_multi_refused',
+    });
+    expect(refused).toEqual({ ok: false, reason: 'insufficient_credits', tenantId: b.id, required: 2, available: 1 });
+    expect([await accounts.balance(a.id), await accounts.balance(b.id)]).toEqual([10, 1]);
+    expect(await rows()).toBe(rowsBefore);
+
+    // `within` runs in the same transaction: its failure undoes the debits too.
+    await expect(
+      accounts.debitMany({ debits: [{ tenantId: a.id, credits: 1, reason: 'x' }], requestId: 'req_multi_within' }, async () => {
+        throw new Error('nonce already used');
+      }),
+    ).rejects.toThrow('nonce already used');
+    expect(await accounts.balance(a.id)).toBe(10);
+
+    const done = await accounts.debitMany({
+      debits: [
+        { tenantId: b.id, credits: 1, reason: 'share b' },
+        { tenantId: a.id, credits: 0, reason: 'share a' },
+      ],
+      requestId: 'req_multi_ok',
+      idempotencyKey: 'mpp:scope:k1',
+    });
+    expect(done).toEqual({ ok: true, already: false, balances: new Map([[a.id, 10], [b.id, 0]]) });
+    const again = await accounts.debitMany({ debits: [{ tenantId: b.id, credits: 1, reason: 'share b' }, { tenantId: a.id, credits: 0, reason: 'share a' }], requestId: 'req_multi_again', idempotencyKey: 'mpp:scope:k1' });
+    expect(again).toMatchObject({ ok: true, already: true });
+    const multiRows = [...(await accounts.ledger(a.id)), ...(await accounts.ledger(b.id))].filter((e) => e.request_id === 'req_multi_ok');
+    expect(multiRows.map((e) => [e.tenant_id, e.delta, e.balance_after, e.reason, e.idempotency_key]).sort()).toEqual(
+      [
+        [a.id, 0, 10, 'share a', 'mpp:scope:k1'],
+        [b.id, -1, 0, 'share b', 'mpp:scope:k1'],
+      ].sort(),
+    );
+    expect(await codeOf(accounts.debitMany({ debits: [], requestId: 'req_none' }))).toBe('invalid_request');
+    expect(await codeOf(accounts.debitMany({ debits: [{ tenantId: a.id, credits: -1, reason: 'x' }], requestId: 'req_neg' }))).toBe('invalid_request');
+  });
+
+  it('60 concurrent multi-party debits listing the tenants in both orders: no deadlock, no overdraft, all or none each', async () => {
+    const a = await accounts.createTenant('multi-race-a', { credits: 40 });
+    const b = await accounts.createTenant('multi-race-b', { credits: 23 });
+    const secondStorage = await backend.second(storage);
+    if (secondStorage) extraStorages.push(secondStorage);
+    const pools = [accounts, new Accounts((secondStorage ?? storage).db)];
+    const outcomes = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => {
+        const debits = [
+          { tenantId: a.id, credits: 1, reason: 'a' },
+          { tenantId: b.id, credits: 1, reason: 'b' },
+        ];
+        return (pools[i % 2] as Accounts).debitMany({ debits: i % 3 === 0 ? debits.reverse() : debits, requestId: `req_race${i}` });
+      }),
+    );
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(23);
+    for (const o of outcomes.filter((x) => !x.ok)) expect(o).toMatchObject({ ok: false, reason: 'insufficient_credits', tenantId: b.id });
+    expect([await accounts.balance(a.id), await accounts.balance(b.id)]).toEqual([17, 0]);
+    const debitsA = (await accounts.ledger(a.id)).filter((e) => e.delta < 0);
+    const debitsB = (await accounts.ledger(b.id)).filter((e) => e.delta < 0);
+    expect(debitsA).toHaveLength(23);
+    expect(new Set(debitsA.map((e) => e.request_id))).toEqual(new Set(debitsB.map((e) => e.request_id)));
+  });
 });

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { AccountsRepository, type ApiKeyRecord } from '../storage/accounts.js';
+import { AccountsRepository, type ApiKeyRecord, type MultiDebitOutcome, type PartyDebit } from '../storage/accounts.js';
 import { nowIso } from '../storage/db.js';
 import type { Database, LedgerEntry, Tenant } from '../storage/schema.js';
 import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ParsedApiKey } from './api-keys.js';
 
-export type { ApiKeyRecord } from '../storage/accounts.js';
+export type { ApiKeyRecord, MultiDebitOutcome, PartyDebit } from '../storage/accounts.js';
 export type { LedgerEntry, Tenant } from '../storage/schema.js';
 
 export interface AccountsOptions {
@@ -183,6 +183,24 @@ export class Accounts {
     if (outcome.ok) return { balance: outcome.balance, already: outcome.already };
     if (outcome.reason === 'tenant_not_found') throw new NotaryError('tenant_not_found', `no tenant with id ${request.tenantId}`);
     throw insufficientCredits(request.credits, outcome.available);
+  }
+
+  /**
+   * Debits several tenants at once, all or none (one transaction on SQLite and PostgreSQL); a refusal is returned,
+   * naming the tenant, so the caller can name the party at fault. See {@link AccountsRepository.debitMany}.
+   */
+  async debitMany(
+    request: { debits: readonly PartyDebit[]; requestId: string; idempotencyKey?: string | null },
+    within?: Parameters<AccountsRepository['debitMany']>[1],
+  ): Promise<MultiDebitOutcome> {
+    if (request.debits.length === 0) throw new NotaryError('invalid_request', 'a multi-party debit needs at least one tenant');
+    for (const debit of request.debits) requireCredits(debit.credits, true);
+    return this.repository.debitMany(request, within);
+  }
+
+  /** Balances of several tenants in one read (a pre-check only: debits are authoritative). */
+  async balances(tenantIds: readonly string[]): Promise<Map<string, number>> {
+    return this.repository.balances(tenantIds);
   }
 
   async ledger(tenantId: string): Promise<LedgerEntry[]> {

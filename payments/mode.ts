@@ -84,6 +84,11 @@ export interface AuthenticatedPayer {
   payerId: string;
   /** One subject per paying party: each one's limits apply. */
   rateLimits: RateLimitSubject[];
+  /**
+   * An idempotency key the credential itself carries (x402's payment-identifier extension), used in the payer's scope
+   * when the request has no Idempotency-Key header: a retry replays the stored response without a second charge.
+   */
+  idempotencyKey?: string;
   /** Verifies that the payer can pay this price (and reserves it where the mode can); throws 402-class errors. */
   authorize(context: AuthorizeContext): Promise<PaymentAuthorization>;
 }
@@ -99,6 +104,8 @@ export interface ChallengeContext {
   request: PaymentRequest;
   /** The quote, when the body was parsed already; a mode whose challenge needs it returns null without it. */
   price?: Price;
+  /** The exact body bytes, when read (x402 binds its challenge to their digest). */
+  rawBody?: Uint8Array;
   /** The error that led to the challenge (a bad credential of this mode), when there is one. */
   error?: NotaryError;
 }
@@ -109,6 +116,8 @@ export interface PaymentChallenge {
   status: 401 | 402;
   /** One WWW-Authenticate challenge: scheme and parameters. */
   wwwAuthenticate: string;
+  /** What to send, for the problem's detail, e.g. "Authorization: Bearer <API key>". */
+  hint?: string;
   headers?: Record<string, string>;
   /** Members of the problem body, under the mode's name. */
   body?: Record<string, unknown>;
@@ -127,4 +136,20 @@ export interface PaymentMode {
   identify(request: PaymentRequest): PaymentCredential | null;
   /** The mode's challenge for a 401/402 answer; null when it has none in this context. */
   challenge(context: ChallengeContext): Promise<PaymentChallenge | null>;
+  /**
+   * For modes whose settlement can end with an unknown outcome (a settle that timed out): decides the undecided ones
+   * from the source of truth (the chain), charging none twice. Run periodically by `notary serve`.
+   */
+  reconcile?(): Promise<ReconcileSummary>;
+}
+
+export interface ReconcileSummary {
+  /** Undecided payments looked at. */
+  checked: number;
+  /** Found settled (recorded in the ledger now). */
+  settled: number;
+  /** Found never charged and no longer chargeable: released. */
+  released: number;
+  /** Still undecided (e.g. the authorization is valid and not used yet). */
+  pending: number;
 }

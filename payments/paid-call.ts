@@ -185,8 +185,9 @@ export class PaidCallGate {
    * retried Idempotency-Key, or an authorized call ready to run.
    */
   async begin(admission: Admission, rawBody: Uint8Array, price: Price): Promise<Begun> {
-    const { request, payer, idempotencyKey } = admission;
-    if (!payer) throw await this.challengeError(request, price);
+    const { request, payer } = admission;
+    if (!payer) throw await this.challengeError(request, price, rawBody);
+    const idempotencyKey = admission.idempotencyKey ?? payer.idempotencyKey ?? null;
     let lease: IdempotencyLease | null = null;
     if (idempotencyKey !== null) {
       const scope = payer.payerId;
@@ -216,10 +217,15 @@ export class PaidCallGate {
       authorization = await payer.authorize({ request, rawBody, price });
     } catch (err) {
       if (lease) await this.options.idempotency.abandon(lease);
-      if (err instanceof NotaryError && err.status === 402) throw await this.withAllChallenges(err, request, price);
+      if (err instanceof NotaryError && err.status === 402) throw await this.withAllChallenges(err, request, price, rawBody);
       throw err;
     }
-    const context = { options: this.options, extensions: this.extensions, now: this.now };
+    const context: GateContext = {
+      options: this.options,
+      extensions: this.extensions,
+      now: this.now,
+      withChallenges: (err) => this.withAllChallenges(err, request, price, rawBody),
+    };
     return { kind: 'call', call: new PaidCall(context, admission, rawBody, price, payer, authorization, lease) };
   }
 
@@ -233,27 +239,27 @@ export class PaidCallGate {
     }
   }
 
-  private async challenges(request: PaymentRequest, price: Price): Promise<Array<{ mode: string; challenge: PaymentChallenge }>> {
+  private async challenges(request: PaymentRequest, price: Price, rawBody: Uint8Array, error?: NotaryError): Promise<Array<{ mode: string; challenge: PaymentChallenge }>> {
     const out: Array<{ mode: string; challenge: PaymentChallenge }> = [];
     for (const mode of this.options.modes) {
-      const challenge = await mode.challenge({ request, price });
+      const challenge = await mode.challenge({ request, price, rawBody, ...(error ? { error } : {}) });
       if (challenge) out.push({ mode: mode.name, challenge });
     }
     return out;
   }
 
-  private async challengeError(request: PaymentRequest, price: Price): Promise<NotaryError> {
-    const all = await this.challenges(request, price);
+  private async challengeError(request: PaymentRequest, price: Price, rawBody: Uint8Array): Promise<NotaryError> {
+    const all = await this.challenges(request, price, rawBody);
     const payable = all.some((c) => c.challenge.status === 402);
     const modes = all.map((c) => c.mode);
     const detail = payable
       ? `This call costs ${price.credits} credits (${price.amount.decimal} ${price.amount.asset}): pay with one of ${modes.join(', ')}`
-      : 'Send Authorization: Bearer <API key>';
+      : `Send ${all.map((c) => c.challenge.hint).filter((hint) => hint !== undefined).join(', or ') || 'credentials'}`;
     return this.attach(new NotaryError(payable ? 'payment_required' : 'unauthenticated', detail, {}), all, price);
   }
 
-  private async withAllChallenges(err: NotaryError, request: PaymentRequest, price: Price): Promise<NotaryError> {
-    return this.attach(err, await this.challenges(request, price), price);
+  private async withAllChallenges(err: NotaryError, request: PaymentRequest, price: Price, rawBody: Uint8Array): Promise<NotaryError> {
+    return this.attach(err, await this.challenges(request, price, rawBody, err), price);
   }
 
   private attach(err: NotaryError, all: Array<{ mode: string; challenge: PaymentChallenge }>, price: Price): NotaryError {
@@ -276,6 +282,8 @@ interface GateContext {
   options: PaidCallGateOptions;
   extensions: readonly ResponseExtension[];
   now: () => number;
+  /** A 402 from a failed charge carries every mode's challenge too (nothing was charged: the caller may pay anew). */
+  withChallenges: (err: NotaryError) => Promise<NotaryError>;
 }
 
 /** One authorized call: runs the work and charges for it exactly once, or releases the payment. */
@@ -327,6 +335,7 @@ export class PaidCall {
       settlement = await this.authorization.settle({ requestId: request.requestId, idempotencyKey: this.lease?.key ?? null });
     } catch (err) {
       await this.abandon();
+      if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
       throw err;
     }
     if (settlement.creditsUsed !== this.price.credits) {

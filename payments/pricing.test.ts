@@ -19,13 +19,13 @@ describe('Pricing', () => {
 
   it('turns credits into exact money amounts of the configured asset', () => {
     const p = pricing({ credit_price: { amount: '0.0015', asset: 'USDC', decimals: 6 } });
-    expect(p.price({ operation: 'search', depth: 3 }).amount).toEqual({ atomic: 6000n, decimal: '0.006', asset: 'USDC', decimals: 6 });
+    expect(p.price({ operation: 'search', depth: 3 }).amount).toEqual({ atomic: 3000n, decimal: '0.003', asset: 'USDC', decimals: 6 });
     expect(p.amountFor(1_000_000).decimal).toBe('1500');
     const wei = pricing({ credit_price: { amount: '0.000000000000000001', asset: 'ETH', decimals: 18 } });
     expect(wei.amountFor(3).atomic).toBe(3n);
     expect(pricing().table(2)).toEqual([
       { call: 'search depth 1', credits: 1, amount: '0.001 USDC' },
-      { call: 'search depth 2', credits: 2, amount: '0.002 USDC' },
+      { call: 'search depth 2', credits: 1, amount: '0.001 USDC' },
       { call: 'extract (render never or auto)', credits: 1, amount: '0.001 USDC' },
       { call: 'extract (render always)', credits: 2, amount: '0.002 USDC' },
     ]);

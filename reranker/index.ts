@@ -9,17 +9,31 @@ export {
   isDynamicallyQuantized,
   readModelConfig,
   type OnnxModelKind,
+  type GraphOptimizationLevel,
   type OnnxRerankerOptions,
 } from './onnx-reranker.js';
-export { LexicalReranker, lexicalTerms, stem } from './lexical.js';
+export { LexicalReranker, lexicalTerms } from './lexical.js';
 export { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
 export { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
 export {
   downloadPinnedModel,
   isCachedModelComplete,
   loadReranker,
+  resolveModelFiles,
   sha256File,
   type DownloadOptions,
   type LoadRerankerOptions,
   type RerankerLog,
 } from './resolve.js';
+export {
+  describeModelFolder,
+  failureMarkerFile,
+  findInt8Copy,
+  forgetDownloadFailure,
+  installModelFolder,
+  listCachedModels,
+  recentDownloadFailure,
+  verifyReportedHashes,
+  type DownloadFailure,
+  type ModelFolder,
+} from './model-cache.js';

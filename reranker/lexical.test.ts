@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LexicalReranker, lexicalTerms, stem } from './lexical.js';
+import { LexicalReranker, lexicalTerms } from './lexical.js';
 
 describe('LexicalReranker', () => {
   const reranker = new LexicalReranker();
@@ -30,10 +30,7 @@ describe('LexicalReranker', () => {
   it('matches across case, accents and simple word forms', async () => {
     const [score] = await reranker.score('Café indexes', ['the CAFE index']);
     expect(score).toBeGreaterThan(0.3);
-    expect(stem('indexes')).toBe(stem('index'));
-    expect(stem('queries')).toBe(stem('query'));
-    expect(stem('running')).toBe('run');
-    expect(lexicalTerms('Naïve CAFÉ, 3.5 東京')).toEqual(['naive', 'cafe', '3', '5', '東京']);
+    expect(lexicalTerms('Naïve CAFÉ, 3.5 東京 indexes')).toEqual(['naiv', 'cafe', '3', '5', '東京', 'index']);
   });
 
   it('saturates repeated terms below 1 and scores stopword-only queries', async () => {

@@ -9,6 +9,7 @@ import { sha256File } from './sha256.js';
 import { BertPairTokenizer, type EncodedInput } from './tokenizer.js';
 
 export type OnnxModelKind = 'cross-encoder' | 'bi-encoder';
+export type GraphOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all';
 
 /** File names tried, in this order, when a model directory holds several .onnx files. */
 export const PREFERRED_ONNX_FILES = ['model.onnx', 'model_quantized.onnx', 'model_int8.onnx'] as const;
@@ -105,6 +106,15 @@ export interface OnnxRerankerOptions {
   source: string;
   /** Model name for RerankerInfo.model; the directory's name when absent. */
   name?: string;
+  /** RerankerInfo.why: how this model came to be chosen. */
+  why?: string;
+  /** ONNX Runtime graph optimisation level (default all: every fusion ORT knows for the CPU). */
+  graphOptimizationLevel?: GraphOptimizationLevel;
+  /**
+   * Group texts of similar token length into a batch (default true), so a batch is padded to little more than its
+   * own length; false keeps the order given (padding to the longest of arbitrary neighbours), for measurements.
+   */
+  sortByLength?: boolean;
   /**
    * Batch a dynamically quantised (int8) model too. Off by default: such a model quantises each run's activations
    * with one scale for the whole batch, so a pair's score would depend on its batch neighbours (seen: up to 8e-4
@@ -144,6 +154,7 @@ export class OnnxReranker implements Reranker {
     info: RerankerInfo,
     readonly onnxPath: string,
     readonly quantized: boolean,
+    private readonly sortByLength: boolean,
   ) {
     this.info = info;
   }
@@ -164,7 +175,7 @@ export class OnnxReranker implements Reranker {
       session = await ort.InferenceSession.create(onnxPath, {
         intraOpNumThreads: options.threads,
         interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
+        graphOptimizationLevel: options.graphOptimizationLevel ?? 'all',
       });
     } catch (err) {
       throw new NotaryError('model_unavailable', `cannot load ONNX model ${onnxPath}: ${(err as Error).message}`);
@@ -179,10 +190,16 @@ export class OnnxReranker implements Reranker {
       }
       const kind = detectModelKind(modelConfig, session.outputNames);
       const name = options.name ?? path.basename(path.resolve(dir));
-      const info: RerankerInfo = { kind, model: `${name} (${path.resolve(dir)})`, source: options.source };
+      const precision = isDynamicallyQuantized(onnxPath) ? 'int8' : 'fp32';
+      const info: RerankerInfo = {
+        kind,
+        model: `${name} (${path.resolve(dir)})`,
+        source: options.source,
+        why: `${options.why ?? `from ${options.source}`}; ${precision}, ${path.relative(dir, onnxPath)}`,
+      };
       const quantized = isDynamicallyQuantized(onnxPath);
       const batchSize = quantized && !options.batchQuantized ? 1 : Math.max(1, Math.floor(options.batchSize));
-      return new OnnxReranker(session, tokenizer, kind, batchSize, options.maxSeqLength, info, onnxPath, quantized);
+      return new OnnxReranker(session, tokenizer, kind, batchSize, options.maxSeqLength, info, onnxPath, quantized, options.sortByLength ?? true);
     } catch (err) {
       await session.release();
       throw err;
@@ -241,6 +258,11 @@ export class OnnxReranker implements Reranker {
     };
   }
 
+  /** Tokens the model sees for `text` alone (special tokens included, up to 512). */
+  tokenCount(text: string): number {
+    return this.tokenizer.encodeSingle(text, 512).inputIds.length;
+  }
+
   /** Unit-length embeddings of `texts` (bi-encoders only), in order. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     if (this.closed) throw new NotaryError('service_unavailable', 'the reranker has been closed');
@@ -277,7 +299,8 @@ export class OnnxReranker implements Reranker {
 
   /** Groups indices into batches of similar length, so padding to the longest in a batch wastes little. */
   private batchesByLength(encoded: readonly EncodedInput[]): number[][] {
-    const order = encoded.map((_, i) => i).sort((a, b) => (encoded[a]?.inputIds.length ?? 0) - (encoded[b]?.inputIds.length ?? 0) || a - b);
+    const order = encoded.map((_, i) => i);
+    if (this.sortByLength) order.sort((a, b) => (encoded[a]?.inputIds.length ?? 0) - (encoded[b]?.inputIds.length ?? 0) || a - b);
     const batches: number[][] = [];
     for (let start = 0; start < order.length; start += this.batchSize) batches.push(order.slice(start, start + this.batchSize));
     return batches;

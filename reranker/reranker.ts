@@ -6,6 +6,8 @@ export interface RerankerInfo {
   model: string;
   /** Where the model came from: "config", "env", "cache", "download", "fallback". */
   source: string;
+  /** Why this scorer is the live one, in a sentence (e.g. why there is no neural model). */
+  why?: string;
 }
 
 /**

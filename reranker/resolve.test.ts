@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,8 @@ import type { NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 import type { PinnedModel } from './models.js';
 import { loadReranker } from './resolve.js';
-import { crossEncoderDir } from '../test/support/models.js';
+import type { OnnxReranker } from './onnx-reranker.js';
+import { crossEncoderDir, tinyModelDir } from '../test/support/models.js';
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -37,7 +38,7 @@ function pinFor(name: string, repo: string, files: Record<string, Buffer>, overr
 }
 
 function config(cacheDir: string, over: Partial<NotaryConfig['reranker']> = {}): NotaryConfig['reranker'] {
-  return { cache_dir: cacheDir, download: true, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, ...over };
+  return { cache_dir: cacheDir, download: true, download_retry_hours: 6, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, ...over };
 }
 
 function recorder(): { log: (level: 'info' | 'warn', msg: string) => void; warnings: string[]; infos: string[] } {
@@ -104,6 +105,43 @@ describe('loadReranker: explicit model', () => {
   });
 });
 
+describe('loadReranker: embeddings.precision', () => {
+  it('int8 loads the int8 copy of a bi-encoder from the cache, fp32 the exact file; without a copy one warning and fp32', async () => {
+    const cacheDir = freshCache();
+    const parent = mkdtempSync(path.join(tmpdir(), 'notary-precision-'));
+    const exact = path.join(parent, 'mini-bi');
+    mkdirSync(path.join(exact, 'onnx'), { recursive: true });
+    const tiny = tinyModelDir('bi-encoder', parent);
+    for (const f of ['tokenizer.json', 'config.json']) copyFileSync(path.join(tiny, f), path.join(exact, f));
+    copyFileSync(path.join(tiny, 'model.onnx'), path.join(exact, 'onnx', 'model.onnx'));
+
+    const none = recorder();
+    const fallbackToExact = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: none.log, precision: 'int8' });
+    expect((fallbackToExact as OnnxReranker).onnxPath).toBe(path.join(exact, 'onnx', 'model.onnx'));
+    expect(none.warnings).toHaveLength(1);
+    expect(none.warnings[0]).toContain(`bash scripts/quantize-minilm.sh --src ${exact} --out ${path.join(cacheDir, 'mini-bi-int8')}`);
+    expect(fallbackToExact.info.why).toContain('fp32 (no int8 copy found)');
+    await fallbackToExact.close();
+
+    // An int8 copy in the cache, as `notary models install <dir> --name mini-bi-int8` leaves it.
+    const copy = path.join(cacheDir, 'mini-bi-int8');
+    mkdirSync(path.join(copy, 'onnx'), { recursive: true });
+    for (const f of ['tokenizer.json', 'config.json']) copyFileSync(path.join(exact, f), path.join(copy, f));
+    copyFileSync(path.join(exact, 'onnx', 'model.onnx'), path.join(copy, 'onnx', 'model_int8.onnx'));
+    const quiet = recorder();
+    const int8 = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: quiet.log, precision: 'int8' });
+    expect((int8 as OnnxReranker).onnxPath).toBe(path.join(copy, 'onnx', 'model_int8.onnx'));
+    expect(int8.info.why).toContain('its int8 copy');
+    expect(quiet.warnings).toEqual([]);
+    await int8.close();
+
+    const fp32 = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: quiet.log, precision: 'fp32' });
+    expect((fp32 as OnnxReranker).onnxPath).toBe(path.join(exact, 'onnx', 'model.onnx'));
+    await fp32.close();
+    rmSync(parent, { recursive: true, force: true });
+  });
+});
+
 describe('loadReranker: cache and download', () => {
   it('downloads the pinned files into the cache, then loads from the cache without network', async () => {
     const cacheDir = freshCache();
@@ -135,9 +173,10 @@ describe('loadReranker: cache and download', () => {
     const pins = [pinFor('bad-model', 'test/bad-model', fake, { 'onnx/model.onnx': 'ab'.repeat(32) })];
     const { log, warnings } = recorder();
     const reranker = await loadReranker(config(cacheDir), { env: {}, log, pins });
-    expect(reranker.info).toEqual({ kind: 'lexical', model: 'lexical', source: 'fallback' });
-    expect(warnings.join('\n')).toMatch(/REFUSED .*sha256/);
-    expect(warnings.join('\n')).toContain('LEXICAL ONLY');
+    expect(reranker.info).toMatchObject({ kind: 'lexical', model: 'lexical', source: 'fallback' });
+    expect(reranker.info.why).toMatch(/REFUSED .*sha256/);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*REFUSED .*sha256/);
     const onnxDir = path.join(cacheDir, 'bad-model', 'onnx');
     expect(existsSync(onnxDir) ? readdirSync(onnxDir) : []).toEqual([]);
   });
@@ -152,10 +191,11 @@ describe('loadReranker: cache and download', () => {
     const reranker = await loadReranker(config(freshCache(), { hub_url: deadUrl }), { env: {}, log, connectTimeoutMs: 2_000 });
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(reranker.info.kind).toBe('lexical');
-    expect(warnings.some((w) => w.includes('cannot reach'))).toBe(true);
-    const loud = warnings.find((w) => w.includes('LEXICAL ONLY'));
-    expect(loud).toContain('NOTARY_RERANKER_MODEL');
-    expect(loud).toContain('reranker.download');
+    // One line: what happened, until when it is not retried, and the remedy (not advice that is already the setting).
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*cannot reach.*next try after .*Fix: notary models install <dir> --name ms-marco-MiniLM-L-6-v2 .* or NOTARY_RERANKER_MODEL=<dir>$/);
+    expect(warnings[0]).not.toContain('\n');
+    expect(warnings[0]).not.toContain('download=true');
   });
 
   it('gives up on a hub that accepts the connection but never answers, within the connect timeout', async () => {
@@ -182,6 +222,39 @@ describe('loadReranker: cache and download', () => {
     expect(reranker.info.kind).toBe('lexical');
     expect(hubRequests.length).toBe(before);
     expect(warnings.join('\n')).toContain('reranker.download is false');
+    expect(warnings.join('\n')).toContain('NOTARY_MODEL_DOWNLOAD=true');
+  });
+
+  it('remembers a failed download: no retry by the next commands until retry_after, no empty folders, one warning line', async () => {
+    const cacheDir = freshCache();
+    const pins = [pinFor('flaky-model', 'test/flaky-model', { ...realFiles, 'onnx/model.onnx': Buffer.from('x') }, { 'onnx/model.onnx': 'cd'.repeat(32) })];
+    // The hub has no such file: 404 for the model file.
+    hubFiles.delete('/test/flaky-model/resolve/main/onnx/model.onnx');
+    const first = recorder();
+    const before = hubRequests.length;
+    const failed = await loadReranker(config(cacheDir), { env: {}, log: first.log, pins });
+    expect(failed.info.kind).toBe('lexical');
+    expect(hubRequests.length).toBeGreaterThan(before);
+    const marker = JSON.parse(readFileSync(path.join(cacheDir, 'flaky-model.download-failed.json'), 'utf8')) as { retry_after: string; reason: string };
+    expect(Date.parse(marker.retry_after) - Date.now()).toBeGreaterThan(5.9 * 3_600_000);
+    expect(marker.reason).toMatch(/HTTP 404/);
+    // Nothing but the marker: no empty model folder.
+    expect(readdirSync(cacheDir)).toEqual(['flaky-model.download-failed.json']);
+    expect(first.warnings).toHaveLength(1);
+
+    const second = recorder();
+    const afterFirst = hubRequests.length;
+    const again = await loadReranker(config(cacheDir), { env: {}, log: second.log, pins });
+    expect(again.info.kind).toBe('lexical');
+    expect(hubRequests.length).toBe(afterFirst);
+    expect(second.warnings).toHaveLength(1);
+    expect(second.warnings[0]).toMatch(/download failed at .*HTTP 404.*next try after/);
+    expect(again.info.why).toMatch(/next try after/);
+
+    // After retry_after the download is tried again.
+    writeFileSync(path.join(cacheDir, 'flaky-model.download-failed.json'), JSON.stringify({ ...marker, retry_after: new Date(Date.now() - 1000).toISOString() }));
+    await loadReranker(config(cacheDir), { env: {}, log: recorder().log, pins });
+    expect(hubRequests.length).toBeGreaterThan(afterFirst);
   });
 
   it('replaces a cached file that no longer matches its pin', async () => {

@@ -8,8 +8,9 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError, isNotaryError } from '../core/errors.js';
 import { LexicalReranker } from './lexical.js';
+import { findInt8Copy, forgetDownloadFailure, recentDownloadFailure, rememberDownloadFailure, removeEmptyDirs } from './model-cache.js';
 import { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
-import { OnnxReranker } from './onnx-reranker.js';
+import { detectModelKind, OnnxReranker, readModelConfig } from './onnx-reranker.js';
 import type { Reranker } from './reranker.js';
 import { sha256File } from './sha256.js';
 
@@ -27,6 +28,8 @@ export interface LoadRerankerOptions {
   idleTimeoutMs?: number;
   /** .onnx file inside an explicitly named model directory; also NOTARY_RERANKER_ONNX_FILE. */
   onnxFile?: string;
+  /** embeddings.precision: int8 loads a bi-encoder's quantised copy when one exists. */
+  precision?: 'int8' | 'fp32';
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -63,12 +66,18 @@ export interface DownloadOptions {
  */
 export async function downloadPinnedModel(hubUrl: string, cacheDir: string, model: PinnedModel, options: DownloadOptions): Promise<string> {
   const dir = path.join(cacheDir, model.name);
-  for (const file of model.files) {
-    const target = path.join(dir, file.path);
-    if (await fileMatchesPin(target, file)) continue;
-    const url = pinnedFileUrl(hubUrl, model, file);
-    options.log('info', `reranker: downloading ${url}${file.bytes ? ` (${(file.bytes / 1e6).toFixed(1)} MB)` : ''}`);
-    await downloadFile(url, target, file, options);
+  try {
+    for (const file of model.files) {
+      const target = path.join(dir, file.path);
+      if (await fileMatchesPin(target, file)) continue;
+      const url = pinnedFileUrl(hubUrl, model, file);
+      options.log('info', `reranker: downloading ${url}${file.bytes ? ` (${(file.bytes / 1e6).toFixed(1)} MB)` : ''}`);
+      await downloadFile(url, target, file, options);
+    }
+  } catch (err) {
+    // A failed download leaves no empty folders behind (files already complete stay for the next try).
+    for (const file of model.files) removeEmptyDirs(path.dirname(path.join(dir, file.path)), cacheDir);
+    throw err;
   }
   return dir;
 }
@@ -162,29 +171,31 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
   const envModel = env['NOTARY_RERANKER_MODEL'];
   const explicit = envModel ? { given: envModel, source: 'env' } : cfg.model_dir ? { given: cfg.model_dir, source: 'config' } : undefined;
   if (explicit) {
-    const where = splitModelPath(explicit.given, onnxFile);
+    const origin = explicit.source === 'env' ? 'NOTARY_RERANKER_MODEL' : 'reranker.model_dir';
+    const where = resolveModelFiles(explicit.given, { onnxFile, precision: options.precision, cacheDir: cfg.cache_dir, log, origin: `named by ${origin}` });
+    const why = where.why;
     try {
-      const reranker = await OnnxReranker.load(where.dir, { ...onnxOptions, source: explicit.source, onnxFile: where.onnxFile });
+      const reranker = await OnnxReranker.load(where.dir, { ...onnxOptions, source: explicit.source, onnxFile: where.onnxFile, why });
       logLoaded(log, reranker);
       return reranker;
     } catch (err) {
-      const origin = explicit.source === 'env' ? 'NOTARY_RERANKER_MODEL' : 'reranker.model_dir';
       const reason = err instanceof Error ? err.message : String(err);
       throw new NotaryError('model_unavailable', `reranker model named by ${origin} (${explicit.given}) cannot be loaded: ${reason}`);
     }
   }
 
-  const reasons: string[] = ['no NOTARY_RERANKER_MODEL or reranker.model_dir set'];
+  const reasons: string[] = [];
   const pinned = (options.pins ?? PINNED_MODELS)[0];
   const cacheDir = cfg.cache_dir ? path.resolve(cfg.cache_dir) : undefined;
   if (!pinned || !cacheDir) {
     reasons.push(pinned ? 'no reranker.cache_dir' : 'no pinned model');
-    return fallback(log, reasons, cfg);
+    return fallback(log, reasons, cfg, undefined);
   }
   const modelDir = path.join(cacheDir, pinned.name);
   const fromPinned = async (source: string): Promise<Reranker | undefined> => {
     try {
-      const reranker = await OnnxReranker.load(modelDir, { ...onnxOptions, source, onnxFile: pinned.onnxFile, name: pinned.name });
+      const why = source === 'cache' ? `the pinned ${pinned.name} in ${modelDir}` : `the pinned ${pinned.name}, downloaded from ${cfg.hub_url}`;
+      const reranker = await OnnxReranker.load(modelDir, { ...onnxOptions, source, onnxFile: pinned.onnxFile, name: pinned.name, why });
       logLoaded(log, reranker);
       return reranker;
     } catch (err) {
@@ -199,10 +210,16 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
     const cached = await fromPinned('cache');
     if (cached) return cached;
   } else {
-    reasons.push(`no complete ${pinned.name} in ${modelDir}`);
+    reasons.push(`no ${pinned.name} in ${modelDir}`);
   }
 
-  if (cfg.download) {
+  const remembered = recentDownloadFailure(cacheDir, pinned.name);
+  if (!cfg.download) {
+    reasons.push('reranker.download is false');
+  } else if (remembered) {
+    // Not every command tries the download again: the failure is remembered until retry_after.
+    reasons.push(`its download failed at ${remembered.failed_at.slice(0, 16)}Z (${remembered.reason}); next try after ${remembered.retry_after.slice(0, 16)}Z`);
+  } else {
     try {
       await downloadPinnedModel(cfg.hub_url, cacheDir, pinned, {
         fetch: options.fetch,
@@ -210,17 +227,45 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
         idleTimeoutMs: options.idleTimeoutMs,
         log,
       });
+      forgetDownloadFailure(cacheDir, pinned.name);
       const downloaded = await fromPinned('download');
       if (downloaded) return downloaded;
     } catch (err) {
       const reason = describeError(err);
-      log('warn', `reranker: download of ${pinned.repo} from ${cfg.hub_url} failed: ${reason}`);
-      reasons.push(`download failed: ${reason}`);
+      const failure = rememberDownloadFailure(cacheDir, { model: pinned.name, hub_url: cfg.hub_url, reason }, (cfg.download_retry_hours ?? 6) * 3_600_000);
+      reasons.push(`its download from ${cfg.hub_url} failed (${reason}); next try after ${failure.retry_after.slice(0, 16)}Z`);
     }
-  } else {
-    reasons.push('reranker.download is false');
   }
-  return fallback(log, reasons, cfg);
+  return fallback(log, reasons, cfg, pinned.name);
+}
+
+/**
+ * The folder and .onnx file to load for a model path: a path naming an .onnx file stands for itself; with precision
+ * int8 a bi-encoder folder is swapped for its int8 copy when one exists (else a one-line warning and the fp32 file).
+ */
+export function resolveModelFiles(
+  given: string,
+  options: { onnxFile?: string | undefined; precision?: 'int8' | 'fp32' | undefined; cacheDir?: string | undefined; log: RerankerLog; origin: string },
+): { dir: string; onnxFile: string | undefined; why: string } {
+  const where = splitModelPath(given, options.onnxFile);
+  if (options.precision !== 'int8' || where.onnxFile || !isBiEncoderFolder(where.dir)) return { ...where, why: options.origin };
+  const copy = findInt8Copy(where.dir, options.cacheDir ? path.resolve(options.cacheDir) : undefined);
+  if ('dir' in copy) return { dir: copy.dir, onnxFile: copy.onnxFile, why: `${options.origin}; its int8 copy (embeddings.precision int8)` };
+  options.log(
+    'warn',
+    `embeddings.precision is int8 but ${where.dir} has no int8 copy (looked at ${copy.looked.join(', ')}): using the exact fp32 model, ` +
+      `slower to embed. Make one: bash scripts/quantize-minilm.sh --src ${where.dir} --out ${path.join(options.cacheDir ?? '<data>/models', `${path.basename(where.dir)}-int8`)}`,
+  );
+  return { ...where, why: `${options.origin}; fp32 (no int8 copy found)` };
+}
+
+/** Whether a folder's config.json names a bi-encoder (an unreadable one is left for the loader to report). */
+function isBiEncoderFolder(dir: string): boolean {
+  try {
+    return detectModelKind(readModelConfig(dir)) === 'bi-encoder';
+  } catch {
+    return false;
+  }
 }
 
 function logLoaded(log: RerankerLog, reranker: OnnxReranker): void {
@@ -230,15 +275,14 @@ function logLoaded(log: RerankerLog, reranker: OnnxReranker): void {
   log('info', `reranker: ${reranker.info.kind} ${reranker.info.model} from ${reranker.info.source}, ${batching}, max ${reranker.maxSeqLength} tokens`);
 }
 
-function fallback(log: RerankerLog, reasons: readonly string[], cfg: NotaryConfig['reranker']): Reranker {
-  log(
-    'warn',
-    '!!! RERANKER FALLBACK: relevance is LEXICAL ONLY (term overlap, no neural model); ranking will be noticeably worse. ' +
-      `Why: ${reasons.join('; ')}. ` +
-      'To use a model: set NOTARY_RERANKER_MODEL (or reranker.model_dir) to a directory holding tokenizer.json, config.json ' +
-      'and an .onnx file (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 with onnx/model.onnx), or set reranker.download=true ' +
-      `(NOTARY_MODEL_DOWNLOAD=true) with ${cfg.hub_url} reachable so the pinned model is fetched into ` +
-      `${cfg.cache_dir ?? '<data_dir>/models'}.`,
-  );
-  return new LexicalReranker('fallback');
+/** One line: no neural model, why, and the remedy that applies (never advice that is already the setting). */
+function fallback(log: RerankerLog, reasons: readonly string[], cfg: NotaryConfig['reranker'], pinnedName: string | undefined): Reranker {
+  const why = `no neural model: ${reasons.join('; ')}`;
+  const remedies = [
+    `notary models install <dir>${pinnedName ? ` --name ${pinnedName}` : ''} (a folder with tokenizer.json, config.json and an .onnx file)`,
+    'or NOTARY_RERANKER_MODEL=<dir>',
+  ];
+  if (!cfg.download) remedies.push('or NOTARY_MODEL_DOWNLOAD=true');
+  log('warn', `reranker: LEXICAL FALLBACK, ranking is term overlap only (${why}). Fix: ${remedies.join(' ')}`);
+  return new LexicalReranker('fallback', why);
 }

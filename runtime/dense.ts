@@ -2,6 +2,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
+import { resolveModelFiles } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
 import type { Storage } from '../storage/db.js';
@@ -15,8 +16,17 @@ export interface OpenedDense {
   close(): Promise<void>;
 }
 
-function onnxOptions(cfg: NotaryConfig, source: string): Parameters<typeof OnnxReranker.load>[1] {
-  return { threads: cfg.reranker.threads, batchSize: cfg.reranker.batch_size, maxSeqLength: cfg.reranker.max_seq_length, source };
+/** Loads a bi-encoder folder as configured (embeddings.precision picks its int8 copy when there is one). */
+async function loadModel(cfg: NotaryConfig, given: string, source: string, log: Log): Promise<OnnxReranker> {
+  const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log, origin: `named by ${source}` });
+  return OnnxReranker.load(where.dir, {
+    threads: cfg.reranker.threads,
+    batchSize: cfg.reranker.batch_size,
+    maxSeqLength: cfg.reranker.max_seq_length,
+    source,
+    onnxFile: where.onnxFile,
+    why: where.why,
+  });
 }
 
 /**
@@ -33,13 +43,14 @@ export async function openDense(cfg: NotaryConfig, storage: Storage, options: { 
   if (choice === 'reranker') {
     if (options.reranker) {
       if (!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') {
-        return none(`the reranker is a ${options.reranker.info.kind}; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);
+        const what = options.reranker.info.kind === 'lexical' ? 'the lexical fallback (no neural model)' : `a ${options.reranker.info.kind}`;
+        return none(`the reranker is ${what}, not a bi-encoder; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);
       }
       model = options.reranker;
     } else {
       const dir = cfg.reranker.model_dir;
       if (!dir) return none('no bi-encoder model is configured');
-      const loaded = await OnnxReranker.load(dir, onnxOptions(cfg, 'config'));
+      const loaded = await loadModel(cfg, dir, 'config', options.log);
       if (loaded.kind !== 'bi-encoder') {
         await loaded.close();
         return none('the configured reranker model is a cross-encoder');
@@ -48,7 +59,7 @@ export async function openDense(cfg: NotaryConfig, storage: Storage, options: { 
       owned = true;
     }
   } else {
-    model = await OnnxReranker.load(choice, onnxOptions(cfg, 'embeddings.model'));
+    model = await loadModel(cfg, choice, 'embeddings.model', options.log);
     owned = true;
     if (model.kind !== 'bi-encoder') {
       await model.close();

@@ -1,5 +1,37 @@
-export { Runtime, type RuntimeOptions } from './runtime.js';
+export { Runtime, type PaymentListRow, type RuntimeOptions } from './runtime.js';
+export { buildFacilitator, type BuiltFacilitator } from './facilitator.js';
 export { openDense, type OpenedDense } from './dense.js';
 export { silentLog, stderrLog, warningsLog, type Log } from './log.js';
 export { buildPaidCallGate, buildPaymentModes, type PaidCallGateDeps, type PaymentModeDeps } from './payments.js';
+export {
+  describeModelFolder,
+  failureMarkerFile,
+  forgetDownloadFailure,
+  installModelFolder,
+  isCachedModelComplete,
+  listCachedModels,
+  modelCacheDir,
+  PINNED_MODELS,
+  recentDownloadFailure,
+  sha256File,
+  verifyModelFolder,
+  type ModelFolder,
+  type VerifyResult,
+} from './models.js';
+// MPP's client-side helpers (key files, envelope building) for `notary mpp`, which needs no database.
+export {
+  MAX_ENVELOPE_LIFETIME_S,
+  authorizationHeader,
+  buildEnvelope,
+  decodeEnvelopeJson,
+  equalShares,
+  formatShare,
+  generatePartyKey,
+  parseShare,
+  readPartyKeyFile,
+  SHARE_PATTERN,
+  writePartyKeyFile,
+  type PartySigner,
+} from '../payments/modes/mpp/index.js';
+export type { Tenant } from '../storage/schema.js';
 export * from './receipts.js';

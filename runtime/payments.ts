@@ -2,6 +2,9 @@ import type { NotaryConfig } from '../core/config.js';
 import type { Accounts } from '../payments/accounts.js';
 import type { PaymentMode } from '../payments/mode.js';
 import { apiKeyMode } from '../payments/modes/api-key/mode.js';
+import { mppMode, Parties } from '../payments/modes/mpp/index.js';
+import { createX402Mode } from '../payments/modes/x402/index.js';
+import type { Storage } from '../storage/db.js';
 import { PaidCallGate, type ResponseExtension } from '../payments/paid-call.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
@@ -11,6 +14,8 @@ import type { Log } from './log.js';
 export interface PaymentModeDeps {
   config: NotaryConfig;
   accounts: Accounts;
+  storage: Storage;
+  log: Log;
 }
 
 type ModeName = keyof NotaryConfig['payments']['modes'];
@@ -18,6 +23,8 @@ type ModeName = keyof NotaryConfig['payments']['modes'];
 /** The registry of payment modes: one line per mode, enabled by `payments.modes.<name>.enabled`. */
 const PAYMENT_MODES: Record<ModeName, (deps: PaymentModeDeps) => PaymentMode> = {
   api_key: (deps) => apiKeyMode(deps.accounts),
+  mpp: (deps) => mppMode({ config: deps.config.payments.modes.mpp, accounts: deps.accounts, parties: new Parties(deps.storage.db) }),
+  x402: (deps) => createX402Mode({ config: deps.config, db: deps.storage.db, log: deps.log }),
 };
 
 export function buildPaymentModes(deps: PaymentModeDeps): PaymentMode[] {

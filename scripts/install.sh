@@ -9,7 +9,7 @@ profile="${1:-runtime}"
 # A compiler and python3 for any native module without a prebuilt binary (node-gyp), and the reference venv.
 debs=(build-essential python3 python3-venv)
 if [ "$profile" = test ]; then
-  debs+=(chromium postgresql postgresql-doc-15)
+  debs+=(chromium postgresql postgresql-doc-15 python3.11-doc python3-cryptography curl openssl)
 fi
 
 missing=()

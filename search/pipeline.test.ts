@@ -5,7 +5,16 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configSchema, type NotaryConfig } from '../core/config.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
-import { passageModelText, type IndexDoc, type IndexHit, type IndexSearchOptions, type IndexStats, type SearchIndex } from '../indexer/search-index.js';
+import {
+  passageModelText,
+  type IndexDoc,
+  type IndexHit,
+  type IndexSearchOptions,
+  type IndexStats,
+  type PageDoc,
+  type PageHit,
+  type SearchIndex,
+} from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import type { Reranker, RerankerInfo } from '../reranker/reranker.js';
 import { SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
@@ -47,6 +56,16 @@ class RecordingIndex implements SearchIndex {
   }
   get(ids: readonly number[]): Promise<IndexDoc[]> {
     return this.inner.get(ids);
+  }
+  upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    return this.inner.upsertPages(pages);
+  }
+  deletePages(pageIds: readonly number[]): Promise<void> {
+    return this.inner.deletePages(pageIds);
+  }
+  searchPages(query: string, options: { limit: number }): Promise<PageHit[]> {
+    this.queries.push(`page:${query}`);
+    return this.inner.searchPages(query, options);
   }
   stats(): Promise<IndexStats> {
     return this.inner.stats();
@@ -155,15 +174,28 @@ describe('SearchPipeline reflection', () => {
     expectScoresOrdered(outcome);
   });
 
+  it('reads the best pages in full in the first reflection pass', async () => {
+    const { pipeline, reranker } = await setUp({}, { rerank_top_n: 1 });
+    const depth1 = await pipeline.search({ query: 'film cooling effectiveness', depth: 1 });
+    const scoredAtDepth1 = reranker.scored.size;
+    const depth2 = await pipeline.search({ query: 'film cooling effectiveness', depth: 2 });
+    expect(depth1.timings.reranked).toBe(1);
+    // Every passage of the best page that holds a query word is scored, beyond the one the first pass scored.
+    expect(depth2.timings.passes[1]?.queries).toBeGreaterThan(0);
+    expect(depth2.timings.reranked).toBeGreaterThan(1);
+    expect(reranker.scored.size).toBeGreaterThan(scoredAtDepth1);
+    expectScoresOrdered(depth2);
+  });
+
   it('looks deeper instead of reformulating when the best passages hold every query word', async () => {
-    const { pipeline, index, reranker } = await setUp({}, { rerank_top_n: 1 });
+    const { pipeline, index, reranker } = await setUp({ reflection: { pagePassPages: 0 } }, { rerank_top_n: 1 });
     const outcome = await pipeline.search({ query: 'film cooling effectiveness', depth: 2 });
     const pass = outcome.timings.passes[1];
     expect(pass?.coverage).toBe(1);
     expect(pass?.expansion).toEqual([]);
     expect(pass?.queries).toBe(0);
     expect(pass?.reranked).toBe(1);
-    expect(index.queries).toEqual(['film cooling effectiveness']);
+    expect(index.queries).toEqual(['film cooling effectiveness', 'page:film cooling effectiveness']);
     expect(reranker.scored.size).toBe(2);
   });
 
@@ -179,10 +211,10 @@ describe('SearchPipeline reflection', () => {
 });
 
 describe('SearchPipeline depth 1', () => {
-  it('is one retrieval and one rerank of the top passages, in index order', async () => {
+  it('is one passage retrieval, one page retrieval and one rerank of the top passages, in index order', async () => {
     const { pipeline, index, reranker } = await setUp({ retrievalWeight: { lexical: 0 } }, { rerank_top_n: 3 });
     const outcome = await pipeline.search({ query: QUERY, depth: 1 });
-    expect(index.queries).toEqual([QUERY]);
+    expect(index.queries).toEqual([QUERY, `page:${QUERY}`]);
     expect(reranker.calls).toBe(1);
     const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`)), { ownsHandle: true });
     await fts.upsert(CORPUS);
@@ -220,5 +252,17 @@ describe('SearchPipeline depth 1', () => {
     const outcome = await pipeline.search({ query: ' "*:() ', depth: 2 });
     expect(outcome.results).toEqual([]);
     expect(reranker.calls).toBe(0);
+  });
+});
+
+describe('page evidence by query length', () => {
+  it('applies in full to short lookups, fades for longer queries and is gone for long questions', async () => {
+    const { pageWeightScale } = await import('./pipeline.js');
+    const options = { fullUpToWords: 4, noneFromWords: 16 };
+    expect(pageWeightScale(1, options)).toBe(1);
+    expect(pageWeightScale(4, options)).toBe(1);
+    expect(pageWeightScale(10, options)).toBeCloseTo(0.5);
+    expect(pageWeightScale(16, options)).toBe(0);
+    expect(pageWeightScale(40, options)).toBe(0);
   });
 });

@@ -1,27 +1,10 @@
-import { stem } from '../reranker/lexical.js';
+import { EXPANSION_STOPWORDS, stem, words } from '../core/text.js';
 
 /**
  * Reflection: reformulating a query from what a pass found. Pseudo-relevance feedback in the RM3 manner (a relevance
  * model estimated from the top passages, weighted by their scores, mixed with the original query) and splitting
  * multi-part questions into sub-queries.
  */
-
-/** Words that carry no topic; never used as expansion terms. */
-const FEEDBACK_STOPWORDS = new Set(
-  (
-    'a about above after again against all also am an and any are aren as at be because been before being below ' +
-    'between both but by can cannot could did do does doing don down during each either else etc even ever every few ' +
-    'for from further get gets given had has have having he her here hers herself him himself his how however i ie ' +
-    'if in into is isn it its itself just less like made make makes many may me might more most much must my myself ' +
-    'neither no nor not now of off often on once one only or other others otherwise our ours ourselves out over own ' +
-    'per rather same see shall she should since so some such than that the their theirs them themselves then there ' +
-    'thereby therefore these they this those though through thus to too under until up upon us use used uses using ' +
-    'very via was we well were what whatever when where whether which while who whom whose why will with within ' +
-    'without would yet you your yours yourself also eg e g i e two three four five first second new'
-  ).split(' '),
-);
-
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 export interface WeightedTerm {
   /** A surface form of the term as it occurs in the text (the index stems it again). */
@@ -56,28 +39,8 @@ const MIN_POOL_FOR_SHARE = 20;
 
 export const DEFAULT_EXPANSION: ExpansionOptions = { terms: 10, minPassages: 2, maxPoolShare: 0.5, poolIdf: true };
 
-/** Lower-cased, NFKC-normalised words of `text` in order. */
-export function words(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
-}
-
-/** The key two forms of one word share ("indexes", "index"); the lexical scorer's stemmer. */
-export function termStem(word: string): string {
-  let key = stemCache.get(word);
-  if (key === undefined) {
-    key = stem(word);
-    if (stemCache.size >= STEM_CACHE_SIZE) stemCache.clear();
-    stemCache.set(word, key);
-  }
-  return key;
-}
-
-/** Stemming dominates the cost of reading a pool of passages; words repeat a lot across requests. */
-const STEM_CACHE_SIZE = 50_000;
-const stemCache = new Map<string, string>();
-
 function usableTerm(word: string): boolean {
-  if (word.length < 2 || FEEDBACK_STOPWORDS.has(word)) return false;
+  if (word.length < 2 || EXPANSION_STOPWORDS.has(word)) return false;
   // Bare numbers and very long tokens (hashes, identifiers glued together) rarely generalise.
   return !/^\p{N}+$/u.test(word) && word.length <= 40;
 }
@@ -86,7 +49,7 @@ function usableTerm(word: string): boolean {
 export function queryStems(query: string): Set<string> {
   const all = words(query);
   const content = all.filter(usableTerm);
-  return new Set((content.length > 0 ? content : all).map(termStem));
+  return new Set((content.length > 0 ? content : all).map(stem));
 }
 
 /**
@@ -111,7 +74,7 @@ export function expansionTerms(
     const counts = new Map<string, { tf: number; forms: Map<string, number> }>();
     for (const token of tokens) {
       if (!usableTerm(token)) continue;
-      const key = termStem(token);
+      const key = stem(token);
       if (inQuery.has(key)) continue;
       let entry = counts.get(key);
       if (!entry) counts.set(key, (entry = { tf: 0, forms: new Map() }));
@@ -149,7 +112,7 @@ function poolDocumentShare(pool: readonly string[], keys: ReadonlySet<string>): 
   for (const text of pool) {
     const seen = new Set<string>();
     for (const token of words(text)) {
-      const key = termStem(token);
+      const key = stem(token);
       if (keys.has(key)) seen.add(key);
     }
     for (const key of seen) share.set(key, (share.get(key) ?? 0) + 1);

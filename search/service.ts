@@ -3,6 +3,8 @@ export interface SearchRequest {
   query: string;
   /** 1..config.search.max_depth; higher depth adds reflection passes. */
   depth: number;
+  /** BCP 47 language of the results (optional); default search.default_language, else the query's own. */
+  language?: string;
   requestId: string;
 }
 

@@ -1,21 +1,11 @@
-const WORD = /[\p{L}\p{N}]+/gu;
+import { STOPWORDS, foldCase, stem } from '../core/text.js';
 
-/** Lower-case word stems good enough to spot query terms in a passage ("indexes" ~ "index"). */
-export function termKey(word: string): string {
-  const w = word.toLowerCase();
-  return w.length > 5 ? w.slice(0, 5) : w.replace(/(es|s)$/u, '') || w;
-}
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
-const STOPWORDS = new Set(
-  'a an and are as at be by for from how in is it of on or that the this to was what when where which who why with'.split(' '),
-);
-
+/** The stems of the query's content words, to spot them in a passage ("indexes" ~ "index"). */
 export function queryTerms(query: string): Set<string> {
   const terms = new Set<string>();
-  for (const m of query.matchAll(WORD)) {
-    const w = m[0].toLowerCase();
-    if (!STOPWORDS.has(w)) terms.add(termKey(w));
-  }
+  for (const m of foldCase(query).matchAll(WORD)) if (!STOPWORDS.has(m[0])) terms.add(stem(m[0]));
   return terms;
 }
 
@@ -29,7 +19,7 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   const terms = queryTerms(query);
   const words: Array<{ start: number; end: number; hit: string | null }> = [];
   for (const m of clean.matchAll(WORD)) {
-    const key = termKey(m[0]);
+    const key = stem(foldCase(m[0]));
     words.push({ start: m.index, end: m.index + m[0].length, hit: terms.has(key) ? key : null });
   }
   let bestStart = 0;

@@ -16,6 +16,27 @@ export type DebitOutcome =
   | { ok: false; reason: 'insufficient_credits'; available: number }
   | { ok: false; reason: 'tenant_not_found' };
 
+/** One party's part of a multi-party debit. */
+export interface PartyDebit {
+  tenantId: string;
+  credits: number;
+  /** Ledger wording for this party's row. */
+  reason: string;
+}
+
+export type MultiDebitOutcome =
+  /** `already`: these tenants were debited for this Idempotency-Key before; nothing was taken now. */
+  | { ok: true; balances: Map<string, number>; already: boolean }
+  | { ok: false; reason: 'insufficient_credits'; tenantId: string; required: number; available: number }
+  | { ok: false; reason: 'tenant_not_found'; tenantId: string };
+
+/** Thrown inside a transaction to roll it back, and turned into its outcome outside. */
+class DebitRefused extends Error {
+  constructor(readonly outcome: MultiDebitOutcome) {
+    super('debit refused');
+  }
+}
+
 const keyRecordColumns = ['id', 'tenant_id', 'prefix', 'last4', 'name', 'created_at', 'revoked_at', 'last_used_at'] as const;
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -198,6 +219,98 @@ export class AccountsRepository {
         .executeTakeFirstOrThrow();
       return { ok: true, balance: updated.credits, ledgerId: ledger.id, already: false };
     });
+  }
+
+  /**
+   * Debits several tenants in ONE transaction, each by its own amount with its own ledger row, or none of them: the
+   * first tenant short of credits rolls everything back (and is reported). `within` runs first inside the same
+   * transaction (MPP claims its envelope's nonce there) and rolls it all back by throwing. Rows are updated in
+   * tenant-id order, so two multi-party debits over the same tenants never deadlock on PostgreSQL. With an
+   * Idempotency-Key the debit is single-use per tenant, like {@link debit}.
+   */
+  async debitMany(
+    entry: { debits: readonly PartyDebit[]; requestId: string | null; idempotencyKey?: string | null },
+    within?: (trx: Transaction<Database>) => Promise<void>,
+  ): Promise<MultiDebitOutcome> {
+    const tenantIds = entry.debits.map((d) => d.tenantId);
+    if (new Set(tenantIds).size !== tenantIds.length) throw new Error('a multi-party debit names a tenant twice');
+    const idempotencyKey = entry.idempotencyKey ?? null;
+    try {
+      return await this.db.transaction().execute(async (trx): Promise<MultiDebitOutcome> => {
+        if (idempotencyKey !== null) {
+          const previous = await this.keyedDebits(trx, tenantIds, idempotencyKey);
+          if (previous) return previous;
+        }
+        if (within) await within(trx);
+        const balances = new Map<string, number>();
+        const ordered = [...entry.debits].sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0));
+        for (const debit of ordered) {
+          const updated = await trx
+            .updateTable('tenants')
+            .set((eb) => ({ credits: eb('credits', '-', debit.credits) }))
+            .where('id', '=', debit.tenantId)
+            .where('credits', '>=', debit.credits)
+            .returning('credits')
+            .executeTakeFirst();
+          if (!updated) {
+            const tenant = await this.getTenant(debit.tenantId, trx);
+            throw new DebitRefused(
+              tenant
+                ? { ok: false, reason: 'insufficient_credits', tenantId: debit.tenantId, required: debit.credits, available: tenant.credits }
+                : { ok: false, reason: 'tenant_not_found', tenantId: debit.tenantId },
+            );
+          }
+          balances.set(debit.tenantId, updated.credits);
+        }
+        const createdAt = nowIso();
+        await trx
+          .insertInto('credit_ledger')
+          .values(
+            entry.debits.map((debit) => ({
+              tenant_id: debit.tenantId,
+              // 0 - x, not -x: a zero share is a 0 delta, never -0.
+              delta: 0 - debit.credits,
+              balance_after: balances.get(debit.tenantId) ?? 0,
+              reason: debit.reason,
+              request_id: entry.requestId,
+              key_id: null,
+              idempotency_key: idempotencyKey,
+              created_at: createdAt,
+            })),
+          )
+          .execute();
+        return { ok: true, balances, already: false };
+      });
+    } catch (err) {
+      // A concurrent call with the same key committed first (the unique index, or its nonce, stopped this one).
+      const previous = idempotencyKey === null ? undefined : await this.keyedDebits(this.db, tenantIds, idempotencyKey);
+      if (previous) return previous;
+      if (err instanceof DebitRefused) return err.outcome;
+      throw err;
+    }
+  }
+
+  private async keyedDebits(executor: Executor, tenantIds: readonly string[], idempotencyKey: string): Promise<MultiDebitOutcome | undefined> {
+    const rows = await executor
+      .selectFrom('credit_ledger')
+      .select(['tenant_id', 'balance_after'])
+      .where('tenant_id', 'in', [...tenantIds])
+      .where('idempotency_key', '=', idempotencyKey)
+      .execute();
+    if (rows.length === 0) return undefined;
+    return { ok: true, balances: new Map(rows.map((r) => [r.tenant_id, r.balance_after])), already: true };
+  }
+
+  /** Whether any of these tenants has a debit recorded under this Idempotency-Key. */
+  async hasKeyedDebits(tenantIds: readonly string[], idempotencyKey: string): Promise<boolean> {
+    return (await this.keyedDebits(this.db, tenantIds, idempotencyKey)) !== undefined;
+  }
+
+  /** Balances of several tenants in one query (tenants that do not exist are absent). */
+  async balances(tenantIds: readonly string[]): Promise<Map<string, number>> {
+    if (tenantIds.length === 0) return new Map();
+    const rows = await this.db.selectFrom('tenants').select(['id', 'credits']).where('id', 'in', [...tenantIds]).execute();
+    return new Map(rows.map((r) => [r.id, r.credits]));
   }
 
   /** Ledger rows of a tenant, oldest first. */

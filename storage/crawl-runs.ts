@@ -1,7 +1,10 @@
+import { hostname } from 'node:os';
 import type { Kysely, Selectable } from 'kysely';
 import { newId } from '../core/ids.js';
 import { nowIso } from './db.js';
-import type { CrawlRunsTable, CrawlSkipsTable, Database } from './schema.js';
+import type { CrawlRunStatus, CrawlRunsTable, CrawlSkipsTable, Database } from './schema.js';
+
+export type { CrawlRunStatus };
 
 export type CrawlRun = Selectable<CrawlRunsTable>;
 export type CrawlSkip = Selectable<CrawlSkipsTable>;
@@ -30,21 +33,67 @@ export interface NewCrawlSkip {
 export class CrawlRunStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async start(seeds: string[]): Promise<string> {
+  async start(seeds: string[], options: { resumedFrom?: string; runOptions?: object } = {}): Promise<string> {
     const id = newId('run');
+    const now = nowIso();
     await this.db
       .insertInto('crawl_runs')
-      .values({ id, seeds: JSON.stringify(seeds), started_at: nowIso(), finished_at: null, stats: null })
+      .values({
+        id,
+        seeds: JSON.stringify(seeds),
+        started_at: now,
+        finished_at: null,
+        stats: null,
+        status: 'running',
+        resumed_from: options.resumedFrom ?? null,
+        owner: processOwner(),
+        heartbeat_at: now,
+        options: options.runOptions ? JSON.stringify(options.runOptions) : null,
+      })
       .execute();
     return id;
   }
 
-  async finish(runId: string, stats: object): Promise<void> {
+  /** Tells other processes this run is alive. */
+  async heartbeat(runId: string): Promise<void> {
+    await this.db.updateTable('crawl_runs').set({ heartbeat_at: nowIso() }).where('id', '=', runId).where('status', '=', 'running').execute();
+  }
+
+  /** Ends a run: `finished` when its queue ran dry or its page budget was spent, `stopped` when a signal ended it. */
+  async finish(runId: string, stats: object, status: 'finished' | 'stopped' = 'finished'): Promise<void> {
     await this.db
       .updateTable('crawl_runs')
-      .set({ finished_at: nowIso(), stats: JSON.stringify(stats) })
+      .set({ finished_at: nowIso(), stats: JSON.stringify(stats), status })
       .where('id', '=', runId)
       .execute();
+  }
+
+  /**
+   * Marks runs whose process is gone as interrupted: a "running" run owned by a process of this host that no longer
+   * exists, or whose heartbeat is older than `staleMs` (another host, or a hung process). Returns their ids.
+   */
+  async markDead(staleMs = 120_000): Promise<string[]> {
+    const running = await this.db.selectFrom('crawl_runs').select(['id', 'owner', 'heartbeat_at']).where('status', '=', 'running').execute();
+    const dead = running.filter((run) => !isAlive(run.owner, run.heartbeat_at, staleMs)).map((run) => run.id);
+    if (dead.length > 0) {
+      await this.db.updateTable('crawl_runs').set({ status: 'interrupted' }).where('id', 'in', dead).where('status', '=', 'running').execute();
+    }
+    return dead;
+  }
+
+  /**
+   * The newest run that was stopped or interrupted and not resumed since, optionally with exactly these seeds (as
+   * runCrawl records them: normalised, see crawler/url.ts normaliseUrl).
+   */
+  async latestResumable(seeds?: string[]): Promise<CrawlRun | undefined> {
+    const resumed = this.db.selectFrom('crawl_runs as later').select('later.resumed_from').where('later.resumed_from', 'is not', null);
+    let query = this.db
+      .selectFrom('crawl_runs')
+      .selectAll()
+      .where('status', 'in', ['stopped', 'interrupted'])
+      .where('id', 'not in', resumed.$narrowType<{ resumed_from: string }>());
+    if (seeds) query = query.where('seeds', '=', JSON.stringify(seeds));
+    return query.orderBy('started_at', 'desc').limit(1).executeTakeFirst();
   }
 
   async addSkips(runId: string, skips: NewCrawlSkip[]): Promise<void> {
@@ -72,4 +121,24 @@ export class CrawlRunStore {
     if (reason) query = query.where('reason', '=', reason);
     return query.orderBy('id').execute();
   }
+}
+
+/** `<hostname>:<pid>` of this process. */
+export function processOwner(): string {
+  return `${hostname()}:${process.pid}`;
+}
+
+function isAlive(owner: string | null, heartbeatAt: string | null, staleMs: number): boolean {
+  const [host, pidText] = (owner ?? '').split(':');
+  if (host === hostname() && pidText) {
+    const pid = Number(pidText);
+    if (pid === process.pid) return true;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      // ESRCH: no such process. EPERM: it exists but belongs to another user.
+      if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    }
+  }
+  return heartbeatAt !== null && Date.now() - Date.parse(heartbeatAt) < staleMs;
 }

@@ -144,6 +144,60 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const pageLanguage: Migration = {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['content_language', 'language', 'translation_key']) {
+        await db.schema.alterTable('pages').addColumn(column, 'text').execute();
+      }
+      await db.schema.alterTable('pages').addColumn('navigation', 'integer').execute();
+      await db.schema.createIndex('pages_translation_key').on('pages').column('translation_key').execute();
+      await db.schema.createIndex('pages_host').on('pages').column('host').execute();
+      // Titles, languages and navigation flags are decided at index time: every page is indexed again.
+      await sql`update pages set state = 'fetched' where state = 'indexed'`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('pages_host').ifExists().execute();
+      await db.schema.dropIndex('pages_translation_key').ifExists().execute();
+      for (const column of ['navigation', 'translation_key', 'language', 'content_language']) {
+        await db.schema.alterTable('pages').dropColumn(column).execute();
+      }
+    },
+  };
+  const crawlFrontier: Migration = {
+    async up(db: Kysely<unknown>) {
+      // The crawl frontier: every URL a crawl admitted, with its state. It outlives the process, so a crawl stopped
+      // by a signal, a crash or SIGKILL resumes from it; leases (owner + expiry) let several workers share one later.
+      await db.schema
+        .createTable('crawl_frontier')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('depth', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text')
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .addColumn('added_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addUniqueConstraint('crawl_frontier_run_url', ['run_id', 'url'])
+        .execute();
+      await db.schema.createIndex('crawl_frontier_next').on('crawl_frontier').columns(['run_id', 'state', 'id']).execute();
+      await db.schema.alterTable('crawl_runs').addColumn('status', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('resumed_from', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('owner', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('heartbeat_at', 'text').execute();
+      await db.schema.alterTable('crawl_runs').addColumn('options', 'text').execute();
+      // Runs recorded before this migration: finished ones are finished, the rest can no longer be resumed.
+      await sql`update crawl_runs set status = case when finished_at is null then 'interrupted' else 'finished' end`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('crawl_frontier').ifExists().execute();
+      for (const column of ['status', 'resumed_from', 'owner', 'heartbeat_at', 'options']) {
+        await db.schema.alterTable('crawl_runs').dropColumn(column).execute();
+      }
+    },
+  };
+
   const receiptLog: Migration = {
     async up(db: Kysely<unknown>) {
       const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
@@ -222,10 +276,108 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const mppParties: Migration = {
+    async up(db: Kysely<unknown>) {
+      // Parties of multi-party payments are tenants with registered Ed25519 keys, named in envelopes by kid.
+      await db.schema
+        .createTable('party_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('public_key', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('party_keys_tenant').on('party_keys').column('tenant_id').execute();
+      // The primary key makes a nonce single-use: the charge inserts it in the transaction of the debits.
+      await db.schema
+        .createTable('mpp_nonces')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('env_id', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mpp_nonces_expires').on('mpp_nonces').column('expires_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('mpp_nonces').ifExists().execute();
+      await db.schema.dropTable('party_keys').ifExists().execute();
+    },
+  };
+
+  const x402Payments: Migration = {
+    async up(db: Kysely<unknown>) {
+      // One row per x402 payment presented for a call. The unique challenge and payment key make a payment and a
+      // challenge single-use across concurrent requests and across both flows; a row is deleted when the call fails
+      // before anything was charged, so the same payment can be retried. `state` records settlements whose
+      // outcome is unknown (a settle that timed out) until reconciliation on chain decides them.
+      await db.schema
+        .createTable('x402_payments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('flow', 'text', (c) => c.notNull())
+        .addColumn('challenge', 'text', (c) => c.notNull().unique())
+        .addColumn('payment_key', 'text', (c) => c.notNull().unique())
+        .addColumn('payer', 'text', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('pay_to', 'text', (c) => c.notNull())
+        .addColumn('amount', 'text', (c) => c.notNull())
+        .addColumn('credits', 'integer', (c) => c.notNull())
+        .addColumn('auth_nonce', 'text')
+        .addColumn('valid_before', 'text')
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('served', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('transaction_hash', 'text')
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('lease_until', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('x402_payments_transaction').on('x402_payments').columns(['network', 'transaction_hash']).unique().execute();
+      await db.schema.createIndex('x402_payments_state').on('x402_payments').columns(['state', 'updated_at']).execute();
+      // The books of every settled pay-per-call charge, whatever the mode: one row per call, one per transaction.
+      await db.schema
+        .createTable('payment_ledger')
+        .addColumn('id', 'integer', serialId)
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('payer', 'text', (c) => c.notNull())
+        .addColumn('amount', 'text', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('pay_to', 'text')
+        .addColumn('transaction_hash', 'text')
+        .addColumn('credits', 'integer', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('reference', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('payment_ledger_transaction').on('payment_ledger').columns(['mode', 'network', 'transaction_hash']).unique().execute();
+      await db.schema.createIndex('payment_ledger_reference').on('payment_ledger').columns(['mode', 'reference']).unique().execute();
+      await db.schema.createIndex('payment_ledger_created').on('payment_ledger').columns(['created_at', 'id']).execute();
+      await db.schema
+        .createTable('service_secrets')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['service_secrets', 'payment_ledger', 'x402_payments']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
+    '0011_page_language_navigation': pageLanguage,
+    '0015_x402_payments': x402Payments,
+    '0012_crawl_frontier': crawlFrontier,
+    '0016_mpp_parties': mppParties,
     '0014_receipt_log': receiptLog,
   };
   return { getMigrations: async () => migrations };

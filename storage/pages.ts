@@ -3,10 +3,21 @@ import { nowIso } from './db.js';
 import type { Database, NewPassage, Page, Passage } from './schema.js';
 
 /** What the crawler knows of a page it just fetched. */
-export type FetchedPage = Omit<Page, 'id' | 'state' | 'indexed_hash' | 'fetched_at' | 'checked_at' | 'indexed_at' | 'content_hash' | 'html'> & {
+export type FetchedPage = Omit<
+  Page,
+  'id' | 'state' | 'indexed_hash' | 'fetched_at' | 'checked_at' | 'indexed_at' | 'content_hash' | 'html' | 'content_language' | 'language' | 'translation_key' | 'navigation'
+> & {
   content_hash: string;
   html: string;
+  content_language?: string | null;
 };
+
+/** What the indexer decided about a page: its language, its translation group, and whether it is a navigation page. */
+export interface PageAnalysis {
+  language: string | null;
+  translation_key: string | null;
+  navigation: boolean;
+}
 
 /**
  * The pages and passages store: the only channel between crawler and indexer. The crawler writes fetched pages
@@ -89,8 +100,25 @@ export class PageStore {
       .execute();
   }
 
-  /** Replaces a page's passages in one transaction and marks the page indexed at its current hash. */
-  async replacePassages(page: Page, passages: Omit<NewPassage, 'page_id'>[]): Promise<Passage[]> {
+  /** Raw <title> texts of a host's live pages (what site-wide title prefixes and suffixes are learnt from). */
+  async titlesOfHost(host: string, limit = 5000): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('pages')
+      .select('title')
+      .where('host', '=', host)
+      .where('state', '!=', 'gone')
+      .where('title', 'is not', null)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.title ?? '');
+  }
+
+  /**
+   * Replaces a page's passages in one transaction and marks the page indexed at its current hash, with what the
+   * indexer decided about it.
+   */
+  async replacePassages(page: Page, passages: Omit<NewPassage, 'page_id'>[], analysis?: PageAnalysis): Promise<Passage[]> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('passages').where('page_id', '=', page.id).execute();
       const inserted =
@@ -103,7 +131,12 @@ export class PageStore {
               .execute();
       await trx
         .updateTable('pages')
-        .set({ state: 'indexed', indexed_hash: page.content_hash, indexed_at: nowIso() })
+        .set({
+          state: 'indexed',
+          indexed_hash: page.content_hash,
+          indexed_at: nowIso(),
+          ...(analysis ? { language: analysis.language, translation_key: analysis.translation_key, navigation: analysis.navigation ? 1 : 0 } : {}),
+        })
         .where('id', '=', page.id)
         .execute();
       return inserted;

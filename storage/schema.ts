@@ -28,6 +28,14 @@ export interface PagesTable {
   /** When the page was last confirmed (200 or 304). */
   checked_at: Timestamp;
   indexed_at: Timestamp | null;
+  /** The response's Content-Language header, as sent (a page's own declaration outranks it). */
+  content_language: string | null;
+  /** BCP 47 tag of the page's language (lower case, "en", "pt-br"), decided at index time; null before. */
+  language: string | null;
+  /** Pages that are translations of one another share this key (hreflang alternates, same path under a language prefix). */
+  translation_key: string | null;
+  /** 1 when the page is a generated navigation page (index, listing, HTML sitemap), 0 when not, null before indexing. */
+  navigation: number | null;
 }
 
 export interface PassagesTable {
@@ -42,13 +50,41 @@ export interface PassagesTable {
   word_count: number;
 }
 
+export type CrawlRunStatus = 'running' | 'finished' | 'stopped' | 'interrupted';
+
 export interface CrawlRunsTable {
   id: string;
   seeds: string;
   started_at: Timestamp;
   finished_at: Timestamp | null;
-  /** JSON: fetched, unchanged, skipped, failed, duplicates. */
+  /** JSON: the run's summary counts. */
   stats: string | null;
+  /** running; finished (queue done or max_pages reached); stopped (signal, resumable); interrupted (process died, resumable). */
+  status: CrawlRunStatus | null;
+  /** The stopped or interrupted run whose frontier this run took over. */
+  resumed_from: string | null;
+  /** `<hostname>:<pid>` of the process running it. */
+  owner: string | null;
+  /** Refreshed while the run is alive; an old one on a run still "running" means its process died. */
+  heartbeat_at: Timestamp | null;
+  /** JSON: the options a resume needs (max_pages, skip_fresh). */
+  options: string | null;
+}
+
+export type FrontierState = 'queued' | 'leased' | 'done';
+
+export interface CrawlFrontierTable {
+  id: Generated<number>;
+  run_id: string;
+  url: string;
+  depth: number;
+  state: FrontierState;
+  /** For done rows: stored, unchanged, fresh, alias (a redirect or canonical target), or the skip/failure reason. */
+  outcome: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  added_at: Timestamp;
+  finished_at: Timestamp | null;
 }
 
 export interface CrawlSkipsTable {
@@ -132,6 +168,94 @@ export interface PassageVectorGenerationTable {
   generation: number;
 }
 
+/** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
+export interface PartyKeysTable {
+  /** RFC 7638 thumbprint of the key: what an envelope names. */
+  kid: string;
+  tenant_id: string;
+  /** The raw 32-byte public key, base64url without padding. */
+  public_key: string;
+  name: string | null;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+/** MPP envelope nonces, each usable once until its envelope expires. */
+export interface MppNoncesTable {
+  nonce: string;
+  env_id: string;
+  /** The call whose charge used the nonce. */
+  request_id: string;
+  /** When the envelope expires; the row may go some time after. */
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
+export type X402PaymentState =
+  /** Verified and held for a call whose work runs; deleted (freed) if the work fails. */
+  | 'reserved'
+  /** The facilitator was asked to settle. */
+  | 'settling'
+  /** The settle answered nothing usable (timeout, network): reconciliation on chain decides. */
+  | 'unknown'
+  | 'settled'
+  /** Consumed on chain without the expected transfer (a cancelled authorization): nothing charged, not reusable. */
+  | 'void';
+
+export interface X402PaymentsTable {
+  id: string;
+  /** `signature` (standard PAYMENT-SIGNATURE, settled after the work) or `receipt` (X-402-Receipt, settled before). */
+  flow: 'signature' | 'receipt';
+  challenge: string;
+  /** auth:<network>:<asset>:<payer>:<nonce> or tx:<network>:<transaction>: one row per payment. */
+  payment_key: string;
+  payer: string;
+  network: string;
+  asset: string;
+  pay_to: string;
+  /** Atomic units, as a decimal string. */
+  amount: string;
+  credits: number;
+  auth_nonce: string | null;
+  /** The authorization's validBefore (unix seconds, a decimal string: it is a uint256 on chain). */
+  valid_before: string | null;
+  /** Digest of method, path and body of the call it pays for. */
+  fingerprint: string;
+  state: X402PaymentState;
+  /** 1 once a response was served for it: a payment settled by reconciliation may still serve one retry. */
+  served: number;
+  transaction_hash: string | null;
+  request_id: string;
+  lease_until: Timestamp;
+  attempts: number;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PaymentLedgerTable {
+  id: Generated<number>;
+  mode: string;
+  payer: string;
+  /** Atomic units of the asset, as a decimal string. */
+  amount: string;
+  asset: string;
+  network: string;
+  pay_to: string | null;
+  transaction_hash: string | null;
+  credits: number;
+  request_id: string;
+  /** The mode's own id of the payment (x402_payments.id). */
+  reference: string | null;
+  created_at: Timestamp;
+}
+
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: Timestamp;
+}
+
 /** PostgreSQL returns bigint columns as strings; SQLite as numbers. Read them through Number(). */
 export type BigIntColumn = ColumnType<number | string, number, number>;
 
@@ -173,6 +297,7 @@ export interface Database {
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;
   crawl_skips: CrawlSkipsTable;
+  crawl_frontier: CrawlFrontierTable;
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;
@@ -183,6 +308,11 @@ export interface Database {
   receipt_log_nodes: ReceiptLogNodesTable;
   receipt_log_checkpoints: ReceiptLogCheckpointsTable;
   idempotency_keys: IdempotencyKeysTable;
+  party_keys: PartyKeysTable;
+  mpp_nonces: MppNoncesTable;
+  x402_payments: X402PaymentsTable;
+  payment_ledger: PaymentLedgerTable;
+  service_secrets: ServiceSecretsTable;
 }
 
 export type Page = Selectable<PagesTable>;
@@ -193,3 +323,6 @@ export type NewPassage = Insertable<PassagesTable>;
 export type Tenant = Selectable<TenantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type PartyKey = Selectable<PartyKeysTable>;
+export type X402PaymentRow = Selectable<X402PaymentsTable>;
+export type PaymentLedgerRow = Selectable<PaymentLedgerTable>;

@@ -83,7 +83,10 @@ describe('query rewriter from the command line', () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as { results: Array<{ url: string }>; credits_used: number };
       expect(body.results.map((r) => r.url)).toEqual([`${site.url}/flutter.html`]);
-      expect(body.credits_used).toBe(2);
+      // Depth 2 is priced by pricing.search.credits_by_depth, whose default charges what depth 1 does.
+      expect(body.credits_used).toBe(1);
+      const balance = await runCli(['--data', data, 'keys', 'list', '--json'], env);
+      expect((JSON.parse(balance.stdout) as Array<{ balance: number }>)[0]?.balance).toBe(9);
     } finally {
       await server.stop();
     }

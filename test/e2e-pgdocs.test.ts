@@ -132,7 +132,9 @@ describe('PostgreSQL documentation end to end', () => {
     expect(((await broke.json()) as { code: string }).code).toBe('insufficient_credits');
 
     const list = await runCli(['--data', dataDir, 'keys', 'list', '--tenant', 'poor', '--json'], env);
-    const keyId = (JSON.parse(list.stdout) as Array<{ id: string }>)[0]?.id ?? '';
+    const listed = JSON.parse(list.stdout) as Array<{ id: string; tenant_name: string; balance: number; state: string }>;
+    expect(listed[0]).toMatchObject({ tenant_name: 'poor', balance: 0, state: 'active' });
+    const keyId = listed[0]?.id ?? '';
     expect((await runCli(['--data', dataDir, 'keys', 'revoke', keyId], env)).code).toBe(0);
     const revoked = await search({ query: 'index', depth: 1 }, auth);
     expect(revoked.status).toBe(401);

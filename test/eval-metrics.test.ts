@@ -161,7 +161,7 @@ describe('evaluateRankers', () => {
 
 describe('harness helpers', () => {
   it('parses --sets and --rows, rejecting unknown names with a NotaryError', () => {
-    expect(parseSets(undefined)).toEqual(['cranfield', 'pgdocs']);
+    expect(parseSets(undefined)).toEqual(['cranfield', 'pgdocs', 'pydocs']);
     expect(parseSets('pgdocs, pgdocs')).toEqual(['pgdocs']);
     expect(parseRows('bm25,depth2')).toEqual(['bm25', 'depth2']);
     expect(() => parseRows('bm25,depth9')).toThrow(NotaryError);
@@ -182,7 +182,7 @@ describe('harness helpers', () => {
     const set = { queries: 4, documents: 4, passages: 4, index_ms: 1, judged_by: 'test', rows: {}, comparisons };
     const text = formatComparisons({ sets: { pgdocs: set } });
     expect(text.split('\n')).toHaveLength(1);
-    expect(text).toMatch(/^pgdocs +mrr_10 depth1 -> depth2 +\+0\.250 \(95% CI -0\.\d+ \.\. \+0\.\d+\), 2 better \/ 0 worse \/ 2 same, p = 0\.\d+$/);
+    expect(text).toMatch(/^pgdocs +mrr_10 +depth1 -> depth2 +\+0\.250 \(95% CI -0\.\d+ \.\. \+0\.\d+\), 2 better \/ 0 worse \/ 2 same, p = 0\.\d+$/);
   });
 
   it('measures depth 3 and 100 results whatever the serving caps are', () => {

@@ -4,25 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../core/config.js';
 import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js';
+import { storageBackends } from './support/backends.js';
 
-type Backend = { name: string; storage: () => Promise<ConfigInput['storage']> };
-
-let pgServer: TestPostgres | undefined;
-let pgDatabases = 0;
-
-const backends: Backend[] = [
-  { name: 'SQLite', storage: async () => ({ driver: 'sqlite' }) },
-  {
-    name: 'PostgreSQL',
-    storage: async () => {
-      pgServer ??= await startPostgres();
-      return { driver: 'postgres', postgres_url: await createDatabase(pgServer.url, `idem_${process.pid}_${pgDatabases++}`) };
-    },
-  },
-];
-
-afterAll(() => pgServer?.stop());
+const { backends, stop } = storageBackends('idem');
+afterAll(stop);
 
 describe.each(backends)('Idempotency-Key on $name', (backend) => {
   let dir: string;

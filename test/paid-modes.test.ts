@@ -117,7 +117,11 @@ describe('a payment mode defined only in a test pays for search and extract', ()
     const res = await post('/v1/search', { query: 'vacuum', depth: 2 });
     expect(res.statusCode, res.body).toBe(402);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.headers['www-authenticate']).toEqual(['Bearer realm="notary"', 'Dummy amount=0.002 asset=USDC']);
+    expect(res.headers['www-authenticate']).toEqual([
+      'Bearer realm="notary"',
+      'MPP realm="notary", credits=2, max_parties=16, max_lifetime=300',
+      'Dummy amount=0.002 asset=USDC',
+    ]);
     expect(res.headers['x-dummy-price']).toBe('2000');
     expect(res.json()).toMatchObject({
       code: 'payment_required',
@@ -170,7 +174,11 @@ describe('a payment mode defined only in a test pays for search and extract', ()
     for (const r of responses.filter((x) => x.statusCode !== 200)) {
       expect(r.statusCode).toBe(402);
       expect(r.json()).toMatchObject({ code: 'insufficient_credits' });
-      expect(r.headers['www-authenticate']).toEqual(['Bearer realm="notary"', 'Dummy amount=0.001 asset=USDC']);
+      expect(r.headers['www-authenticate']).toEqual([
+        'Bearer realm="notary"',
+        'MPP realm="notary", credits=1, max_parties=16, max_lifetime=300',
+        'Dummy amount=0.001 asset=USDC',
+      ]);
     }
     expect(wallets.balances.get('w_carol')).toBe(0n);
     expect(wallets.settled.length - settledBefore).toBe(7);

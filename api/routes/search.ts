@@ -7,6 +7,7 @@ import { definePaidRoute, type PaidRoute } from '../paid/context.js';
 export interface SearchBody {
   query: string;
   depth: number;
+  language?: string;
 }
 
 export function searchBodySchema(config: NotaryConfig) {
@@ -21,6 +22,12 @@ export function searchBodySchema(config: NotaryConfig) {
         minimum: 1,
         maximum: config.search.max_depth,
         description: 'Higher depth adds reflection passes for hard queries and costs more credits.',
+      },
+      language: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$',
+        maxLength: 35,
+        description: 'Results in this language only (BCP 47, "en", "pt-BR"); default: the deployment\'s, else the query\'s own.',
       },
     },
   } as const;
@@ -52,7 +59,7 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
     prepare: (body) => ({ ...body, query: normalizeQuery(body.query, config.search.max_query_length) }),
     price: (body) => ({ operation: 'search', depth: body.depth }),
     async work(body, { requestId }) {
-      const { results } = await search.search({ query: body.query, depth: body.depth, requestId });
+      const { results } = await search.search({ query: body.query, depth: body.depth, requestId, ...(body.language ? { language: body.language } : {}) });
       if (!Array.isArray(results)) throw new NotaryError('internal_error', 'search returned no result list');
       return { query: body.query, depth: body.depth, results };
     },

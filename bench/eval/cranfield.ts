@@ -13,7 +13,7 @@ import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { cutPassages } from '../../indexer/passages.js';
 import type { IndexDoc } from '../../indexer/search-index.js';
 import type { DenseRetrieval } from '../../search/pipeline.js';
-import { migrateToLatest, openSqlite } from '../../storage/db.js';
+import { migrateToLatest, openSqlite, type Storage } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
 import { cranfieldGain, type Judgments } from './metrics.js';
@@ -183,6 +183,8 @@ export function cranfieldPassages(docs: readonly CranfieldDoc[], indexer: Notary
 
 export interface CranfieldIndex {
   index: Fts5SearchIndex;
+  /** The store the documents were written to (pages and passages). */
+  storage: Storage;
   passages: number;
   indexMs: number;
   /** Present when dense retrieval was asked for: the passages' vectors. */
@@ -218,6 +220,7 @@ export async function buildCranfieldIndex(
     const byDoc = new Map<number, IndexDoc[]>();
     for (const passage of cranfieldPassages(docs, indexer)) byDoc.set(passage.pageId, [...(byDoc.get(passage.pageId) ?? []), passage]);
     const indexDocs: IndexDoc[] = [];
+    const pageIds = new Map<number, number>();
     for (const doc of docs) {
       const url = cranfieldUrl(doc.id);
       const { id } = await pages.saveFetched({
@@ -233,6 +236,7 @@ export async function buildCranfieldIndex(
         html: '',
         crawl_depth: 0,
       });
+      pageIds.set(doc.id, id);
       const page = await pages.getById(id);
       if (!page) throw new NotaryError('internal_error', `cranfield page ${url} was not stored`);
       const rows = await pages.replacePassages(
@@ -250,7 +254,16 @@ export async function buildCranfieldIndex(
     }
     await index.upsert(indexDocs);
     const indexMs = performance.now() - started;
-    const built: CranfieldIndex = { index, passages: indexDocs.length, indexMs, close: cleanUp };
+    await index.upsertPages(
+      docs.flatMap((doc) => {
+        const passages = byDoc.get(doc.id) ?? [];
+        const pageId = pageIds.get(doc.id);
+        return passages.length > 0 && pageId !== undefined
+          ? [{ pageId, url: cranfieldUrl(doc.id), title: doc.title, headings: '', text: passages.map((p) => p.text).join('\n') }]
+          : [];
+      }),
+    );
+    const built: CranfieldIndex = { index, storage, passages: indexDocs.length, indexMs, close: cleanUp };
     if (options.dense) {
       const { dense, embedMs } = await embedStoredPassages(storage, index, indexer, options.dense, options.log ?? (() => {}), 'cranfield');
       built.dense = dense;

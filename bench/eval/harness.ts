@@ -3,22 +3,24 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Reranker } from '../../reranker/reranker.js';
-import { SearchPipeline, type DenseRetrieval } from '../../search/pipeline.js';
+import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../../search/pipeline.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
-import { buildPgDocsIndex, DEFAULT_PGDOCS_QUERIES, pgDocsKey, pgDocsQueries } from './pgdocs.js';
+import { DOC_SITES } from './doc-sites.js';
+import { pageBm25Ranker, storedPageDocuments } from './page-bm25.js';
+import { buildDocSiteIndex } from './pgdocs.js';
 import { pairedComparison, type PairedComparison } from './compare.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
 import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
-import { pgDocsDir } from '../../test/support/pgdocs.js';
 
-export const EVAL_SETS = ['cranfield', 'pgdocs'] as const;
+export const EVAL_SETS = ['cranfield', 'pgdocs', 'pydocs'] as const;
 export type EvalSetName = (typeof EVAL_SETS)[number];
-export const EVAL_ROWS = ['bm25', 'hybrid', 'depth1', 'depth2', 'depth3'] as const;
+export const EVAL_ROWS = ['bm25', 'page_bm25', 'hybrid', 'depth1', 'depth2', 'depth3'] as const;
 export type EvalRowName = (typeof EVAL_ROWS)[number];
 
 export const ROW_LABELS: Record<EvalRowName, string> = {
-  bm25: 'BM25 alone',
+  bm25: 'BM25 alone (passages)',
+  page_bm25: 'page-level BM25 (title x2, k1 0.9, b 0.4)',
   hybrid: 'BM25 + dense, RRF (no reranker)',
   depth1: 'depth 1',
   depth2: 'depth 2',
@@ -38,20 +40,24 @@ export interface SetReport {
   rows: Partial<Record<EvalRowName, RowResult & { label: string }>>;
   /** Row against row, query by query, on nDCG@10 and MRR@10 (paired t-test). */
   comparisons: PairedComparison[];
+  /** The same on the queries tuning never saw, when the set's reported queries include tuning ones (Cranfield). */
+  comparisons_held_out?: PairedComparison[];
 }
 
 /** The pairs worth asking "did this step help?" about, baseline first. */
 export const COMPARED_ROWS: ReadonlyArray<readonly [EvalRowName, EvalRowName]> = [
   ['bm25', 'hybrid'],
   ['bm25', 'depth1'],
+  ['page_bm25', 'depth1'],
+  ['page_bm25', 'depth2'],
   ['hybrid', 'depth1'],
   ['depth1', 'depth2'],
   ['depth2', 'depth3'],
   ['depth1', 'depth3'],
 ];
-const COMPARED_METRICS = ['ndcg_10', 'mrr_10'] as const;
-/** The metric each set is judged on in issue 4: graded relevance on Cranfield, the known item's rank on pgdocs. */
-export const HEADLINE_METRIC: Record<EvalSetName, (typeof COMPARED_METRICS)[number]> = { cranfield: 'ndcg_10', pgdocs: 'mrr_10' };
+const COMPARED_METRICS = ['ndcg_10', 'mrr_10', 'success_1'] as const;
+/** The metric each set is judged on: graded relevance on Cranfield, the known item's rank on the documentation sets. */
+export const HEADLINE_METRIC: Record<EvalSetName, (typeof COMPARED_METRICS)[number]> = { cranfield: 'ndcg_10', pgdocs: 'mrr_10', pydocs: 'mrr_10' };
 
 export interface EvalReport {
   date: string;
@@ -88,6 +94,10 @@ export interface SearchEvalOptions {
   cranfieldQueries?: number;
   /** pgdocs: size of the fixed-seed sample. */
   pgdocsQueries?: number;
+  /** pydocs: size of the fixed-seed sample. */
+  pydocsQueries?: number;
+  /** Search settings other than the configured ones (tuning variants). */
+  pipelineOptions?: SearchPipelineOptions;
   command: string;
   warnings: string[];
   log: (msg: string) => void;
@@ -123,8 +133,9 @@ export function machineInfo(): EvalReport['machine'] {
   };
 }
 
-function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null): Ranker {
+function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null, pageBm25: Ranker): Ranker {
   if (row === 'bm25') return bm25Ranker(index);
+  if (row === 'page_bm25') return pageBm25;
   if (row === 'hybrid') {
     if (!firstStage) throw new NotaryError('invalid_request', 'the hybrid row needs dense retrieval (--dense or --embedder)');
     return pipelineRanker(firstStage, 1);
@@ -140,14 +151,19 @@ async function runRows(
   options: SearchEvalOptions,
   searchConfig: NotaryConfig['search'],
   dense: DenseRetrieval | undefined,
-): Promise<Pick<SetReport, 'rows' | 'comparisons'>> {
-  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, ...(dense ? { dense } : {}) });
-  const firstStage = dense ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, dense }) : null;
+  pageBm25: Ranker,
+  heldOut?: (queryIndex: number) => boolean,
+): Promise<Pick<SetReport, 'rows' | 'comparisons' | 'comparisons_held_out'>> {
+  const pipelineOptions = options.pipelineOptions ?? {};
+  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, options: pipelineOptions, ...(dense ? { dense } : {}) });
+  const firstStage = dense
+    ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
+    : null;
   const started = performance.now();
   let lastShown = performance.now();
   const results = await evaluateRankers(
     queries,
-    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage) })),
+    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage, pageBm25) })),
     keyOf,
     {
       onProgress: (done, total) => {
@@ -160,23 +176,20 @@ async function runRows(
   );
   const rows: SetReport['rows'] = {};
   for (const [row, { perQuery: _perQuery, ...result }] of results) rows[row] = { label: ROW_LABELS[row], ...result };
-  const comparisons: PairedComparison[] = [];
-  for (const [baseline, candidate] of COMPARED_ROWS) {
-    const a = results.get(baseline);
-    const b = results.get(candidate);
-    if (!a || !b || a.perQuery.length < 2) continue;
-    for (const metric of COMPARED_METRICS) {
-      comparisons.push(
-        pairedComparison(
-          metric,
-          { name: baseline, scores: a.perQuery.map((m) => m[metric]) },
-          { name: candidate, scores: b.perQuery.map((m) => m[metric]) },
-        ),
-      );
+  const compare = (keep: (i: number) => boolean): PairedComparison[] => {
+    const out: PairedComparison[] = [];
+    for (const [baseline, candidate] of COMPARED_ROWS) {
+      const a = results.get(baseline)?.perQuery.filter((_, i) => keep(i));
+      const b = results.get(candidate)?.perQuery.filter((_, i) => keep(i));
+      if (!a || !b || a.length < 2) continue;
+      for (const metric of COMPARED_METRICS) {
+        out.push(pairedComparison(metric, { name: baseline, scores: a.map((m) => m[metric]) }, { name: candidate, scores: b.map((m) => m[metric]) }));
+      }
     }
-  }
+    return out;
+  };
   options.log(`${setName}: ${options.rows.length} rows done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { rows, comparisons };
+  return { rows, comparisons: compare(() => true), ...(heldOut ? { comparisons_held_out: compare(heldOut) } : {}) };
 }
 
 /** Builds each set's index through the real indexing path and runs every row over its queries. */
@@ -206,26 +219,39 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         judged_by:
           'cranqrel, gain = 5 - grade (grades 1..4; -1 and 5 are not relevant), linear-gain nDCG' +
           (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
-        ...(await runRows('cranfield', built.index, queries, (url) => url, options, searchConfig, built.dense)),
+        ...(await runRows(
+          'cranfield',
+          built.index,
+          queries,
+          (url) => url,
+          options,
+          searchConfig,
+          built.dense,
+          pageBm25Ranker(await storedPageDocuments(built.storage.db)),
+          // Tuning used the 1st, 3rd, ... queries: in a full run the 2nd, 4th, ... are the held-out half.
+          options.cranfieldHeldOut ? undefined : (i) => i % 2 === 1,
+        )),
       };
     } finally {
       await built.close();
     }
   }
 
-  if (options.sets.includes('pgdocs')) {
-    const queries = pgDocsQueries(pgDocsDir, options.pgdocsQueries ?? DEFAULT_PGDOCS_QUERIES);
-    const built = await buildPgDocsIndex({ dir: pgDocsDir, indexer: config.indexer, log: options.log, ...(options.dense ? { dense: options.dense } : {}) });
+  for (const site of DOC_SITES) {
+    if (!options.sets.includes(site.name)) continue;
+    const queries = site.queries(options);
+    const built = await buildDocSiteIndex({ dir: site.dir, name: site.name, indexer: config.indexer, log: options.log, ...(options.dense ? { dense: options.dense } : {}) });
     try {
-      sets.pgdocs = {
+      const pageBm25 = pageBm25Ranker(await storedPageDocuments(built.storage.db), { exclude: (url) => site.generatedIndex(site.key(url)) });
+      sets[site.name] = {
         queries: queries.length,
         documents: built.pagesStored,
         passages: built.passages,
         index_ms: Math.round(built.indexMs),
         crawl_ms: Math.round(built.crawlMs),
         ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
-        judged_by: 'bookindex.html known items: a hit is a result whose file name is one of the entry\'s target pages',
-        ...(await runRows('pgdocs', built.index, queries, pgDocsKey, options, searchConfig, built.dense)),
+        judged_by: site.judgedBy,
+        ...(await runRows(site.name, built.index, queries, site.key, options, searchConfig, built.dense, pageBm25)),
       };
     } finally {
       await built.close();
@@ -294,10 +320,14 @@ export function formatComparisons(report: Pick<EvalReport, 'sets'>): string {
     const set = report.sets[setName];
     if (!set) continue;
     const metric = HEADLINE_METRIC[setName];
-    for (const c of set.comparisons.filter((x) => x.metric === metric)) {
+    const all = [
+      ...set.comparisons.filter((x) => x.metric === metric || (setName !== 'cranfield' && x.metric === 'success_1')).map((c) => ({ c, label: setName })),
+      ...(set.comparisons_held_out ?? []).filter((x) => x.metric === metric).map((c) => ({ c, label: `${setName} held-out half` })),
+    ];
+    for (const { c, label } of all) {
       const sign = (x: number): string => (x >= 0 ? '+' : '') + x.toFixed(3);
       lines.push(
-        `${setName.padEnd(9)} ${metric} ${`${c.baseline} -> ${c.candidate}`.padEnd(17)} ${sign(c.difference)} ` +
+        `${label.padEnd(24)} ${c.metric.padEnd(9)} ${`${c.baseline} -> ${c.candidate}`.padEnd(20)} ${sign(c.difference)} ` +
           `(95% CI ${sign(c.ci_95[0])} .. ${sign(c.ci_95[1])}), ${c.wins} better / ${c.losses} worse / ${c.ties} same, p = ${c.p_value.toPrecision(2)}`,
       );
     }

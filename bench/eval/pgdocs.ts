@@ -12,7 +12,8 @@ import { serveDirectory } from '../../test/support/serve-static.js';
 import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { Indexer } from '../../indexer/indexer.js';
 import { CrawlRunStore } from '../../storage/crawl-runs.js';
-import { migrateToLatest, openSqlite, sqliteFile } from '../../storage/db.js';
+import { FrontierStore } from '../../storage/frontier.js';
+import { migrateToLatest, openSqlite, sqliteFile, type Storage } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import { knownItemQueries, pgDocsDir, sample } from '../../test/support/pgdocs.js';
 import type { DenseRetrieval } from '../../search/pipeline.js';
@@ -21,14 +22,7 @@ import type { EvalQuery } from './run.js';
 
 export const DEFAULT_PGDOCS_QUERIES = 400;
 
-/** The page a result URL names: its file name ("sql-vacuum.html"), the key the known-item targets use. */
-export function pgDocsKey(url: string): string {
-  try {
-    return path.posix.basename(new URL(url).pathname);
-  } catch {
-    return url;
-  }
-}
+export { pgDocsKey } from './doc-sites.js';
 
 /** A fixed-seed sample of `n` known-item queries; each target page has gain 1. */
 export function pgDocsQueries(dir: string, n: number): EvalQuery[] {
@@ -44,6 +38,8 @@ export function pgDocsQueries(dir: string, n: number): EvalQuery[] {
 
 export interface PgDocsIndex {
   index: Fts5SearchIndex;
+  /** The store the crawl and the indexer wrote (pages and passages). */
+  storage: Storage;
   pagesStored: number;
   passages: number;
   crawlMs: number;
@@ -57,6 +53,8 @@ export interface PgDocsIndex {
 
 export interface PgDocsIndexOptions {
   dir?: string;
+  /** Name in log lines; default "pgdocs". */
+  name?: string;
   indexer: NotaryConfig['indexer'];
   concurrency?: number;
   log?: (msg: string) => void;
@@ -70,6 +68,13 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
   if (!existsSync(path.join(dir, 'index.html'))) {
     throw new NotaryError('invalid_config', `PostgreSQL docs not found at ${dir} (apt-get install postgresql-doc-15, or set NOTARY_PGDOCS_DIR)`);
   }
+  return buildDocSiteIndex({ ...options, dir });
+}
+
+/** A documentation folder served on 127.0.0.1 from its index.html, crawled by the real crawler and indexed. */
+export async function buildDocSiteIndex(options: PgDocsIndexOptions & { dir: string }): Promise<PgDocsIndex> {
+  const { dir } = options;
+  const name = options.name ?? 'pgdocs';
   const concurrency = options.concurrency ?? 16;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-eval-pgdocs-'));
   const storage = openSqlite(sqliteFile(dataDir));
@@ -93,9 +98,9 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
           max_pages: 5_000,
         },
       }).crawler;
-      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db) });
+      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db), frontier: new FrontierStore(storage.db, storage.dialect) });
       crawlMs = summary.elapsedMs;
-      options.log?.(`pgdocs: crawled ${summary.fetched} pages in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.failed} failed)`);
+      options.log?.(`${name}: crawled ${summary.fetched} pages in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.failed} failed)`);
     } finally {
       await server.close();
     }
@@ -103,9 +108,10 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
     const index = new Fts5SearchIndex(storage.sqlite);
     const run = await new Indexer({ pages, index, config: options.indexer, logger: { warn: () => {} } }).runOnce({ batchSize: 200 });
     const counts = await pages.counts();
-    options.log?.(`pgdocs: indexed ${run.indexedPages} pages, ${run.passages} passages in ${(run.ms / 1000).toFixed(1)} s`);
+    options.log?.(`${name}: indexed ${run.indexedPages} pages, ${run.passages} passages in ${(run.ms / 1000).toFixed(1)} s`);
     const built: PgDocsIndex = {
       index,
+      storage,
       pagesStored: counts.pages,
       passages: run.passages,
       crawlMs,
@@ -113,7 +119,7 @@ export async function buildPgDocsIndex(options: PgDocsIndexOptions): Promise<PgD
       close: cleanUp,
     };
     if (options.dense) {
-      const { dense, embedMs } = await embedStoredPassages(storage, index, options.indexer, options.dense, options.log ?? (() => {}), 'pgdocs');
+      const { dense, embedMs } = await embedStoredPassages(storage, index, options.indexer, options.dense, options.log ?? (() => {}), name);
       built.dense = dense;
       built.embedMs = embedMs;
     }

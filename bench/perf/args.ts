@@ -10,6 +10,12 @@ export interface BenchArgs {
   /** Queries whose candidate lists are scored again in isolation for the reranker's own pairs/s. */
   throughputQueries: number;
   quick: boolean;
+  /** Passages embedded by every embedding setting (0 skips the embedding phase). */
+  embedPassages: number;
+  /** Passages per interleaved round of the embedding phase. */
+  embedRound: number;
+  /** Phases to run: crawl and index always run (the others need their passages). */
+  skipSearch: boolean;
   /** Output file; the default is chosen by the runner from the date. */
   out: string | null;
 }
@@ -21,6 +27,9 @@ export const DEFAULT_ARGS: BenchArgs = {
   rerankTopN: [0, 20, 50],
   throughputQueries: 20,
   quick: false,
+  embedPassages: 1024,
+  embedRound: 512,
+  skipSearch: false,
   out: null,
 };
 
@@ -30,7 +39,10 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
   --out FILE             JSON output (default bench/results/bench-<date>.json, -quick.json with --quick)
   --concurrency N        crawl concurrency, overall and per host (default 16)
   --rerank LIST          rerank_top_n settings (default 0,20,50)
-  --throughput-queries N queries whose candidate lists are re-scored for pairs/s (default 20)`;
+  --throughput-queries N queries whose candidate lists are re-scored for pairs/s (default 20)
+  --embed-passages N     passages embedded by each embedding setting, 0 = no embedding phase (default 1024, 256 with --quick)
+  --embed-round N        passages per interleaved round of the embedding phase (default 512)
+  --no-search            skip the search phase`;
 
 export class BenchArgsError extends Error {}
 
@@ -46,6 +58,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const args: BenchArgs = { ...DEFAULT_ARGS, rerankTopN: [...DEFAULT_ARGS.rerankTopN] };
   let queriesGiven = false;
   let throughputGiven = false;
+  let embedGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     const [name, inline] = flag.startsWith('--') && flag.includes('=') ? [flag.slice(0, flag.indexOf('=')), flag.slice(flag.indexOf('=') + 1)] : [flag, undefined];
@@ -71,6 +84,16 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         args.throughputQueries = positiveInt(name, value());
         throughputGiven = true;
         break;
+      case '--embed-passages':
+        args.embedPassages = positiveInt(name, value(), 0);
+        embedGiven = true;
+        break;
+      case '--embed-round':
+        args.embedRound = positiveInt(name, value());
+        break;
+      case '--no-search':
+        args.skipSearch = true;
+        break;
       case '--rerank': {
         const raw = value();
         const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
@@ -85,6 +108,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (args.quick) {
     if (!queriesGiven) args.queries = 50;
     if (!throughputGiven) args.throughputQueries = 10;
+    if (!embedGiven) args.embedPassages = 256;
   }
   args.throughputQueries = Math.min(args.throughputQueries, args.queries);
   return args;

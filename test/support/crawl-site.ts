@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { configSchema, type ConfigInput } from '../../core/config.js';
 import { CrawlRunStore } from '../../storage/crawl-runs.js';
+import { FrontierStore } from '../../storage/frontier.js';
 import { migrateToLatest, openSqlite, type Storage } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import type { CrawlerConfig } from '../../crawler/session.js';
@@ -26,6 +27,7 @@ export interface TestDb {
   storage: Storage;
   pages: PageStore;
   runs: CrawlRunStore;
+  frontier: FrontierStore;
   close(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export async function openTestDb(): Promise<TestDb> {
     storage,
     pages: new PageStore(storage.db),
     runs: new CrawlRunStore(storage.db),
+    frontier: new FrontierStore(storage.db, storage.dialect),
     close: async () => {
       await storage.close();
       rmSync(dir, { recursive: true, force: true });

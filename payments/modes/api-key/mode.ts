@@ -47,7 +47,11 @@ export function apiKeyMode(accounts: Accounts): PaymentMode {
 
     async challenge({ error }) {
       const invalid = error instanceof NotaryError && (error.code === 'invalid_api_key' || error.code === 'revoked_api_key');
-      return { status: 401, wwwAuthenticate: invalid ? 'Bearer realm="notary", error="invalid_token"' : 'Bearer realm="notary"' };
+      return {
+        status: 401,
+        wwwAuthenticate: invalid ? 'Bearer realm="notary", error="invalid_token"' : 'Bearer realm="notary"',
+        hint: 'Authorization: Bearer <API key>',
+      };
     },
   };
 }

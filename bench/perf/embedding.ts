@@ -1,0 +1,203 @@
+import { performance } from 'node:perf_hooks';
+import { OnnxReranker, type GraphOptimizationLevel } from '../../reranker/index.js';
+import { loadAverage } from './machine.js';
+import { round2 } from './stats.js';
+
+/** One embedding setting: which ONNX file and how the texts are fed to it. */
+export interface EmbeddingVariant {
+  name: string;
+  /** What it changes against the baseline, for the report. */
+  lever: string;
+  precision: 'fp32' | 'int8';
+  /** Texts per embed() call (the indexer's embeddings.batch_size): the window sorted by length; 0 = the whole round. */
+  window: number;
+  /** Texts per ONNX run (reranker.batch_size); an int8 model runs one text per run unless batchQuantized. */
+  batchSize: number;
+  batchQuantized?: boolean;
+  sortByLength: boolean;
+  maxSeqLength: number;
+  threads: number;
+  graphOptimizationLevel: GraphOptimizationLevel;
+}
+
+export interface EmbeddingVariantResult {
+  name: string;
+  lever: string;
+  settings: Omit<EmbeddingVariant, 'name' | 'lever'>;
+  onnx_file: string;
+  passages: number;
+  seconds: number;
+  passages_per_s: number;
+  /** passages_per_s over the baseline's, measured in the same rounds. */
+  speedup: number;
+  /** Cosine of each passage's vector with the baseline's vector of it (the exact fp32 model at 256 tokens). */
+  cosine_vs_baseline: { min: number; mean: number; p01: number };
+  /** Tokens fed to the model per passage, padding included, over real tokens (1 = no padding). */
+  padding_factor: number | null;
+}
+
+export interface EmbeddingBench {
+  passages: number;
+  rounds: number;
+  baseline: string;
+  load_average: { start: [number, number, number]; end: [number, number, number] };
+  variants: EmbeddingVariantResult[];
+}
+
+const BASE: Omit<EmbeddingVariant, 'name' | 'lever'> = {
+  precision: 'fp32',
+  window: 64,
+  batchSize: 16,
+  sortByLength: true,
+  maxSeqLength: 256,
+  threads: 2,
+  graphOptimizationLevel: 'all',
+};
+
+/**
+ * The settings measured side by side: today's (fp32, the indexer's 64-passage calls sorted by length into ONNX
+ * batches of 16, 256 tokens, graph optimisation "all", 2 threads), each lever changed alone, and the combinations
+ * the product can ship.
+ */
+export function embeddingVariants(): EmbeddingVariant[] {
+  const v = (name: string, lever: string, over: Partial<EmbeddingVariant>): EmbeddingVariant => ({ ...BASE, ...over, name, lever });
+  return [
+    v('fp32 (before)', 'baseline: what notary shipped', {}),
+    v('fp32 unsorted', 'padding: batches padded to the longest of arbitrary neighbours', { sortByLength: false }),
+    v('fp32 sorted round', 'padding: sort the whole round of passages instead of windows of 64', { window: 0 }),
+    v('fp32 batch 1', 'padding: one passage per run, no padding at all', { batchSize: 1 }),
+    v('fp32 seq 128', 'sequence length 128 tokens', { maxSeqLength: 128 }),
+    v('fp32 graph basic', 'ORT graph optimisation basic instead of all', { graphOptimizationLevel: 'basic' }),
+    v('fp32 graph disabled', 'ORT graph optimisation disabled', { graphOptimizationLevel: 'disabled' }),
+    v('fp32 1 thread', 'ORT intra-op threads 1 instead of 2', { threads: 1 }),
+    v('int8 batch 1', 'quantisation: int8 (dynamic), one passage per run', { precision: 'int8', batchSize: 1 }),
+    v('int8 batch 16 sorted round', 'quantisation int8 batched (vectors then depend on batch neighbours)', { precision: 'int8', batchSize: 16, batchQuantized: true, window: 0 }),
+    v('int8 batch 1 seq 128', 'int8 and 128 tokens', { precision: 'int8', batchSize: 1, maxSeqLength: 128 }),
+  ];
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+/** Tokens fed (padding included) over real tokens, round by round as the variant was run. */
+function paddingFactor(lengths: readonly number[], variant: EmbeddingVariant, roundSize: number): number {
+  let real = 0;
+  let fed = 0;
+  for (let from = 0; from < lengths.length; from += roundSize) {
+    const round = lengths.slice(from, from + roundSize);
+    const counted = paddingFactorIn(round, variant, variant.window > 0 ? variant.window : round.length);
+    real += counted.real;
+    fed += counted.fed;
+  }
+  return real > 0 ? round2(fed / real) : 1;
+}
+
+function paddingFactorIn(lengths: readonly number[], variant: EmbeddingVariant, windowSize: number): { real: number; fed: number } {
+  let real = 0;
+  let fed = 0;
+  for (let start = 0; start < lengths.length; start += windowSize) {
+    const window = lengths.slice(start, start + windowSize).map((n) => Math.min(n, variant.maxSeqLength));
+    const order = variant.sortByLength ? [...window].sort((a, b) => a - b) : window;
+    const perRun = variant.precision === 'int8' && !variant.batchQuantized ? 1 : variant.batchSize;
+    for (let b = 0; b < order.length; b += perRun) {
+      const batch = order.slice(b, b + perRun);
+      real += batch.reduce((sum, n) => sum + n, 0);
+      fed += Math.max(...batch) * batch.length;
+    }
+  }
+  return { real, fed };
+}
+
+/**
+ * Embeds the same passages with every variant, interleaved: the passages are cut into rounds, and in each round every
+ * variant embeds the round's passages (in a rotating order), so a shared machine's changing load falls on all alike.
+ */
+export async function measureEmbedding(input: {
+  fp32Dir: string;
+  int8Dir: string;
+  texts: readonly string[];
+  variants: readonly EmbeddingVariant[];
+  roundSize: number;
+  log: (msg: string) => void;
+}): Promise<EmbeddingBench> {
+  const start = loadAverage();
+  // One ONNX session at a time (loaded, warmed up, timed on the round, released): eleven fp32 sessions with their
+  // memory arenas side by side were enough to get a benchmark killed on a shared 24 GB machine.
+  const load = (variant: EmbeddingVariant) =>
+    OnnxReranker.load(variant.precision === 'int8' ? input.int8Dir : input.fp32Dir, {
+      threads: variant.threads,
+      batchSize: variant.batchSize,
+      maxSeqLength: variant.maxSeqLength,
+      graphOptimizationLevel: variant.graphOptimizationLevel,
+      sortByLength: variant.sortByLength,
+      batchQuantized: variant.batchQuantized ?? false,
+      source: 'bench',
+    });
+  const onnxFiles = input.variants.map(() => '');
+  let lengths: number[] = [];
+  {
+    const variants = input.variants;
+    const vectors = variants.map(() => new Array<Float32Array>(input.texts.length));
+    const ms = variants.map(() => 0);
+    const rounds = Math.ceil(input.texts.length / input.roundSize);
+    for (let round = 0; round < rounds; round++) {
+      const from = round * input.roundSize;
+      const texts = input.texts.slice(from, from + input.roundSize);
+      for (let k = 0; k < variants.length; k++) {
+        const i = (round + k) % variants.length;
+        const variant = variants[i] as EmbeddingVariant;
+        const model = await load(variant);
+        try {
+          if (lengths.length === 0) lengths = input.texts.map((text) => model.tokenCount(text));
+          onnxFiles[i] = model.onnxPath;
+          await model.embed(texts.slice(0, 4)); // warm-up
+          const t0 = performance.now();
+          const window = variant.window > 0 ? variant.window : texts.length;
+          for (let w = 0; w < texts.length; w += window) {
+            const out = await model.embed(texts.slice(w, w + window));
+            out.forEach((vec, j) => ((vectors[i] as Float32Array[])[from + w + j] = vec));
+          }
+          ms[i] = (ms[i] ?? 0) + performance.now() - t0;
+        } finally {
+          await model.close();
+        }
+      }
+      input.log(`embedding: round ${round + 1}/${rounds} (${Math.min(from + input.roundSize, input.texts.length)} passages), load ${loadAverage()[0]}`);
+    }
+    const baseline = vectors[0] as Float32Array[];
+    const baseRate = input.texts.length / ((ms[0] ?? 1) / 1000);
+    const results = input.variants.map((variant, i): EmbeddingVariantResult => {
+      const cos = (vectors[i] as Float32Array[]).map((vec, j) => cosine(vec, baseline[j] as Float32Array)).sort((a, b) => a - b);
+      const rate = input.texts.length / ((ms[i] ?? 1) / 1000);
+      const { name, lever, ...settings } = variant;
+      return {
+        name,
+        lever,
+        settings,
+        onnx_file: onnxFiles[i] ?? '',
+        passages: input.texts.length,
+        seconds: round2((ms[i] ?? 0) / 1000),
+        passages_per_s: round2(rate),
+        speedup: round2(rate / baseRate),
+        cosine_vs_baseline: {
+          min: Math.round((cos[0] ?? 0) * 1e6) / 1e6,
+          mean: Math.round((cos.reduce((s, c) => s + c, 0) / Math.max(1, cos.length)) * 1e6) / 1e6,
+          p01: Math.round((cos[Math.floor(cos.length * 0.01)] ?? 0) * 1e6) / 1e6,
+        },
+        padding_factor: paddingFactor(lengths, variant, input.roundSize),
+      };
+    });
+    return { passages: input.texts.length, rounds, baseline: input.variants[0]?.name ?? '', load_average: { start, end: loadAverage() }, variants: results };
+  }
+}

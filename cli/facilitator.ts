@@ -1,0 +1,41 @@
+import { buildFacilitatorApp } from '../api/index.js';
+import type { NotaryConfig } from '../core/config.js';
+import { buildFacilitator, stderrLog } from '../runtime/index.js';
+
+export interface FacilitatorCommandOptions {
+  /** Print the JWKS after rotating the receipt-signing key, and exit. */
+  rotateKey?: boolean;
+}
+
+/**
+ * `notary facilitator`: serves the standard x402 facilitator API against `facilitator.rpc_url`, paying gas from
+ * `facilitator.private_key`, and signs settlement receipts (X-402-Receipt) with keys it publishes at
+ * /.well-known/jwks.json.
+ */
+export async function facilitatorCommand(cfg: NotaryConfig, opts: FacilitatorCommandOptions = {}): Promise<void> {
+  const { host, port } = cfg.facilitator;
+  const built = await buildFacilitator(cfg, { log: stderrLog, issuer: cfg.facilitator.issuer ?? `http://${host}:${port}` });
+  if (opts.rotateKey) {
+    const { ReceiptKeyring } = await import('../payments/modes/x402/facilitator.js');
+    const keyring = await ReceiptKeyring.open(built.keysFile);
+    const jwk = await keyring.rotate();
+    process.stderr.write(`new receipt key ${jwk.kid} in ${built.keysFile}; older keys stay published\n`);
+    process.stdout.write(`${JSON.stringify(keyring.jwks(), null, 2)}\n`);
+    return;
+  }
+  const app = await buildFacilitatorApp({ facilitator: built.facilitator, network: built.network, address: built.address, logger: { level: cfg.log_level } });
+  const shutdown = async (signal: string) => {
+    app.log.info(`${signal}: shutting down`);
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  const address = await app.listen({ host, port });
+  const jwks = built.facilitator.jwks();
+  app.log.info(
+    `notary facilitator listening on ${address}: ${built.network}, gas paid by ${built.address}; receipt keys ${jwks.keys.map((k) => k.kid).join(', ')} (${built.keysFile})`,
+  );
+  // The trusted key an operator copies into payments.modes.x402.receipt_keys.
+  process.stdout.write(`${JSON.stringify(jwks)}\n`);
+}

@@ -1,0 +1,159 @@
+import { Request, type IRequestManager, type RequestQueueOperationInfo, type Source } from '@crawlee/core';
+import type { FrontierEntry, FrontierStore } from '../storage/frontier.js';
+
+/** How long a lease lasts; a process holding one past this is presumed dead by other workers. */
+const LEASE_MS = 15 * 60_000;
+
+export interface FrontierQueueOptions {
+  store: FrontierStore;
+  runId: string;
+  owner: string;
+  /** Requests leased from the database at a time. */
+  batch: number;
+  /** How many more page requests may start now (the page budget left minus requests in flight); Infinity for none. */
+  budgetLeft: (inFlight: number) => number;
+}
+
+function requestFor(entry: FrontierEntry): Request {
+  return new Request({ url: entry.url, uniqueKey: entry.url, userData: { depth: entry.depth } });
+}
+
+/**
+ * Crawlee's request manager, backed by the crawl frontier in the database: requests are leased from crawl_frontier
+ * in small batches, retries stay in memory with their retry state, and a request is done in the database only when
+ * the crawl session has recorded its outcome (CrawlSession calls FrontierStore.finish). Hands out a new request only
+ * while the page budget allows, so max_pages is never overshot by requests in flight.
+ */
+export class FrontierQueue implements IRequestManager {
+  private readonly buffer: Request[] = [];
+  private readonly retries: Request[] = [];
+  private readonly inFlight = new Set<string>();
+  private drained = false;
+  private refilling: Promise<void> | null = null;
+  private handled = 0;
+  private total = 0;
+  /** Set when the run stops: nothing new is handed out. */
+  private closed = false;
+
+  constructor(private readonly options: FrontierQueueOptions) {}
+
+  /** Queues new entries in the database (entries already in the frontier are ignored). */
+  async add(entries: readonly FrontierEntry[]): Promise<number> {
+    const added = await this.options.store.add(this.options.runId, entries);
+    if (added > 0) {
+      this.drained = false;
+      this.total += added;
+    }
+    return added;
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  private budgetAllows(): boolean {
+    return !this.closed && this.options.budgetLeft(this.inFlight.size) > 0;
+  }
+
+  private async refill(): Promise<void> {
+    if (this.buffer.length > 0 || this.drained || this.closed) return;
+    this.refilling ??= (async () => {
+      try {
+        const leased = await this.options.store.lease(this.options.runId, this.options.owner, this.options.batch, LEASE_MS);
+        if (leased.length === 0) this.drained = true;
+        for (const entry of leased) this.buffer.push(requestFor(entry));
+      } finally {
+        this.refilling = null;
+      }
+    })();
+    await this.refilling;
+  }
+
+  async fetchNextRequest<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<Request<T> | null> {
+    if (!this.budgetAllows()) return null;
+    let request = this.retries.shift();
+    if (!request) {
+      await this.refill();
+      if (!this.budgetAllows()) return null;
+      request = this.buffer.shift();
+    }
+    if (!request) return null;
+    this.inFlight.add(request.uniqueKey);
+    return request as unknown as Request<T>;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    if (!this.budgetAllows()) return true;
+    if (this.retries.length > 0 || this.buffer.length > 0) return false;
+    await this.refill();
+    return this.buffer.length === 0;
+  }
+
+  async isFinished(): Promise<boolean> {
+    if (this.inFlight.size > 0) return false;
+    if (this.closed || this.options.budgetLeft(0) <= 0) return true;
+    return this.isEmpty();
+  }
+
+  /** Whether the page budget (not an empty queue) is what ended the run. */
+  budgetSpent(): boolean {
+    return this.options.budgetLeft(0) <= 0;
+  }
+
+  async markRequestHandled(request: Request): Promise<RequestQueueOperationInfo | null> {
+    this.inFlight.delete(request.uniqueKey);
+    this.handled++;
+    return null;
+  }
+
+  async reclaimRequest(request: Request): Promise<RequestQueueOperationInfo | null> {
+    this.inFlight.delete(request.uniqueKey);
+    this.retries.push(request);
+    return null;
+  }
+
+  /** Stops handing out requests and puts every leased request that has not started back in the queue. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.refilling;
+    const unstarted = [...this.buffer.splice(0), ...this.retries.splice(0)].map((r) => r.uniqueKey);
+    if (unstarted.length > 0) await this.options.store.release(this.options.runId, unstarted);
+  }
+
+  async handledCount(): Promise<number> {
+    return this.handled;
+  }
+
+  getTotalCount(): number {
+    return this.total;
+  }
+
+  getPendingCount(): number {
+    return this.buffer.length + this.retries.length + this.inFlight.size;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Request> {
+    for (;;) {
+      const request = await this.fetchNextRequest();
+      if (!request) return;
+      yield request;
+    }
+  }
+
+  async addRequest(requestLike: Source | string): Promise<RequestQueueOperationInfo> {
+    const url = typeof requestLike === 'string' ? requestLike : (requestLike.url ?? '');
+    const userData = typeof requestLike === 'string' ? undefined : (requestLike.userData as Record<string, unknown> | undefined);
+    const depth = typeof userData?.['depth'] === 'number' ? userData['depth'] : 0;
+    const added = await this.add([{ url, depth }]);
+    return { requestId: url, uniqueKey: url, wasAlreadyPresent: added === 0, wasAlreadyHandled: false, forefront: false };
+  }
+
+  async addRequestsBatched(requests: Parameters<IRequestManager['addRequestsBatched']>[0]): Promise<Awaited<ReturnType<IRequestManager['addRequestsBatched']>>> {
+    const processed = [];
+    for await (const item of requests as AsyncIterable<Source | string> | Iterable<Source | string>) {
+      const info = await this.addRequest(item);
+      processed.push({ uniqueKey: info.uniqueKey, requestId: info.requestId, wasAlreadyPresent: info.wasAlreadyPresent, wasAlreadyHandled: false });
+    }
+    return { addedRequests: processed, waitForAllRequestsToBeAdded: Promise.resolve([]) };
+  }
+}

@@ -1,0 +1,102 @@
+import type { Kysely } from 'kysely';
+import { NotaryError } from '../../../core/errors.js';
+import { nowIso } from '../../../storage/db.js';
+import { PartiesRepository } from '../../../storage/parties.js';
+import type { Database, PartyKey, Tenant } from '../../../storage/schema.js';
+import { ED25519_PUBLIC_KEY_LENGTH } from '../../receipts/ed25519.js';
+import { fromBase64Url } from '../../receipts/encoding.js';
+import { jwkThumbprint } from '../../receipts/jwk.js';
+import type { ParsedEnvelope } from './envelope.js';
+import { verifyPartySignature } from './envelope.js';
+import { mppError } from './errors.js';
+
+export type { PartyKey } from '../../../storage/schema.js';
+
+/** A party key as listed: the key and the name of its tenant. */
+export interface PartyKeyListing extends PartyKey {
+  tenant: string;
+}
+
+/** A party of an envelope whose key and signature were verified. */
+export interface VerifiedParty {
+  party: string;
+  tenant: Tenant;
+  kid: string;
+}
+
+/** The raw 32 bytes of a base64url Ed25519 public key, or invalid_public_key. */
+export function parsePublicKey(text: string): Uint8Array {
+  const bytes = fromBase64Url(text.trim().replace(/={1,2}$/, ''));
+  if (!bytes || bytes.length !== ED25519_PUBLIC_KEY_LENGTH) {
+    throw new NotaryError('invalid_public_key', `the public key must be the raw ${ED25519_PUBLIC_KEY_LENGTH}-byte Ed25519 key in base64url (43 characters), got ${JSON.stringify(text.slice(0, 60))}`);
+  }
+  return bytes;
+}
+
+/**
+ * Parties of multi-party payments: tenants (the party's name in an envelope is the tenant's name) with registered
+ * Ed25519 public keys, each named by its RFC 7638 thumbprint (kid). Keys are registered, listed and revoked here
+ * (the CLI now, the dashboard later) and looked up for every MPP call.
+ */
+export class Parties {
+  readonly repository: PartiesRepository;
+
+  constructor(db: Kysely<Database>) {
+    this.repository = new PartiesRepository(db);
+  }
+
+  /**
+   * Registers a public key for a tenant and returns it with its kid. Registering the same key for the same tenant
+   * again returns the existing record; a key registered for another tenant, or revoked, is refused (party_key_exists).
+   */
+  async addKey(tenant: Tenant, publicKey: string, name?: string): Promise<{ key: PartyKey; created: boolean }> {
+    const bytes = parsePublicKey(publicKey);
+    const kid = jwkThumbprint(bytes);
+    const row = { kid, tenant_id: tenant.id, public_key: Buffer.from(bytes).toString('base64url'), name: name ?? null, created_at: nowIso() };
+    if (await this.repository.insertKey(row)) return { key: { ...row, revoked_at: null }, created: true };
+    const existing = await this.repository.getKey(kid);
+    if (!existing) throw new NotaryError('internal_error', `party key ${kid} vanished during registration`);
+    if (existing.tenant_id !== tenant.id) throw new NotaryError('party_key_exists', `this public key (kid ${kid}) is registered for another tenant; each party needs its own key`);
+    if (existing.revoked_at !== null) throw new NotaryError('party_key_exists', `this public key (kid ${kid}) was revoked at ${existing.revoked_at}; a revoked key cannot be registered again, generate a new one`);
+    return { key: existing, created: false };
+  }
+
+  async revokeKey(kid: string): Promise<PartyKey> {
+    const key = await this.repository.revokeKey(kid);
+    if (!key) throw new NotaryError('party_key_not_found', `no party key with kid ${kid}`);
+    return key;
+  }
+
+  async listKeys(tenants: readonly Tenant[], tenantId?: string): Promise<PartyKeyListing[]> {
+    const names = new Map(tenants.map((t) => [t.id, t.name]));
+    const keys = await this.repository.listKeys(tenantId);
+    return keys.map((key) => ({ ...key, tenant: names.get(key.tenant_id) ?? key.tenant_id }));
+  }
+
+  /**
+   * Each party of the envelope with its tenant, in envelope order, once its kid is a live key of that tenant and its
+   * signature verifies. One query for all keys; a second only to tell an unknown party from an unknown key. Throws
+   * the MPP error of the first party at fault.
+   */
+  async verify(parsed: ParsedEnvelope): Promise<VerifiedParty[]> {
+    const parties = parsed.envelope.parties;
+    const found = await this.repository.findKeys(parties.map((p) => p.kid));
+    const unmatched = parties.filter((p) => found.get(p.kid)?.tenant.name !== p.party).map((p) => p.party);
+    const known = unmatched.length > 0 ? await this.repository.existingTenantNames(unmatched) : new Set<string>();
+    const verified: VerifiedParty[] = [];
+    for (const [index, { party, kid }] of parties.entries()) {
+      const entry = found.get(kid);
+      if (!entry || entry.tenant.name !== party) {
+        if (!known.has(party)) throw mppError('mpp_unknown_party', `No party (tenant) is named "${party}"`, party);
+        throw mppError('mpp_unknown_key', `kid ${kid} is not a registered key of party "${party}"`, party, { kid });
+      }
+      if (entry.key.revoked_at !== null) throw mppError('mpp_key_revoked', `The key ${kid} of party "${party}" was revoked at ${entry.key.revoked_at}`, party, { kid });
+      const publicKey = fromBase64Url(entry.key.public_key);
+      if (!publicKey || !verifyPartySignature(parsed, index, publicKey)) {
+        throw mppError('mpp_bad_signature', `The signature of party "${party}" does not verify with its key ${kid}`, party, { kid });
+      }
+      verified.push({ party, tenant: entry.tenant, kid });
+    }
+    return verified;
+  }
+}

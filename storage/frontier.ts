@@ -1,0 +1,155 @@
+import { sql, type Kysely } from 'kysely';
+import { nowIso } from './db.js';
+import type { Dialect } from './migrations.js';
+import type { Database } from './schema.js';
+
+export interface FrontierEntry {
+  url: string;
+  depth: number;
+}
+
+export interface LeasedEntry extends FrontierEntry {
+  id: number;
+}
+
+export interface FrontierCounts {
+  queued: number;
+  leased: number;
+  done: number;
+  /** Done rows by outcome. */
+  outcomes: Record<string, number>;
+}
+
+const CHUNK = 400;
+
+/**
+ * The crawl frontier in the database (table crawl_frontier): each URL a run admitted, queued → leased → done. A lease
+ * names its owner and an expiry, and on PostgreSQL is taken with FOR UPDATE SKIP LOCKED, so several crawler
+ * processes could share one frontier; today one process owns a run, and a resumed run takes over the frontier of the
+ * run it resumes.
+ */
+export class FrontierStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Queues entries not yet in the run's frontier; returns how many were new. */
+  async add(runId: string, entries: readonly FrontierEntry[]): Promise<number> {
+    return this.insert(runId, entries, 'queued', null);
+  }
+
+  /** Records URLs as seen and done without fetching them (a redirect target, a canonical URL). */
+  async addDone(runId: string, entries: readonly FrontierEntry[], outcome: string): Promise<number> {
+    return this.insert(runId, entries, 'done', outcome);
+  }
+
+  private async insert(runId: string, entries: readonly FrontierEntry[], state: 'queued' | 'done', outcome: string | null): Promise<number> {
+    let added = 0;
+    const now = nowIso();
+    for (let i = 0; i < entries.length; i += CHUNK) {
+      const rows = entries.slice(i, i + CHUNK).map((e) => ({
+        run_id: runId,
+        url: e.url,
+        depth: e.depth,
+        state,
+        outcome,
+        lease_owner: null,
+        lease_expires_at: null,
+        added_at: now,
+        finished_at: state === 'done' ? now : null,
+      }));
+      const result = await this.db
+        .insertInto('crawl_frontier')
+        .values(rows)
+        .onConflict((oc) => oc.columns(['run_id', 'url']).doNothing())
+        .executeTakeFirst();
+      added += Number(result.numInsertedOrUpdatedRows ?? 0);
+    }
+    return added;
+  }
+
+  /** Leases up to `limit` queued entries, oldest first, to `owner` until `leaseMs` from now. */
+  async lease(runId: string, owner: string, limit: number, leaseMs: number): Promise<LeasedEntry[]> {
+    const expires = nowIso(new Date(Date.now() + leaseMs));
+    const lock = this.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+    const result = await sql<{ id: number; url: string; depth: number }>`
+      update crawl_frontier set state = 'leased', lease_owner = ${owner}, lease_expires_at = ${expires}
+      where id in (
+        select id from crawl_frontier where run_id = ${runId} and state = 'queued' order by id limit ${limit} ${lock}
+      )
+      returning id, url, depth`.execute(this.db);
+    return result.rows.map((r) => ({ id: Number(r.id), url: r.url, depth: Number(r.depth) })).sort((a, b) => a.id - b.id);
+  }
+
+  async finish(runId: string, url: string, outcome: string): Promise<void> {
+    await this.db
+      .updateTable('crawl_frontier')
+      .set({ state: 'done', outcome, finished_at: nowIso(), lease_owner: null, lease_expires_at: null })
+      .where('run_id', '=', runId)
+      .where('url', '=', url)
+      .execute();
+  }
+
+  /** Puts leased entries back in the queue (a run stopping with requests not started). */
+  async release(runId: string, urls: readonly string[]): Promise<void> {
+    for (let i = 0; i < urls.length; i += CHUNK) {
+      await this.db
+        .updateTable('crawl_frontier')
+        .set({ state: 'queued', lease_owner: null, lease_expires_at: null })
+        .where('run_id', '=', runId)
+        .where('state', '=', 'leased')
+        .where('url', 'in', urls.slice(i, i + CHUNK))
+        .execute();
+    }
+  }
+
+  /** Entries a run had leased (in flight when its process stopped). */
+  async leased(runId: string): Promise<LeasedEntry[]> {
+    const rows = await this.db.selectFrom('crawl_frontier').select(['id', 'url', 'depth']).where('run_id', '=', runId).where('state', '=', 'leased').orderBy('id').execute();
+    return rows.map((r) => ({ id: Number(r.id), url: r.url, depth: Number(r.depth) }));
+  }
+
+  /** URLs not done yet: queued or leased. */
+  async pending(runId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('crawl_frontier').select('url').where('run_id', '=', runId).where('state', '!=', 'done').orderBy('id').execute();
+    return rows.map((r) => r.url);
+  }
+
+  /** Moves a stopped run's frontier to the run resuming it. */
+  async adopt(fromRunId: string, toRunId: string): Promise<void> {
+    await this.db.updateTable('crawl_frontier').set({ run_id: toRunId }).where('run_id', '=', fromRunId).execute();
+  }
+
+  /** Every URL in the run's frontier (what the run has already seen). */
+  async urls(runId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('crawl_frontier').select('url').where('run_id', '=', runId).execute();
+    return rows.map((r) => r.url);
+  }
+
+  async counts(runId: string): Promise<FrontierCounts> {
+    const rows = await this.db
+      .selectFrom('crawl_frontier')
+      .select(['state', 'outcome', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('run_id', '=', runId)
+      .groupBy(['state', 'outcome'])
+      .execute();
+    const counts: FrontierCounts = { queued: 0, leased: 0, done: 0, outcomes: {} };
+    for (const row of rows) {
+      const n = Number(row.n);
+      if (row.state === 'queued') counts.queued += n;
+      else if (row.state === 'leased') counts.leased += n;
+      else {
+        counts.done += n;
+        const outcome = row.outcome ?? 'unknown';
+        counts.outcomes[outcome] = (counts.outcomes[outcome] ?? 0) + n;
+      }
+    }
+    return counts;
+  }
+
+  /** Drops a finished run's frontier: nothing is left to resume. */
+  async clear(runId: string): Promise<void> {
+    await this.db.deleteFrom('crawl_frontier').where('run_id', '=', runId).execute();
+  }
+}
