@@ -54,8 +54,12 @@ function isAdToken(words: readonly string[]): boolean {
   return at === 0 || words.slice(at + 1).every((w) => AD_PLACE_WORDS.has(w) || /^\d+$/.test(w));
 }
 
-/** Cheap test before splitting hints into words: every ad word holds "ad" (or is "dfp"). */
-const MAY_NAME_AD = /ad|dfp/i;
+/**
+ * Cheap test before splitting hints into words: an ad word ("ad…" or "dfp") can only start a word at the start of a
+ * token, after a separator, or at a capital letter after a letter or digit ("ArticleAds", "HTMLAds"). Lower-case
+ * "ad" inside a word ("header", "thread", "loading") needs no splitting.
+ */
+const MAY_NAME_AD = /(?:^|[^A-Za-z0-9])(?:[aA][dD]|[dD][fF][pP])|[A-Za-z0-9](?:A[dD]|D[fF][pP])/;
 
 export function hasAdHint(el: Element): boolean {
   const cls = el.attrs['class'];

@@ -58,7 +58,7 @@ const INVISIBLE = /[\u00ad\u200b\u2060\ufeff]/g;
 const HAS_INVISIBLE = /[\u00ad\u200b\u2060\ufeff]/;
 
 export function stripInvisible(text: string): string {
-  return text.replace(INVISIBLE, '');
+  return HAS_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
 }
 
 /** Deeper nesting is flattened into the element at this depth, so recursive walks cannot overflow the stack. */
@@ -170,12 +170,13 @@ export function parseHtml(html: string): ParsedPage {
         }
       },
       ontext(raw) {
-        const text = HAS_INVISIBLE.test(raw) ? stripInvisible(raw) : raw;
         if (skipDepth > 0) {
-          if (inTitle) titleText += text;
-          else if (jsonLdText !== null) jsonLdText += text;
+          // Scripts and styles are most of many pages' bytes: only the title and JSON-LD are kept (and cleaned at close).
+          if (inTitle) titleText += raw;
+          else if (jsonLdText !== null) jsonLdText += raw;
           return;
         }
+        const text = stripInvisible(raw);
         const children = current.children;
         const last = children[children.length - 1];
         if (typeof last === 'string') children[children.length - 1] = last + text;
@@ -186,10 +187,10 @@ export function parseHtml(html: string): ParsedPage {
           skipDepth--;
           if (skipDepth === 0) {
             if (inTitle) {
-              head.title = titleText;
+              head.title = stripInvisible(titleText);
               inTitle = false;
             } else if (jsonLdText !== null) {
-              head.jsonLd.push(jsonLdText);
+              head.jsonLd.push(stripInvisible(jsonLdText));
               jsonLdText = null;
             }
           }

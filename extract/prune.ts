@@ -87,10 +87,9 @@ function isLanguageSwitcher(el: Element): boolean {
     }
   };
   collect(el);
-  if (links.length < 3) return false;
+  if (links.length < 3 || stats.textLength - stats.linkLength > 60 + links.length * 3) return false;
   const languageLinks = links.filter((a) => a.attrs['hreflang'] !== undefined || LANGUAGE_LABEL.test(textOf(a).trim())).length;
-  if (languageLinks < links.length * 0.6) return false;
-  return stats.textLength - stats.linkLength <= 60 + links.length * 3;
+  return languageLinks >= links.length * 0.6;
 }
 
 /** Short boxes that address the reader about the site rather than the subject. */
@@ -98,9 +97,33 @@ const CALL_TO_ACTION =
   /^(?:download|print|save)\b.{0,50}\b(?:pdf|printable|print version)\b|^(?:got|have) a (?:news |story )?(?:tip|story)\b|\bsend us (?:a |your )?(?:tip|story|news)|^about the (?:author|writer|reporter|contributor)s?\b|^(?:sign up|subscribe) (?:to|for) (?:our|the) (?:free )?(?:newsletter|daily|weekly)|^follow us on\b/i;
 const CALL_TO_ACTION_MAX_CHARS = 300;
 
+/** What a call to action can start with, and a word it can hold anywhere (see CALL_TO_ACTION). */
+const CALL_TO_ACTION_START = /^\s*(?:download|print|save|got|have|about|sign|subscribe|follow)/i;
+const CALL_TO_ACTION_ANYWHERE = /send/i;
+
 function isCallToAction(el: Element, length: number): boolean {
   if (length === 0 || length > CALL_TO_ACTION_MAX_CHARS || el.tag === 'li' || el.tag === 'td' || el.tag === 'tr') return false;
-  return CALL_TO_ACTION.test(textOf(el));
+  return mayCallToAction(el) && CALL_TO_ACTION.test(textOf(el));
+}
+
+/** Cheap look at the text nodes (no string building): most elements are ruled out by their first words. */
+function mayCallToAction(el: Element): boolean {
+  let first = true;
+  const visit = (node: Element): boolean => {
+    for (const child of node.children) {
+      if (typeof child === 'string') {
+        if (first && child.trim() !== '') {
+          first = false;
+          if (CALL_TO_ACTION_START.test(child)) return true;
+        }
+        if (CALL_TO_ACTION_ANYWHERE.test(child)) return true;
+      } else if (!child.stats?.excluded && visit(child)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  return visit(el);
 }
 
 const CARD_HEADINGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
@@ -110,11 +133,19 @@ const CARD_HEADINGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
  * Inside an article these are teasers for other pages (the items of a documentation index have no headings).
  */
 function isCardRow(el: Element): boolean {
-  const items = el.children.filter((c): c is Element => typeof c !== 'string' && !c.stats?.excluded && !INLINE_TAGS.has(c.tag));
-  if (items.length < 3) return false;
+  let items = 0;
+  for (const c of el.children) if (typeof c !== 'string' && !c.stats?.excluded && !INLINE_TAGS.has(c.tag)) items++;
+  if (items < 3) return false;
+  // At most a quarter of the items may be something else than cards.
+  const allowedMisses = items * 0.25;
   let cards = 0;
-  for (const item of items) if (isCard(item)) cards++;
-  return cards >= 3 && cards >= items.length * 0.75;
+  let misses = 0;
+  for (const c of el.children) {
+    if (typeof c === 'string' || c.stats?.excluded || INLINE_TAGS.has(c.tag)) continue;
+    if (isCard(c)) cards++;
+    else if (++misses > allowedMisses) return false;
+  }
+  return cards >= 3;
 }
 
 /** The <article>s of a teaser list are cards (a linked heading, a short summary); comments and full articles are not. */
