@@ -65,6 +65,15 @@ describe('main text that was lost or polluted', () => {
       expect(doc.text).toContain(word);
     }
     expect(doc.text).not.toMatch(/[\u00ad\u200b\u2060\ufeff]/);
+    // The same characters written raw rather than as character references.
+    const raw = extractDocument(
+      `<html><head><title>Fahr\u00adplan</title></head><body><article><p>${'Die Ausflugs\u00adschiffe fahren wieder.\u200b '.repeat(20)}Schluss\u2060wort.</p></article></body></html>`,
+      'https://example.org/raw',
+    );
+    expect(raw.title).toBe('Fahrplan');
+    expect(raw.text).toContain('Die Ausflugsschiffe fahren wieder.');
+    expect(raw.text).toContain('Schlusswort.');
+    expect(raw.text).not.toMatch(/[\u00ad\u200b\u2060\ufeff]/);
   });
 
   it('reads a page whose text ships only inside <noscript> (a Blogger dynamic view)', () => {
