@@ -1,5 +1,5 @@
 import { INLINE_TAGS, WRAPPER_TAGS, countWords, hintsOf, linkDensity, rawText, textOf } from './element-text.js';
-import type { Element, Node } from './html-tree.js';
+import { stripInvisible, type Element, type Node } from './html-tree.js';
 import { normaliseSpace } from './metadata.js';
 import type { BlockLink, ContentBlock, TextBlock } from './types.js';
 
@@ -132,8 +132,7 @@ class BlockWriter {
       case 'pre': {
         const parts: string[] = [];
         rawText(el, parts);
-        const text = parts
-          .join('')
+        const text = stripInvisible(parts.join(''))
           .replace(/[ \t]+$/gm, '')
           .replace(/^\n+|\s+$/g, '');
         if (text) this.push({ type: 'code', text });

@@ -57,9 +57,6 @@ export interface ParsedPage {
 const INVISIBLE = /[\u00ad\u200b\u2060\ufeff]/g;
 const HAS_INVISIBLE = /[\u00ad\u200b\u2060\ufeff]/;
 
-/** The page holds an invisible character, raw or as a character reference (&shy;, &#173;, &#x200B;, ...). */
-const INVISIBLE_IN_SOURCE = /[\u00ad\u200b\u2060\ufeff]|&(?:shy|ZeroWidthSpace|NoBreak|#0*(?:173|8203|8288|65279)|#x0*(?:ad|200b|2060|feff))/i;
-
 export function stripInvisible(text: string): string {
   return HAS_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
 }
@@ -106,8 +103,6 @@ export function parseHtml(html: string): ParsedPage {
   let inTitle = false;
   let titleText = '';
   let jsonLdText: string | null = null;
-  // One look at the whole page instead of a test per text node: most pages hold no invisible characters.
-  const mayHoldInvisible = INVISIBLE_IN_SOURCE.test(html);
 
   const parser = new Parser(
     {
@@ -174,14 +169,13 @@ export function parseHtml(html: string): ParsedPage {
           bylineCandidates.push(element);
         }
       },
-      ontext(raw) {
+      ontext(text) {
         if (skipDepth > 0) {
-          // Scripts and styles are most of many pages' bytes: only the title and JSON-LD are kept (and cleaned at close).
-          if (inTitle) titleText += raw;
-          else if (jsonLdText !== null) jsonLdText += raw;
+          if (inTitle) titleText += text;
+          else if (jsonLdText !== null) jsonLdText += text;
           return;
         }
-        const text = mayHoldInvisible ? stripInvisible(raw) : raw;
+        // Invisible characters stay in the tree: normaliseSpace removes them from every text written out.
         const children = current.children;
         const last = children[children.length - 1];
         if (typeof last === 'string') children[children.length - 1] = last + text;
