@@ -56,10 +56,11 @@ function isAdToken(words: readonly string[]): boolean {
 
 /**
  * Cheap test before splitting hints into words: an ad word ("ad…" or "dfp") can only start a word at the start of a
- * token, after a separator, or at a capital letter after a letter or digit ("ArticleAds", "HTMLAds"). Lower-case
- * "ad" inside a word ("header", "thread", "loading") needs no splitting.
+ * token, after a separator, or at a capital letter after a letter or digit ("ArticleAds", "HTMLAds"), and go on with
+ * a separator, a capital, "s", "u" or "v" (ads, adunit, advert) or nothing. "header", "address", "admin" and
+ * "ad300" need no splitting.
  */
-const MAY_NAME_AD = /(?:^|[^A-Za-z0-9])(?:[aA][dD]|[dD][fF][pP])|[A-Za-z0-9](?:A[dD]|D[fF][pP])/;
+const MAY_NAME_AD = /(?:(?:^|[^A-Za-z0-9])(?:[aA][dD]|[dD][fF][pP])|[A-Za-z0-9](?:A[dD]|D[fF][pP]))(?![a-rtw-z0-9])/;
 
 export function hasAdHint(el: Element): boolean {
   const cls = el.attrs['class'];

@@ -78,18 +78,19 @@ const LANGUAGE_LABEL =
 function isLanguageSwitcher(el: Element): boolean {
   const stats = el.stats;
   if (!stats || stats.linkLength === 0 || stats.textLength > 600) return false;
-  const links: Element[] = [];
-  const collect = (node: Element): void => {
-    for (const child of node.children) {
-      if (typeof child === 'string') continue;
-      if (child.tag === 'a') links.push(child);
-      else collect(child);
-    }
-  };
-  collect(el);
+  const links = linksIn(el, []);
   if (links.length < 3 || stats.textLength - stats.linkLength > 60 + links.length * 3) return false;
   const languageLinks = links.filter((a) => a.attrs['hreflang'] !== undefined || LANGUAGE_LABEL.test(textOf(a).trim())).length;
   return languageLinks >= links.length * 0.6;
+}
+
+function linksIn(node: Element, links: Element[]): Element[] {
+  for (const child of node.children) {
+    if (typeof child === 'string') continue;
+    if (child.tag === 'a') links.push(child);
+    else linksIn(child, links);
+  }
+  return links;
 }
 
 /** Short boxes that address the reader about the site rather than the subject. */
@@ -108,22 +109,22 @@ function isCallToAction(el: Element, length: number): boolean {
 
 /** Cheap look at the text nodes (no string building): most elements are ruled out by their first words. */
 function mayCallToAction(el: Element): boolean {
-  let first = true;
-  const visit = (node: Element): boolean => {
-    for (const child of node.children) {
-      if (typeof child === 'string') {
-        if (first && child.trim() !== '') {
-          first = false;
-          if (CALL_TO_ACTION_START.test(child)) return true;
-        }
-        if (CALL_TO_ACTION_ANYWHERE.test(child)) return true;
-      } else if (!child.stats?.excluded && visit(child)) {
-        return true;
+  return lookForCallToAction(el, { first: true });
+}
+
+function lookForCallToAction(node: Element, state: { first: boolean }): boolean {
+  for (const child of node.children) {
+    if (typeof child === 'string') {
+      if (state.first && child.trim() !== '') {
+        state.first = false;
+        if (CALL_TO_ACTION_START.test(child)) return true;
       }
+      if (CALL_TO_ACTION_ANYWHERE.test(child)) return true;
+    } else if (!child.stats?.excluded && lookForCallToAction(child, state)) {
+      return true;
     }
-    return false;
-  };
-  return visit(el);
+  }
+  return false;
 }
 
 const CARD_HEADINGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
@@ -165,20 +166,17 @@ function holdsTeasersOnly(list: Element): boolean {
 function isCard(item: Element): boolean {
   const length = item.stats?.textLength ?? 0;
   if (length === 0 || length > 400) return false;
-  let linkedHeading = false;
-  const visit = (node: Element, inLink: boolean): void => {
-    for (const child of node.children) {
-      if (typeof child === 'string' || linkedHeading) continue;
-      const linked = inLink || (child.tag === 'a' && child.attrs['href'] !== undefined);
-      if (CARD_HEADINGS.has(child.tag) && (linked || child.children.some((c) => typeof c !== 'string' && c.tag === 'a'))) {
-        linkedHeading = true;
-        return;
-      }
-      visit(child, linked);
-    }
-  };
-  visit(item, false);
-  return linkedHeading;
+  return holdsLinkedHeading(item, false);
+}
+
+function holdsLinkedHeading(node: Element, inLink: boolean): boolean {
+  for (const child of node.children) {
+    if (typeof child === 'string') continue;
+    const linked = inLink || (child.tag === 'a' && child.attrs['href'] !== undefined);
+    if (CARD_HEADINGS.has(child.tag) && (linked || child.children.some((c) => typeof c !== 'string' && c.tag === 'a'))) return true;
+    if (holdsLinkedHeading(child, linked)) return true;
+  }
+  return false;
 }
 
 /** Takes a subtree about to be dropped out of its ancestors' text and link lengths (link-density checks use them). */
