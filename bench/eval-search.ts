@@ -24,6 +24,10 @@ import { cachedEmbedder, evalCacheDir } from './eval/embedding-cache.js';
 import { formatComparisons, formatTable, parseRows, parseSets, runSearchEval } from './eval/harness.js';
 import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
 
+const USAGE = `Usage: npm run eval:search -- [--sets cranfield,pgdocs,pydocs] [--rows bm25,page_bm25,hybrid,depth1,depth2,depth3]
+    [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
+    [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--pydocs-queries N] [--page-weight W] [--out FILE]`;
+
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function positiveInt(raw: string | undefined, name: string): number | undefined {
@@ -55,9 +59,14 @@ async function main(): Promise<void> {
       'pydocs-queries': { type: 'string' },
       'page-weight': { type: 'string' },
       out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
   });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const sets = parseSets(values.sets);
   const denseAsked = values.dense === true || values.embedder !== undefined;
   // The hybrid row needs vectors: by default it is run only when dense retrieval is on.
@@ -142,6 +151,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err);
+  const code = err instanceof Error && 'code' in err ? err.code : undefined;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) console.error(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  else console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err);
   process.exitCode = 1;
 });

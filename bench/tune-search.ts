@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import type { SearchIndex } from '../indexer/search-index.js';
+import type { Runtime } from '../runtime/index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
+import type { DenseRetrieval, SearchPipelineOptions } from '../search/pipeline.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './eval/cranfield.js';
 import { cachedEmbedder } from './eval/embedding-cache.js';
 import { machineInfo } from './eval/harness.js';
@@ -52,7 +52,7 @@ export const VARIANTS: Variant[] = [
 
 interface SetData {
   name: 'cranfield' | 'pgdocs' | 'pydocs';
-  index: SearchIndex;
+  runtime: Runtime;
   dense: DenseRetrieval | undefined;
   dev: EvalQuery[];
   keyOf: (url: string) => string;
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
       closers.push(cranfield.close);
       sets.push({
         name: 'cranfield',
-        index: cranfield.index,
+        runtime: cranfield.runtime,
         dense: cranfield.dense,
         // Odd-numbered queries (1st, 3rd, ...) tune; the even ones stay held out.
         dev: collection.queries
@@ -117,18 +117,17 @@ async function main(): Promise<void> {
       if (!wantedSets.includes(site.name)) continue;
       const built = await buildDocSiteIndex({ dir: site.dir, name: site.name, indexer: config.indexer, log, ...(denseOptions ? { dense: denseOptions } : {}) });
       closers.push(built.close);
-      sets.push({ name: site.name, index: built.index, dense: built.dense, dev: site.devQueries(Number(values['pgdocs-dev'])), keyOf: site.key });
+      sets.push({ name: site.name, runtime: built.runtime, dense: built.dense, dev: site.devQueries(Number(values['pgdocs-dev'])), keyOf: site.key });
     }
     const results: Record<string, Record<string, Record<string, RowResult>>> = {};
     const lines: string[] = [];
     for (const variant of variants) {
       for (const set of sets) {
-        const pipeline = new SearchPipeline({
-          index: set.index,
+        const pipeline = set.runtime.searchPipeline({
           reranker,
-          config: searchConfig,
+          search: searchConfig,
           options: variant.options,
-          ...(variant.bm25Only || !set.dense ? {} : { dense: set.dense }),
+          dense: variant.bm25Only ? undefined : set.dense,
         });
         const rows = await evaluateRankers(
           set.dev,

@@ -17,7 +17,7 @@ import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
-import { SearchPipeline, type DenseRetrieval } from '../search/pipeline.js';
+import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { FrontierStore } from '../storage/frontier.js';
@@ -176,11 +176,18 @@ export class Runtime {
    * The one place a search pipeline is assembled: this runtime's index and query rewriter with the given scorer and
    * dense retrieval. `search` overrides settings (benchmarks and the relevance harness measure variants this way).
    */
-  searchPipeline(parts: { reranker: Reranker; dense?: DenseRetrieval | undefined; search?: Partial<NotaryConfig['search']> }): SearchPipeline {
+  searchPipeline(parts: {
+    reranker: Reranker;
+    dense?: DenseRetrieval | undefined;
+    search?: Partial<NotaryConfig['search']>;
+    /** Tuning knobs the relevance harness varies; the service runs with the defaults. */
+    options?: SearchPipelineOptions;
+  }): SearchPipeline {
     return new SearchPipeline({
       index: this.index,
       reranker: parts.reranker,
       config: { ...this.config.search, ...parts.search },
+      ...(parts.options ? { options: parts.options } : {}),
       ...(parts.dense ? { dense: parts.dense } : {}),
       ...(this.queryRewriter ? { rewriter: this.queryRewriter } : {}),
     });

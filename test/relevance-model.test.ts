@@ -12,7 +12,6 @@ import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield, type Cr
 import { pageBm25Ranker, storedPageDocuments } from '../bench/eval/page-bm25.js';
 import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type RankedRow } from '../bench/eval/run.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { SearchPipeline } from '../search/pipeline.js';
 import { fileAvailable } from './support/components.js';
 import { biEncoderDir } from './support/models.js';
 
@@ -37,7 +36,7 @@ describe.runIf(modelPresent)('Cranfield 1400 with the real-weight model', () => 
     const embedder = await model.embedder();
     const collection = loadCranfield(cranfieldDir());
     built = await buildCranfieldIndex(collection.docs, config.indexer, { dense: { embedder, scoresFromVectors: true } });
-    const pipeline = new SearchPipeline({ index: built.index, reranker: model, config: evalSearchConfig(config.search), ...(built.dense ? { dense: built.dense } : {}) });
+    const pipeline = built.runtime.searchPipeline({ reranker: model, search: evalSearchConfig(config.search), dense: built.dense });
     const queries = collection.queries.map((q) => ({ id: String(q.id), text: q.text, judgments: judgmentsFor(collection, q.id) }));
     rows = await evaluateRankers(
       queries,

@@ -1,21 +1,20 @@
 /**
  * Cranfield 1400 (format notes: <shared>/eval/retrieval/cranfield/README.md): parsing, and an index of its documents
- * built the way web pages are indexed (title + abstract cut into passages by cutPassages, into Fts5SearchIndex).
+ * built the way web pages are indexed (title + abstract cut into passages by cutPassages, into the runtime's index).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { ExtractedDocument } from '../../extract/types.js';
-import { Fts5SearchIndex } from '../../indexer/fts5.js';
 import { cutPassages } from '../../indexer/passages.js';
-import type { IndexDoc } from '../../indexer/search-index.js';
+import type { IndexDoc, SearchIndex } from '../../indexer/search-index.js';
+import type { Runtime } from '../../runtime/index.js';
 import type { DenseRetrieval } from '../../search/pipeline.js';
-import { migrateToLatest, openSqlite, type Storage } from '../../storage/db.js';
-import { PageStore } from '../../storage/pages.js';
+import type { Storage } from '../../storage/db.js';
 import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
+import { openEvalRuntime } from './eval-runtime.js';
 import { cranfieldGain, type Judgments } from './metrics.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -182,7 +181,9 @@ export function cranfieldPassages(docs: readonly CranfieldDoc[], indexer: Notary
 }
 
 export interface CranfieldIndex {
-  index: Fts5SearchIndex;
+  /** The composition root over the set's data folder: its index, pages and search pipelines. */
+  runtime: Runtime;
+  index: SearchIndex;
   /** The store the documents were written to (pages and passages). */
   storage: Storage;
   passages: number;
@@ -195,7 +196,7 @@ export interface CranfieldIndex {
 }
 
 /**
- * A fresh SQLite store and FTS5 index in a temp folder holding every document's passages: one stored page per
+ * A fresh runtime (SQLite store and the configured index) in a temp folder holding every document's passages: one stored page per
  * document, its passages written through PageStore (so they have storage ids, like crawled pages), then indexed; with
  * `dense`, every passage is embedded too.
  */
@@ -204,19 +205,11 @@ export async function buildCranfieldIndex(
   indexer: NotaryConfig['indexer'],
   options: { dense?: EvalDenseOptions; log?: (msg: string) => void } = {},
 ): Promise<CranfieldIndex> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'notary-eval-cranfield-'));
   const started = performance.now();
-  const storage = openSqlite(path.join(dir, 'notary.sqlite'));
-  const cleanUp = async (): Promise<void> => {
-    await storage.close();
-    if (storage.sqlite?.open) storage.sqlite.close();
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const opened = await openEvalRuntime('cranfield', { indexer });
+  const { runtime } = opened;
+  const { index, pages } = runtime;
   try {
-    await migrateToLatest(storage);
-    if (!storage.sqlite) throw new NotaryError('internal_error', 'SQLite storage has no raw handle');
-    const index = new Fts5SearchIndex(storage.sqlite);
-    const pages = new PageStore(storage.db);
     const byDoc = new Map<number, IndexDoc[]>();
     for (const passage of cranfieldPassages(docs, indexer)) byDoc.set(passage.pageId, [...(byDoc.get(passage.pageId) ?? []), passage]);
     const indexDocs: IndexDoc[] = [];
@@ -263,15 +256,15 @@ export async function buildCranfieldIndex(
           : [];
       }),
     );
-    const built: CranfieldIndex = { index, storage, passages: indexDocs.length, indexMs, close: cleanUp };
+    const built: CranfieldIndex = { runtime, index, storage: runtime.storage, passages: indexDocs.length, indexMs, close: opened.close };
     if (options.dense) {
-      const { dense, embedMs } = await embedStoredPassages(storage, index, indexer, options.dense, options.log ?? (() => {}), 'cranfield');
+      const { dense, embedMs } = await embedStoredPassages(runtime, options.dense, options.log ?? (() => {}), 'cranfield');
       built.dense = dense;
       built.embedMs = embedMs;
     }
     return built;
   } catch (err) {
-    await cleanUp();
+    await opened.close();
     throw err;
   }
 }

@@ -1,11 +1,7 @@
-import type { NotaryConfig } from '../../core/config.js';
-import { Indexer } from '../../indexer/indexer.js';
-import type { SearchIndex } from '../../indexer/search-index.js';
 import { SqlVectorIndex } from '../../indexer/sql-vector-index.js';
 import type { Embedder } from '../../reranker/embedder.js';
 import type { DenseRetrieval } from '../../search/pipeline.js';
-import type { Storage } from '../../storage/db.js';
-import { PageStore } from '../../storage/pages.js';
+import type { Runtime } from '../../runtime/index.js';
 
 /** What an eval set needs for dense retrieval: the embedder, and whether it is the reranker's own model. */
 export interface EvalDenseOptions {
@@ -15,19 +11,17 @@ export interface EvalDenseOptions {
   indexEmbedder?: Embedder;
 }
 
-/** Embeds every stored passage through the Indexer (the real indexing path) into a SqlVectorIndex on `storage`. */
+/** Embeds every stored passage through the runtime's Indexer (the real indexing path) into a SqlVectorIndex on its storage. */
 export async function embedStoredPassages(
-  storage: Storage,
-  index: SearchIndex,
-  indexer: NotaryConfig['indexer'],
+  runtime: Runtime,
   options: EvalDenseOptions,
   log: (msg: string) => void,
   setName: string,
 ): Promise<{ dense: DenseRetrieval; embedMs: number; embedded: number }> {
-  const vectors = new SqlVectorIndex(storage, { model: options.embedder.model, dimensions: options.embedder.dimensions });
+  const vectors = new SqlVectorIndex(runtime.storage, { model: options.embedder.model, dimensions: options.embedder.dimensions });
   const started = performance.now();
   let lastShown = started;
-  const embedded = await new Indexer({ pages: new PageStore(storage.db), index, config: indexer, vectors: { index: vectors, embedder: options.indexEmbedder ?? options.embedder } }).embedPending(
+  const embedded = await runtime.indexer({ index: vectors, embedder: options.indexEmbedder ?? options.embedder, scoresFromVectors: options.scoresFromVectors }).embedPending(
     (p) => {
       if (performance.now() - lastShown > 10_000) {
         lastShown = performance.now();

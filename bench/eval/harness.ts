@@ -3,7 +3,8 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Reranker } from '../../reranker/reranker.js';
-import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../../search/pipeline.js';
+import type { DenseRetrieval, SearchPipeline, SearchPipelineOptions } from '../../search/pipeline.js';
+import type { Runtime } from '../../runtime/index.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
 import { DOC_SITES } from './doc-sites.js';
 import { pageBm25Ranker, storedPageDocuments } from './page-bm25.js';
@@ -145,7 +146,7 @@ function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipelin
 
 async function runRows(
   setName: EvalSetName,
-  index: SearchIndex,
+  runtime: Runtime,
   queries: readonly EvalQuery[],
   keyOf: (url: string) => string,
   options: SearchEvalOptions,
@@ -155,9 +156,10 @@ async function runRows(
   heldOut?: (queryIndex: number) => boolean,
 ): Promise<Pick<SetReport, 'rows' | 'comparisons' | 'comparisons_held_out'>> {
   const pipelineOptions = options.pipelineOptions ?? {};
-  const pipeline = new SearchPipeline({ index, reranker: options.reranker, config: searchConfig, options: pipelineOptions, ...(dense ? { dense } : {}) });
+  const { index } = runtime;
+  const pipeline = runtime.searchPipeline({ reranker: options.reranker, search: searchConfig, options: pipelineOptions, dense });
   const firstStage = dense
-    ? new SearchPipeline({ index, reranker: options.reranker, config: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
+    ? runtime.searchPipeline({ reranker: options.reranker, search: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
     : null;
   const started = performance.now();
   let lastShown = performance.now();
@@ -221,7 +223,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
           (options.cranfieldHeldOut ? '; held-out queries only (2nd, 4th, ...: never used for tuning)' : ''),
         ...(await runRows(
           'cranfield',
-          built.index,
+          built.runtime,
           queries,
           (url) => url,
           options,
@@ -251,7 +253,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
         crawl_ms: Math.round(built.crawlMs),
         ...(built.embedMs !== undefined ? { embed_ms: Math.round(built.embedMs) } : {}),
         judged_by: site.judgedBy,
-        ...(await runRows(site.name, built.index, queries, site.key, options, searchConfig, built.dense, pageBm25)),
+        ...(await runRows(site.name, built.runtime, queries, site.key, options, searchConfig, built.dense, pageBm25)),
       };
     } finally {
       await built.close();

@@ -2,22 +2,19 @@
  * PostgreSQL documentation known-item set: Debian's postgresql-doc-15 HTML served on 127.0.0.1, crawled by the real
  * crawler into a temp data dir, indexed by the Indexer; queries come from the back-of-book index.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { configSchema, type NotaryConfig } from '../../core/config.js';
+import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { runCrawl } from '../../crawler/crawl.js';
 import { serveDirectory } from '../../test/support/serve-static.js';
-import { Fts5SearchIndex } from '../../indexer/fts5.js';
-import { Indexer } from '../../indexer/indexer.js';
-import { CrawlRunStore } from '../../storage/crawl-runs.js';
-import { FrontierStore } from '../../storage/frontier.js';
-import { migrateToLatest, openSqlite, sqliteFile, type Storage } from '../../storage/db.js';
-import { PageStore } from '../../storage/pages.js';
+import type { SearchIndex } from '../../indexer/search-index.js';
+import type { Runtime } from '../../runtime/index.js';
+import type { Storage } from '../../storage/db.js';
 import { knownItemQueries, pgDocsDir, sample } from '../../test/support/pgdocs.js';
 import type { DenseRetrieval } from '../../search/pipeline.js';
 import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
+import { openEvalRuntime, type EvalRuntime } from './eval-runtime.js';
 import type { EvalQuery } from './run.js';
 
 export const DEFAULT_PGDOCS_QUERIES = 400;
@@ -37,7 +34,9 @@ export function pgDocsQueries(dir: string, n: number): EvalQuery[] {
 }
 
 export interface PgDocsIndex {
-  index: Fts5SearchIndex;
+  /** The composition root over the set's data folder: its index, pages and search pipelines. */
+  runtime: Runtime;
+  index: SearchIndex;
   /** The store the crawl and the indexer wrote (pages and passages). */
   storage: Storage;
   pagesStored: number;
@@ -76,56 +75,46 @@ export async function buildDocSiteIndex(options: PgDocsIndexOptions & { dir: str
   const { dir } = options;
   const name = options.name ?? 'pgdocs';
   const concurrency = options.concurrency ?? 16;
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-eval-pgdocs-'));
-  const storage = openSqlite(sqliteFile(dataDir));
-  const cleanUp = async (): Promise<void> => {
-    await storage.close();
-    if (storage.sqlite?.open) storage.sqlite.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
+  const server = await serveDirectory(dir);
+  let opened: EvalRuntime | undefined;
   try {
-    await migrateToLatest(storage);
-    const pages = new PageStore(storage.db);
-    const server = await serveDirectory(dir);
-    let crawlMs: number;
-    try {
-      const crawler = configSchema.parse({
-        crawler: {
-          seeds: [`${server.url}/index.html`],
-          per_host_delay_ms: 0,
-          per_host_concurrency: concurrency,
-          max_concurrency: concurrency,
-          max_pages: 5_000,
-        },
-      }).crawler;
-      const summary = await runCrawl({ config: crawler, pages, runs: new CrawlRunStore(storage.db), frontier: new FrontierStore(storage.db, storage.dialect) });
-      crawlMs = summary.elapsedMs;
-      options.log?.(`${name}: crawled ${summary.fetched} pages in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.failed} failed)`);
-    } finally {
-      await server.close();
-    }
-    if (!storage.sqlite) throw new NotaryError('internal_error', 'SQLite storage has no raw handle');
-    const index = new Fts5SearchIndex(storage.sqlite);
-    const run = await new Indexer({ pages, index, config: options.indexer, logger: { warn: () => {} } }).runOnce({ batchSize: 200 });
-    const counts = await pages.counts();
+    opened = await openEvalRuntime(name, {
+      indexer: options.indexer,
+      crawler: {
+        seeds: [`${server.url}/index.html`],
+        per_host_delay_ms: 0,
+        per_host_concurrency: concurrency,
+        max_concurrency: concurrency,
+        max_pages: 5_000,
+      },
+    });
+    const { runtime } = opened;
+    const summary = await runCrawl({ config: runtime.config.crawler, pages: runtime.pages, runs: runtime.runs, frontier: runtime.frontier });
+    await server.close();
+    const crawlMs = summary.elapsedMs;
+    options.log?.(`${name}: crawled ${summary.fetched} pages in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.failed} failed)`);
+    const run = await runtime.indexer().runOnce({ batchSize: 200 });
+    const counts = await runtime.pages.counts();
     options.log?.(`${name}: indexed ${run.indexedPages} pages, ${run.passages} passages in ${(run.ms / 1000).toFixed(1)} s`);
     const built: PgDocsIndex = {
-      index,
-      storage,
+      runtime,
+      index: runtime.index,
+      storage: runtime.storage,
       pagesStored: counts.pages,
       passages: run.passages,
       crawlMs,
       indexMs: run.ms,
-      close: cleanUp,
+      close: opened.close,
     };
     if (options.dense) {
-      const { dense, embedMs } = await embedStoredPassages(storage, index, options.indexer, options.dense, options.log ?? (() => {}), name);
+      const { dense, embedMs } = await embedStoredPassages(runtime, options.dense, options.log ?? (() => {}), name);
       built.dense = dense;
       built.embedMs = embedMs;
     }
     return built;
   } catch (err) {
-    await cleanUp();
+    await server.close().catch(() => {});
+    await opened?.close();
     throw err;
   }
 }
