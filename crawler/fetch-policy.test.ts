@@ -1,35 +1,20 @@
-import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AddressPolicy, HostResolver } from '../extract/fetch/index.js';
 import { runCrawl, type RunCrawlOptions } from './crawl.js';
-import { serveDirectory, type StaticServer } from '../test/support/serve-static.js';
-import { crawlerConfig, html, openTestDb, writeSite, type TestDb } from '../test/support/crawl-site.js';
+import type { StaticServer } from '../test/support/serve-static.js';
+import { crawlTestResources, crawlerConfig, html, writeSite } from '../test/support/crawl-site.js';
 
 /**
  * The crawler's own requests (pages, redirects, robots.txt, sitemaps, the browser's subrequests) pass the address
  * policy of /v1/extract. The seed site lives on 127.0.0.1 (its origin is allowed because the operator named it); an
  * "intranet" server on another port of 127.0.0.1 stands for every private address a page could point the crawler at.
  */
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function serve(files: Record<string, string>): Promise<{ dir: string; server: StaticServer }> {
-  const dir = writeSite(files);
-  const server = await serveDirectory(dir);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => server.close());
-  return { dir, server };
-}
-
-async function db(): Promise<TestDb> {
-  const testDb = await openTestDb();
-  cleanups.push(() => testDb.close());
-  return testDb;
-}
+const resources = crawlTestResources();
+const { cleanups, db } = resources;
+const serve = resources.site;
+afterEach(resources.cleanup);
 
 /** Names that resolve to a private address, and to the cloud metadata address. */
 function resolverFor(intranetHost: string): HostResolver {
