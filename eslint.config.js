@@ -21,7 +21,10 @@ const MAY_IMPORT = {
   api: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments'],
   // The CLI runs domain operations (a crawl, an extraction) on parts the composition root built; it never builds
   // storage, models or payment modes itself.
-  cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search'],
+  cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search', 'mcp', 'sdk'],
+  // The MCP server is a client of the HTTP API like any other: through the TypeScript SDK only.
+  mcp: ['sdk'],
+  sdk: [],
 };
 
 const testFiles = ['**/*.test.ts', '**/*.contract.ts'];

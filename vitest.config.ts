@@ -12,6 +12,14 @@ export const config = defineConfig({
       },
       {
         test: {
+          name: 'sdk-ts',
+          include: ['sdk/ts/test/**/*.test.ts', 'mcp/**/*.test.ts'],
+          exclude: ['sdk/ts/test/live.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
           testTimeout: 600_000,
@@ -19,6 +27,8 @@ export const config = defineConfig({
           fileParallelism: false,
         },
       },
+      // The TypeScript library's live suite: run by test/sdk-conformance.test.ts against the server it starts.
+      ...(process.env['NOTARY_LIVE_URL'] ? [{ test: { name: 'sdk-ts-live', include: ['sdk/ts/test/live.test.ts'], testTimeout: 60_000 } }] : []),
     ],
   },
 });

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
@@ -7,7 +8,9 @@ import type { ExtractDeps } from '../extract/index.js';
 import type { PaidCallGate } from '../payments/paid-call.js';
 import type { Pricing } from '../payments/pricing.js';
 import type { SearchService } from '../search/service.js';
+import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
+import { problemSchema } from './paid/schemas.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
 import { healthzRoute } from './routes/healthz.js';
@@ -25,7 +28,12 @@ export interface AppDeps {
   /** Unpaid routes added beside the built-in ones (e.g. published keys). */
   publicRoutes?: readonly FastifyPluginAsync[];
   logger?: boolean | object;
+  /** The version the OpenAPI document names (default: package.json's). */
+  version?: string;
 }
+
+/** The package's version, from package.json. */
+export const NOTARY_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Incoming X-Request-Id values echoed back; anything else is replaced by a fresh `req_...`. */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
@@ -85,11 +93,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerProblemHandlers(app, problemContext);
+  const recorded = recordRoutes(app);
 
   await app.register(healthzRoute, { health: deps.health });
   for (const route of deps.publicRoutes ?? []) await app.register(route);
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
   await app.register(paidRoutes, { context: { gate: deps.gate, pricing: deps.pricing }, routes });
+
+  // Built on first use, once every route is registered: the document describes exactly what this app serves.
+  let document: Record<string, unknown> | undefined;
+  const openApi = () =>
+    (document ??= openApiDocument(recorded, { version: deps.version ?? NOTARY_VERSION, paymentModes: deps.gate.modes.map((m) => m.name) }, problemSchema));
+  app.get('/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document.', tags: ['public'] } }, async (_request, reply) => {
+    reply.header('Cache-Control', 'public, max-age=300');
+    return reply.type('application/json; charset=utf-8').send(`${JSON.stringify(openApi(), null, 2)}\n`);
+  });
+  app.get('/llms.txt', { schema: { summary: 'What an agent needs to call this service (llmstxt.org).', tags: ['public'], 'x-notary-produces': 'text/markdown' } }, async (_request, reply) => {
+    reply.header('Cache-Control', 'public, max-age=300');
+    return reply.type('text/markdown; charset=utf-8').send(llmsTxt(openApi(), { prices: deps.pricing.table(config.search.max_depth), maxDepth: config.search.max_depth }));
+  });
   return app;
 }

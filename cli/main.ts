@@ -301,6 +301,22 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('mcp')
+    .description('an MCP server for agents (notary_search, notary_extract) calling a notary API over HTTP; stdio by default')
+    .option('--url <url>', 'the notary API to call (default NOTARY_URL, else http://127.0.0.1:8080)')
+    .option('--http', 'serve Streamable HTTP instead of stdio')
+    .option('--host <host>', 'with --http: address to bind', '127.0.0.1')
+    .option('--port <port>', 'with --http: port (default 8090)', port, 8090)
+    .option('--path <path>', 'with --http: endpoint path', '/mcp')
+    .option('--sign', 'ask for a signed receipt on every call (X-Notary-Sign: required)')
+    .option('--timeout-ms <ms>', 'per-attempt timeout of API calls', positiveInt)
+    .addHelpText('after', '\nThe API key is read from NOTARY_API_KEY (never from the command line). Without one, calls are paid per call by the MCP client through x402 (_meta["x402/payment"]).')
+    .action(async (opts: { url?: string; http?: boolean; host: string; port: number; path: string; sign?: boolean; timeoutMs?: number }) => {
+      const { mcpCommand } = await import('./mcp.js');
+      await mcpCommand(opts);
+    });
+
+  program
     .command('status')
     .description('pages, passages, index size, last crawl and the active reranker')
     .option('--json', 'machine-readable output')

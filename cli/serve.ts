@@ -42,8 +42,9 @@ async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, sign
   }
 }
 
-export async function serveCommand(cfg: NotaryConfig): Promise<void> {
-  const ctx = await Runtime.open(cfg);
+/** The app `notary serve` listens with, from an open runtime (also what scripts/openapi.ts documents). */
+export async function buildServeApp(ctx: Runtime, options: { logger?: object } = {}) {
+  const cfg = ctx.config;
   // Opened before listening: a broken key file or a rewritten log stops the start, with the reason.
   const receipts = await ctx.receipts();
   const reranker = await ctx.reranker();
@@ -59,7 +60,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     search: pipeline,
     extract: ctx.extract(),
     publicRoutes: [receiptPublicRoutes(receipts)],
-    logger: { level: cfg.log_level },
+    ...(options.logger ? { logger: options.logger } : {}),
     health: async () => {
       const counts = await ctx.pages.counts();
       return {
@@ -73,6 +74,12 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
       };
     },
   });
+  return { app, receipts, reranker, dense, pipeline };
+}
+
+export async function serveCommand(cfg: NotaryConfig): Promise<void> {
+  const ctx = await Runtime.open(cfg);
+  const { app, receipts, reranker, dense, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
 
   await ctx.checkPaymentSetup();
   const stop = new AbortController();

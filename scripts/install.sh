@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what notary needs on a fresh Debian machine: Debian packages (only those missing), Node.js >= 22 (Node 24
-# from the npm registry when the system's Node is older, see scripts/node-env.sh) and the npm dependencies.
+# from the npm registry when the system's Node is older, see scripts/node-env.sh) and the npm dependencies; for
+# tests also Go for sdk/go (scripts/go-env.sh) with its modules, and the Python client library's venv.
 # Usage: scripts/install.sh [runtime|test]. Safe to re-run: finished steps are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,9 @@ profile="${1:-runtime}"
 debs=(build-essential python3 python3-venv)
 if [ "$profile" = test ]; then
   debs+=(chromium postgresql postgresql-doc-15 python3.11-doc python3-cryptography curl openssl)
+  # go test of sdk/go: with no go at all, Debian's golang-go (1.19 on bookworm) bootstraps the release in .go-version
+  # from the Go module proxy (scripts/go-env.sh, sourced below).
+  if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then debs+=(golang-go); fi
 fi
 
 missing=()
@@ -27,6 +31,10 @@ fi
 
 # shellcheck source=scripts/node-env.sh
 . scripts/node-env.sh
+if [ "$profile" = test ]; then
+  # shellcheck source=scripts/go-env.sh
+  . scripts/go-env.sh
+fi
 
 # onnxruntime-node's install script downloads CUDA files; its CPU library ships inside the package.
 export ONNXRUNTIME_NODE_INSTALL=skip
@@ -40,4 +48,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   if [ -f "$NOTARY_NODE_DIR/include/node/node.h" ]; then export npm_config_nodedir="$NOTARY_NODE_DIR"; fi
   npm ci --no-audit --no-fund
   echo "$node_abi" > node_modules/.notary-node-abi
+fi
+
+if [ "$profile" = test ]; then
+  # The client libraries' suites: sdk/go's modules, and sdk/python's venv (httpx, cryptography, rfc8785, eth-account, pytest).
+  (cd sdk/go && go mod download)
+  bash scripts/sdk-python-venv.sh >/dev/null
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to the whole test suite: installs what is missing (Chromium, PostgreSQL,
-# the PostgreSQL docs corpus, npm packages), then typecheck, lint and every vitest project.
+# the PostgreSQL docs corpus, Go, npm packages), then typecheck, lint and every vitest project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
@@ -12,6 +12,12 @@ export NOTARY_REFERENCE_PYTHON
 # The independent receipt verifier (cryptography + rfc8785) the receipt suites run against a live server.
 NOTARY_RECEIPTS_PYTHON="$(bash scripts/receipts-venv.sh)"
 export NOTARY_RECEIPTS_PYTHON
+# The Python client library's dependencies (httpx, cryptography, rfc8785, eth-account, pytest) for its pytest run.
+NOTARY_SDK_PYTHON="$(bash scripts/sdk-python-venv.sh)"
+export NOTARY_SDK_PYTHON
+# The Go client library is tested with go test (its modules from the Go module proxy): a go new enough first on PATH.
+# shellcheck source=scripts/go-env.sh
+. scripts/go-env.sh
 npm run typecheck
 npm run lint
 report="$(mktemp -t notary-vitest-XXXXXX.json)"

@@ -87,6 +87,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
       // `summary` is not Fastify's, but OpenAPI generation reads it from the route schema.
       const schema = {
         summary: definition.summary,
+        'x-notary-paid': true,
         body: definition.body,
         response: { 200: response200, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, ...(definition.problems ?? [])]) },
       } as FastifySchema;

@@ -7,7 +7,7 @@ export interface HealthzRouteOptions {
 
 /** `GET /healthz`: unauthenticated, not rate-limited; 503 when the health probe itself fails. */
 export async function healthzRoute(app: FastifyInstance, options: HealthzRouteOptions): Promise<void> {
-  app.get('/healthz', async (request) => {
+  app.get('/healthz', { schema: { summary: 'Liveness and what the service runs: scorer, index, retrieval mode, page and passage counts.', tags: ['public'] } }, async (request) => {
     try {
       return await options.health();
     } catch (err) {

@@ -38,13 +38,13 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
   const { log, keyring, settings } = receipts;
   const checkpointMaxAge = Math.max(1, Math.ceil(settings.checkpointIntervalMs / 1000));
 
-  app.get('/.well-known/jwks.json', async (_request, reply) => {
+  app.get('/.well-known/jwks.json', { schema: { summary: 'The receipt signing keys (JWKS, Ed25519), current and retired, with their validity windows.', tags: ['receipts'], 'x-notary-produces': 'application/jwk-set+json' } }, async (_request, reply) => {
     const jwks = keyring.jwks();
     cacheFor(reply, 300);
     return reply.type('application/jwk-set+json').send(JSON.stringify(jwks));
   });
 
-  app.get('/v1/receipts/log', async (_request, reply) => {
+  app.get('/v1/receipts/log', { schema: { summary: 'The receipt log: origin, tree size, C2SP verifier keys.', tags: ['receipts'] } }, async (_request, reply) => {
     const size = await log.treeSize();
     cacheFor(reply, 60);
     return {
@@ -58,7 +58,7 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
     };
   });
 
-  app.get('/v1/receipts/log/checkpoint', async (_request, reply) => {
+  app.get('/v1/receipts/log/checkpoint', { schema: { summary: 'The latest signed checkpoint of the receipt log (C2SP signed note).', tags: ['receipts'], 'x-notary-produces': 'text/plain' } }, async (_request, reply) => {
     const checkpoint = await log.checkpoint();
     cacheFor(reply, checkpointMaxAge);
     return reply.type('text/plain; charset=utf-8').send(checkpoint.note);
@@ -68,6 +68,8 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
     '/v1/receipts/log/inclusion',
     {
       schema: {
+        summary: 'Inclusion proof of one receipt (by leaf_hash, request_id or leaf_index) at a tree size (RFC 9162).',
+        tags: ['receipts'],
         querystring: {
           type: 'object',
           additionalProperties: false,
@@ -118,6 +120,8 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
     '/v1/receipts/log/consistency',
     {
       schema: {
+        summary: 'Consistency proof between two tree sizes of the receipt log (RFC 9162).',
+        tags: ['receipts'],
         querystring: {
           type: 'object',
           additionalProperties: false,
@@ -137,6 +141,8 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
     '/v1/receipts/log/entries',
     {
       schema: {
+        summary: 'Up to 1,000 signed receipts in log order, for monitors.',
+        tags: ['receipts'],
         querystring: {
           type: 'object',
           additionalProperties: false,

@@ -24,7 +24,8 @@ describe('MPP mode', () => {
   let accounts: Accounts;
   let parties: Parties;
   let clock = T0;
-  const pricing = new Pricing(configSchema.parse({}).pricing);
+  // Depth 2 priced above depth 1 (the default prices them alike), so the challenge shows the price it was given.
+  const pricing = new Pricing(configSchema.parse({ pricing: { search: { credits_by_depth: [1, 2, 4] } } }).pricing);
   const seeds = { alice: new Uint8Array(32).fill(7), bob: new Uint8Array(32).fill(8) };
 
   const modeWith = (mpp: NonNullable<NonNullable<ConfigInput['payments']>['modes']>['mpp'] = {}) =>

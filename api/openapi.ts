@@ -1,0 +1,262 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { errorCodes } from '../core/errors.js';
+
+type Json = Record<string, unknown>;
+
+/** What the OpenAPI document is built from: every route as Fastify registered it, with its schema. */
+export interface RouteRecord {
+  methods: string[];
+  url: string;
+  schema: Json;
+}
+
+/** Route schema members that are ours (Fastify ignores them): the OpenAPI document reads them. */
+export interface RouteDocs {
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  /** A paid route: payment headers, security schemes and the paid-call problems apply. */
+  'x-notary-paid'?: boolean;
+  /** Response media types of a route without a response schema, e.g. text/plain for the checkpoint. */
+  'x-notary-produces'?: string;
+}
+
+declare module 'fastify' {
+  // The documentation members are part of every route schema (the OpenAPI document reads them).
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface FastifySchema extends RouteDocs {}
+}
+
+/** Records every route registered after this call (Fastify's onRoute hook), HEAD routes excluded. */
+export function recordRoutes(app: FastifyInstance): RouteRecord[] {
+  const routes: RouteRecord[] = [];
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase()).filter((m) => m !== 'HEAD');
+    if (methods.length === 0) return;
+    routes.push({ methods, url: route.url, schema: (route.schema ?? {}) as Json });
+  });
+  return routes;
+}
+
+export interface OpenApiOptions {
+  version: string;
+  /** Names of the payment modes the deployment offers (security schemes are listed for these). */
+  paymentModes: readonly string[];
+}
+
+const SECURITY_SCHEMES: Record<string, { key: string; scheme: Json }> = {
+  api_key: {
+    key: 'apiKey',
+    scheme: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'sk_live_ + 32 base62 characters + 6-character base62 CRC32 checksum',
+      description: 'A tenant pays from its prepaid credits: `Authorization: Bearer sk_live_...`.',
+    },
+  },
+  x402: {
+    key: 'x402',
+    scheme: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PAYMENT-SIGNATURE',
+      description:
+        'Pay per call on an EVM chain: the x402 v2 standard (`PAYMENT-SIGNATURE`, base64 JSON of the signed payment; the 402 carries ' +
+        '`PAYMENT-REQUIRED`) or the interface\'s flow (`X-402-Receipt`: a facilitator\'s signed settlement receipt for the challenge in ' +
+        '`WWW-Authenticate: x402 ...`).',
+    },
+  },
+  mpp: {
+    key: 'mpp',
+    scheme: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+      description: 'Several parties share the cost: `Authorization: MPP envelope=<base64url envelope>`, signed by every party (Ed25519).',
+    },
+  },
+};
+
+const paidHeaders: Json[] = [
+  {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description: 'A retried call with the same key and body gets the stored response and is charged once (1-255 visible ASCII characters).',
+    schema: { type: 'string', maxLength: 257 },
+  },
+  {
+    name: 'X-Notary-Sign',
+    in: 'header',
+    required: false,
+    description: '`required` adds a signed receipt (`notary_receipt`) and `facts` to the response.',
+    schema: { type: 'string', enum: ['required'] },
+  },
+  {
+    name: 'X-Request-Id',
+    in: 'header',
+    required: false,
+    description: 'Echoed when well-formed (8-64 of A-Z a-z 0-9 _ -); otherwise the service assigns one.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,64}$' },
+  },
+];
+
+const responseHeaders: Json = {
+  'X-Request-Id': { description: 'The request id (`req_...`), also in problem bodies as `request_id`.', schema: { type: 'string' } },
+};
+
+const paidResponseHeaders: Json = {
+  ...responseHeaders,
+  RateLimit: { description: 'IETF rate-limit header: `"<tier>";r=<remaining>;t=<seconds to reset>`.', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'IETF rate-limit policy: `"<tier>";q=<burst>;w=<window seconds>`.', schema: { type: 'string' } },
+};
+
+const retryAfterHeaders: Json = {
+  ...paidResponseHeaders,
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+};
+
+/** `/v1/receipts/log/:id` style paths become `/v1/receipts/log/{id}`. */
+function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function operationId(method: string, url: string): string {
+  const words = url
+    .replace(/^\/(v\d+\/)?/, '')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  const name = words.map((w, i) => (i === 0 ? w.toLowerCase() : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())).join('');
+  return method === 'POST' ? name : `${method.toLowerCase()}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+}
+
+function queryParameters(schema: Json | undefined): Json[] {
+  if (!schema) return [];
+  const properties = (schema['properties'] ?? {}) as Record<string, Json>;
+  const required = new Set((schema['required'] ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => ({ name, in: 'query', required: required.has(name), schema: property }));
+}
+
+function responses(schema: Json, docs: RouteDocs, paid: boolean): Json {
+  const declared = (schema['response'] ?? {}) as Record<string, Json>;
+  const out: Json = {};
+  for (const [status, entry] of Object.entries(declared).sort(([a], [b]) => a.localeCompare(b))) {
+    const headers = status === '429' || status === '409' || status === '503' ? retryAfterHeaders : paid ? paidResponseHeaders : responseHeaders;
+    if ('content' in entry) {
+      out[status] = { description: String(entry['description'] ?? status), headers, content: entry['content'] };
+    } else {
+      const description = typeof entry['description'] === 'string' ? entry['description'] : status === '200' ? 'Success' : `Status ${status}`;
+      out[status] = { description, headers, content: { 'application/json': { schema: entry } } };
+    }
+  }
+  if (!('200' in out)) {
+    out['200'] = { description: 'Success', headers: responseHeaders, content: { [docs['x-notary-produces'] ?? 'application/json']: { schema: {} } } };
+  }
+  if (!paid) {
+    out['default'] = { description: 'Problem', headers: responseHeaders, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+  }
+  return out;
+}
+
+/** Replaces every inline copy of the problem schema by a reference to the one component. */
+function referenceProblems(value: unknown, problem: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => referenceProblems(v, problem));
+  if (value === null || typeof value !== 'object') return value;
+  if (JSON.stringify(value) === problem) return { $ref: '#/components/schemas/Problem' };
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, referenceProblems(v, problem)]));
+}
+
+/**
+ * The OpenAPI 3.1 document of the routes as registered: bodies, query strings, every declared status with its
+ * schema (problems as application/problem+json), the paid-call headers and the deployment's payment modes.
+ */
+export function openApiDocument(routes: readonly RouteRecord[], options: OpenApiOptions, problemSchema: Json): Json {
+  const modes = options.paymentModes.filter((m) => m in SECURITY_SCHEMES).map((m) => SECURITY_SCHEMES[m] as { key: string; scheme: Json });
+  const paths: Record<string, Json> = {};
+  const sorted = [...routes].sort((a, b) => a.url.localeCompare(b.url));
+  for (const route of sorted) {
+    const docs = route.schema as RouteDocs & Json;
+    const paid = docs['x-notary-paid'] === true;
+    for (const method of route.methods) {
+      const operation: Json = {
+        operationId: operationId(method, route.url),
+        ...(docs.summary ? { summary: docs.summary } : {}),
+        ...(docs.description ? { description: docs.description } : {}),
+        tags: docs.tags ?? [paid ? 'paid' : 'public'],
+      };
+      const parameters = [...queryParameters(route.schema['querystring'] as Json | undefined), ...(paid ? paidHeaders : [])];
+      if (parameters.length > 0) operation['parameters'] = parameters;
+      if (route.schema['body']) {
+        operation['requestBody'] = { required: true, content: { 'application/json': { schema: route.schema['body'] } } };
+      }
+      operation['responses'] = responses(route.schema, docs, paid);
+      operation['security'] = paid ? modes.map((m) => ({ [m.key]: [] })) : [];
+      (paths[openApiPath(route.url)] ??= {})[method.toLowerCase()] = operation;
+    }
+  }
+  const document: Json = {
+    openapi: '3.1.0',
+    info: {
+      title: 'notary',
+      version: options.version,
+      summary: 'Self-hosted web search and page extraction for AI agents, paid per call.',
+      description:
+        'Every paid call is charged only when it succeeded, never more than quoted, and once per Idempotency-Key. Errors are ' +
+        'RFC 9457 application/problem+json with a stable `code` (docs/errors.md), `request_id` and `retryable`.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    paths: referenceProblems(paths, JSON.stringify(problemSchema)),
+    components: {
+      schemas: { Problem: problemSchema },
+      securitySchemes: Object.fromEntries(modes.map((m) => [m.key, m.scheme])),
+    },
+    'x-error-codes': Object.fromEntries(Object.entries(errorCodes).map(([code, entry]) => [code, { status: entry.status, retryable: entry.retryable }])),
+  };
+  return document;
+}
+
+export interface LlmsTxtOptions {
+  prices: ReadonlyArray<{ call: string; credits: number; amount: string }>;
+  maxDepth: number;
+}
+
+/** llms.txt (llmstxt.org): what an agent needs to call the service, in plain Markdown, from the same routes. */
+export function llmsTxt(document: Json, options: LlmsTxtOptions): string {
+  const paths = document['paths'] as Record<string, Record<string, Json>>;
+  const lines: string[] = [
+    '# notary',
+    '',
+    '> Self-hosted web search and page extraction for AI agents. JSON over HTTP; every paid call reports `credits_used`,',
+    '> `rate_limit` and an `X-Request-Id`; errors are application/problem+json with a stable `code` and `retryable`.',
+    '',
+    'Call `POST /v1/search` with `{"query": "...", "depth": 1}` (depth 1 to ' + String(options.maxDepth) + '; deeper adds reflection passes and may',
+    'cost more) and `POST /v1/extract` with `{"url": "https://...", "mode": "excerpt" | "text" | "markdown" | "html"}`.',
+    'Send `Idempotency-Key` on paid calls and reuse it when retrying: a retry is never charged twice. Retry 429 and 503',
+    'after `Retry-After` seconds; do not retry a problem whose `retryable` is false without changing the request.',
+    '',
+    '## Paying',
+    '',
+  ];
+  const schemes = ((document['components'] as Json)['securitySchemes'] ?? {}) as Record<string, Json>;
+  for (const [name, scheme] of Object.entries(schemes)) lines.push(`- ${name}: ${String(scheme['description'] ?? '')}`);
+  lines.push('- Add `X-Notary-Sign: required` to any paid call for an Ed25519-signed receipt, verifiable offline against `/.well-known/jwks.json`.');
+  lines.push('', '## Prices', '');
+  for (const row of options.prices) lines.push(`- ${row.call}: ${row.credits} credit${row.credits === 1 ? '' : 's'} (${row.amount})`);
+  lines.push('', '## Endpoints', '');
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const summary = typeof operation['summary'] === 'string' ? `: ${operation['summary']}` : '';
+      lines.push(`- ${method.toUpperCase()} ${path}${summary}`);
+    }
+  }
+  lines.push(
+    '',
+    '## Docs',
+    '',
+    '- [OpenAPI 3.1 document](/openapi.json): every request and response schema, every status',
+    '- Client libraries: TypeScript (sdk/ts), Python (sdk/python), Go (sdk/go); an MCP server: `notary mcp`',
+    '',
+  );
+  return lines.join('\n');
+}

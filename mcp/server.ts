@@ -1,0 +1,251 @@
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  localhostAllowedHostnames,
+  McpServer,
+  type CallToolResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { z } from 'zod';
+import {
+  NotaryApiError,
+  NotaryClient,
+  NotaryError,
+  paymentRequired,
+  x402,
+  type CallOptions,
+  type ExtractResult,
+  type NotaryClientOptions,
+  type SearchResult,
+  type X402Payer,
+} from '../sdk/ts/src/index.js';
+
+export const MCP_SERVER_NAME = 'notary';
+export const MCP_SERVER_VERSION = '0.1.0';
+
+/** x402's MCP transport: the payment travels in the tool call's `_meta`, its settlement in the result's `_meta`. */
+export const X402_PAYMENT_META = 'x402/payment';
+export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response';
+
+const SEARCH_DESCRIPTION = [
+  'Search the web pages this notary service has crawled and indexed, reranked by a neural model.',
+  'Use it to find pages that answer a question or mention a topic; then call notary_extract on a result URL to read it.',
+  'Returns up to 10 results (url, title, snippet, rerank_score 0..1, best first) and what the call cost (credits_used, request_id).',
+  'depth 1 is fast and right for lookups; depth 2 adds a reflection pass (query expansion) that helps broad or',
+  'multi-part questions, takes longer and may cost more (the cost is in every result). Read-only: calling it again with the same arguments is safe.',
+].join(' ');
+
+const EXTRACT_DESCRIPTION = [
+  'Fetch one web page and return its main content without navigation, ads or boilerplate.',
+  'mode: excerpt (default, the 1-3 most informative paragraphs; with query, the passages that best answer it), text, markdown or html.',
+  'Fails with a clear error, and costs nothing, when the page is a CAPTCHA, a login wall, empty, or forbidden by robots.txt.',
+  'Returns title, byline, language, content, word_count and the cost (credits_used, request_id). Read-only.',
+].join(' ');
+
+const searchInput = z.object({
+  query: z.string().min(1).max(512).describe('What to search for, in natural language or keywords.'),
+  depth: z.number().int().min(1).max(3).default(1).describe('1: fast lookup (default). 2: adds a reflection pass for hard or broad questions; may cost more.'),
+});
+
+const extractInput = z.object({
+  url: z.string().url().describe('Absolute http(s) URL of the page, e.g. a URL from notary_search results.'),
+  mode: z.enum(['excerpt', 'text', 'markdown', 'html']).default('excerpt').describe('excerpt (default), text, markdown or html.'),
+  query: z.string().max(2000).optional().describe('With mode excerpt: return the passages that best answer this.'),
+  render: z.enum(['auto', 'never', 'always']).optional().describe('auto (default): a browser only when the page needs JavaScript.'),
+});
+
+const cost = z.object({ credits_used: z.number().int(), request_id: z.string() });
+const searchOutput = z.object({
+  query: z.string(),
+  depth: z.number().int(),
+  results: z.array(z.object({ url: z.string(), title: z.string(), snippet: z.string(), rerank_score: z.number() })),
+  cost,
+});
+const extractOutput = z.object({
+  url: z.string(),
+  final_url: z.string(),
+  title: z.string().nullable(),
+  byline: z.string().nullable(),
+  lang: z.string().nullable(),
+  mode: z.string(),
+  content: z.string(),
+  word_count: z.number().int(),
+  cost,
+});
+
+const annotations = { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true };
+
+function costOf(result: SearchResult | ExtractResult) {
+  return { credits_used: result.creditsUsed, request_id: result.requestId };
+}
+
+/** A payer that hands the service the payment the MCP client put in `_meta["x402/payment"]` (x402 MCP transport). */
+function forwardedPayment(payment: unknown): X402Payer {
+  return {
+    async pay() {
+      const json = typeof payment === 'string' ? payment : JSON.stringify(payment);
+      return { 'payment-signature': btoa(String.fromCharCode(...new TextEncoder().encode(json))) };
+    },
+  };
+}
+
+function toolError(err: unknown): CallToolResult {
+  if (err instanceof NotaryApiError) {
+    // x402 MCP transport: a 402 with x402 requirements is answered with them, so the client can pay and call again.
+    const required = err.status === 402 ? paymentRequired(err.raw) : null;
+    if (required) {
+      return {
+        isError: true,
+        structuredContent: { ...required, error: err.problem?.detail ?? 'payment required' } as Record<string, unknown>,
+        content: [{ type: 'text', text: `Payment required: ${err.problem?.detail ?? ''} Pay with x402 and call again with _meta["${X402_PAYMENT_META}"].` }],
+      };
+    }
+    const retry = err.retryable ? ' It may succeed if retried later.' : '';
+    return { isError: true, content: [{ type: 'text', text: `notary error ${err.status} ${err.code}: ${err.problem?.detail ?? err.message}.${retry} (request ${err.requestId ?? '?'}; nothing was charged)` }] };
+  }
+  if (err instanceof NotaryError) return { isError: true, content: [{ type: 'text', text: `notary unreachable: ${err.message}` }] };
+  throw err;
+}
+
+function callOptions(ctx: ServerContext): CallOptions {
+  const payment = ctx.mcpReq._meta?.[X402_PAYMENT_META];
+  return { signal: ctx.mcpReq.signal, ...(payment !== undefined ? { payment: x402(forwardedPayment(payment)) } : {}) };
+}
+
+function paymentMeta(result: SearchResult | ExtractResult): Record<string, unknown> | undefined {
+  const header = result.raw.headers.get('payment-response');
+  if (!header) return undefined;
+  try {
+    return { [X402_PAYMENT_RESPONSE_META]: JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(header), (c) => c.charCodeAt(0)))) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The MCP server of one notary deployment: the search and extract tools, each call made through the TypeScript SDK. */
+export function notaryMcpServer(client: NotaryClient): McpServer {
+  const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: 'notary search' });
+  server.registerTool(
+    'notary_search',
+    { title: 'Search the web index', description: SEARCH_DESCRIPTION, inputSchema: searchInput, outputSchema: searchOutput, annotations: { title: 'Search the web index', ...annotations } },
+    async ({ query, depth }, ctx) => {
+      try {
+        const result = await client.search({ query, depth }, callOptions(ctx));
+        const lines = result.results.map((r, i) => `${i + 1}. ${r.title} (${r.rerank_score.toFixed(3)})\n   ${r.url}\n   ${r.snippet}`);
+        const meta = paymentMeta(result);
+        return {
+          content: [{ type: 'text', text: `${lines.join('\n') || 'No results.'}\n\nCost: ${result.creditsUsed} credits (request ${result.requestId}).` }],
+          structuredContent: { query: result.query, depth: result.depth, results: result.results, cost: costOf(result) },
+          ...(meta ? { _meta: meta } : {}),
+        };
+      } catch (err) {
+        return toolError(err);
+      }
+    },
+  );
+  server.registerTool(
+    'notary_extract',
+    { title: 'Read a web page', description: EXTRACT_DESCRIPTION, inputSchema: extractInput, outputSchema: extractOutput, annotations: { title: 'Read a web page', ...annotations } },
+    async (args, ctx) => {
+      try {
+        const result = await client.extract({ url: args.url, mode: args.mode, ...(args.query ? { query: args.query } : {}), ...(args.render ? { render: args.render } : {}) }, callOptions(ctx));
+        const meta = paymentMeta(result);
+        return {
+          content: [{ type: 'text', text: `${result.title ?? result.final_url}\n\n${result.content}\n\nCost: ${result.creditsUsed} credits (request ${result.requestId}).` }],
+          structuredContent: {
+            url: result.url,
+            final_url: result.final_url,
+            title: result.title,
+            byline: result.byline,
+            lang: result.lang,
+            mode: result.mode,
+            content: result.content,
+            word_count: result.word_count,
+            cost: costOf(result),
+          },
+          ...(meta ? { _meta: meta } : {}),
+        };
+      } catch (err) {
+        return toolError(err);
+      }
+    },
+  );
+  return server;
+}
+
+/** Serves MCP on this process's stdin/stdout (stdout carries only protocol messages). */
+export function serveMcpStdio(clientOptions: NotaryClientOptions): StdioServerHandle {
+  const client = new NotaryClient(clientOptions);
+  return serveStdio(() => notaryMcpServer(client));
+}
+
+export interface McpHttpServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function toWebRequest(req: IncomingMessage, base: string): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && chunks.length > 0;
+  return new Request(new URL(req.url ?? '/', base), { method: req.method ?? 'GET', headers, ...(hasBody ? { body: Buffer.concat(chunks) } : {}) });
+}
+
+async function writeWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => res.setHeader(name, value));
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  for await (const chunk of response.body) res.write(chunk);
+  res.end();
+}
+
+/**
+ * Serves MCP over Streamable HTTP at `path` (default /mcp), stateless: every POST is one exchange. Bound to loopback
+ * by default, with Host header validation against DNS rebinding.
+ */
+export async function serveMcpHttp(clientOptions: NotaryClientOptions, options: { host?: string; port?: number; path?: string } = {}): Promise<McpHttpServer> {
+  const client = new NotaryClient(clientOptions);
+  const handler = createMcpHandler(() => notaryMcpServer(client));
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  const http: HttpServer = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', `http://${req.headers.host ?? host}`);
+      if (url.pathname !== path) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end(`MCP is served at ${path}\n`);
+        return;
+      }
+      const request = await toWebRequest(req, `http://${req.headers.host ?? host}`);
+      const rejected = loopback ? hostHeaderValidationResponse(request, localhostAllowedHostnames()) : undefined;
+      await writeWebResponse(res, rejected ?? (await handler.fetch(request)));
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, host, () => resolve());
+  });
+  const address = http.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}${path}`,
+    close: async () => {
+      await handler.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

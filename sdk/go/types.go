@@ -1,0 +1,111 @@
+package notary
+
+import "net/http"
+
+// SearchRequest is the body of POST /v1/search.
+type SearchRequest struct {
+	Query string `json:"query"`
+	// Depth is 1 (when zero) to the server's max_depth; each level above 1 adds a reflection pass and costs more.
+	Depth int `json:"depth"`
+	// Language limits results to one language (BCP 47: "en", "pt-BR"); empty: the deployment's, else the query's own.
+	Language string `json:"language,omitempty"`
+}
+
+// ExtractRequest is the body of POST /v1/extract.
+type ExtractRequest struct {
+	URL    string `json:"url"`
+	Mode   string `json:"mode,omitempty"`   // excerpt (default), text, markdown, html
+	Query  string `json:"query,omitempty"`  // with mode excerpt: the passages that best answer it
+	Render string `json:"render,omitempty"` // auto (default), never, always
+	MaxAge *int   `json:"max_age,omitempty"`
+}
+
+// SearchResultItem is one result.
+type SearchResultItem struct {
+	URL         string  `json:"url"`
+	Title       string  `json:"title"`
+	Snippet     string  `json:"snippet"`
+	RerankScore float64 `json:"rerank_score"`
+}
+
+// RateLimit is the body's rate_limit member.
+type RateLimit struct {
+	Limit     int64 `json:"limit"`
+	Remaining int64 `json:"remaining"`
+	ResetMs   int64 `json:"reset_ms"`
+}
+
+// PartyReceipt is one MPP party's part of the charge.
+type PartyReceipt struct {
+	Party   string `json:"party"`
+	Credits int64  `json:"credits"`
+	Share   string `json:"share"`
+}
+
+// Paid holds the members every paid response carries.
+type Paid struct {
+	CreditsUsed   int64          `json:"credits_used"`
+	RateLimit     RateLimit      `json:"rate_limit"`
+	Receipts      []PartyReceipt `json:"receipts,omitempty"`
+	NotaryReceipt *Receipt       `json:"notary_receipt,omitempty"`
+}
+
+// SearchResponse is the 200 body of POST /v1/search.
+type SearchResponse struct {
+	Query   string             `json:"query"`
+	Depth   int                `json:"depth"`
+	Results []SearchResultItem `json:"results"`
+	Facts   []SearchResultItem `json:"facts,omitempty"`
+	Paid
+}
+
+// ExtractResponse is the 200 body of POST /v1/extract.
+type ExtractResponse struct {
+	URL         string  `json:"url"`
+	FinalURL    string  `json:"final_url"`
+	Status      *int    `json:"status"`
+	Title       *string `json:"title"`
+	Byline      *string `json:"byline"`
+	SiteName    *string `json:"site_name"`
+	Lang        *string `json:"lang"`
+	PublishedAt *string `json:"published_at"`
+	Mode        string  `json:"mode"`
+	Content     string  `json:"content"`
+	Excerpt     string  `json:"excerpt"`
+	WordCount   int64   `json:"word_count"`
+	Paid
+}
+
+// RawResponse is the HTTP exchange behind a result or an error.
+type RawResponse struct {
+	Status int
+	Header http.Header
+	// Body is the response body exactly as received.
+	Body []byte
+	// RequestBody is the exact request body sent (what request_digest and MPP's body_digest cover).
+	RequestBody []byte
+}
+
+// Meta is what the client adds to every result.
+type Meta struct {
+	RequestID      string
+	CreditsUsed    int64
+	IdempotencyKey string
+	// Replayed: the server replayed the stored response of the Idempotency-Key; nothing was charged again.
+	Replayed bool
+	// Attempts counts HTTP attempts, retries and payment rounds included.
+	Attempts int
+	Raw      *RawResponse
+}
+
+// SearchResult is a search response with its Meta.
+type SearchResult struct {
+	SearchResponse
+	Meta
+}
+
+// ExtractResult is an extract response with its Meta.
+type ExtractResult struct {
+	ExtractResponse
+	Meta
+}

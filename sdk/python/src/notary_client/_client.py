@@ -1,0 +1,400 @@
+"""The notary client, sync (``Client``) and async (``AsyncClient``), sharing one call state machine."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence, Union
+
+import httpx
+
+from ._api_keys import api_key_problem
+from ._checkpoint import Checkpoint, open_checkpoint, parse_verifier_key
+from ._encoding import b64, compact_json, unb64
+from ._errors import ConnectionError, NotaryApiError, NotaryError, TimeoutError, error_for, retry_after_seconds
+from ._merkle import leaf_hash, verify_consistency, verify_inclusion
+from ._mpp import MppParty, build_envelope
+from ._receipts import ReceiptVerification, receipt_leaf, verify_receipt
+from ._types import ExtractResponse, ExtractResult, Result, SearchResponse, SearchResult
+
+__all__ = ["Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X402Payer", "SDK_VERSION"]
+
+SDK_VERSION = "0.1.0"
+_RETRY_STATUSES = {429, 503}
+
+
+@dataclass(frozen=True)
+class X402Challenge:
+    """What an x402 payer sees of the 402 it must answer."""
+
+    url: str
+    method: str
+    body: bytes
+    response: httpx.Response
+    problem: dict[str, Any] | None
+
+    @property
+    def payment_required(self) -> dict[str, Any] | None:
+        """The x402 v2 ``PAYMENT-REQUIRED`` header (base64 JSON), decoded."""
+        header = self.response.headers.get("payment-required")
+        if not header:
+            return None
+        try:
+            return json.loads(unb64(header))
+        except ValueError:
+            return None
+
+
+class X402Payer(Protocol):
+    """Answers a 402 with the headers of the paid retry (``PAYMENT-SIGNATURE`` or ``X-402-Receipt``); may be async."""
+
+    def pay(self, challenge: X402Challenge) -> Union[Mapping[str, str], Awaitable[Mapping[str, str]]]: ...
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A tenant's API key (``Authorization: Bearer sk_live_...``); its checksum is checked before any call."""
+
+    key: str
+
+    def __post_init__(self) -> None:
+        problem = api_key_problem(self.key)
+        if problem:
+            raise NotaryError(f"invalid API key: {problem}")
+
+
+@dataclass(frozen=True)
+class Mpp:
+    """Several parties share each call; an envelope is signed per attempt. Without ``max_credits`` the client first
+    asks the service for the call's price (an unpaid attempt answered with the quote)."""
+
+    parties: Sequence[MppParty]
+    max_credits: int | None = None
+    ttl_seconds: int = 120
+
+
+@dataclass(frozen=True)
+class X402:
+    """Pay per call with x402 through ``payer``."""
+
+    payer: X402Payer
+
+
+Payment = Union[ApiKey, Mpp, X402]
+
+
+def _problem_of(response: httpx.Response) -> dict[str, Any] | None:
+    if "json" not in response.headers.get("content-type", ""):
+        return None
+    try:
+        parsed = response.json()
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) and isinstance(parsed.get("code"), str) else None
+
+
+class _Call:
+    """One paid call across its attempts: the same body bytes and Idempotency-Key on every one."""
+
+    def __init__(self, base_url: str, path: str, body: dict[str, Any], payment: Payment | None, sign: bool, idempotency_key: str | None, max_retries: int, base_delay: float, max_delay: float) -> None:
+        self.url = base_url + path
+        self.body = compact_json(body)
+        self.payment = payment
+        self.idempotency_key = idempotency_key or str(uuid.uuid4())
+        self.sign = sign
+        self.max_retries = max_retries
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.credentials: dict[str, str] | None = {"authorization": f"Bearer {payment.key}"} if isinstance(payment, ApiKey) else None
+        self.mpp_credits = payment.max_credits if isinstance(payment, Mpp) else None
+        self.retries = 0
+        self.attempts = 0
+        self.paid_round = False
+
+    def headers(self) -> dict[str, str]:
+        self.attempts += 1
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, application/problem+json",
+            "idempotency-key": f'"{self.idempotency_key}"',
+            **({"x-notary-sign": "required"} if self.sign else {}),
+            **(self.credentials or {}),
+        }
+        if isinstance(self.payment, Mpp) and self.mpp_credits is not None:
+            _, header = build_envelope(method="POST", url=self.url, body=self.body, total_credits=self.mpp_credits, parties=self.payment.parties, ttl_seconds=self.payment.ttl_seconds)
+            headers["authorization"] = header
+        return headers
+
+    def backoff(self) -> float:
+        return random.uniform(0, min(30.0, self.base_delay * 2**self.retries))
+
+    def after_exception(self, exc: NotaryError) -> float:
+        """Delay before the next attempt after a connection error or timeout; raises when out of retries."""
+        if self.retries >= self.max_retries:
+            raise exc
+        delay = self.backoff()
+        self.retries += 1
+        return delay
+
+    def after_response(self, response: httpx.Response) -> tuple[str, Any]:
+        """("done", Result) | ("retry", delay) | ("pay", challenge) | ("again", None); raises the typed error."""
+        if response.is_success:
+            data = response.json()
+            return "done", Result(
+                data=data,
+                request_id=response.headers.get("x-request-id", ""),
+                credits_used=int(data.get("credits_used", 0)),
+                idempotency_key=self.idempotency_key,
+                replayed=response.headers.get("idempotency-replayed") == "true",
+                attempts=self.attempts,
+                response=response,
+                request_body=self.body,
+            )
+        problem = _problem_of(response)
+        error = error_for(response.status_code, problem, response, self.body)
+        if error.status in (401, 402) and self.credentials is None and not self.paid_round and isinstance(self.payment, (Mpp, X402)):
+            self.paid_round = True
+            if isinstance(self.payment, Mpp) and self.mpp_credits is None:
+                credits = (problem or {}).get("price", {}).get("credits")
+                if credits is None:
+                    raise error
+                self.mpp_credits = int(credits)
+                return "again", None
+            if isinstance(self.payment, X402) and error.status == 402:
+                return "pay", X402Challenge(self.url, "POST", self.body, response, problem)
+        if (error.status in _RETRY_STATUSES or error.code == "idempotency_in_progress") and self.retries < self.max_retries:
+            asked = retry_after_seconds(response.headers.get("retry-after"))
+            if asked is None or asked <= self.max_delay:
+                self.retries += 1
+                # Honour Retry-After, plus up to 10% so a crowd of clients does not come back in step.
+                return "retry", (self.backoff() if asked is None else asked * (1 + random.random() * 0.1))
+        raise error
+
+
+class _Base:
+    def __init__(self, base_url: str | None, payment: Payment | None, sign: bool, timeout: float, max_retries: int, retry_base_delay: float, max_retry_delay: float, user_agent: str | None) -> None:
+        self.base_url = (base_url or os.environ.get("NOTARY_URL") or "http://127.0.0.1:8080").rstrip("/")
+        self.payment = payment
+        self.sign = sign
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.max_retry_delay = max_retry_delay
+        self.user_agent = user_agent or f"notary-python/{SDK_VERSION}"
+        self._jwks: tuple[dict[str, Any], float] | None = None
+
+    def _call(self, path: str, body: dict[str, Any], payment: Payment | None, sign: bool | None, idempotency_key: str | None, max_retries: int | None) -> _Call:
+        return _Call(
+            self.base_url,
+            path,
+            body,
+            payment if payment is not None else self.payment,
+            self.sign if sign is None else sign,
+            idempotency_key,
+            self.max_retries if max_retries is None else max_retries,
+            self.retry_base_delay,
+            self.max_retry_delay,
+        )
+
+    @staticmethod
+    def _search_body(query: str, depth: int, language: str | None = None) -> dict[str, Any]:
+        return {"query": query, "depth": depth, **({"language": language} if language else {})}
+
+    @staticmethod
+    def _extract_body(url: str, mode: str | None, query: str | None, render: str | None, max_age: int | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"url": url}
+        for name, value in (("mode", mode), ("query", query), ("render", render), ("max_age", max_age)):
+            if value is not None:
+                body[name] = value
+        return body
+
+    @staticmethod
+    def _translate(exc: httpx.HTTPError, what: str) -> NotaryError:
+        if isinstance(exc, httpx.TimeoutException):
+            return TimeoutError(f"{what}: no complete answer in time ({exc.__class__.__name__})")
+        return ConnectionError(f"{what}: {exc}")
+
+    @staticmethod
+    def _raise_for(response: httpx.Response) -> None:
+        if not response.is_success:
+            raise error_for(response.status_code, _problem_of(response), response)
+
+
+class Client(_Base):
+    """The notary client (sync): typed search and extract, paid by API key, MPP or x402, with an Idempotency-Key on
+    every paid call (the same on every retry), retries with jittered backoff honouring Retry-After, timeouts, typed
+    errors, and offline verification of signed receipts."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        payment: Payment | None = None,
+        sign: bool = False,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        retry_base_delay: float = 0.5,
+        max_retry_delay: float = 60.0,
+        user_agent: str | None = None,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(base_url, payment, sign, timeout, max_retries, retry_base_delay, max_retry_delay, user_agent)
+        self._http = http_client or httpx.Client(timeout=httpx.Timeout(timeout), headers={"user-agent": self.user_agent})
+        self._sleep = sleep
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def search(self, query: str, depth: int = 1, *, language: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        """``POST /v1/search``."""
+        return self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language), payment, sign, idempotency_key, max_retries))
+
+    def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
+        """``POST /v1/extract``."""
+        return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+
+    def _paid(self, path: str, call: _Call) -> Result[Any]:
+        while True:
+            try:
+                response = self._http.post(call.url, content=call.body, headers=call.headers())
+            except httpx.HTTPError as exc:
+                self._sleep(call.after_exception(self._translate(exc, f"POST {path}")))
+                continue
+            action, value = call.after_response(response)
+            if action == "done":
+                return value
+            if action == "retry":
+                self._sleep(value)
+            elif action == "pay":
+                paid = call.payment.payer.pay(value)  # type: ignore[union-attr]
+                if inspect.isawaitable(paid):
+                    raise NotaryError("this x402 payer is async: use AsyncClient")
+                call.credentials = dict(paid)
+
+    def get_json(self, path: str) -> Any:
+        return json.loads(self.get_text(path))
+
+    def get_text(self, path: str) -> str:
+        try:
+            response = self._http.get(self.base_url + path)
+        except httpx.HTTPError as exc:
+            raise self._translate(exc, f"GET {path}") from exc
+        self._raise_for(response)
+        return response.text
+
+    def jwks(self, refresh: bool = False) -> dict[str, Any]:
+        """The service's receipt keys (``/.well-known/jwks.json``), cached for 5 minutes."""
+        if refresh or self._jwks is None or time.time() - self._jwks[1] > 300:
+            self._jwks = (self.get_json("/.well-known/jwks.json"), time.time())
+        return self._jwks[0]
+
+    def verify_receipt(self, result: Result[Any], jwks: Mapping[str, Any] | None = None) -> ReceiptVerification:
+        """Verifies a signed result offline: signature, key validity, the response body and the request body sent."""
+        return verify_receipt(result.response.text, jwks or self.jwks(), request_body=result.request_body)
+
+    def checkpoint(self, verifier_keys: Sequence[str] | None = None) -> Checkpoint:
+        """The receipt log's latest checkpoint, its signature verified (keys default to the log's published ones)."""
+        info = self.get_json("/v1/receipts/log")
+        verifiers = [parse_verifier_key(k) for k in (verifier_keys or info["verifier_keys"])]
+        return open_checkpoint(self.get_text("/v1/receipts/log/checkpoint"), verifiers, info["origin"])
+
+    def verify_inclusion(self, receipt: Mapping[str, Any], checkpoint: Checkpoint | None = None) -> bool:
+        """Whether the receipt is in the log under ``checkpoint`` (default: the latest, verified)."""
+        cp = checkpoint or self.checkpoint()
+        leaf = leaf_hash(receipt_leaf(receipt))
+        proof = self.get_json(f"/v1/receipts/log/inclusion?leaf_hash={leaf.hex()}&tree_size={cp.size}")
+        return verify_inclusion(proof["leaf_index"], cp.size, leaf, [unb64(h) for h in proof["hashes"]], cp.root_hash)
+
+    def verify_consistency(self, older: Checkpoint, newer: Checkpoint) -> bool:
+        """Whether ``newer`` extends ``older``: the log was only appended to."""
+        if older.size in (0, newer.size):
+            return older.size == 0 or verify_consistency(older.size, newer.size, older.root_hash, newer.root_hash, [])
+        proof = self.get_json(f"/v1/receipts/log/consistency?first={older.size}&second={newer.size}")
+        return verify_consistency(older.size, newer.size, older.root_hash, newer.root_hash, [unb64(h) for h in proof["hashes"]])
+
+
+class AsyncClient(_Base):
+    """The notary client for asyncio: the same calls as :class:`Client`, awaited."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        payment: Payment | None = None,
+        sign: bool = False,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        retry_base_delay: float = 0.5,
+        max_retry_delay: float = 60.0,
+        user_agent: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(base_url, payment, sign, timeout, max_retries, retry_base_delay, max_retry_delay, user_agent)
+        self._http = http_client or httpx.AsyncClient(timeout=httpx.Timeout(timeout), headers={"user-agent": self.user_agent})
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def search(self, query: str, depth: int = 1, *, language: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        return await self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language), payment, sign, idempotency_key, max_retries))
+
+    async def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
+        return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+
+    async def _paid(self, path: str, call: _Call) -> Result[Any]:
+        while True:
+            try:
+                response = await self._http.post(call.url, content=call.body, headers=call.headers())
+            except httpx.HTTPError as exc:
+                await asyncio.sleep(call.after_exception(self._translate(exc, f"POST {path}")))
+                continue
+            action, value = call.after_response(response)
+            if action == "done":
+                return value
+            if action == "retry":
+                await asyncio.sleep(value)
+            elif action == "pay":
+                paid = call.payment.payer.pay(value)  # type: ignore[union-attr]
+                call.credentials = dict(await paid if inspect.isawaitable(paid) else paid)
+
+    async def get_json(self, path: str) -> Any:
+        return json.loads(await self.get_text(path))
+
+    async def get_text(self, path: str) -> str:
+        try:
+            response = await self._http.get(self.base_url + path)
+        except httpx.HTTPError as exc:
+            raise self._translate(exc, f"GET {path}") from exc
+        self._raise_for(response)
+        return response.text
+
+    async def jwks(self, refresh: bool = False) -> dict[str, Any]:
+        if refresh or self._jwks is None or time.time() - self._jwks[1] > 300:
+            self._jwks = (await self.get_json("/.well-known/jwks.json"), time.time())
+        return self._jwks[0]
+
+    async def verify_receipt(self, result: Result[Any], jwks: Mapping[str, Any] | None = None) -> ReceiptVerification:
+        return verify_receipt(result.response.text, jwks or await self.jwks(), request_body=result.request_body)
+
+
+# Keep the unused-import checker honest about what the module re-exports for typing.
+_ = (SearchResponse, ExtractResponse, NotaryApiError, b64)

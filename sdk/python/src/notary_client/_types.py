@@ -1,0 +1,93 @@
+"""The wire types, as TypedDicts (the JSON the service sends, unchanged) and the result wrappers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, List, Optional, TypedDict, TypeVar
+
+import httpx
+
+
+class SearchResultItem(TypedDict):
+    url: str
+    title: str
+    snippet: str
+    rerank_score: float
+
+
+class RateLimitInfo(TypedDict):
+    limit: int
+    remaining: int
+    reset_ms: int
+
+
+class PartyReceipt(TypedDict):
+    party: str
+    credits: int
+    share: str
+
+
+class NotaryReceipt(TypedDict):
+    issuer: str
+    issued_at: str
+    claim: str
+    credits: int
+    kid: str
+    request_id: str
+    request_digest: str
+    response_digest: str
+    signature: str
+
+
+class SearchResponse(TypedDict, total=False):
+    query: str
+    depth: int
+    results: List[SearchResultItem]
+    facts: List[SearchResultItem]
+    credits_used: int
+    rate_limit: RateLimitInfo
+    receipts: List[PartyReceipt]
+    notary_receipt: NotaryReceipt
+
+
+class ExtractResponse(TypedDict, total=False):
+    url: str
+    final_url: str
+    status: Optional[int]
+    title: Optional[str]
+    byline: Optional[str]
+    site_name: Optional[str]
+    lang: Optional[str]
+    published_at: Optional[str]
+    mode: str
+    content: str
+    excerpt: str
+    word_count: int
+    credits_used: int
+    rate_limit: RateLimitInfo
+    receipts: List[PartyReceipt]
+    notary_receipt: NotaryReceipt
+
+
+BodyT = TypeVar("BodyT", SearchResponse, ExtractResponse)
+
+
+@dataclass
+class Result(Generic[BodyT]):
+    """A paid call's answer: the body as sent (``data``), what it cost, its request id, and the raw HTTP response."""
+
+    data: BodyT
+    request_id: str
+    credits_used: int
+    idempotency_key: str
+    replayed: bool
+    attempts: int
+    response: httpx.Response = field(repr=False)
+    request_body: bytes = field(repr=False, default=b"")
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]  # type: ignore[literal-required]
+
+
+SearchResult = Result[SearchResponse]
+ExtractResult = Result[ExtractResponse]

@@ -1,0 +1,28 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+VECTORS = Path(__file__).resolve().parents[3] / "spec" / "vectors"
+
+
+def load(name: str):
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def live(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"{name} is not set")
+    return value
+
+
+LIVE_URL = os.environ.get("NOTARY_LIVE_URL")
+if not LIVE_URL and os.environ.get("CI") == "true":
+    raise RuntimeError("NOTARY_LIVE_URL is not set and CI=true: run through test/sdk-conformance.test.ts")

@@ -1,0 +1,178 @@
+"""The integration suite against a live ``notary serve`` (test/sdk-conformance.test.ts starts it and passes
+NOTARY_LIVE_*); the TypeScript and Go libraries run the same cases."""
+
+import json
+import re
+
+import pytest
+
+from conftest import LIVE_URL, live
+from notary_client import (
+    ApiKey,
+    AsyncClient,
+    AuthenticationError,
+    BadRequestError,
+    Client,
+    ConflictError,
+    ConnectionError,
+    NotFoundError,
+    PaymentRequiredError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+    TimeoutError,
+    UnprocessableError,
+    verify_receipt,
+)
+
+pytestmark = pytest.mark.skipif(not LIVE_URL, reason="NOTARY_LIVE_URL is not set (run through test/sdk-conformance.test.ts)")
+
+
+def client(**options):
+    return Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_KEY")), retry_base_delay=0.05, **options)
+
+
+def test_api_key_search_and_extract_with_request_id_credits_and_raw_response():
+    with client() as notary:
+        result = notary.search("vacuum dead tuples", depth=1)
+        assert result["results"][0]["url"] == "https://docs.test/vacuum"
+        assert result.credits_used == 1
+        assert re.match(r"^req_", result.request_id)
+        assert result.response.status_code == 200
+        assert "bulk" in result.response.headers["ratelimit-policy"]
+        assert json.loads(result.response.text) == result.data
+        assert notary.search("vacuum dead tuples", depth=2).credits_used == 2
+        assert notary.search("vacuum", language="en").credits_used == 1
+        page = notary.extract(live("NOTARY_LIVE_PAGE_URL"), mode="markdown")
+        assert page["title"] == "Routine vacuuming"
+        assert "Autovacuum reclaims" in page["content"]
+        assert page.credits_used == 1
+
+
+def test_idempotency_key_replayed_not_charged_and_reuse_refused():
+    with client() as notary:
+        first = notary.search("analyze statistics", idempotency_key="py-idem-1")
+        again = notary.search("analyze statistics", idempotency_key="py-idem-1")
+        assert again.replayed and again.response.text == first.response.text
+        with pytest.raises(ConflictError) as reused:
+            notary.search("something else", idempotency_key="py-idem-1")
+        assert reused.value.code == "idempotency_key_reused"
+        fresh = notary.search("analyze statistics")
+        assert re.match(r"^[0-9a-f-]{36}$", fresh.idempotency_key) and not fresh.replayed
+
+
+def test_signed_receipts_verify_offline_and_are_in_the_log():
+    with client(sign=True) as notary:
+        result = notary.search("indexes performance")
+        assert result["notary_receipt"]["claim"] == "search_call_consumed"
+        assert result["facts"] == result["results"]
+        verification = notary.verify_receipt(result)
+        assert verification.failures() == [] and verification.valid
+        tampered = result.response.text.replace('"credits_used":1', '"credits_used":0')
+        assert tampered != result.response.text
+        assert not verify_receipt(tampered, notary.jwks(), request_body=result.request_body).valid
+        before = notary.checkpoint()
+        assert notary.verify_inclusion(result["notary_receipt"])
+        notary.search("autovacuum")
+        after = notary.checkpoint()
+        assert after.size > before.size
+        assert notary.verify_consistency(before, after)
+
+
+def test_every_error_class():
+    with client() as notary:
+        with pytest.raises(BadRequestError) as bad:
+            notary.search("x", depth=9)
+        assert bad.value.code == "depth_out_of_range" and bad.value.request_id.startswith("req_")
+        with pytest.raises(PermissionDeniedError) as forbidden:
+            notary.extract(live("NOTARY_LIVE_FORBIDDEN_URL"))
+        assert forbidden.value.code == "robots_disallowed"
+        with pytest.raises(NotFoundError):
+            notary.get_json("/v1/nothing-here")
+        with pytest.raises(UnprocessableError) as empty:
+            notary.extract(live("NOTARY_LIVE_EMPTY_URL"))
+        assert empty.value.code == "empty_content"
+        with pytest.raises(ServerError) as upstream:
+            notary.extract(live("NOTARY_LIVE_MISSING_URL"))
+        assert upstream.value.code == "upstream_error" and upstream.value.retryable
+    with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_REVOKED_KEY"))) as revoked, pytest.raises(AuthenticationError) as err:
+        revoked.search("vacuum")
+    assert err.value.code == "revoked_api_key"
+    # With x402 enabled, a call without credentials is a 402 carrying the price and every mode's challenge.
+    with Client(LIVE_URL) as anonymous, pytest.raises(PaymentRequiredError) as err:
+        anonymous.search("vacuum")
+    assert err.value.code == "payment_required" and err.value.price == {"credits": 1, "amount": "0.001", "asset": "USDC"}
+    with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_POOR_KEY"))) as poor, pytest.raises(PaymentRequiredError) as err:
+        poor.search("vacuum")
+    assert err.value.code == "insufficient_credits"
+    with Client(live("NOTARY_LIVE_CLOSED_URL"), max_retries=1, retry_base_delay=0.01) as closed, pytest.raises(ConnectionError):
+        closed.search("vacuum")
+    with Client(live("NOTARY_LIVE_SILENT_URL"), payment=ApiKey(live("NOTARY_LIVE_KEY")), timeout=0.3, max_retries=1, retry_base_delay=0.01) as slow, pytest.raises(TimeoutError):
+        slow.search("vacuum")
+
+
+def test_retry_on_429_after_retry_after():
+    def tiny(retries):
+        return Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_TINY_KEY")), max_retries=retries)
+
+    refused = None
+    with tiny(0) as notary:
+        for _ in range(5):
+            try:
+                notary.search("vacuum")
+            except RateLimitError as err:
+                refused = err
+                break
+    assert refused is not None and refused.retry_after >= 1
+    with tiny(3) as notary:
+        result = notary.search("vacuum")
+    assert result.attempts > 1 and result.credits_used == 1
+
+
+@pytest.mark.anyio
+async def test_async_client():
+    async with AsyncClient(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_KEY")), sign=True) as notary:
+        result = await notary.search("vacuum dead tuples")
+        assert result["results"][0]["url"] == "https://docs.test/vacuum" and result.credits_used == 1
+        assert (await notary.verify_receipt(result)).valid
+        page = await notary.extract(live("NOTARY_LIVE_PAGE_URL"))
+        assert page.credits_used == 1
+        with pytest.raises(BadRequestError):
+            await notary.search("x", depth=9)
+
+
+def test_x402_on_the_local_chain_both_flows():
+    from notary_client import X402
+    from notary_client.x402 import ReceiptPayer, WalletPayer
+
+    key = live("NOTARY_LIVE_X402_KEY_PY")
+    wallet = WalletPayer(key, max_amount_per_call=10_000)
+    with Client(LIVE_URL, payment=X402(wallet)) as notary:
+        paid = notary.search("vacuum dead tuples", depth=1)
+    assert paid.credits_used == 1 and paid.attempts == 2 and paid["facts"] == paid["results"]
+    settlement = json.loads(__import__("base64").b64decode(paid.response.headers["payment-response"]))
+    assert settlement["success"] and settlement["payer"].lower() == wallet.address.lower()
+    via_receipt = ReceiptPayer(key, facilitator_url=live("NOTARY_LIVE_FACILITATOR_URL"), max_amount_per_call=10_000)
+    with Client(LIVE_URL, payment=X402(via_receipt)) as notary:
+        deep = notary.search("vacuum dead tuples", depth=2)
+    assert deep.credits_used == 2 and deep["results"][0]["url"] == "https://docs.test/vacuum"
+    with Client(LIVE_URL, payment=X402(WalletPayer(key, max_amount_per_call=1))) as capped, pytest.raises(Exception, match="pays at most 1 per call"):
+        capped.search("vacuum")
+
+
+def test_mpp_parties_sign_every_call_and_receipts_split_the_price():
+    from notary_client import Mpp, MppParty
+
+    parties = []
+    for entry in live("NOTARY_LIVE_MPP_PARTIES").split(","):
+        party, rest = entry.split("=")
+        share, seed = rest.split(":")
+        parties.append(MppParty(party, share, bytes.fromhex(seed)))
+    with Client(LIVE_URL, payment=Mpp(parties), sign=True) as notary:
+        result = notary.search("vacuum dead tuples", depth=2, idempotency_key="py-mpp-1")
+        assert result.credits_used == 2 and result.attempts == 2
+        assert result["receipts"] == [{"party": p.party, "credits": 1, "share": "0.5"} for p in parties]
+        assert notary.verify_receipt(result).valid
+    with Client(LIVE_URL, payment=Mpp(parties, max_credits=2)) as notary:
+        again = notary.search("vacuum dead tuples", depth=2, idempotency_key="py-mpp-1")
+    assert again.attempts == 1 and again.replayed

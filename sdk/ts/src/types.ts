@@ -1,0 +1,115 @@
+import type { NotaryReceipt } from './receipts.js';
+
+export interface SearchRequest {
+  /** What to search for (1 to 512 characters by default). */
+  query: string;
+  /** 1 (default here) to the server's max_depth; each level above 1 adds a reflection pass and costs more. */
+  depth?: number;
+  /** Results in this language only (BCP 47: "en", "pt-BR"); default: the deployment's, else the query's own. */
+  language?: string;
+}
+
+export interface SearchResultItem {
+  url: string;
+  title: string;
+  snippet: string;
+  /** 0..1, higher is better. */
+  rerank_score: number;
+}
+
+export interface ExtractRequest {
+  /** An absolute http(s) URL. */
+  url: string;
+  mode?: 'excerpt' | 'text' | 'markdown' | 'html';
+  /** With mode excerpt: the passages that best answer this. */
+  query?: string;
+  /** auto (default): a browser only for JavaScript shells, at the static price; always: the rendered price. */
+  render?: 'auto' | 'never' | 'always';
+  /** Seconds a cached copy may be old; 0 fetches fresh. */
+  max_age?: number;
+}
+
+export interface RateLimitInfo {
+  limit: number;
+  remaining: number;
+  reset_ms: number;
+}
+
+/** MPP: one receipt per paying party; they add up to credits_used. */
+export interface PartyReceipt {
+  party: string;
+  credits: number;
+  share: string;
+}
+
+/** Members every paid response carries. */
+export interface PaidResponseBody {
+  credits_used: number;
+  rate_limit: RateLimitInfo;
+  receipts?: PartyReceipt[];
+  notary_receipt?: NotaryReceipt;
+}
+
+export interface SearchResponseBody extends PaidResponseBody {
+  query: string;
+  depth: number;
+  results: SearchResultItem[];
+  /** The result list again, in pay-per-call modes and with signed receipts (the interface's name for it). */
+  facts?: SearchResultItem[];
+}
+
+export interface ExtractResponseBody extends PaidResponseBody {
+  url: string;
+  final_url: string;
+  status: number | null;
+  title: string | null;
+  byline: string | null;
+  site_name: string | null;
+  lang: string | null;
+  published_at: string | null;
+  mode: string;
+  content: string;
+  excerpt: string;
+  word_count: number;
+}
+
+/** The HTTP exchange behind a result or an error, for whatever the typed members do not cover. */
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  /** The body exactly as received. */
+  body: string;
+  /** The exact request body bytes sent (what request_digest and MPP's body_digest cover). */
+  requestBody: Uint8Array;
+}
+
+/** What the client adds to every result (not enumerable: JSON.stringify(result) is the body as received). */
+export interface ResultMeta {
+  /** X-Request-Id of the call that produced the result. */
+  readonly requestId: string;
+  readonly creditsUsed: number;
+  /** The Idempotency-Key the call sent on every attempt. */
+  readonly idempotencyKey: string;
+  /** The server replayed a stored response for the Idempotency-Key (nothing was charged again). */
+  readonly replayed: boolean;
+  /** HTTP attempts made, retries and payment round trips included. */
+  readonly attempts: number;
+  readonly raw: RawResponse;
+}
+
+export type SearchResult = SearchResponseBody & ResultMeta;
+export type ExtractResult = ExtractResponseBody & ResultMeta;
+
+/** RFC 9457 problem details as notary writes them. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  request_id: string;
+  retryable: boolean;
+  price?: { credits: number; amount: string; asset: string };
+  challenges?: Record<string, Record<string, unknown>>;
+  [member: string]: unknown;
+}

@@ -1,0 +1,176 @@
+import { privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  NotaryClient,
+  NotFoundError,
+  PaymentRequiredError,
+  PermissionDeniedError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  UnprocessableError,
+  apiKey,
+  fromHex,
+  mpp,
+  receiptPayer,
+  walletPayer,
+  x402,
+  type NotaryReceipt,
+} from '../src/index.js';
+
+/**
+ * The integration suite against a live `notary serve` (test/sdk-conformance.test.ts starts it and passes NOTARY_LIVE_*).
+ * The Python and Go libraries run the same cases.
+ */
+const env = process.env;
+const url = env['NOTARY_LIVE_URL'];
+if (!url && env['CI'] === 'true') throw new Error('NOTARY_LIVE_URL is not set and CI=true: run through test/sdk-conformance.test.ts');
+const live = (name: string) => {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+
+describe.runIf(url)('TypeScript library against a live server', () => {
+  const client = () => new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_KEY')), retryBaseDelayMs: 50 });
+
+  it('API key: search and extract, with the request id, credits and raw response on every result', async () => {
+    const result = await client().search({ query: 'vacuum dead tuples', depth: 1 });
+    expect(result.results[0]?.url).toBe('https://docs.test/vacuum');
+    expect(result.creditsUsed).toBe(1);
+    expect(result.requestId).toMatch(/^req_/);
+    expect(result.raw.status).toBe(200);
+    expect(result.raw.headers.get('ratelimit-policy')).toContain('bulk');
+    expect(JSON.parse(result.raw.body)).toEqual(JSON.parse(JSON.stringify(result)));
+    const deep = await client().search({ query: 'vacuum dead tuples', depth: 2 });
+    expect(deep.creditsUsed).toBe(2);
+    expect((await client().search({ query: 'vacuum', language: 'en' })).creditsUsed).toBe(1);
+    const page = await client().extract({ url: live('NOTARY_LIVE_PAGE_URL'), mode: 'markdown' });
+    expect(page.title).toBe('Routine vacuuming');
+    expect(page.content).toContain('Autovacuum reclaims');
+    expect(page.creditsUsed).toBe(1);
+  });
+
+  it('Idempotency-Key: sent on every paid call; a repeat is replayed, not charged again; another body is refused', async () => {
+    const first = await client().search({ query: 'analyze statistics' }, { idempotencyKey: 'ts-idem-1' });
+    expect(first.idempotencyKey).toBe('ts-idem-1');
+    const again = await client().search({ query: 'analyze statistics' }, { idempotencyKey: 'ts-idem-1' });
+    expect(again.replayed).toBe(true);
+    expect(again.raw.body).toBe(first.raw.body);
+    const other = await client().search({ query: 'something else' }, { idempotencyKey: 'ts-idem-1' }).catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(ConflictError);
+    expect((other as ConflictError).code).toBe('idempotency_key_reused');
+    const fresh = await client().search({ query: 'analyze statistics' });
+    expect(fresh.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fresh.replayed).toBe(false);
+  });
+
+  it('signed receipts verify offline, and the receipt is in the log under a verified checkpoint', async () => {
+    const c = new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_KEY')), sign: true });
+    const result = await c.search({ query: 'indexes performance', depth: 1 });
+    expect(result.notary_receipt?.claim).toBe('search_call_consumed');
+    expect(result.facts).toEqual(result.results);
+    const verification = await c.verifyReceipt(result);
+    expect(verification.checks.filter((x) => !x.ok)).toEqual([]);
+    expect(verification.valid).toBe(true);
+    const tampered = { ...result, raw: { ...result.raw, body: result.raw.body.replace('"credits_used":1', '"credits_used":0') } };
+    expect((await c.verifyReceipt(tampered)).valid).toBe(false);
+    const before = await c.log.checkpoint();
+    const inLog = await c.log.verifyInclusion(result.notary_receipt as NotaryReceipt);
+    expect(inLog.included).toBe(true);
+    await c.search({ query: 'autovacuum', depth: 1 });
+    const after = await c.log.checkpoint();
+    expect(after.size).toBeGreaterThan(before.size);
+    expect(await c.log.verifyConsistency(before, after)).toBe(true);
+  });
+
+  it('every error class, typed from the problem code', async () => {
+    const fail = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+    const bad = await fail(client().search({ query: 'x', depth: 9 }));
+    expect(bad).toBeInstanceOf(BadRequestError);
+    expect((bad as BadRequestError).code).toBe('depth_out_of_range');
+    expect((bad as BadRequestError).requestId).toMatch(/^req_/);
+    const revoked = await fail(new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_REVOKED_KEY')) }).search({ query: 'vacuum' }));
+    expect(revoked).toBeInstanceOf(AuthenticationError);
+    expect((revoked as AuthenticationError).code).toBe('revoked_api_key');
+    const anonymous = await fail(new NotaryClient({ baseUrl: url }).search({ query: 'vacuum' }));
+    // With x402 enabled, a call without credentials is a 402 carrying the price and every mode's challenge.
+    expect(anonymous).toBeInstanceOf(PaymentRequiredError);
+    expect((anonymous as PaymentRequiredError).code).toBe('payment_required');
+    expect((anonymous as PaymentRequiredError).price).toEqual({ credits: 1, amount: '0.001', asset: 'USDC' });
+    const poor = await fail(new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_POOR_KEY')) }).search({ query: 'vacuum' }));
+    expect(poor).toBeInstanceOf(PaymentRequiredError);
+    expect((poor as PaymentRequiredError).code).toBe('insufficient_credits');
+    const forbidden = await fail(client().extract({ url: live('NOTARY_LIVE_FORBIDDEN_URL') }));
+    expect(forbidden).toBeInstanceOf(PermissionDeniedError);
+    expect((forbidden as PermissionDeniedError).code).toBe('robots_disallowed');
+    const notFound = await fail(client().getJson('/v1/nothing-here'));
+    expect(notFound).toBeInstanceOf(NotFoundError);
+    const empty = await fail(client().extract({ url: live('NOTARY_LIVE_EMPTY_URL') }));
+    expect(empty).toBeInstanceOf(UnprocessableError);
+    expect((empty as UnprocessableError).code).toBe('empty_content');
+    const upstream = await fail(client().extract({ url: live('NOTARY_LIVE_MISSING_URL') }));
+    expect(upstream).toBeInstanceOf(ServerError);
+    expect((upstream as ServerError).code).toBe('upstream_error');
+    expect((upstream as ServerError).retryable).toBe(true);
+    const closed = await fail(new NotaryClient({ baseUrl: live('NOTARY_LIVE_CLOSED_URL'), maxRetries: 1, retryBaseDelayMs: 10 }).search({ query: 'vacuum' }));
+    expect(closed).toBeInstanceOf(ConnectionError);
+    const slow = await fail(new NotaryClient({ baseUrl: live('NOTARY_LIVE_SILENT_URL'), payment: apiKey(live('NOTARY_LIVE_KEY')), timeoutMs: 300, maxRetries: 1, retryBaseDelayMs: 10 }).search({ query: 'vacuum' }));
+    expect(slow).toBeInstanceOf(TimeoutError);
+  });
+
+  it('retries a 429 after Retry-After and succeeds; without retries the RateLimitError says how long to wait', async () => {
+    const tiny = (maxRetries: number) => new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_TINY_KEY')), maxRetries });
+    // Drain the tier's burst of 2 until the service refuses.
+    let refused: unknown = null;
+    for (let i = 0; i < 5 && !refused; i++) refused = await tiny(0).search({ query: 'vacuum' }).then(() => null, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(RateLimitError);
+    expect((refused as RateLimitError).retryAfterMs).toBeGreaterThanOrEqual(1000);
+    const result = await tiny(3).search({ query: 'vacuum' });
+    expect(result.attempts).toBeGreaterThan(1);
+    expect(result.creditsUsed).toBe(1);
+  });
+
+  it('x402 on the local chain: the standard flow (PAYMENT-SIGNATURE) and the interface flow (X-402-Receipt), paid automatically', async () => {
+    const wallet = privateKeyToAccount(live('NOTARY_LIVE_X402_KEY_TS') as `0x${string}`);
+    const standard = new NotaryClient({ baseUrl: url, payment: x402(walletPayer(wallet, { maxAmountPerCall: 10_000 })) });
+    const paid = await standard.search({ query: 'vacuum dead tuples', depth: 1 });
+    expect(paid.creditsUsed).toBe(1);
+    expect(paid.attempts).toBe(2);
+    expect(paid.facts).toEqual(paid.results);
+    const settlement = JSON.parse(atob(paid.raw.headers.get('payment-response') ?? '')) as { success: boolean; transaction: string; payer: string };
+    expect(settlement.success).toBe(true);
+    expect(settlement.payer.toLowerCase()).toBe(wallet.address.toLowerCase());
+    const viaReceipt = new NotaryClient({ baseUrl: url, payment: x402(receiptPayer(wallet, { maxAmountPerCall: 10_000, facilitatorUrl: live('NOTARY_LIVE_FACILITATOR_URL') })) });
+    const deep = await viaReceipt.search({ query: 'vacuum dead tuples', depth: 2 });
+    expect(deep.creditsUsed).toBe(2);
+    expect(deep.results[0]?.url).toBe('https://docs.test/vacuum');
+    // The wallet's cap holds: a call dearer than it is refused before anything is signed.
+    const capped = new NotaryClient({ baseUrl: url, payment: x402(walletPayer(wallet, { maxAmountPerCall: 1 })) });
+    await expect(capped.search({ query: 'vacuum' })).rejects.toThrow(/pays at most 1 per call/);
+  });
+
+  // The world registers two parties and passes their names, shares and private keys.
+  it('MPP: each party signs every call, the receipts split the price, retries re-sign under one Idempotency-Key', async () => {
+    const parties = live('NOTARY_LIVE_MPP_PARTIES')
+      .split(',')
+      .map((entry) => {
+        const [party = '', rest = ''] = entry.split('=');
+        const [share = '', seed = ''] = rest.split(':');
+        return { party, share, privateKey: fromHex(seed) };
+      });
+    const shared = new NotaryClient({ baseUrl: url, payment: mpp(parties), sign: true });
+    const result = await shared.search({ query: 'vacuum dead tuples', depth: 2 }, { idempotencyKey: 'ts-mpp-1' });
+    expect(result.creditsUsed).toBe(2);
+    expect(result.attempts).toBe(2); // the quote, then the signed envelope
+    expect(result.receipts).toEqual(parties.map((p) => ({ party: p.party, credits: 1, share: '0.5' })));
+    expect((await shared.verifyReceipt(result)).valid).toBe(true);
+    const again = await new NotaryClient({ baseUrl: url, payment: mpp(parties, { maxCredits: 2 }) }).search({ query: 'vacuum dead tuples', depth: 2 }, { idempotencyKey: 'ts-mpp-1' });
+    expect(again.attempts).toBe(1);
+    expect(again.replayed).toBe(true);
+  });
+});

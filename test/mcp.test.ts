@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMcpHttp, type McpHttpServer } from '../mcp/server.js';
+import { apiKey } from '../sdk/ts/src/index.js';
+import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
+import { repoRoot } from './support/cli.js';
+import { html, writeSite } from './support/crawl-site.js';
+import { serveDirectory, type StaticServer } from './support/serve-static.js';
+
+/**
+ * `notary mcp` with the official MCP client library: both transports list the two tools with their annotations and
+ * call them against a real notary API on 127.0.0.1 (the real search pipeline, a real page to extract).
+ */
+interface ToolResult {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
+}
+
+let api: ApiHarness;
+let apiUrl: string;
+let key: string;
+let site: StaticServer;
+let siteDir: string;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'notary-mcp-'));
+  api = await startApi(apiTestConfig(dataDir, { extract: { allow_private_networks: true, respect_robots_txt: false, render: 'never' } }), { withExtract: true });
+  await api.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = api.app.server.address();
+  apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const tenant = await api.runtime.accounts.createTenant('mcp-agent', { credits: 100, tier: 'bulk' });
+  key = (await api.runtime.accounts.createKey(tenant.id)).key;
+  const paragraph = 'Autovacuum reclaims the storage of dead tuples so that tables do not grow without bound. '.repeat(12);
+  siteDir = writeSite({ 'vacuum.html': html('Routine vacuuming', `<article><h2>Why vacuum</h2><p>${paragraph}</p><p>${paragraph}</p></article>`) });
+  site = await serveDirectory(siteDir);
+});
+
+afterAll(async () => {
+  await api?.close();
+  await site?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(siteDir, { recursive: true, force: true });
+});
+
+async function exercise(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  expect(tools.map((t) => t.name).sort()).toEqual(['notary_extract', 'notary_search']);
+  for (const tool of tools) {
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false });
+    expect(tool.description?.length).toBeGreaterThan(150);
+    expect(tool.outputSchema).toBeDefined();
+  }
+  const search = (await client.callTool({ name: 'notary_search', arguments: { query: 'vacuum dead tuples', depth: 1 } })) as ToolResult;
+  expect(search.isError ?? false).toBe(false);
+  const structured = search.structuredContent as { results: Array<{ url: string }>; cost: { credits_used: number; request_id: string } };
+  expect(structured.results[0]?.url).toBe('https://docs.test/vacuum');
+  expect(structured.cost.credits_used).toBe(1);
+  expect(structured.cost.request_id).toMatch(/^req_/);
+  expect(search.content[0]?.text).toContain(`Cost: 1 credits (request ${structured.cost.request_id})`);
+
+  const deep = (await client.callTool({ name: 'notary_search', arguments: { query: 'autovacuum analyze', depth: 2 } })) as ToolResult;
+  expect((deep.structuredContent as { cost: { credits_used: number } }).cost.credits_used).toBe(2);
+
+  const extract = (await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/vacuum.html`, mode: 'markdown' } })) as ToolResult;
+  expect(extract.isError ?? false).toBe(false);
+  const page = extract.structuredContent as { title: string; content: string; cost: { credits_used: number } };
+  expect(page.title).toBe('Routine vacuuming');
+  expect(page.content).toContain('Autovacuum reclaims the storage');
+  expect(page.cost.credits_used).toBe(1);
+
+  // A failure reaches the agent as a tool error naming the code, not as a protocol error.
+  const missing = (await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/nope.html` } })) as ToolResult;
+  expect(missing.isError).toBe(true);
+  expect(missing.content[0]?.text).toMatch(/notary error 502 upstream_error: .*nothing was charged/);
+}
+
+describe('notary mcp', () => {
+  it('stdio: the real command, spoken to by the official client', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(repoRoot, 'bin/notary.js'), 'mcp', '--url', apiUrl],
+      env: { ...(process.env as Record<string, string>), NOTARY_API_KEY: key },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'notary-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      await exercise(client);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('Streamable HTTP', async () => {
+    let server: McpHttpServer | undefined;
+    const client = new Client({ name: 'notary-test', version: '1.0.0' });
+    try {
+      server = await serveMcpHttp({ baseUrl: apiUrl, payment: apiKey(key) });
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      await exercise(client);
+    } finally {
+      await client.close();
+      await server?.close();
+    }
+  });
+
+  it('without credits the agent is told what is wrong', async () => {
+    const server = await serveMcpHttp({ baseUrl: apiUrl });
+    const client = new Client({ name: 'notary-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      const result = (await client.callTool({ name: 'notary_search', arguments: { query: 'vacuum' } })) as ToolResult;
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toMatch(/notary error 401 unauthenticated/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
