@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorCodes, isNotaryError, NotaryError, type ErrorCode } from '../core/errors.js';
+import { errorCodes, isNotaryError, NotaryError, upstreamOutcomeCodes, type ErrorCode } from '../core/errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 /** Problem type URIs point at the error reference, one anchor per code. */
@@ -162,7 +162,10 @@ export function registerProblemHandlers(app: FastifyInstance, context: ProblemCo
 
   app.setErrorHandler((error: unknown, request, reply) => {
     const problem = toNotaryError(error, context);
-    if (problem.status >= 500) {
+    if (upstreamOutcomeCodes.has(problem.code)) {
+      // What a site did is an outcome of the request, not a fault here: no stack trace.
+      request.log.info({ code: problem.code, detail: problem.message }, 'upstream outcome');
+    } else if (problem.status >= 500) {
       request.log.error({ err: error, code: problem.code }, 'request failed');
     }
     return sendProblem(request, reply, problem);

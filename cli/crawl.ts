@@ -63,6 +63,11 @@ export async function crawlAndIndex(
     config: options.crawler ?? ctx.config.crawler,
     pages: ctx.pages,
     runs: ctx.runs,
+    // The crawler's requests pass the same address policy as /v1/extract.
+    addressPolicy: {
+      allowPrivateNetworks: ctx.config.extract.allow_private_networks,
+      allowedPrivateRanges: ctx.config.extract.allowed_private_ranges,
+    },
     frontier: ctx.frontier,
     ...(options.seeds ? { seeds: options.seeds } : {}),
     ...(options.skipFresh ? { skipFresh: true } : {}),

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { NotaryError } from './errors.js';
 
@@ -22,6 +23,18 @@ export const tierSchema = z.object({
 export const TIER_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 
 const hostPattern = z.string().min(1);
+
+const cidrRange = z.string().refine(
+  (value) => {
+    try {
+      ipaddr.parseCIDR(value.trim());
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be a CIDR range such as 10.0.0.0/8 or fd00::/8' },
+);
 
 /** A non-negative decimal written as a string, parsed exactly later (never as a float): "0.001", "2", "12.5". */
 export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
@@ -197,8 +210,14 @@ export const configSchema = z
       .prefault({}),
     extract: z
       .object({
-        /** Let extraction reach loopback, private, link-local and other non-public addresses (tests, private deployments). */
+        /**
+         * The address policy of every request notary makes (extraction, the crawler's pages, robots.txt and sitemaps):
+         * reach loopback, RFC 1918, unique-local and CGNAT addresses (private deployments). Link-local and cloud
+         * metadata addresses stay refused whatever this says.
+         */
         allow_private_networks: z.boolean().default(false),
+        /** Private CIDR ranges that may be reached without allow_private_networks (the narrower, safer choice). */
+        allowed_private_ranges: z.array(cidrRange).default([]),
         max_redirects: z.number().int().min(0).max(20).default(5),
         connect_timeout_ms: z.number().int().positive().default(5_000),
         /** Whole fetch: DNS, connect, redirects and body. */
@@ -452,6 +471,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_CONTACT_URL', path: ['crawler', 'contact_url'], kind: 'string' },
   { env: 'NOTARY_CRAWL_DELAY_MS', path: ['crawler', 'per_host_delay_ms'], kind: 'int' },
   { env: 'NOTARY_ALLOW_PRIVATE_NETWORKS', path: ['extract', 'allow_private_networks'], kind: 'bool' },
+  { env: 'NOTARY_ALLOWED_PRIVATE_RANGES', path: ['extract', 'allowed_private_ranges'], kind: 'list' },
   { env: 'NOTARY_EXTRACT_RESPECT_ROBOTS', path: ['extract', 'respect_robots_txt'], kind: 'bool' },
   { env: 'NOTARY_EXTRACT_MAX_BYTES', path: ['extract', 'max_bytes'], kind: 'int' },
   { env: 'NOTARY_EXTRACT_TIMEOUT_MS', path: ['extract', 'total_timeout_ms'], kind: 'int' },

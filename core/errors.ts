@@ -50,6 +50,7 @@ export const errorCodes = {
   login_required: { status: 422, title: 'The page is behind a login wall', retryable: false },
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
+  upstream_not_found: { status: 422, title: 'The site answered that the page does not exist (404 or 410)', retryable: false },
   // MPP (Authorization: MPP envelope=...): each failure of an envelope has its own code; `party` names the party at fault.
   mpp_envelope_encoding: { status: 400, title: 'The MPP envelope is not base64url', retryable: false },
   mpp_envelope_json: { status: 400, title: 'The MPP envelope is not a UTF-8 JSON object', retryable: false },
@@ -129,6 +130,20 @@ export const errorCodes = {
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;
+
+/**
+ * Codes that report what a site did (or failed to do) for a request, not a fault of this service: logged as
+ * outcomes of the request, without a stack trace, whatever their HTTP status.
+ */
+export const upstreamOutcomeCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'too_many_redirects',
+  'upstream_error',
+  'upstream_unreachable',
+  'upstream_timeout',
+  'upstream_not_found',
+  'body_too_large',
+  'render_failed',
+]);
 
 export class NotaryError extends Error {
   readonly code: ErrorCode;

@@ -19,7 +19,9 @@ export type CrawlSkipReason =
   | 'too_large'
   | 'duplicate'
   | 'http_error'
-  | 'fetch_error';
+  | 'fetch_error'
+  /** The URL (or a redirect) resolves to an address the address policy refuses. */
+  | 'blocked_address';
 
 export interface NewCrawlSkip {
   url: string;
