@@ -93,15 +93,93 @@ function pickRoots(body: Element, bodyText: number, paragraphs: readonly ScoredT
     markedElement && (markedElement.stats?.textLength ?? 0) >= Math.max(100, bodyText * 0.25) ? markedElement : null;
   const scored = scoreContentRoots(body, paragraphs, teaserLists, ctx);
   const result = (roots: Element[]): ContentRoots => ({ roots, teaserLists });
-  if (!markedCandidate || !scored) return result(scored?.roots ?? (markedCandidate ? [markedCandidate] : [body]));
+  if (!markedCandidate || !scored) return result(scored ? widenToDocument(scored.roots, body, articles) : markedCandidate ? [markedCandidate] : [body]);
   // The marked element wins when the best-scoring content lies inside it, or when it holds most of that content.
   const top = scored.top;
   if (contains(markedCandidate, top)) return result([markedCandidate]);
   if (contains(top, markedCandidate) && (markedCandidate.stats?.textLength ?? 0) >= (top.stats?.textLength ?? 0) * 0.5) {
     return result([markedCandidate]);
   }
-  return result(scored.roots);
+  return result(widenToDocument(scored.roots, body, articles));
 }
+
+/** Link density above which the text an ancestor adds beside the content is navigation or related links. */
+const WIDEN_MAX_LINK_DENSITY = 0.3;
+/** Share of the added text that must lie in sections like the one holding the content. */
+const WIDEN_MIN_SECTION_SHARE = 0.5;
+
+/** The innermost element holding the first visible text below `el`, in document order. */
+function firstTextHolder(el: Element): Element | null {
+  for (const child of el.children) {
+    if (typeof child === 'string') {
+      if (child.trim()) return el;
+      continue;
+    }
+    if (child.stats?.excluded || (child.stats?.textLength ?? 0) === 0) continue;
+    return firstTextHolder(child) ?? child;
+  }
+  return null;
+}
+
+function insideLink(el: Element, stop: Element): boolean {
+  for (let node: Element | null = el; node && node !== stop; node = node.parent) if (node.tag === 'a' && node.attrs['href']) return true;
+  return false;
+}
+
+/**
+ * A section of a document opens with a title of its own (a heading, a table's caption); a teaser for another page
+ * opens with a link to it.
+ */
+function opensWithOwnTitle(el: Element): boolean {
+  const holder = firstTextHolder(el);
+  return !!holder && !insideLink(holder, el);
+}
+
+/**
+ * A reference page (a manual's chapter, a configuration or function reference) is a run of sibling sections, each
+ * scored on its own: the best one wins and the others are lost, although they are as much the page's content. Widen
+ * to the outermost ancestor where the text beside the chosen content lies mostly in sections like the one holding
+ * it (same element and class, each opening with a title that is not a link). Climbing stops at the first ancestor
+ * that adds link-heavy text (navigation, "related" lists) or holds an <article> of its own beside the content
+ * (another post, a teaser); boilerplate already excluded (footers, comments, hidden parts) is not counted.
+ */
+function widenToDocument(roots: Element[], body: Element, articles: readonly Element[]): Element[] {
+  const first = roots[0];
+  if (!first) return roots;
+  const otherArticles = articles.filter((a) => !roots.some((root) => contains(root, a) || contains(a, root)));
+  let chosen = roots;
+  let text = 0;
+  let links = 0;
+  for (const root of roots) {
+    text += root.stats?.textLength ?? 0;
+    links += root.stats?.linkLength ?? 0;
+  }
+  let onPath: Element = first;
+  for (let ancestor = first.parent; ancestor && ancestor !== body; onPath = ancestor, ancestor = ancestor.parent) {
+    const stats = ancestor.stats;
+    if (!stats || stats.excluded) break;
+    if (otherArticles.some((a) => contains(ancestor as Element, a))) break;
+    const extra = stats.textLength - text;
+    if (extra <= 0) continue;
+    if ((stats.linkLength - links) / extra > WIDEN_MAX_LINK_DENSITY) break;
+    if (!opensWithOwnTitle(onPath)) continue;
+    const sectionClass = onPath.attrs['class'] ?? '';
+    let inSections = 0;
+    for (const sibling of ancestor.children) {
+      if (typeof sibling === 'string' || sibling === onPath || sibling.stats?.excluded) continue;
+      if (sibling.tag === onPath.tag && (sibling.attrs['class'] ?? '') === sectionClass && opensWithOwnTitle(sibling)) {
+        inSections += sibling.stats?.textLength ?? 0;
+      }
+    }
+    if (inSections > 0 && inSections >= extra * WIDEN_MIN_SECTION_SHARE) {
+      chosen = [ancestor];
+      text = stats.textLength;
+      links = stats.linkLength;
+    }
+  }
+  return chosen;
+}
+
 
 /** Text outside its nested <article>s that makes an element an article holding teasers rather than a teaser list. */
 const OWN_PROSE_CHARS = 400;
