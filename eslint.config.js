@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Every top-level folder of ours that code can import from. */
-const OURS = ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'runtime', 'api', 'cli', 'bench', 'test', 'spec', 'sdk', 'dashboard', 'mcp'];
+const OURS = ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts', 'runtime', 'api', 'cli', 'bench', 'test', 'spec', 'sdk', 'dashboard', 'mcp'];
 
 /**
  * What each product folder may import (the architecture table, enforced). Tests beside the code and contract suites
@@ -17,14 +17,18 @@ const MAY_IMPORT = {
   indexer: ['core', 'storage', 'extract', 'reranker'],
   search: ['core', 'indexer', 'reranker'],
   payments: ['core', 'storage'],
-  runtime: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments'],
-  api: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments'],
+  // People, sessions and sign-in throttling; sign-up creates a tenant through payments/.
+  accounts: ['core', 'storage', 'payments'],
+  runtime: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts'],
+  api: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts'],
   // The CLI runs domain operations (a crawl, an extraction) on parts the composition root built; it never builds
   // storage, models or payment modes itself.
   cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search', 'mcp', 'sdk'],
   // The MCP server is a client of the HTTP API like any other: through the TypeScript SDK only.
   mcp: ['sdk'],
   sdk: [],
+  // The web UI runs in the browser and talks to the API over HTTP like any client.
+  dashboard: ['sdk'],
 };
 
 const testFiles = ['**/*.test.ts', '**/*.contract.ts'];
@@ -32,7 +36,8 @@ const notProductCode = [
   { name: 'vitest', message: 'Test code belongs in *.test.ts files and test/.' },
 ];
 const notTests = { regex: '\\.(test|contract)\\.js$', message: 'Contract suites and tests are not product code.' };
-const noFramework = { group: ['fastify', 'fastify-*', '@fastify/*'], message: 'payments/ knows no HTTP framework.' };
+const noFramework = (folder) => ({ group: ['fastify', 'fastify-*', '@fastify/*'], message: `${folder}/ knows no HTTP framework.` });
+const browserOnly = { group: ['node:*'], message: 'dashboard/ runs in the browser: no Node built-ins.' };
 
 /**
  * One block per folder and depth: a file `depth` folders below the root reaches another top-level folder with exactly
@@ -45,9 +50,10 @@ function zoneBlocks() {
     const message = `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (the architecture table in README's Layout)`;
     for (let depth = 1; depth <= 5; depth++) {
       const patterns = [{ regex: `^(\\.\\./){${depth}}(${forbidden.join('|')})(/|$)`, message }, notTests];
-      if (folder === 'payments') patterns.push(noFramework);
+      if (folder === 'payments' || folder === 'accounts') patterns.push(noFramework(folder));
+      if (folder === 'dashboard') patterns.push(browserOnly);
       blocks.push({
-        files: [`${folder}/${'*/'.repeat(depth - 1)}*.ts`],
+        files: [`${folder}/${'*/'.repeat(depth - 1)}*.{ts,tsx}`],
         ignores: testFiles,
         rules: { 'no-restricted-imports': ['error', { paths: notProductCode, patterns }] },
       });
@@ -57,12 +63,12 @@ function zoneBlocks() {
 }
 
 export const config = tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'sdk/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'sdk/**', 'coverage/**', 'dashboard/dist/**'] },
   js.configs.recommended,
   { files: ['bin/**/*.js', '*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

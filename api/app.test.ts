@@ -265,7 +265,7 @@ describe('POST /v1/search on SQLite', () => {
     await index.upsert(apiIndexDocs());
     const broken = { search: new RecordingSearch(new SearchPipeline({ index, reranker: new LexicalReranker(), config: config.search })) };
     await index.close();
-    const failing = await buildApp({ config, gate: api.runtime.paidCallGate(), pricing: api.runtime.pricing, search: broken.search, health: async () => ({}) });
+    const failing = await buildApp({ config, gate: api.runtime.paidCallGate(), search: broken.search, health: async () => ({}) });
     try {
       const res = await failing.inject({
         method: 'POST',
@@ -293,7 +293,6 @@ describe('POST /v1/search on SQLite', () => {
     const failing = await buildApp({
       config,
       gate: api.runtime.paidCallGate(),
-      pricing: api.runtime.pricing,
       search,
       health: async () => {
         throw new Error('db down');

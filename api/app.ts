@@ -6,8 +6,9 @@ import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { ExtractDeps } from '../extract/index.js';
 import type { PaidCallGate } from '../payments/paid-call.js';
-import type { Pricing } from '../payments/pricing.js';
+import { Pricing } from '../payments/pricing.js';
 import type { SearchService } from '../search/service.js';
+import { dashboardPlugin, type DashboardDeps } from './dashboard/index.js';
 import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { problemSchema } from './paid/schemas.js';
@@ -21,7 +22,6 @@ export interface AppDeps {
   config: NotaryConfig;
   /** The paid-call path: payment modes, rate limits, idempotency (built by the composition root). */
   gate: PaidCallGate;
-  pricing: Pricing;
   search: SearchService;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
@@ -30,8 +30,15 @@ export interface AppDeps {
   ready?: () => Promise<Record<string, boolean>>;
   /** Prometheus metrics served at GET /metrics. */
   metrics?: ApiMetrics;
+  /**
+   * The prices llms.txt states: the price list, or where to read the one in force (operators edit prices while the
+   * service runs; calls are priced by the gate's catalog). Default: the config's.
+   */
+  pricing?: Pricing | (() => Pricing);
   /** Unpaid routes added beside the built-in ones (e.g. published keys). */
   publicRoutes?: readonly FastifyPluginAsync[];
+  /** Accounts, sessions and the rest the web dashboard works with; without them /dashboard/ is not served. */
+  dashboard?: DashboardDeps;
   logger?: boolean | object;
   /** The version the OpenAPI document names (default: package.json's). */
   version?: string;
@@ -114,10 +121,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthzRoute, { health: deps.health });
   if (deps.ready) await app.register(readyzRoute, { ready: deps.ready });
   for (const route of deps.publicRoutes ?? []) await app.register(route);
+  if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard });
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
-  await app.register(paidRoutes, { context: { gate: deps.gate, pricing: deps.pricing }, routes });
+  await app.register(paidRoutes, { context: { gate: deps.gate }, routes });
 
+  const fixedPricing = typeof deps.pricing === 'object' ? deps.pricing : new Pricing(config.pricing);
+  const pricingNow = typeof deps.pricing === 'function' ? deps.pricing : () => fixedPricing;
   // Built on first use, once every route is registered: the document describes exactly what this app serves.
   let document: Record<string, unknown> | undefined;
   const openApi = () =>
@@ -128,7 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.get('/llms.txt', { schema: { summary: 'What an agent needs to call this service (llmstxt.org).', tags: ['public'], 'x-notary-produces': 'text/markdown' } }, async (_request, reply) => {
     reply.header('Cache-Control', 'public, max-age=300');
-    return reply.type('text/markdown; charset=utf-8').send(llmsTxt(openApi(), { prices: deps.pricing.table(config.search.max_depth), maxDepth: config.search.max_depth }));
+    return reply.type('text/markdown; charset=utf-8').send(llmsTxt(openApi(), { prices: pricingNow().table(config.search.max_depth), maxDepth: config.search.max_depth }));
   });
   return app;
 }

@@ -31,6 +31,8 @@ declare module 'fastify' {
 export function recordRoutes(app: FastifyInstance): RouteRecord[] {
   const routes: RouteRecord[] = [];
   app.addHook('onRoute', (route: RouteOptions) => {
+    // The web dashboard (its pages and its cookie-session JSON API) is a browser app, not the API agents call.
+    if (route.url === '/dashboard' || route.url.startsWith('/dashboard/')) return;
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase()).filter((m) => m !== 'HEAD');
     if (methods.length === 0) return;
     routes.push({ methods, url: route.url, schema: (route.schema ?? {}) as Json });
@@ -50,7 +52,7 @@ const SECURITY_SCHEMES: Record<string, { key: string; scheme: Json }> = {
     scheme: {
       type: 'http',
       scheme: 'bearer',
-      bearerFormat: 'sk_live_ + 32 base62 characters + 6-character base62 CRC32 checksum',
+      bearerFormat: 'sk_live_ (or sk_test_: a test key, never charged) + 32 base62 characters + 6-character base62 CRC32 checksum',
       description: 'A tenant pays from its prepaid credits: `Authorization: Bearer sk_live_...`.',
     },
   },

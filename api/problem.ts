@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorCodes, isNotaryError, NotaryError, type ErrorCode } from '../core/errors.js';
+import { errorCodes, isNotaryError, NotaryError, upstreamOutcomeCodes, type ErrorCode } from '../core/errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 /** Problem type URIs point at the error reference, one anchor per code. */
@@ -100,7 +100,8 @@ function problemHeaders(error: NotaryError, reply: FastifyReply): void {
     const seconds = Number(error.extra['retry_after_s']);
     reply.header('Retry-After', String(Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1));
   }
-  if ((error.code === 'unauthenticated' || error.code === 'invalid_api_key' || error.code === 'revoked_api_key') && !reply.hasHeader('www-authenticate')) {
+  const badKey = error.code === 'invalid_api_key' || error.code === 'revoked_api_key' || error.code === 'expired_api_key';
+  if ((error.code === 'unauthenticated' || badKey) && !reply.hasHeader('www-authenticate')) {
     reply.header('WWW-Authenticate', error.code === 'unauthenticated' ? 'Bearer realm="notary"' : 'Bearer realm="notary", error="invalid_token"');
   }
   const allowed = error.extra['allowed_methods'];
@@ -161,7 +162,10 @@ export function registerProblemHandlers(app: FastifyInstance, context: ProblemCo
 
   app.setErrorHandler((error: unknown, request, reply) => {
     const problem = toNotaryError(error, context);
-    if (problem.status >= 500) {
+    if (upstreamOutcomeCodes.has(problem.code)) {
+      // What a site did is an outcome of the request, not a fault here: no stack trace.
+      request.log.info({ code: problem.code, detail: problem.message }, 'upstream outcome');
+    } else if (problem.status >= 500) {
       request.log.error({ err: error, code: problem.code }, 'request failed');
     }
     return sendProblem(request, reply, problem);

@@ -1,5 +1,5 @@
 /**
- * Extraction quality harness: `npx tsx bench/eval-extract.ts [--verbose]`.
+ * Extraction quality harness: `npx tsx bench/eval-extract.ts [--verbose] [--trafilatura PYTHON] [--out FILE]`.
  *
  * 1. The scrapinghub article-extraction benchmark (181 news pages) with its own metric, for our extractor and for
  *    @mozilla/readability 0.6 (on linkedom) in the same run: precision, recall, F1 (± bootstrap std) and pages/s.
@@ -9,7 +9,8 @@
  * Data: $NOTARY_SHARED_DIR/eval/extraction (default ../shared beside the repository). Results go to
  * bench/results/extract-<date>.json.
  */
-import { mkdirSync, readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -26,6 +27,14 @@ const scrapinghubDir = path.join(sharedDir, 'eval/extraction/scrapinghub');
 const readabilityDir = path.join(sharedDir, 'eval/extraction/readability-test-pages');
 const verbose = process.argv.includes('--verbose');
 
+function argValue(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+}
+/** A Python with trafilatura installed (e.g. ~/.cache/notary/trafilatura-venv/bin/python): adds it to the same run. */
+const trafilaturaPython = argValue('--trafilatura') ?? process.env['NOTARY_TRAFILATURA_PYTHON'];
+const outFile = argValue('--out');
+
 interface BenchPage {
   id: string;
   url: string;
@@ -38,6 +47,8 @@ interface ExtractorRun {
   bootstrap_std: Scores;
   pages_per_second: number;
   ms_per_page: number;
+  /** Pages per second of CPU time the extractor used: less sensitive than wall time to other work on a shared machine. */
+  pages_per_cpu_second: number;
   failures: number;
   perPage: Array<{ id: string; counts: PageCounts }>;
 }
@@ -69,6 +80,57 @@ function loadScrapinghub(): BenchPage[] {
     }));
 }
 
+/**
+ * trafilatura in one Python process (its start-up is not billed): the pages go in as a JSON file, each page is
+ * extracted with trafilatura.extract(html, url=url) and its defaults, after the same five-page warm-up.
+ */
+const TRAFILATURA_SCRIPT = `
+import json, sys, time, trafilatura
+pages = json.load(open(sys.argv[1], encoding='utf-8'))
+for p in pages[:5]:
+    trafilatura.extract(p['html'], url=p['url'])
+out, failures = [], 0
+start = time.perf_counter()
+cpu_start = time.process_time()
+for p in pages:
+    try:
+        out.append(trafilatura.extract(p['html'], url=p['url']) or '')
+    except Exception:
+        failures += 1
+        out.append('')
+elapsed = time.perf_counter() - start
+cpu = time.process_time() - cpu_start
+json.dump({'texts': out, 'seconds': elapsed, 'cpu_seconds': cpu, 'failures': failures, 'version': trafilatura.__version__}, sys.stdout)
+`;
+
+function runTrafilatura(pages: readonly BenchPage[], python: string): (ExtractorRun & { version: string }) | null {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'notary-eval-trafilatura-'));
+  try {
+    const input = path.join(dir, 'pages.json');
+    writeFileSync(input, JSON.stringify(pages.map((p) => ({ url: p.url, html: p.html }))));
+    const res = spawnSync(python, ['-c', TRAFILATURA_SCRIPT, input], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    if (res.status !== 0) {
+      console.error(`trafilatura run failed: ${res.stderr || res.error?.message}`);
+      return null;
+    }
+    const result = JSON.parse(res.stdout) as { texts: string[]; seconds: number; cpu_seconds: number; failures: number; version: string };
+    const perPage = pages.map((page, i) => ({ id: page.id, counts: pageCounts(page.body, result.texts[i] ?? '') }));
+    const counts = perPage.map((p) => p.counts);
+    return {
+      scores: aggregate(counts),
+      bootstrap_std: bootstrapStd(counts),
+      pages_per_second: pages.length / result.seconds,
+      ms_per_page: (result.seconds * 1000) / pages.length,
+      pages_per_cpu_second: pages.length / result.cpu_seconds,
+      failures: result.failures,
+      perPage,
+      version: result.version,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function runExtractor(pages: readonly BenchPage[], extract: Extractor): ExtractorRun {
   // One warm-up pass over a few pages so JIT compilation is not billed to the first pages.
   for (const page of pages.slice(0, 5)) {
@@ -81,6 +143,7 @@ function runExtractor(pages: readonly BenchPage[], extract: Extractor): Extracto
   const outputs: string[] = [];
   let failures = 0;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   for (const page of pages) {
     try {
       outputs.push(extract(page.html, page.url));
@@ -90,6 +153,8 @@ function runExtractor(pages: readonly BenchPage[], extract: Extractor): Extracto
     }
   }
   const elapsed = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const perPage = pages.map((page, i) => ({ id: page.id, counts: pageCounts(page.body, outputs[i] ?? '') }));
   const counts = perPage.map((p) => p.counts);
   return {
@@ -97,6 +162,7 @@ function runExtractor(pages: readonly BenchPage[], extract: Extractor): Extracto
     bootstrap_std: bootstrapStd(counts),
     pages_per_second: (pages.length / elapsed) * 1000,
     ms_per_page: elapsed / pages.length,
+    pages_per_cpu_second: pages.length / cpuSeconds,
     failures,
     perPage,
   };
@@ -206,16 +272,26 @@ function main(): void {
     return;
   }
   const pages = loadScrapinghub();
-  const runs = { notary: runExtractor(pages, ours), readability: runExtractor(pages, readability) };
+  const notary = runExtractor(pages, ours);
+  const runs: Record<string, ExtractorRun> = { notary, readability: runExtractor(pages, readability) };
+  let trafilaturaVersion: string | null = null;
+  if (trafilaturaPython) {
+    const run = runTrafilatura(pages, trafilaturaPython);
+    if (run) {
+      runs['trafilatura'] = run;
+      trafilaturaVersion = run.version;
+    }
+  }
+  const load = os.loadavg().map((l) => Math.round(l * 100) / 100);
   const metadata = runReadabilityPages();
 
   console.log(`scrapinghub article-extraction-benchmark, ${pages.length} pages`);
-  console.log('extractor     precision  recall     F1 (± std)      pages/s   ms/page  failures');
+  console.log('extractor     precision  recall     F1 (± std)      pages/s   ms/page  pages/CPU-s  failures');
   for (const [name, run] of Object.entries(runs)) {
     console.log(
       `${name.padEnd(13)} ${fixed(run.scores.precision).padEnd(10)} ${fixed(run.scores.recall).padEnd(10)} ` +
         `${fixed(run.scores.f1)} ± ${fixed(run.bootstrap_std.f1)}   ${fixed(run.pages_per_second, 1).padStart(7)}  ` +
-        `${fixed(run.ms_per_page, 2).padStart(7)}  ${run.failures}`,
+        `${fixed(run.ms_per_page, 2).padStart(7)}  ${fixed(run.pages_per_cpu_second, 1).padStart(11)}  ${run.failures}`,
     );
   }
   if (metadata) {
@@ -226,7 +302,7 @@ function main(): void {
     );
   }
   if (verbose) {
-    const worst = runs.notary.perPage
+    const worst = notary.perPage
       .map((p) => ({ id: p.id, ...p.counts }))
       .sort((a, b) => b.fp + b.fn - (a.fp + a.fn))
       .slice(0, 25);
@@ -238,7 +314,9 @@ function main(): void {
   const out = {
     date: new Date().toISOString(),
     machine: { os: `${os.type()} ${os.release()}`, arch: os.arch(), cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? null, node: process.version },
-    command: 'npx tsx bench/eval-extract.ts',
+    command: `npx tsx bench/eval-extract.ts${trafilaturaPython ? ' --trafilatura <python>' : ''}`,
+    load_average_1_5_15: load,
+    versions: { readability: '@mozilla/readability 0.6.0 + linkedom 0.18.14', trafilatura: trafilaturaVersion ? `trafilatura ${trafilaturaVersion} (Python, extract() defaults)` : null },
     scrapinghub: {
       pages: pages.length,
       metric: 'scrapinghub shingle metric (4-token shingles, per-page normalised, mean P/R, F1 of means)',
@@ -252,6 +330,7 @@ function main(): void {
             bootstrap_std: run.bootstrap_std,
             pages_per_second: run.pages_per_second,
             ms_per_page: run.ms_per_page,
+            pages_per_cpu_second: run.pages_per_cpu_second,
             failures: run.failures,
           },
         ]),
@@ -272,7 +351,7 @@ function main(): void {
   };
   const resultsDir = path.join(repoRoot, 'bench/results');
   mkdirSync(resultsDir, { recursive: true });
-  const file = path.join(resultsDir, `extract-${date}.json`);
+  const file = outFile ? path.resolve(outFile) : path.join(resultsDir, `extract-${date}.json`);
   writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(repoRoot, file)}`);
 }

@@ -1,6 +1,6 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { normaliseUrl, runCrawl, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
+import { normaliseUrl, runCrawl, type CrawlerConfig, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
 import type { IndexerRunResult } from '../indexer/index.js';
 import { Runtime, stderrLog } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
@@ -54,13 +54,22 @@ export async function crawlAndIndex(
     dense?: DenseRetrieval;
     /** Crawl on the frontier shared with the deployment's other crawler processes (crawler.shared_frontier). */
     shared?: boolean;
+    /** The crawler's settings for this crawl (a seed's own scope rules); default: the config's. */
+    crawler?: CrawlerConfig;
+    onStart?: (runId: string) => void;
+    onProgress?: (p: CrawlProgress) => void;
   },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
   const crawl = await runCrawl({
-    config: ctx.config.crawler,
+    config: options.crawler ?? ctx.config.crawler,
     pages: ctx.pages,
     runs: ctx.runs,
+    // The crawler's requests pass the same address policy as /v1/extract.
+    addressPolicy: {
+      allowPrivateNetworks: ctx.config.extract.allow_private_networks,
+      allowedPrivateRanges: ctx.config.extract.allowed_private_ranges,
+    },
     frontier: ctx.frontier,
     ...(options.seeds ? { seeds: options.seeds } : {}),
     ...(options.skipFresh ? { skipFresh: true } : {}),
@@ -68,7 +77,11 @@ export async function crawlAndIndex(
     ...(options.maxPages !== undefined ? { maxPages: options.maxPages } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.shared ? { shared: { leaseMs: ctx.config.crawler.lease_seconds * 1000, hostSlots: ctx.hostSlots } } : {}),
-    onProgress: (p) => progress?.update(describeCrawl(p)),
+    onProgress: (p) => {
+      progress?.update(describeCrawl(p));
+      options.onProgress?.(p);
+    },
+    ...(options.onStart ? { onStart: options.onStart } : {}),
     log: (level, msg) => {
       if (options.quiet && level !== 'warn') return;
       if (level === 'debug') return;

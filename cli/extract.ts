@@ -6,7 +6,7 @@ import { NotaryError } from '../core/errors.js';
 import {
   OUTPUT_MODES,
   RENDER_POLICIES,
-  extractLocalHtml,
+  extractLocalFile,
   extractUrl,
   type ExtractResult,
   type OutputMode,
@@ -54,7 +54,8 @@ export async function extractCommand(cfg: NotaryConfig, target: string, opts: Ex
         throw new NotaryError('invalid_url', `"${target}" is neither an http(s) URL nor a readable file`);
       }
       if (statSync(file).size > MAX_LOCAL_FILE_BYTES) throw new NotaryError('page_too_large', `${file} is larger than 50 MB`);
-      result = await extractLocalHtml(readFileSync(file, 'utf8'), pathToFileURL(file).href, mode, {
+      // The bytes are decoded like a response: byte-order mark, <meta charset>, UTF-8 if valid, else windows-1252.
+      result = await extractLocalFile(readFileSync(file), pathToFileURL(file).href, mode, {
         ...(opts.query ? { query: opts.query } : {}),
         ...(scorePassages ? { scorePassages } : {}),
       });

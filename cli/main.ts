@@ -145,6 +145,24 @@ export function buildProgram(): Command {
       await keysListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  const admin = program.command('admin').description('dashboard accounts: operators');
+  admin
+    .command('create')
+    .description('create an operator account (reads the password from standard input, or asks for it at a terminal)')
+    .requiredOption('--email <email>', "the operator's email, used to sign in")
+    .action(async (opts: { email: string }) => {
+      const { adminCreateCommand } = await import('./admin.js');
+      await adminCreateCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  admin
+    .command('list')
+    .description('list dashboard users (operators and members)')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { adminListCommand } = await import('./admin.js');
+      await adminListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+
   const nonNegativeInt = (v: string) => {
     if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
     return Number(v);

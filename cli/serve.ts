@@ -1,51 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { normaliseUrl } from '../crawler/index.js';
-import { RateMeter } from './progress.js';
 import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { ApiMetrics } from '../api/metrics.js';
 import type { NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
-import type { DenseRetrieval } from '../search/pipeline.js';
-import { crawlAndIndex } from './crawl.js';
+import { seedWorker } from './crawl-worker.js';
+import { RateMeter } from './progress.js';
 
-/** The shortest pause between two background crawl rounds, whatever recrawl_after_hours says. */
-const MIN_ROUND_PAUSE_MS = 60_000;
 /** How often undecided pay-per-call settlements are looked up on chain. */
 const RECONCILE_EVERY_MS = 30_000;
-
-async function crawlWorker(ctx: Runtime, dense: DenseRetrieval | undefined, signal: AbortSignal, log: (msg: string) => void): Promise<void> {
-  const pauseMs = Math.max(MIN_ROUND_PAUSE_MS, ctx.config.crawler.recrawl_after_hours * 3_600_000);
-  while (!signal.aborted) {
-    try {
-      // A round that was stopped or killed goes on where it stopped instead of walking the site again.
-      await ctx.runs.markDead();
-      // A shared frontier is never resumed by one worker: the workers join the running round (leases that ran out
-      // are taken over in it), and a round whose every worker died is followed by a new one that skips fresh pages.
-      const shared = ctx.config.crawler.shared_frontier;
-      const resume = shared ? undefined : await ctx.runs.latestResumable(ctx.config.crawler.seeds.map((s) => normaliseUrl(s.trim()) ?? s));
-      if (resume) log(`resuming crawl ${resume.id} (${resume.status ?? 'stopped'}) from its frontier`);
-      const { crawl, index } = await crawlAndIndex(ctx, {
-        ...(resume ? { resume } : { seeds: ctx.config.crawler.seeds, skipFresh: true }),
-        ...(shared ? { shared: true } : {}),
-        signal,
-        quiet: true,
-        ...(dense ? { dense } : {}),
-      });
-      log(
-        `crawl round ${crawl.runId} ${crawl.status}: ${crawl.stored} stored (${crawl.fetched} new or changed, ${crawl.unchanged} unchanged, ` +
-          `${crawl.fresh} fresh), ${crawl.duplicates} duplicates, ${crawl.failed} failed, ${crawl.skipped.total} skipped, ${crawl.queued} queued; ` +
-          `indexed ${index.indexedPages} pages (${index.passages} passages, ${index.embedded} embedded)`,
-      );
-    } catch (err) {
-      log(`crawl round failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    try {
-      await sleep(pauseMs, undefined, { signal });
-    } catch {
-      return;
-    }
-  }
-}
 
 /** The app `notary serve` listens with, from an open runtime (also what scripts/openapi.ts documents). */
 export async function buildServeApp(ctx: Runtime, options: { logger?: object } = {}) {
@@ -61,10 +22,11 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
   const app = await buildApp({
     config: cfg,
     gate: ctx.paidCallGate(),
-    pricing: ctx.pricing,
     search: pipeline,
     extract: ctx.extract(),
+    pricing: () => ctx.pricing,
     publicRoutes: [receiptPublicRoutes(receipts)],
+    dashboard: ctx,
     ...(options.logger ? { logger: options.logger } : {}),
     metrics: new ApiMetrics({ pages: () => ctx.pages.counts() }),
     ready: () => ctx.readiness(),
@@ -146,11 +108,11 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
         .catch((err: unknown) => app.log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
-  if (counts.passages === 0 && cfg.crawler.seeds.length === 0) {
-    app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>` or set NOTARY_SEEDS');
+  if (counts.passages === 0 && cfg.crawler.seeds.length === 0 && (await ctx.seeds.list()).length === 0) {
+    app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>`, set NOTARY_SEEDS, or add seeds in the dashboard');
   }
-  if (cfg.server.crawl_on_start && cfg.crawler.seeds.length > 0) {
-    worker = crawlWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
+  if (cfg.server.crawl_on_start) {
+    worker = seedWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
   }
 }
 
@@ -163,12 +125,7 @@ export async function crawlWorkerCommand(cfg: NotaryConfig): Promise<void> {
   const shutdown = () => stop.abort();
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
-  if (cfg.crawler.seeds.length === 0) {
-    // Idle rather than exit: a supervisor (compose's restart policy) would otherwise start it again and again.
-    log('no seeds configured (crawler.seeds, NOTARY_SEEDS): waiting for a stop signal');
-    await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
-  } else {
-    await crawlWorker(ctx, dense, stop.signal, log);
-  }
+  // The serve-time seed worker alone: it idles while no seed is due (a supervisor's restart policy never loops).
+  await seedWorker(ctx, dense, stop.signal, log);
   await ctx.close();
 }

@@ -76,3 +76,16 @@ describe('loadConfig: pricing and payments', () => {
     }
   });
 });
+
+describe('loadConfig: the address policy', () => {
+  const dataDir = (): string => mkdtempSync(path.join(tmpdir(), 'notary-config-'));
+
+  it('reads allowed private ranges from the environment and refuses what is not a CIDR range', () => {
+    const cfg = loadConfig({ env: { NOTARY_ALLOWED_PRIVATE_RANGES: '10.20.0.0/16, fd12::/16' }, overrides: { data_dir: dataDir() } });
+    expect(cfg.extract.allowed_private_ranges).toEqual(['10.20.0.0/16', 'fd12::/16']);
+    expect(cfg.extract.allow_private_networks).toBe(false);
+    expect(() => loadConfig({ env: { NOTARY_ALLOWED_PRIVATE_RANGES: '10.20.0.0' }, overrides: { data_dir: dataDir() } })).toThrow(
+      /extract\.allowed_private_ranges\.0: must be a CIDR range/,
+    );
+  });
+});

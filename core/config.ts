@@ -1,22 +1,84 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { NotaryError } from './errors.js';
 
-const tierSchema = z.object({
+/** What a tenant's keys may call: searches, reflection (depth 2 and up), extraction, rendered extraction, test keys. */
+export const FEATURES = ['search', 'search_reflection', 'extract', 'extract_render', 'test_keys'] as const;
+export type Feature = (typeof FEATURES)[number];
+
+export const tierSchema = z.object({
   /** Sustained requests per minute. */
-  requests_per_minute: z.number().int().positive(),
+  requests_per_minute: z.number().int().positive().max(1_000_000),
   /** Requests allowed at once before the sustained rate applies. */
-  burst: z.number().int().positive(),
+  burst: z.number().int().positive().max(1_000_000),
+  /** Credits granted to each tenant of the tier once per calendar month (UTC), on its first call or sign-in of the month. */
+  monthly_credits: z.number().int().min(0).max(1_000_000_000).default(0),
+  /** What the tier's tenants may call (an operator can narrow or widen it per tenant). */
+  features: z.array(z.enum(FEATURES)).default([...FEATURES]),
 });
 
+/** Tier names: safe in URLs, headers (RateLimit-Policy) and the dashboard. */
+export const TIER_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+
 const hostPattern = z.string().min(1);
+
+const cidrRange = z.string().refine(
+  (value) => {
+    try {
+      ipaddr.parseCIDR(value.trim());
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be a CIDR range such as 10.0.0.0/8 or fd00::/8' },
+);
 
 /** A non-negative decimal written as a string, parsed exactly later (never as a float): "0.001", "2", "12.5". */
 export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
 
 const creditsByDepth = z.array(z.number().int().min(0)).min(1);
 
+/** The price list: credits by call, and the money price of a credit for pay-per-call modes. */
+export const pricingSchema = z
+  .object({
+    search: z
+      .object({
+        /**
+         * Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. Depth 2 costs what
+         * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (README, Relevance).
+         */
+        credits_by_depth: creditsByDepth.default([1, 1, 2]),
+      })
+      .prefault({}),
+    extract: z
+      .object({
+        /** An extraction with render "never" or "auto". "auto" renders JS shells at this price too. */
+        credits: z.number().int().min(0).default(1),
+        /** An extraction with render "always". */
+        credits_rendered: z.number().int().min(0).default(2),
+      })
+      .prefault({}),
+    /** The money price of one credit for pay-per-call modes, in a named asset. */
+    credit_price: z
+      .object({
+        amount: z.string().regex(DECIMAL_PATTERN, 'must be a decimal number written as a string, e.g. "0.001"').default('0.001'),
+        asset: z.string().regex(/^[A-Za-z0-9.]{1,16}$/, 'must be an asset symbol such as USDC').default('USDC'),
+        /** Decimals of the asset's smallest unit (USDC: 6). */
+        decimals: z.number().int().min(0).max(36).default(6),
+      })
+      .prefault({}),
+  })
+  .prefault({})
+  .superRefine((pricing, ctx) => {
+    const { amount, decimals } = pricing.credit_price;
+    const fraction = amount.split('.')[1]?.replace(/0+$/, '') ?? '';
+    if (fraction.length > decimals) {
+      ctx.addIssue({ code: 'custom', path: ['credit_price', 'amount'], message: `has more than ${decimals} decimal places (the asset's decimals)` });
+    }
+  });
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const caip2Evm = z.string().regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network such as eip155:8453');
 
@@ -180,8 +242,14 @@ export const configSchema = z
       .prefault({}),
     extract: z
       .object({
-        /** Let extraction reach loopback, private, link-local and other non-public addresses (tests, private deployments). */
+        /**
+         * The address policy of every request notary makes (extraction, the crawler's pages, robots.txt and sitemaps):
+         * reach loopback, RFC 1918, unique-local and CGNAT addresses (private deployments). Link-local and cloud
+         * metadata addresses stay refused whatever this says.
+         */
         allow_private_networks: z.boolean().default(false),
+        /** Private CIDR ranges that may be reached without allow_private_networks (the narrower, safer choice). */
+        allowed_private_ranges: z.array(cidrRange).default([]),
         max_redirects: z.number().int().min(0).max(20).default(5),
         connect_timeout_ms: z.number().int().positive().default(5_000),
         /** Whole fetch: DNS, connect, redirects and body. */
@@ -312,37 +380,11 @@ export const configSchema = z
         checkpoint_interval_s: z.number().int().min(0).default(0),
       })
       .prefault({}),
-    /** What each call costs, in credits and, for pay-per-call modes, in money. One place: payments/pricing.ts reads it. */
-    pricing: z
-      .object({
-        search: z
-          .object({
-            /**
-             * Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. Depth 2 costs what
-             * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (README, Relevance).
-             */
-            credits_by_depth: creditsByDepth.default([1, 1, 2]),
-          })
-          .prefault({}),
-        extract: z
-          .object({
-            /** An extraction with render "never" or "auto". "auto" renders JS shells at this price too. */
-            credits: z.number().int().min(0).default(1),
-            /** An extraction with render "always". */
-            credits_rendered: z.number().int().min(0).default(2),
-          })
-          .prefault({}),
-        /** The money price of one credit for pay-per-call modes, in a named asset. */
-        credit_price: z
-          .object({
-            amount: z.string().regex(DECIMAL_PATTERN, 'must be a decimal number written as a string, e.g. "0.001"').default('0.001'),
-            asset: z.string().regex(/^[A-Za-z0-9.]{1,16}$/, 'must be an asset symbol such as USDC').default('USDC'),
-            /** Decimals of the asset's smallest unit (USDC: 6). */
-            decimals: z.number().int().min(0).max(36).default(6),
-          })
-          .prefault({}),
-      })
-      .prefault({}),
+    /**
+     * What each call costs, in credits and, for pay-per-call modes, in money. One place: payments/pricing.ts reads it.
+     * These are the defaults: an operator's edits in the dashboard are kept in the database and override them.
+     */
+    pricing: pricingSchema,
     payments: z
       .object({
         modes: z
@@ -390,11 +432,47 @@ export const configSchema = z
       .prefault({}),
     facilitator: facilitatorSchema.prefault({}),
     tiers: z.record(z.string(), tierSchema).default({
-      free: { requests_per_minute: 60, burst: 10 },
-      pro: { requests_per_minute: 600, burst: 60 },
-      enterprise: { requests_per_minute: 6000, burst: 600 },
+      free: { requests_per_minute: 60, burst: 10, monthly_credits: 0, features: [...FEATURES] },
+      pro: { requests_per_minute: 600, burst: 60, monthly_credits: 0, features: [...FEATURES] },
+      enterprise: { requests_per_minute: 6000, burst: 600, monthly_credits: 0, features: [...FEATURES] },
     }),
     default_tier: z.string().default('free'),
+    /** Accounts and the web dashboard under /dashboard/ (sign-up, sessions, the operator pages and the crawl seeds they steer). */
+    dashboard: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** open: anyone who reaches the server can sign up (a new tenant on default_tier); closed: operators only create accounts. */
+        signup: z.enum(['open', 'closed']).default('open'),
+        /** Opening balance of a tenant created by sign-up. */
+        signup_credits: z.number().int().min(0).default(100),
+        /** Secure attribute of the session cookie: auto sets it when the request came over TLS. */
+        secure_cookies: z.enum(['auto', 'always', 'never']).default('auto'),
+        /** A session ends this long after sign-in, whatever its use. */
+        session_hours: z.number().positive().max(24 * 90).default(24 * 7),
+        /** A session unused for this long ends. */
+        session_idle_hours: z.number().positive().max(24 * 90).default(24),
+        password_min_length: z.number().int().min(8).max(128).default(10),
+        /** log2 of scrypt's cost N for new password hashes (r 8, p 1); 17 is OWASP's recommendation (128 MiB, ~0.3 s). */
+        scrypt_log_n: z.number().int().min(14).max(20).default(17),
+        signin: z
+          .object({
+            /** Failed sign-ins for one email before it is locked out for a while. */
+            max_failures: z.number().int().positive().default(5),
+            /** First lockout; each further failure doubles it, up to lockout_max_s. */
+            lockout_s: z.number().int().positive().default(60),
+            lockout_max_s: z.number().int().positive().default(3600),
+            /** Failures counted from one client address (any email) before that address is locked out. */
+            max_failures_per_address: z.number().int().positive().default(50),
+            /** Failures older than this are forgotten. */
+            window_minutes: z.number().int().positive().default(15),
+          })
+          .prefault({}),
+        /** How often the serve-time crawl worker looks for seeds that are due or were added (operators add them in the dashboard). */
+        seed_poll_s: z.number().positive().max(3600).default(5),
+        /** How long a node serves prices and tiers before re-reading the operators' edits from the database. */
+        settings_refresh_ms: z.number().int().min(0).max(600_000).default(2000),
+      })
+      .prefault({}),
   })
   .superRefine((cfg, ctx) => {
     if (!(cfg.default_tier in cfg.tiers)) {
@@ -402,11 +480,6 @@ export const configSchema = z
     }
     if (cfg.payments.anonymous_tier !== undefined && !(cfg.payments.anonymous_tier in cfg.tiers)) {
       ctx.addIssue({ code: 'custom', path: ['payments', 'anonymous_tier'], message: `tier "${cfg.payments.anonymous_tier}" is not defined in tiers` });
-    }
-    const { amount, decimals } = cfg.pricing.credit_price;
-    const fraction = amount.split('.')[1]?.replace(/0+$/, '') ?? '';
-    if (fraction.length > decimals) {
-      ctx.addIssue({ code: 'custom', path: ['pricing', 'credit_price', 'amount'], message: `has more than ${decimals} decimal places (the asset's decimals)` });
     }
     if (!Object.values(cfg.payments.modes).some((mode) => mode.enabled)) {
       ctx.addIssue({ code: 'custom', path: ['payments', 'modes'], message: 'at least one payment mode must be enabled' });
@@ -464,6 +537,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_CRAWL_SHARED_FRONTIER', path: ['crawler', 'shared_frontier'], kind: 'bool' },
   { env: 'NOTARY_CRAWL_LEASE_SECONDS', path: ['crawler', 'lease_seconds'], kind: 'int' },
   { env: 'NOTARY_ALLOW_PRIVATE_NETWORKS', path: ['extract', 'allow_private_networks'], kind: 'bool' },
+  { env: 'NOTARY_ALLOWED_PRIVATE_RANGES', path: ['extract', 'allowed_private_ranges'], kind: 'list' },
   { env: 'NOTARY_EXTRACT_RESPECT_ROBOTS', path: ['extract', 'respect_robots_txt'], kind: 'bool' },
   { env: 'NOTARY_EXTRACT_MAX_BYTES', path: ['extract', 'max_bytes'], kind: 'int' },
   { env: 'NOTARY_EXTRACT_TIMEOUT_MS', path: ['extract', 'total_timeout_ms'], kind: 'int' },
@@ -480,6 +554,8 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
+  { env: 'NOTARY_DASHBOARD_SIGNUP', path: ['dashboard', 'signup'], kind: 'string' },
+  { env: 'NOTARY_SECURE_COOKIES', path: ['dashboard', 'secure_cookies'], kind: 'string' },
   { env: 'NOTARY_X402_CHALLENGE_SECRET', path: ['payments', 'modes', 'x402', 'challenge_secret'], kind: 'string' },
   { env: 'NOTARY_FACILITATOR_RPC_URL', path: ['facilitator', 'rpc_url'], kind: 'string' },
   { env: 'NOTARY_FACILITATOR_PRIVATE_KEY', path: ['facilitator', 'private_key'], kind: 'string' },

@@ -50,6 +50,7 @@ export const errorCodes = {
   login_required: { status: 422, title: 'The page is behind a login wall', retryable: false },
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
+  upstream_not_found: { status: 422, title: 'The site answered that the page does not exist (404 or 410)', retryable: false },
   // MPP (Authorization: MPP envelope=...): each failure of an envelope has its own code; `party` names the party at fault.
   mpp_envelope_encoding: { status: 400, title: 'The MPP envelope is not base64url', retryable: false },
   mpp_envelope_json: { status: 400, title: 'The MPP envelope is not a UTF-8 JSON object', retryable: false },
@@ -72,10 +73,27 @@ export const errorCodes = {
   mpp_expiry_too_far: { status: 401, title: 'The MPP envelope expires too far ahead', retryable: false },
   mpp_nonce_replayed: { status: 401, title: "The MPP envelope's nonce was used before", retryable: false },
   mpp_total_below_price: { status: 402, title: "The MPP envelope's total_credits do not cover the price of this call", retryable: false },
-  // Party keys (notary parties ...): not HTTP-facing.
+  // Party keys (notary parties ..., the dashboard's MPP page).
   invalid_public_key: { status: 400, title: 'The public key is not a base64url Ed25519 key of 32 bytes', retryable: false },
   party_key_exists: { status: 409, title: 'This public key is registered already', retryable: false },
   party_key_not_found: { status: 404, title: 'No such party key', retryable: false },
+  // Accounts and the dashboard (issue 17).
+  session_required: { status: 401, title: 'Sign in to the dashboard first', retryable: false },
+  invalid_credentials: { status: 401, title: 'The email or password is wrong', retryable: false },
+  signin_throttled: { status: 429, title: 'Too many failed sign-ins: wait before trying again', retryable: true },
+  csrf_failed: { status: 403, title: 'The request did not carry this session\'s CSRF token, or came from another site', retryable: false },
+  operator_only: { status: 403, title: 'Only operators may do this', retryable: false },
+  signup_closed: { status: 403, title: 'Sign-up is closed on this server', retryable: false },
+  email_taken: { status: 409, title: 'An account with this email already exists', retryable: false },
+  weak_password: { status: 400, title: 'The password is too short or too common', retryable: false },
+  user_not_found: { status: 404, title: 'No such user', retryable: false },
+  expired_api_key: { status: 401, title: 'The API key has expired', retryable: false },
+  insufficient_scope: { status: 403, title: "The API key's scopes do not include this call", retryable: false },
+  feature_not_enabled: { status: 403, title: 'This feature is not enabled for the tenant', retryable: false },
+  tenant_suspended: { status: 403, title: 'The tenant is suspended', retryable: false },
+  invalid_settings: { status: 400, title: 'The prices or tiers are invalid', retryable: false },
+  seed_not_found: { status: 404, title: 'No such crawl seed', retryable: false },
+  seed_exists: { status: 409, title: 'This crawl seed exists already', retryable: false },
   // x402 pay-per-call (PAYMENT-SIGNATURE and X-402-Receipt). Nothing is settled when any of these is answered.
   x402_malformed_payment: { status: 400, title: 'The PAYMENT-SIGNATURE header is not valid base64 JSON of an x402 v2 payment', retryable: false },
   x402_malformed_receipt: { status: 400, title: 'The X-402-Receipt header is not a well-formed settlement receipt', retryable: false },
@@ -115,6 +133,20 @@ export const errorCodes = {
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;
+
+/**
+ * Codes that report what a site did (or failed to do) for a request, not a fault of this service: logged as
+ * outcomes of the request, without a stack trace, whatever their HTTP status.
+ */
+export const upstreamOutcomeCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'too_many_redirects',
+  'upstream_error',
+  'upstream_unreachable',
+  'upstream_timeout',
+  'upstream_not_found',
+  'body_too_large',
+  'render_failed',
+]);
 
 export class NotaryError extends Error {
   readonly code: ErrorCode;

@@ -1,32 +1,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotaryError } from '../core/errors.js';
 import { runCrawl, type RunCrawlOptions } from './crawl.js';
-import { serveDirectory, type StaticServer } from '../test/support/serve-static.js';
-import { crawlerConfig, html, openTestDb, writeSite, type TestDb } from '../test/support/crawl-site.js';
+import { serveDirectory } from '../test/support/serve-static.js';
+import { crawlTestResources, crawlerConfig, html, writeSite, type TestDb } from '../test/support/crawl-site.js';
 import { fileAvailable } from '../test/support/components.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function site(files: Record<string, string | Buffer>, options?: { etag?: boolean }): Promise<{ dir: string; server: StaticServer }> {
-  const dir = writeSite(files);
-  const server = await serveDirectory(dir, options);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => server.close());
-  return { dir, server };
-}
-
-async function db(): Promise<TestDb> {
-  const testDb = await openTestDb();
-  cleanups.push(() => testDb.close());
-  return testDb;
-}
+const resources = crawlTestResources();
+const { cleanups, db } = resources;
+const site = resources.site;
+afterEach(resources.cleanup);
 
 function crawl(testDb: TestDb, config: RunCrawlOptions['config'], extra: Partial<RunCrawlOptions> = {}) {
   return runCrawl({ config, pages: testDb.pages, runs: testDb.runs, frontier: testDb.frontier, ...extra });

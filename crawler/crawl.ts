@@ -1,6 +1,7 @@
 import { Configuration } from '@crawlee/core';
 import type { Log } from '@crawlee/core';
 import { NotaryError } from '../core/errors.js';
+import { AgentPool, userAgentHeader, type AddressPolicy } from '../extract/fetch/index.js';
 import { processOwner, type CrawlRun, type CrawlRunStore } from '../storage/crawl-runs.js';
 import type { FrontierStore } from '../storage/frontier.js';
 import { FrontierQueue } from './frontier-queue.js';
@@ -38,7 +39,22 @@ export interface RunCrawlOptions {
   shared?: { leaseMs: number; hostSlots?: { reserve(host: string, delayMs: number): Promise<number> } };
   signal?: AbortSignal;
   onProgress?: (p: CrawlProgress) => void;
+  /** Called with the run's id once it is recorded, before anything is fetched. */
+  onStart?: (runId: string) => void;
   log?: (level: 'info' | 'warn' | 'debug', msg: string) => void;
+  /**
+   * The address policy of every request of the crawl (pages, robots.txt, sitemaps, the browser's requests): the same
+   * as /v1/extract's (config extract.allow_private_networks and extract.allowed_private_ranges). The seeds' own
+   * origins are always reachable, since the operator named them; link-local and metadata addresses never are.
+   * Default: public addresses only.
+   */
+  addressPolicy?: Omit<AddressPolicy, 'allowedPrivateOrigins'>;
+}
+
+/** How the crawler reaches sites: the one fetcher's address policy, and keep-alive connections for the crawl. */
+export interface CrawlFetch {
+  policy: AddressPolicy;
+  agents: AgentPool;
 }
 
 export interface CrawlSummary extends CrawlProgress {
@@ -66,13 +82,11 @@ export interface EngineContext {
   crawleeConfig: Configuration;
   crawleeLog: Log;
   userAgent: string;
+  fetch: CrawlFetch;
+  robots: RobotsCache;
   maxPages: number;
   signal?: AbortSignal;
   log: CrawlLog;
-}
-
-export function userAgentHeader(config: CrawlerConfig): string {
-  return `${config.user_agent} (+${config.contact_url})`;
 }
 
 function resolveSeeds(raw: string[]): string[] {
@@ -117,9 +131,19 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   if (!Number.isInteger(maxPages) || maxPages <= 0) throw new NotaryError('invalid_request', `maxPages must be a positive integer, got ${maxPages}`);
   const scope = compileScope(seeds, { scope: config.scope, include: config.include, exclude: config.exclude });
   const userAgent = userAgentHeader(config);
+  const fetch: CrawlFetch = {
+    policy: {
+      allowPrivateNetworks: false,
+      ...options.addressPolicy,
+      allowedPrivateOrigins: [...new Set(seeds.map((seed) => new URL(seed).origin))],
+    },
+    agents: new AgentPool(config.per_host_concurrency),
+  };
   const gate = new HostGate(config.per_host_concurrency, config.per_host_delay_ms, options.shared?.hostSlots);
   const robots = new RobotsCache({
     userAgent,
+    policy: fetch.policy,
+    agents: fetch.agents,
     timeoutMs: config.request_timeout_ms,
     enabled: config.respect_robots_txt,
     signal: options.signal,
@@ -146,6 +170,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     }));
   const runStartedAt = joinedRun?.started_at ?? (await options.runs.get(runId))?.started_at ?? new Date().toISOString();
   if (resume) await options.frontier.adopt(resume.id, runId);
+  options.onStart?.(runId);
   const session = new CrawlSession(runId, {
     config,
     maxPages,
@@ -209,6 +234,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
           const listed = await robots.sitemaps(origin);
           const urls = await collectSitemapUrls([...listed, `${origin}/sitemap.xml`], {
             userAgent,
+            policy: fetch.policy,
+            agents: fetch.agents,
             timeoutMs: config.request_timeout_ms,
             signal: options.signal,
             onProblem: (msg) => log('warn', msg),
@@ -226,6 +253,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       crawleeConfig,
       crawleeLog: crawleeLog(log),
       userAgent,
+      fetch,
+      robots,
       maxPages,
       signal: options.signal,
       log,
@@ -258,6 +287,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       await options.runs.finish(runId, { ...summary, aborted: status === 'stopped' }, status);
       if (status === 'finished') await options.frontier.clear(runId);
     }
+    fetch.agents.destroy();
   }
   session.reportProgress(true);
   const summary: CrawlSummary = {

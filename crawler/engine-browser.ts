@@ -1,8 +1,8 @@
 import { CHROMIUM_ARGS } from '../core/chromium.js';
+import { guardRequests } from '../extract/render/index.js';
 import type { EngineContext } from './crawl.js';
 import { hostOf } from './url.js';
-import { backOffIfAsked, gateReleases, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
-
+import { backOffIfAsked, gateReleases, requestTimeoutSecs, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
 
 /**
  * Rendered pages: crawlee's PlaywrightCrawler driving the system Chromium (config.chromium_path) through playwright-core.
@@ -13,10 +13,13 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
   const [{ PlaywrightCrawler }, { chromium }] = await Promise.all([import('@crawlee/playwright'), import('playwright-core')]);
   const { config, session, gate } = ctx;
   const { releases, finish } = gateReleases();
+  const blocked = new Map<string, string>();
 
   const crawler = new PlaywrightCrawler(
     {
       ...sharedCrawlerOptions(ctx),
+      navigationTimeoutSecs: requestTimeoutSecs(ctx),
+      persistCookiesPerSession: false,
       maxConcurrency: config.max_concurrency,
       statusMessageLoggingInterval: 3600,
       headless: true,
@@ -30,6 +33,8 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
       autoscaledPoolOptions: { loggingIntervalSecs: null },
       preNavigationHooks: [
         async ({ request, page }, gotoOptions) => {
+          // Every request the page makes passes the same address policy as the static fetcher.
+          await guardRequests(page, ctx.fetch.policy, { onBlockedNavigation: (err) => blocked.set(request.uniqueKey, err.message) });
           await page.setExtraHTTPHeaders({ 'user-agent': ctx.userAgent });
           if (gotoOptions) gotoOptions.waitUntil = 'load';
           releases.set(request.uniqueKey, await gate.acquire(hostOf(request.url), ctx.signal));
@@ -61,7 +66,10 @@ export async function runBrowserEngine(ctx: EngineContext): Promise<void> {
       failedRequestHandler: async ({ request }, error) => {
         finish(request.uniqueKey);
         if (ctx.signal?.aborted && error.name === 'AbortError') return session.requestAbandoned(request.uniqueKey);
-        await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
+        const refusal = blocked.get(request.uniqueKey);
+        blocked.delete(request.uniqueKey);
+        if (refusal) await session.requestFailed(request.uniqueKey, 'blocked_address', refusal);
+        else await session.requestFailed(request.uniqueKey, 'fetch_error', error.message);
       },
     },
     ctx.crawleeConfig,

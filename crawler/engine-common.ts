@@ -11,7 +11,7 @@ const backedOffKey = 'notaryBackedOff';
 /** Crawlee options both engines (static and browser) share: our queue, logging, limits and timeouts. */
 export function sharedCrawlerOptions(ctx: EngineContext) {
   const { config } = ctx;
-  const timeoutSecs = Math.max(1, Math.ceil(config.request_timeout_ms / 1000));
+  const timeoutSecs = requestTimeoutSecs(ctx);
   // Requests wait for their HostGate slot inside crawlee's request timeout, so it leaves room for every crawler slot
   // queueing on one host at the longest spacing, plus the longest Retry-After pause.
   const longestDelayMs = Math.max(config.per_host_delay_ms, config.crawl_delay_max_ms);
@@ -22,11 +22,13 @@ export function sharedCrawlerOptions(ctx: EngineContext) {
     requestQueue: ctx.queue as unknown as RequestQueue,
     log: ctx.crawleeLog,
     maxRequestRetries,
-    navigationTimeoutSecs: timeoutSecs,
     requestHandlerTimeoutSecs: timeoutSecs * 2 + 30 + gateWaitSecs,
     useSessionPool: false,
-    persistCookiesPerSession: false,
   };
+}
+
+export function requestTimeoutSecs(ctx: EngineContext): number {
+  return Math.max(1, Math.ceil(ctx.config.request_timeout_ms / 1000));
 }
 
 /** Per-request release functions of the HostGate slot a request holds, keyed by crawlee's uniqueKey. */

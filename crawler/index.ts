@@ -1,4 +1,4 @@
-export { runCrawl, userAgentHeader, type RunCrawlOptions, type CrawlSummary } from './crawl.js';
+export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './crawl.js';
 export type { CrawlProgress, CrawlerConfig } from './session.js';
 export { FrontierStore } from '../storage/frontier.js';
 export { normaliseUrl, compileScope, CRAWL_SCOPES, type CrawlScope, type Scope, type ScopeRules } from './url.js';

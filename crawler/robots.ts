@@ -1,13 +1,4 @@
-import { RobotsTxtFile } from '@crawlee/utils';
-import { createRequire } from 'node:module';
-import { fetchText } from './fetch-text.js';
-
-interface ParsedRobots {
-  getCrawlDelay(ua?: string): number | undefined;
-}
-// RobotsTxtFile keeps its robots-parser instance private; Crawl-delay is read with robots-parser directly.
-// robots-parser is CommonJS with `export default` typings that do not match its module.exports under NodeNext.
-const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: string, contents: string) => ParsedRobots;
+import { RobotsRules, type AddressPolicy, type AgentPool, type OriginRobots } from '../extract/fetch/index.js';
 
 export interface RobotsVerdict {
   allowed: boolean;
@@ -15,23 +6,20 @@ export interface RobotsVerdict {
   detail: string | null;
 }
 
-interface OriginRules {
-  /** null when robots.txt could not be read and the whole origin is treated as disallowed (RFC 9309 §2.3.1.4). */
-  file: RobotsTxtFile | null;
-  unreachableReason: string | null;
-  sitemaps: string[];
-}
-
 /**
- * robots.txt per origin, fetched once per crawl with our User-Agent and parsed by crawlee's RobotsTxtFile.
- * A 4xx (or a missing file) allows everything; a 5xx or a network failure disallows the origin, as RFC 9309 asks.
+ * One crawl's view of robots.txt: the shared RobotsRules (fetched through the one fetcher and address policy,
+ * RFC 9309's status rules) plus what a crawl needs around them: an off switch for the rules, and the Crawl-delay of
+ * each origin reported once, when its robots.txt is first read.
  */
 export class RobotsCache {
-  private readonly origins = new Map<string, Promise<OriginRules>>();
+  private readonly rules = new RobotsRules({ ttlS: 86_400, unreachableTtlS: 86_400 });
+  private readonly reported = new Set<string>();
 
   constructor(
     private readonly options: {
       userAgent: string;
+      policy: AddressPolicy;
+      agents?: AgentPool;
       timeoutMs: number;
       enabled: boolean;
       signal?: AbortSignal;
@@ -40,48 +28,39 @@ export class RobotsCache {
     },
   ) {}
 
-  private load(origin: string): Promise<OriginRules> {
-    let pending = this.origins.get(origin);
-    if (!pending) {
-      pending = this.fetchRules(origin);
-      this.origins.set(origin, pending);
-    }
-    return pending;
-  }
-
-  private async fetchRules(origin: string): Promise<OriginRules> {
-    const robotsUrl = `${origin}/robots.txt`;
+  private async load(url: string): Promise<OriginRobots> {
+    let rules: OriginRobots;
     try {
-      const res = await fetchText(robotsUrl, {
+      rules = await this.rules.forOrigin(url, {
         userAgent: this.options.userAgent,
+        policy: this.options.policy,
         timeoutMs: this.options.timeoutMs,
-        maxBytes: 500 * 1024,
-        signal: this.options.signal,
+        ...(this.options.agents ? { agents: this.options.agents } : {}),
+        ...(this.options.signal ? { signal: this.options.signal } : {}),
       });
-      if (res.status >= 500) {
-        return { file: null, unreachableReason: `robots.txt answered ${res.status}`, sitemaps: [] };
-      }
-      const content = res.status >= 200 && res.status < 300 ? res.body : '';
-      const file = RobotsTxtFile.from(robotsUrl, content);
-      if (this.options.enabled && this.options.onCrawlDelay && /crawl-delay/i.test(content)) {
-        const seconds = robotsParser(robotsUrl, content).getCrawlDelay(this.options.userAgent);
-        if (seconds !== undefined && seconds > 0) this.options.onCrawlDelay(origin, seconds);
-      }
-      return { file, unreachableReason: null, sitemaps: file.getSitemaps({ enqueueStrategy: 'all' }) };
     } catch (err) {
-      return { file: null, unreachableReason: `robots.txt unreachable: ${(err as Error).message}`, sitemaps: [] };
+      // A crawl stopped while robots.txt was loading: fetch nothing more from that origin.
+      if (!this.options.signal?.aborted) throw err;
+      return { origin: new URL(url).origin, state: 'unreachable', detail: 'the crawl was stopped', cause: null, crawlDelayS: null, sitemaps: [], isAllowed: () => false };
     }
+    if (!this.reported.has(rules.origin)) {
+      this.reported.add(rules.origin);
+      if (this.options.enabled && rules.crawlDelayS !== null) this.options.onCrawlDelay?.(rules.origin, rules.crawlDelayS);
+    }
+    return rules;
   }
 
   async check(url: string): Promise<RobotsVerdict> {
     if (!this.options.enabled) return { allowed: true, detail: null };
-    const rules = await this.load(new URL(url).origin);
-    if (!rules.file) return { allowed: false, detail: rules.unreachableReason };
-    if (rules.file.isAllowed(url, this.options.userAgent)) return { allowed: true, detail: null };
+    const rules = await this.load(url);
+    // A refused address is not a robots.txt matter: the page fetch is refused the same way and recorded as such.
+    if (rules.cause?.code === 'blocked_address') return { allowed: true, detail: null };
+    if (rules.state === 'unreachable') return { allowed: false, detail: `robots.txt unreachable (${rules.detail ?? 'unknown'}); RFC 9309 disallows the site` };
+    if (rules.isAllowed(url)) return { allowed: true, detail: null };
     return { allowed: false, detail: 'disallowed by robots.txt' };
   }
 
-  /** Sitemap URLs named by the origin's robots.txt (fetched even when robots rules are not honoured). */
+  /** Sitemap URLs named by the origin's robots.txt (read even when robots rules are not honoured). */
   async sitemaps(origin: string): Promise<string[]> {
     return (await this.load(origin)).sitemaps;
   }

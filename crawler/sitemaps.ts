@@ -1,17 +1,43 @@
+import { gunzipSync } from 'node:zlib';
 import { parseSitemap } from '@crawlee/utils';
-import { fetchText } from './fetch-text.js';
+import { fetchResource, type AddressPolicy, type AgentPool } from '../extract/fetch/index.js';
 
 const maxSitemapFiles = 50;
 const maxSitemapBytes = 50 * 1024 * 1024;
+
+export interface SitemapFetchOptions {
+  userAgent: string;
+  policy: AddressPolicy;
+  agents?: AgentPool;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onProblem?: (msg: string) => void;
+}
+
+/** One sitemap file through the one fetcher (address policy, User-Agent, byte cap); .gz files are unpacked. */
+async function fetchSitemap(url: string, options: SitemapFetchOptions): Promise<{ status: number; body: string }> {
+  const res = await fetchResource(url, {
+    userAgent: options.userAgent,
+    policy: options.policy,
+    headers: { accept: 'application/xml,text/xml,text/plain;q=0.9,*/*;q=0.5' },
+    maxRedirects: 10,
+    totalTimeoutMs: options.timeoutMs,
+    maxBytes: maxSitemapBytes,
+    ...(options.agents ? { agents: options.agents } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (res.status !== 200) return { status: res.status, body: '' };
+  let bytes = res.body;
+  // Content-Encoding: gzip is undone by the fetcher; a .gz file served as application/gzip still needs unpacking.
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes, { maxOutputLength: maxSitemapBytes });
+  return { status: res.status, body: bytes.toString('utf8') };
+}
 
 /**
  * Page URLs listed by the given sitemaps, following sitemap indexes (up to 50 files). Every file is fetched by us with
  * our User-Agent; crawlee's parser only reads the text. Missing or broken sitemaps are reported and skipped.
  */
-export async function collectSitemapUrls(
-  sitemapUrls: string[],
-  options: { userAgent: string; timeoutMs: number; signal?: AbortSignal; onProblem?: (msg: string) => void },
-): Promise<string[]> {
+export async function collectSitemapUrls(sitemapUrls: string[], options: SitemapFetchOptions): Promise<string[]> {
   const pending = [...new Set(sitemapUrls)];
   const visited = new Set<string>();
   const pages: string[] = [];
@@ -21,7 +47,7 @@ export async function collectSitemapUrls(
     visited.add(sitemapUrl);
     let content: string;
     try {
-      const res = await fetchText(sitemapUrl, { ...options, maxBytes: maxSitemapBytes });
+      const res = await fetchSitemap(sitemapUrl, options);
       if (res.status !== 200) {
         // /sitemap.xml is probed on every seed host; its absence is normal.
         if (res.status !== 404) options.onProblem?.(`sitemap ${sitemapUrl} answered ${res.status}`);

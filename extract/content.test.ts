@@ -123,3 +123,44 @@ describe.runIf(fileAvailable('the PostgreSQL documentation (postgresql-doc-15)',
     expect(doc.text).not.toMatch(/\bPrev\b|\bNext\b/);
   });
 });
+
+describe('main content: a reference page of sibling sections', () => {
+  /** One configuration parameter as DocBook writes it: the name in a <dt>, its description in a <dd>. */
+  function parameter(name: string, sentences: number): string {
+    const text = Array.from({ length: sentences }, (_, i) => `Sentence ${i + 1} about ${name}, which sets how often the server writes, rotates, or keeps its files.`).join(' ');
+    return `<dt id="guc-${name}"><span class="term"><code class="varname">${name}</code> (<code class="type">integer</code>)</span></dt><dd><p>${text}</p><p>${text}</p></dd>`;
+  }
+
+  function section(id: string, heading: string, names: readonly string[], sentences: number): string {
+    return `<div class="sect2" id="${id}"><div class="titlepage"><h3 class="title"><a id="${id}-anchor"></a>${heading}</h3></div>
+      <p>This section lists the settings that control ${heading.toLowerCase()}.</p>
+      <div class="variablelist"><dl class="variablelist">${names.map((n) => parameter(n, sentences)).join('')}</dl></div></div>`;
+  }
+
+  it('keeps every section of the chapter, not only the best-scoring one', () => {
+    const doc = extractDocument(
+      html(`<div class="navheader"><a href="a.html">Prev</a> <a href="b.html">Up</a> <a href="c.html">Next</a></div>
+        <div class="sect1" id="logging"><div class="titlepage"><h2 class="title">Error Reporting and Logging</h2></div>
+          ${section('where', 'Where to Log', ['log_destination', 'log_rotation_age', 'log_rotation_size', 'log_truncate'], 3)}
+          ${section('when', 'When to Log', ['log_min_messages', 'log_min_duration', 'log_min_error'], 3)}
+          ${section('what', 'What to Log', Array.from({ length: 12 }, (_, i) => (i === 0 ? 'application_name' : i === 11 ? 'log_statement' : `log_setting_${i}`)), 4)}
+        </div>
+        <div class="navfooter"><a href="a.html">Prev</a> <a href="index.html">Home</a> <a href="c.html">Next</a></div>`),
+      'https://docs.example/runtime-config-logging.html',
+    );
+    for (const name of ['log_destination', 'log_rotation_age', 'log_min_messages', 'application_name', 'log_statement']) expect(doc.text).toContain(name);
+    expect(doc.text).toContain('Where to Log');
+  });
+
+  it('does not widen an article into the other posts beside it', () => {
+    const teaser = (n: number): string =>
+      `<article class="post"><h3><a href="https://blog.example/post-${n}">Post ${n}</a></h3><p>${Array.from({ length: 4 }, (_, i) => `Teaser ${n}.${i}: a long excerpt of another post, with words enough to look like prose, teaserword.`).join(' ')}</p></article>`;
+    const doc = extractDocument(
+      html(`<div class="wrap"><article class="post"><h1>Bridge vote</h1>${paragraphs(1, 3)}</article>
+        <h3 class="relatedposts">You may also like</h3>${teaser(1)}${teaser(2)}${teaser(3)}${teaser(4)}</div>`),
+      'https://blog.example/bridge',
+    );
+    for (let n = 1; n <= 3; n++) expect(doc.text).toContain(`Paragraph ${n} of the story`);
+    expect(doc.text).not.toContain('teaserword');
+  });
+});

@@ -1,12 +1,16 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { countWords } from './content.js';
-import { assertRealContent, isJsShell } from './detect.js';
+import { assertRealContent, isCaptchaPage, isJsShell } from './detect.js';
 import { extractDocument } from './extract.js';
 import type { SiteTitleAffixes } from './site-title.js';
 import type { HostResolver } from './fetch/address-policy.js';
 import { FetchCache } from './fetch/cache.js';
-import { RobotsRules, safeFetch, type FetchedDocument } from './fetch/safe-fetch.js';
+import { RobotsRules } from './fetch/robots.js';
+import { decodeText } from './fetch/charset.js';
+import { pdfToText } from './fetch/pdf.js';
+import { safeFetch, sniffMimeType, type FetchedDocument } from './fetch/safe-fetch.js';
+import { userAgentHeader } from './fetch/user-agent.js';
 import { OUTPUT_MODES, pickExcerpt, renderDocument, type OutputMode, type ScorePassages } from './output.js';
 import { BrowserRenderer } from './render/browser.js';
 import type { ContentBlock, ExtractedDocument } from './types.js';
@@ -44,6 +48,8 @@ export interface ExtractResult {
 
 export interface ExtractSettings {
   allowPrivateNetworks: boolean;
+  /** Private CIDR ranges that may be reached (config extract.allowed_private_ranges). */
+  allowedPrivateRanges?: readonly string[];
   /** Hosts exempt from the private-address check (not in the config file; for embedding and tests). */
   allowedPrivateHosts?: readonly string[];
   maxRedirects: number;
@@ -73,15 +79,11 @@ export interface ExtractDeps {
   siteTitles?: (host: string) => Promise<SiteTitleAffixes | null>;
 }
 
-/** The crawler's identifiable User-Agent, `${user_agent} (+${contact_url})`; extraction sends the same one. */
-export function extractUserAgent(config: NotaryConfig): string {
-  return `${config.crawler.user_agent} (+${config.crawler.contact_url})`;
-}
-
 export function extractSettings(config: NotaryConfig): ExtractSettings {
   const e = config.extract;
   return {
     allowPrivateNetworks: e.allow_private_networks,
+    allowedPrivateRanges: e.allowed_private_ranges,
     maxRedirects: e.max_redirects,
     connectTimeoutMs: e.connect_timeout_ms,
     totalTimeoutMs: e.total_timeout_ms,
@@ -97,7 +99,7 @@ export function extractSettings(config: NotaryConfig): ExtractSettings {
 export function createExtractDeps(config: NotaryConfig, extras: Partial<ExtractDeps> = {}): ExtractDeps & { close(): Promise<void> } {
   const renderer = new BrowserRenderer(config.extract.chromium_path);
   return {
-    userAgent: extractUserAgent(config),
+    userAgent: userAgentHeader(config.crawler),
     settings: extractSettings(config),
     cache: new FetchCache<FetchedDocument>(config.extract.cache_max_entries),
     robots: new RobotsRules(),
@@ -147,6 +149,7 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
   const fetched = await safeFetch(request.url, {
     userAgent: deps.userAgent,
     allowPrivateNetworks: settings.allowPrivateNetworks,
+    ...(settings.allowedPrivateRanges ? { allowedPrivateRanges: settings.allowedPrivateRanges } : {}),
     ...(settings.allowedPrivateHosts ? { allowedPrivateHosts: settings.allowedPrivateHosts } : {}),
     maxRedirects: settings.maxRedirects,
     connectTimeoutMs: settings.connectTimeoutMs,
@@ -159,6 +162,7 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
     ...(deps.resolver ? { resolver: deps.resolver } : {}),
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
+  assertSuccessfulAnswer(fetched);
 
   if (fetched.kind !== 'html') {
     const doc = documentFromText(fetched.body, fetched.pdf?.title ?? null, fetched.pdf?.author ?? null);
@@ -180,6 +184,7 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
       const page = await deps.renderer.render(finalUrl, {
         userAgent: deps.userAgent,
         allowPrivateNetworks: settings.allowPrivateNetworks,
+        ...(settings.allowedPrivateRanges ? { allowedPrivateRanges: settings.allowedPrivateRanges } : {}),
         ...(settings.allowedPrivateHosts ? { allowedPrivateHosts: settings.allowedPrivateHosts } : {}),
         timeoutMs: settings.renderTimeoutMs,
         ...(deps.signal ? { signal: deps.signal } : {}),
@@ -196,6 +201,29 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
   return buildResult(request, doc, { url: fetched.url, finalUrl, status, rendered }, deps.scorePassages);
 }
 
+/** Answers that bot walls (Cloudflare and the like) give with a challenge page instead of the content. */
+const CHALLENGE_STATUSES = new Set([403, 429, 503]);
+
+/**
+ * What a site's non-2xx answer means for an extraction: a bot challenge page behind 403/429/503 is captcha_detected,
+ * 404/410 is upstream_not_found (the page does not exist: not worth retrying), anything else upstream_error with
+ * the status (and Retry-After when the site gave one).
+ */
+function assertSuccessfulAnswer(doc: FetchedDocument): void {
+  const { status } = doc;
+  if (status >= 200 && status < 300) return;
+  if (CHALLENGE_STATUSES.has(status) && doc.kind === 'html' && isCaptchaPage(doc.body, extractDocument(doc.body, doc.finalUrl))) {
+    throw new NotaryError('captcha_detected', `${doc.finalUrl} answered HTTP ${status} with a bot challenge`, { upstream_status: status });
+  }
+  if (status === 404 || status === 410) {
+    throw new NotaryError('upstream_not_found', `${doc.finalUrl} answered HTTP ${status}: the page does not exist`, { upstream_status: status });
+  }
+  throw new NotaryError('upstream_error', `${doc.finalUrl} answered HTTP ${status}`, {
+    upstream_status: status,
+    ...(doc.retryAfter ? { upstream_retry_after: doc.retryAfter } : {}),
+  });
+}
+
 /** `notary extract <file>`: the same extraction and output modes on HTML already in hand. */
 export async function extractLocalHtml(
   html: string,
@@ -207,6 +235,28 @@ export async function extractLocalHtml(
   const doc = extractDocument(html, url);
   assertRealContent(html, doc, false);
   return buildResult({ mode, ...(options.query ? { query: options.query } : {}) }, doc, { url, finalUrl: url, status: null, rendered: false }, options.scorePassages);
+}
+
+/**
+ * `notary extract <file>`: a local file's bytes read the way /v1/extract reads a response without a Content-Type: a
+ * PDF by its signature, otherwise HTML whose charset comes from a byte-order mark, then <meta charset>, then UTF-8
+ * when the bytes are valid UTF-8, else windows-1252.
+ */
+export async function extractLocalFile(
+  bytes: Uint8Array,
+  url: string,
+  mode: OutputMode,
+  options: { query?: string; scorePassages?: ScorePassages } = {},
+): Promise<ExtractResult> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (sniffMimeType(null, buffer) === 'application/pdf') {
+    if (!OUTPUT_MODES.includes(mode)) throw new NotaryError('invalid_request', `mode must be one of ${OUTPUT_MODES.join(', ')}`);
+    const pdf = await pdfToText(buffer);
+    const doc = documentFromText(pdf.text, pdf.title, pdf.author);
+    if (doc.wordCount === 0) throw new NotaryError('empty_content', 'the PDF has no text');
+    return buildResult({ mode, ...(options.query ? { query: options.query } : {}) }, doc, { url, finalUrl: url, status: null, rendered: false }, options.scorePassages);
+  }
+  return extractLocalHtml(decodeText(buffer, null, true).text, url, mode, options);
 }
 
 /** Plain text (text/plain, PDF) as an ExtractedDocument: paragraphs split at blank lines. */

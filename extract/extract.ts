@@ -23,8 +23,8 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
   if (html.length > MAX_HTML_CHARS) {
     throw new NotaryError('page_too_large', `page has ${html.length} characters; the limit is ${MAX_HTML_CHARS}`);
   }
-  const { body, head, h1s, bylineCandidates } = parseHtml(html);
-  const blocks = extractBlocks(body);
+  const { body, head, h1s, bylineCandidates, noscripts, controlledIds } = parseHtml(html);
+  const blocks = extractBlocks({ body, noscripts, controlledIds });
   const jsonLd = readJsonLd(head.jsonLd);
 
   const h1Texts = h1s.map((h) => textOf(h)).filter((t) => t.length > 0);

@@ -43,6 +43,22 @@ export interface ParsedPage {
   h1s: Element[];
   /** Elements that look like an author line (rel/itemprop/class "author", "byline"). */
   bylineCandidates: Element[];
+  /** <noscript> elements (kept in the tree, excluded unless the page's content is only there). */
+  noscripts: Element[];
+  /** ids named by aria-controls: panels that tabs and accordions show and hide. */
+  controlledIds: Set<string>;
+}
+
+/**
+ * Characters that are invisible and belong to no word: soft hyphen, zero-width space, word joiner, BOM (also used
+ * as a zero-width no-break space). Removed from text and metadata so that words are not split or glued with them.
+ * Zero-width (non-)joiners stay: they change how Persian, Indic scripts and emoji render.
+ */
+const INVISIBLE = /[\u00ad\u200b\u2060\ufeff]/g;
+const HAS_INVISIBLE = /[\u00ad\u200b\u2060\ufeff]/;
+
+export function stripInvisible(text: string): string {
+  return HAS_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
 }
 
 /** Deeper nesting is flattened into the element at this depth, so recursive walks cannot overflow the stack. */
@@ -53,7 +69,6 @@ const BYLINE_HINT = /byline|author|dateline|writtenby|p-author/i;
 const SKIPPED_TAGS = new Set([
   'script',
   'style',
-  'noscript',
   'template',
   'svg',
   'math',
@@ -77,6 +92,8 @@ export function parseHtml(html: string): ParsedPage {
   const head: HeadInfo = { title: null, meta: new Map(), canonicalHref: null, lang: null, jsonLd: [] };
   const h1s: Element[] = [];
   const bylineCandidates: Element[] = [];
+  const noscripts: Element[] = [];
+  const controlledIds = new Set<string>();
   let current: Element = body;
   let depth = 0;
   // One entry per open tag outside skipped subtrees: whether it created an element (so its close pops one).
@@ -140,6 +157,9 @@ export function parseHtml(html: string): ParsedPage {
         current = element;
         depth++;
         if (name === 'h1') h1s.push(element);
+        else if (name === 'noscript') noscripts.push(element);
+        const controls = attrs['aria-controls'];
+        if (controls) for (const id of controls.split(/\s+/)) if (id) controlledIds.add(id);
         if (
           bylineCandidates.length < 10 &&
           (attrs['rel'] === 'author' ||
@@ -155,6 +175,7 @@ export function parseHtml(html: string): ParsedPage {
           else if (jsonLdText !== null) jsonLdText += text;
           return;
         }
+        // Invisible characters stay in the tree: normaliseSpace removes them from every text written out.
         const children = current.children;
         const last = children[children.length - 1];
         if (typeof last === 'string') children[children.length - 1] = last + text;
@@ -165,10 +186,10 @@ export function parseHtml(html: string): ParsedPage {
           skipDepth--;
           if (skipDepth === 0) {
             if (inTitle) {
-              head.title = titleText;
+              head.title = stripInvisible(titleText);
               inTitle = false;
             } else if (jsonLdText !== null) {
-              head.jsonLd.push(jsonLdText);
+              head.jsonLd.push(stripInvisible(jsonLdText));
               jsonLdText = null;
             }
           }
@@ -184,12 +205,13 @@ export function parseHtml(html: string): ParsedPage {
   );
   parser.write(html);
   parser.end();
-  return { body, head, h1s, bylineCandidates };
+  return { body, head, h1s, bylineCandidates, noscripts, controlledIds };
 }
 
 function recordMeta(head: HeadInfo, attrs: Record<string, string>): void {
-  const content = attrs['content'];
-  if (content === undefined) return;
+  const raw = attrs['content'];
+  if (raw === undefined) return;
+  const content = stripInvisible(raw);
   for (const keyAttr of ['property', 'name', 'itemprop', 'http-equiv']) {
     const raw = attrs[keyAttr];
     if (!raw) continue;

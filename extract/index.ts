@@ -11,10 +11,10 @@ export {
   RENDER_POLICIES,
   createExtractDeps,
   documentFromText,
+  extractLocalFile,
   extractLocalHtml,
   extractSettings,
   extractUrl,
-  extractUserAgent,
   parseExtractRequest,
 } from './extract-url.js';
 export type { ExtractDeps, ExtractRequest, ExtractResult, ExtractSettings, RenderPolicy } from './extract-url.js';

@@ -1,7 +1,11 @@
-import type { HeadInfo } from './html-tree.js';
+import { stripInvisible, type HeadInfo } from './html-tree.js';
 
+/**
+ * Whitespace collapsed and trimmed, invisible characters (soft hyphens, zero-width spaces, ...) removed: every text
+ * the extractor writes goes through here (or, for <pre>, through stripInvisible), so the parse keeps text as it is.
+ */
 export function normaliseSpace(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return stripInvisible(text).replace(/\s+/g, ' ').trim();
 }
 
 interface JsonLdFacts {

@@ -133,11 +133,22 @@ export function renderHtml(doc: ExtractedDocument): string {
   return parts.join('\n');
 }
 
-/** Passages an excerpt is chosen from: paragraphs and quotes of at least a few words (lists as one passage). */
+/** Share of a block's text inside its links. */
+function linkShare(block: TextBlock): number {
+  if (!block.links || block.text.length === 0) return 0;
+  let chars = 0;
+  for (const link of block.links) chars += link.text.length;
+  return Math.min(1, chars / block.text.length);
+}
+
+/**
+ * Passages an excerpt is chosen from: paragraphs and quotes of at least a few words (lists as one passage), not
+ * lines that are mostly links (a language switcher, a "see also" line).
+ */
 export function excerptPassages(doc: ExtractedDocument): string[] {
   const passages: string[] = [];
   for (const block of doc.blocks) {
-    if (block.type === 'heading' || block.type === 'code' || block.type === 'table') continue;
+    if (block.type === 'heading' || block.type === 'code' || block.type === 'table' || linkShare(block) > 0.5) continue;
     const text = block.type === 'list' ? block.text.replace(/\n/g, '; ') : block.text;
     if (text.split(/\s+/).length >= 8) passages.push(text);
   }

@@ -122,7 +122,7 @@ describe.each([
     expect(new Set(listed.map((k) => k.id))).toEqual(new Set([record.id, second.record.id]));
     expect((await accounts.listKeys()).length).toBeGreaterThanOrEqual(3);
     for (const k of await accounts.listKeys()) {
-      expect(Object.keys(k).sort()).toEqual(['created_at', 'id', 'last4', 'last_used_at', 'name', 'prefix', 'revoked_at', 'tenant_id']);
+      expect(Object.keys(k).sort()).toEqual(['created_at', 'environment', 'expires_at', 'id', 'last4', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'tenant_id']);
       expect(JSON.stringify(k)).not.toContain(key);
     }
     // The database holds the SHA-256, never the key.
@@ -159,7 +159,7 @@ describe.each([
     expect(queries).toBeGreaterThan(0); // the counter does see real work
     const before = queries;
     const lastChar = key.at(-1) === 'a' ? 'b' : 'a';
-    for (const bad of [key.slice(0, -1) + lastChar, key.slice(0, -1), 'sk_test_' + key.slice(8), '', 'sk_live_' + '!'.repeat(38)]) {
+    for (const bad of [key.slice(0, -1) + lastChar, key.slice(0, -1), 'sk_prod_' + key.slice(8), 'sk_test_' + key.slice(8, -1) + lastChar, '', 'sk_live_' + '!'.repeat(38)]) {
       expect(await codeOf(counted.authenticate(bad))).toBe('invalid_api_key');
     }
     expect(queries).toBe(before);

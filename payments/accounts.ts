@@ -1,17 +1,37 @@
 import type { Kysely } from 'kysely';
 import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { AccountsRepository, type ApiKeyRecord, type MultiDebitOutcome, type PartyDebit } from '../storage/accounts.js';
+import { AccountsRepository, type ApiKeyRecord, type LedgerFilter, type MultiDebitOutcome, type PartyDebit } from '../storage/accounts.js';
 import { nowIso } from '../storage/db.js';
 import type { Database, LedgerEntry, Tenant } from '../storage/schema.js';
-import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ParsedApiKey } from './api-keys.js';
+import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ApiKeyEnvironment, type ParsedApiKey } from './api-keys.js';
+import type { Operation } from './pricing.js';
 
-export type { ApiKeyRecord, MultiDebitOutcome, PartyDebit } from '../storage/accounts.js';
+export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/accounts.js';
+
+/** What a key may call. */
+export const KEY_SCOPES = ['search', 'extract'] as const satisfies readonly Operation[];
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+export interface KeyOptions {
+  name?: string | null;
+  /** After this instant the key is refused with expired_api_key. */
+  expiresAt?: Date | null;
+  /** Default: every scope. */
+  scopes?: readonly KeyScope[];
+  /** live (default) or test. */
+  environment?: ApiKeyEnvironment;
+}
+
+/** The scopes stored with a key. */
+export function keyScopes(record: { scopes: string }): KeyScope[] {
+  return record.scopes.split(',').filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
+}
 export type { LedgerEntry, Tenant } from '../storage/schema.js';
 
 export interface AccountsOptions {
-  /** Known tier names; when given, tenants can only be put on one of these. */
-  tiers?: readonly string[];
+  /** Known tier names (or where to read them: operators edit tiers while serving); when given, tenants can only be put on one of these. */
+  tiers?: readonly string[] | (() => readonly string[]);
   /** Tier of a tenant created without one. */
   defaultTier?: string;
   /** last_used_at is written at most this often per key, to keep authentication read-mostly. Default 60 s. */
@@ -33,6 +53,8 @@ export interface CreatedKey {
 export interface AuthenticatedKey {
   tenant: Tenant;
   keyId: string;
+  environment: ApiKeyEnvironment;
+  scopes: KeyScope[];
 }
 
 export interface DebitRequest {
@@ -57,13 +79,14 @@ function requireCredits(credits: number, allowZero: boolean): void {
  */
 export class Accounts {
   readonly repository: AccountsRepository;
-  private readonly tiers: readonly string[] | undefined;
+  private readonly tiers: (() => readonly string[]) | undefined;
   private readonly defaultTier: string;
   private readonly touchIntervalMs: number;
 
   constructor(db: Kysely<Database>, options: AccountsOptions = {}) {
     this.repository = new AccountsRepository(db);
-    this.tiers = options.tiers;
+    const tiers = options.tiers;
+    this.tiers = tiers === undefined ? undefined : typeof tiers === 'function' ? tiers : () => tiers;
     this.defaultTier = options.defaultTier ?? 'free';
     this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
   }
@@ -72,12 +95,16 @@ export class Accounts {
     const trimmed = name.trim();
     if (trimmed.length === 0 || trimmed.length > 200) throw new NotaryError('invalid_request', 'tenant name must be 1 to 200 characters');
     const tier = options.tier ?? this.defaultTier;
-    if (this.tiers && !this.tiers.includes(tier)) {
-      throw new NotaryError('invalid_request', `unknown tier "${tier}" (known: ${this.tiers.join(', ')})`);
-    }
+    this.checkTier(tier);
     const credits = options.credits ?? 0;
     requireCredits(credits, true);
     return { name: trimmed, tier, credits };
+  }
+
+  /** Throws invalid_request for a tier that is not defined. */
+  checkTier(tier: string): void {
+    const known = this.tiers?.();
+    if (known && !known.includes(tier)) throw new NotaryError('invalid_request', `unknown tier "${tier}" (known: ${known.join(', ')})`);
   }
 
   /** Creates a tenant; NotaryError('tenant_exists') when the name is taken. */
@@ -115,25 +142,68 @@ export class Accounts {
     return (await this.getTenant(tenantId)).credits;
   }
 
-  async createKey(tenantId: string, name?: string): Promise<CreatedKey> {
+  /** A new key: the plaintext is in the result only, never stored (its SHA-256 is). A name alone is accepted for older callers. */
+  async createKey(tenantId: string, options: KeyOptions | string = {}): Promise<CreatedKey> {
+    const opts: KeyOptions = typeof options === 'string' ? { name: options } : options;
     await this.getTenant(tenantId);
-    const generated = generateApiKey();
+    const name = opts.name?.trim() || null;
+    if (name !== null && name.length > 100) throw new NotaryError('invalid_request', 'a key name is at most 100 characters');
+    const scopes = [...new Set(opts.scopes ?? KEY_SCOPES)];
+    if (scopes.length === 0 || scopes.some((scope) => !(KEY_SCOPES as readonly string[]).includes(scope))) {
+      throw new NotaryError('invalid_request', `scopes must be a non-empty subset of ${KEY_SCOPES.join(', ')}`);
+    }
+    const expiresAt = opts.expiresAt ?? null;
+    if (expiresAt !== null && !(expiresAt.getTime() > Date.now())) throw new NotaryError('invalid_request', 'expires_at must be in the future');
+    const generated = generateApiKey(opts.environment ?? 'live');
     const record = await this.repository.insertKey({
       id: newId('key'),
       tenant_id: tenantId,
       key_hash: generated.hash,
       prefix: generated.displayPrefix,
       last4: generated.last4,
-      name: name ?? null,
+      name,
       created_at: nowIso(),
+      expires_at: expiresAt ? nowIso(expiresAt) : null,
+      scopes: KEY_SCOPES.filter((scope) => scopes.includes(scope)).join(','),
+      environment: generated.environment,
     });
     return { key: generated.key, record };
   }
 
-  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
-    const record = await this.repository.revokeKey(keyId);
+  /** Revokes a key; with `tenantId`, only a key of that tenant (another tenant's key is "not found"). */
+  async revokeKey(keyId: string, tenantId?: string): Promise<ApiKeyRecord> {
+    const record = await this.repository.revokeKey(keyId, tenantId);
     if (!record) throw new NotaryError('api_key_not_found', `no API key with id ${keyId}`);
     return record;
+  }
+
+  /** Operators: tier, suspension and feature overrides of a tenant. */
+  async updateTenant(tenantId: string, patch: { tier?: string; suspended?: boolean; features?: readonly string[] | null }): Promise<Tenant> {
+    const update: { tier?: string; suspended_at?: string | null; features?: string | null } = {};
+    if (patch.tier !== undefined) {
+      this.checkTier(patch.tier);
+      update.tier = patch.tier;
+    }
+    if (patch.suspended !== undefined) update.suspended_at = patch.suspended ? nowIso() : null;
+    if (patch.features !== undefined) update.features = patch.features === null ? null : JSON.stringify([...new Set(patch.features)]);
+    const tenant = await this.repository.updateTenant(tenantId, update);
+    if (!tenant) throw new NotaryError('tenant_not_found', `no tenant with id ${tenantId}`);
+    return tenant;
+  }
+
+  /**
+   * Grants the tier's monthly credits when the tenant has not had this month's grant yet (at most once per calendar
+   * month, UTC, however many nodes ask). Returns the tenant as it is afterwards.
+   */
+  async applyMonthlyGrant(tenant: Tenant, monthlyCredits: number, now: Date = new Date()): Promise<Tenant> {
+    const period = now.toISOString().slice(0, 7);
+    if (monthlyCredits <= 0 || (tenant.grant_period !== null && tenant.grant_period >= period)) return tenant;
+    const balance = await this.repository.grantMonthly(tenant.id, period, monthlyCredits, `monthly grant ${period} (tier ${tenant.tier})`);
+    return balance === undefined ? this.getTenant(tenant.id) : { ...tenant, credits: balance, grant_period: period };
+  }
+
+  async ledgerPage(tenantId: string, filter: LedgerFilter): Promise<LedgerEntry[]> {
+    return this.repository.ledgerPage(tenantId, filter);
   }
 
   async listKeys(tenantId?: string): Promise<ApiKeyRecord[]> {
@@ -154,9 +224,15 @@ export class Accounts {
       throw new NotaryError('revoked_api_key', `The API key ${found.key.prefix}...${found.key.last4} was revoked at ${found.key.revoked_at}`);
     }
     const now = Date.now();
+    if (found.key.expires_at !== null && Date.parse(found.key.expires_at) <= now) {
+      throw new NotaryError('expired_api_key', `The API key ${found.key.prefix}...${found.key.last4} expired at ${found.key.expires_at}`);
+    }
+    if (found.tenant.suspended_at !== null) {
+      throw new NotaryError('tenant_suspended', `The tenant ${found.tenant.name} is suspended; ask the operator of this service`);
+    }
     const lastUsed = found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0;
     if (now - lastUsed >= this.touchIntervalMs) await this.repository.touchKey(found.key.id, nowIso(new Date(now)));
-    return { tenant: found.tenant, keyId: found.key.id };
+    return { tenant: found.tenant, keyId: found.key.id, environment: found.key.environment === 'test' ? 'test' : 'live', scopes: keyScopes(found.key) };
   }
 
   async grantCredits(tenantId: string, credits: number, reason: string): Promise<{ balance: number }> {

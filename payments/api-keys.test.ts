@@ -54,7 +54,8 @@ describe('API keys', () => {
 
   it('rejects a wrong prefix, length or alphabet', () => {
     const { key } = generateApiKey();
-    expectInvalid(key.replace('sk_live_', 'sk_test_'));
+    expectInvalid(key.replace('sk_live_', 'sk_prod_'));
+    expectInvalid(key.replace('sk_live_', 'SK_LIVE_'));
     expectInvalid(key.slice(1));
     expectInvalid(key + 'x');
     expectInvalid(key.slice(0, -1));

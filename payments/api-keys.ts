@@ -3,8 +3,14 @@ import { crc32 } from 'node:zlib';
 import { NotaryError } from '../core/errors.js';
 import { randomBase62, toBase62 } from '../core/ids.js';
 
-/** Marks a live key; a future test-mode key would get its own prefix. */
+/** Marks a live key: calls are charged. */
 export const API_KEY_PREFIX = 'sk_live_';
+/** Marks a test key: the same API, never charged, responses marked as test. Same length and checksum scheme. */
+export const TEST_API_KEY_PREFIX = 'sk_test_';
+
+export type ApiKeyEnvironment = 'live' | 'test';
+
+const PREFIXES: Record<ApiKeyEnvironment, string> = { live: API_KEY_PREFIX, test: TEST_API_KEY_PREFIX };
 export const API_KEY_SECRET_LENGTH = 32;
 export const API_KEY_CHECKSUM_LENGTH = 6;
 export const API_KEY_LENGTH = API_KEY_PREFIX.length + API_KEY_SECRET_LENGTH + API_KEY_CHECKSUM_LENGTH;
@@ -21,6 +27,8 @@ export interface ParsedApiKey {
   displayPrefix: string;
   /** Last 4 characters of the key, for display. */
   last4: string;
+  /** From the prefix: sk_live_ or sk_test_. */
+  environment: ApiKeyEnvironment;
 }
 
 /** Base62 CRC32 of the secret part, fixed at 6 characters (62^6 > 2^32). */
@@ -32,18 +40,19 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-function describe(key: string): ParsedApiKey {
+function describe(key: string, environment: ApiKeyEnvironment): ParsedApiKey {
   return {
     key,
     hash: hashApiKey(key),
     displayPrefix: key.slice(0, API_KEY_PREFIX.length + DISPLAY_CHARS),
     last4: key.slice(-4),
+    environment,
   };
 }
 
-export function generateApiKey(): ParsedApiKey {
+export function generateApiKey(environment: ApiKeyEnvironment = 'live'): ParsedApiKey {
   const secret = randomBase62(API_KEY_SECRET_LENGTH);
-  return describe(`${API_KEY_PREFIX}${secret}${apiKeyChecksum(secret)}`);
+  return describe(`${PREFIXES[environment]}${secret}${apiKeyChecksum(secret)}`, environment);
 }
 
 /**
@@ -51,8 +60,10 @@ export function generateApiKey(): ParsedApiKey {
  * cheaply. Throws NotaryError('invalid_api_key').
  */
 export function parseApiKey(raw: string): ParsedApiKey {
-  if (typeof raw !== 'string' || !raw.startsWith(API_KEY_PREFIX)) {
-    throw new NotaryError('invalid_api_key', `API keys start with "${API_KEY_PREFIX}"`);
+  const environment: ApiKeyEnvironment | undefined =
+    typeof raw !== 'string' ? undefined : raw.startsWith(API_KEY_PREFIX) ? 'live' : raw.startsWith(TEST_API_KEY_PREFIX) ? 'test' : undefined;
+  if (environment === undefined) {
+    throw new NotaryError('invalid_api_key', `API keys start with "${API_KEY_PREFIX}" (live) or "${TEST_API_KEY_PREFIX}" (test)`);
   }
   if (raw.length !== API_KEY_LENGTH) {
     throw new NotaryError('invalid_api_key', `API keys are ${API_KEY_LENGTH} characters long`);
@@ -66,7 +77,7 @@ export function parseApiKey(raw: string): ParsedApiKey {
   if (apiKeyChecksum(secret) !== checksum) {
     throw new NotaryError('invalid_api_key', 'The API key checksum does not match (is the key mistyped or truncated?)');
   }
-  return describe(raw);
+  return describe(raw, environment);
 }
 
 /** Constant-time comparison of two SHA-256 hex digests. */

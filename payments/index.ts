@@ -3,6 +3,8 @@ export {
   API_KEY_LENGTH,
   API_KEY_PREFIX,
   API_KEY_SECRET_LENGTH,
+  TEST_API_KEY_PREFIX,
+  type ApiKeyEnvironment,
   apiKeyChecksum,
   apiKeyHashesEqual,
   generateApiKey,

@@ -64,6 +64,8 @@ export interface PaymentAuthorization {
   receipts?: PartyReceipt[];
   /** The mode's responses repeat the result list as `facts` (the interface's name for it in pay-per-call examples). */
   facts?: boolean;
+  /** A test call: served as usual, settled for 0 credits, its response marked `test: true`. */
+  test?: boolean;
   /** Takes the price, once, after the work succeeded. Throws (402, 502, ...) when it cannot: nothing is served then. */
   settle(context: SettleContext): Promise<Settlement>;
   /** The work failed or the call was abandoned: gives back whatever authorize reserved. Must not throw. */
@@ -84,6 +86,10 @@ export interface AuthenticatedPayer {
   payerId: string;
   /** One subject per paying party: each one's limits apply. */
   rateLimits: RateLimitSubject[];
+  /** The tenant that pays, when the payer is an account (usage is recorded under it). */
+  tenantId?: string;
+  /** The API key used, when there is one. */
+  keyId?: string;
   /**
    * An idempotency key the credential itself carries (x402's payment-identifier extension), used in the payer's scope
    * when the request has no Idempotency-Key header: a retry replays the stored response without a second charge.

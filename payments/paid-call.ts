@@ -11,8 +11,10 @@ import {
   type PaymentRequest,
   type Settlement,
 } from './mode.js';
-import type { Price } from './pricing.js';
-import { rateLimitHeaders, type RateLimitDecision, type RateLimitStore, type RateLimitTier } from './rate-limit.js';
+import { effectiveTier, type CatalogSnapshot, type CatalogSource } from './catalog.js';
+import type { Price, Pricing } from './pricing.js';
+import { rateLimitHeaders, type RateLimitDecision, type RateLimitStore } from './rate-limit.js';
+import type { UsageRecorder } from './usage.js';
 import type { IdempotencyLease, IdempotencyStore, StoredResponse } from './stores/idempotency.js';
 
 /** Header a replayed response carries. */
@@ -52,11 +54,11 @@ export interface PreparedExtension {
 export interface PaidCallGateOptions {
   modes: readonly PaymentMode[];
   rateLimits: RateLimitStore;
-  tiers: Readonly<Record<string, RateLimitTier>>;
-  defaultTier: string;
-  /** Tier of calls that present no credentials (they are limited by client address). */
-  anonymousTier: string;
+  /** The prices and tiers in force (operators edit them while the service runs); each call uses one snapshot. */
+  catalog: CatalogSource;
   idempotency: IdempotencyStore;
+  /** Records every served call (usage charts, revenue); a failure to record is reported, never fails the call. */
+  usage?: UsageRecorder;
   /** How long the first response to an Idempotency-Key is replayed. */
   idempotencyTtlMs: number;
   /** How long a running call blocks retries with its key. */
@@ -70,6 +72,8 @@ export interface PaidCallGateOptions {
 /** What phase 1 (the headers, before the body is read) established. */
 export interface Admission {
   request: PaymentRequest;
+  /** The price list this call is quoted from: the one in force when it was admitted. */
+  pricing: Pricing;
   /** Null when the request presented no credentials: it gets the challenges once priced. */
   payer: AuthenticatedPayer | null;
   /** The limit shown in the response: the tightest of the payer's subjects. */
@@ -84,6 +88,8 @@ export interface PaidResponseContext {
   rateLimit: RateLimitDecision;
   receipts: PartyReceipt[] | undefined;
   facts: boolean;
+  /** A test call (sk_test_ key): served as usual, nothing charged. */
+  test: boolean;
 }
 
 /** How the HTTP adapter turns a result into the body and the exact bytes that are sent (and replayed). */
@@ -130,9 +136,6 @@ export class PaidCallGate {
 
   constructor(private readonly options: PaidCallGateOptions) {
     if (options.modes.length === 0) throw new NotaryError('invalid_config', 'no payment mode is enabled');
-    for (const tier of [options.defaultTier, options.anonymousTier]) {
-      if (!(tier in options.tiers)) throw new NotaryError('invalid_config', `rate limit tier "${tier}" is not defined`);
-    }
     this.extensions = options.extensions ?? [];
     this.now = options.now ?? (() => Date.now());
   }
@@ -157,13 +160,12 @@ export class PaidCallGate {
     }
     const chosen = found[0];
     const payer = chosen ? await this.withChallenge(chosen.mode, request, () => chosen.credential.authenticate()) : null;
-    const subjects = payer ? payer.rateLimits : [{ key: `ip:${request.clientAddress}`, tier: this.options.anonymousTier }];
+    const catalog: CatalogSnapshot = await this.options.catalog.current();
+    const subjects = payer ? payer.rateLimits : [{ key: `ip:${request.clientAddress}`, tier: catalog.anonymousTier }];
     if (subjects.length === 0) throw new Error(`payment mode ${payer?.mode ?? '?'} named no rate-limit subject`);
     let shown: { tier: string; decision: RateLimitDecision } | undefined;
     for (const subject of subjects) {
-      const tierName = subject.tier in this.options.tiers ? subject.tier : this.options.defaultTier;
-      const tier = this.options.tiers[tierName];
-      if (!tier) throw new Error(`rate limit tier "${tierName}" is not configured`);
+      const { name: tierName, settings: tier } = effectiveTier(catalog, subject.tier);
       const decision = await this.options.rateLimits.consume(subject.key, tier);
       if (!decision.allowed) {
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
@@ -177,7 +179,7 @@ export class PaidCallGate {
       if (!shown || decision.remaining < shown.decision.remaining) shown = { tier: tierName, decision };
     }
     if (!shown) throw new Error('no rate-limit decision');
-    return { request, payer, rateLimit: shown, rateLimitHeaders: rateLimitHeaders(shown.tier, shown.decision), idempotencyKey };
+    return { request, pricing: catalog.pricing, payer, rateLimit: shown, rateLimitHeaders: rateLimitHeaders(shown.tier, shown.decision), idempotencyKey };
   }
 
   /**
@@ -316,14 +318,16 @@ export class PaidCall {
       const result = await work();
       const facts = this.authorization.facts === true || this.gate.extensions.some((e) => e.wantsFacts?.(request) === true);
       body = presenter.body(result, {
-        creditsUsed: this.price.credits,
+        creditsUsed: this.test ? 0 : this.price.credits,
         rateLimit: this.admission.rateLimit.decision,
         receipts: this.authorization.receipts,
         facts,
+        test: this.test,
       });
       prepared = [];
       for (const extension of this.gate.extensions) {
-        const ready = await extension.prepare({ request, rawBody: this.rawBody, price: this.price, payer: this.payer, body });
+        // A test call's receipt (and anything else layered on) states what it consumed: nothing.
+        const ready = await extension.prepare({ request, rawBody: this.rawBody, price: this.chargedPrice, payer: this.payer, body });
         if (ready) prepared.push(ready);
       }
     } catch (err) {
@@ -338,9 +342,11 @@ export class PaidCall {
       if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
       throw err;
     }
-    if (settlement.creditsUsed !== this.price.credits) {
-      options.onError?.(`payment mode ${this.payer.mode} settled ${settlement.creditsUsed} credits for a quote of ${this.price.credits}`, null);
+    const charged = this.test ? 0 : this.price.credits;
+    if (settlement.creditsUsed !== charged) {
+      options.onError?.(`payment mode ${this.payer.mode} settled ${settlement.creditsUsed} credits for a quote of ${charged}`, null);
     }
+    await this.recordUsage(settlement.creditsUsed);
     for (const ready of prepared) {
       Object.assign(body, ready.members);
       try {
@@ -362,6 +368,41 @@ export class PaidCall {
       }
     }
     return response;
+  }
+
+  private get test(): boolean {
+    return this.authorization.test === true;
+  }
+
+  /** The quote, or for a test call the same quote at zero. */
+  private get chargedPrice(): Price {
+    if (!this.test) return this.price;
+    return { ...this.price, credits: 0, amount: { ...this.price.amount, atomic: 0n, decimal: '0' } };
+  }
+
+  private async recordUsage(credits: number): Promise<void> {
+    const usage = this.gate.options.usage;
+    if (!usage) return;
+    const { request: priced, amount } = this.price;
+    try {
+      await usage.record({
+        at: new Date(this.gate.now()).toISOString(),
+        tenantId: this.payer.tenantId ?? null,
+        keyId: this.payer.keyId ?? null,
+        payer: this.payer.payerId,
+        mode: this.payer.mode,
+        environment: this.test ? 'test' : 'live',
+        operation: priced.operation,
+        depth: priced.operation === 'search' ? priced.depth : null,
+        render: priced.operation === 'extract' ? priced.render : null,
+        credits,
+        amount: this.test ? '0' : amount.atomic.toString(),
+        asset: amount.asset,
+        requestId: this.admission.request.requestId,
+      });
+    } catch (err) {
+      this.gate.options.onError?.('the call could not be recorded for usage', err);
+    }
   }
 
   private async release(reason: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { DECIMAL_PATTERN, type NotaryConfig } from '../core/config.js';
+import { DECIMAL_PATTERN, type Feature, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 
 export type PricingConfig = NotaryConfig['pricing'];
@@ -28,6 +28,10 @@ export interface MoneyAmount {
 /** The quote of one call. It is fixed before the work and never exceeded by the charge. */
 export interface Price {
   operation: Operation;
+  /** What was priced (depth, render), for usage records. */
+  request: PriceRequest;
+  /** The tenant features the call needs (a key of a tenant without one of them is refused). */
+  features: Feature[];
   credits: number;
   /** The money amount for pay-per-call modes: credits times the price of one credit. */
   amount: MoneyAmount;
@@ -85,12 +89,12 @@ export class Pricing {
         const table = this.config.search.credits_by_depth;
         const credits = table[Math.min(request.depth, table.length) - 1];
         if (credits === undefined) throw new RangeError(`no price for depth ${request.depth}`);
-        return this.quote('search', credits, `search depth ${request.depth}`);
+        return this.quote(request, credits, `search depth ${request.depth}`);
       }
       case 'extract': {
         const rendered = request.render === 'always';
         const credits = rendered ? this.config.extract.credits_rendered : this.config.extract.credits;
-        return this.quote('extract', credits, rendered ? 'extract rendered' : 'extract');
+        return this.quote(request, credits, rendered ? 'extract rendered' : 'extract');
       }
     }
   }
@@ -115,7 +119,31 @@ export class Pricing {
     return { call, credits: price.credits, amount: `${price.amount.decimal} ${price.amount.asset}` };
   }
 
-  private quote(operation: Operation, credits: number, description: string): Price {
-    return { operation, credits, amount: this.amountFor(credits), description, claim: OPERATION_CLAIMS[operation] };
+  /** The price list this snapshot was built from. */
+  get settings(): PricingConfig {
+    return this.config;
+  }
+
+  private quote(request: PriceRequest, credits: number, description: string): Price {
+    const { operation } = request;
+    return {
+      operation,
+      request,
+      features: requiredFeatures(request),
+      credits,
+      amount: this.amountFor(credits),
+      description,
+      claim: OPERATION_CLAIMS[operation],
+    };
+  }
+}
+
+/** Search at depth 2 and up needs reflection besides search; render "always" needs rendered extraction besides extraction. */
+export function requiredFeatures(request: PriceRequest): Feature[] {
+  switch (request.operation) {
+    case 'search':
+      return request.depth > 1 ? ['search', 'search_reflection'] : ['search'];
+    case 'extract':
+      return request.render === 'always' ? ['extract', 'extract_render'] : ['extract'];
   }
 }

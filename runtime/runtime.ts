@@ -4,19 +4,24 @@ import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import type { SearchIndex } from '../indexer/search-index.js';
+import { PasswordHasher, Sessions, SigninThrottle, Users } from '../accounts/index.js';
 import { Accounts } from '../payments/accounts.js';
+import { Catalog, catalogDefaults } from '../payments/catalog.js';
 import type { PaymentMode } from '../payments/mode.js';
 import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
-import { Pricing } from '../payments/pricing.js';
+import type { Pricing } from '../payments/pricing.js';
 import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
+import { SqlUsageRecorder } from '../payments/usage.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { CrawlSeedStore } from '../storage/crawl-seeds.js';
+import { UsersRepository } from '../storage/users.js';
 import { FrontierStore } from '../storage/frontier.js';
 import { SharedHostSlots } from '../storage/host-slots.js';
 import { openStorage, type Storage } from '../storage/db.js';
@@ -25,6 +30,8 @@ import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
 import { openIndexBackend, openStores, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
+import { SettingsRepository } from '../storage/settings.js';
+import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { stderrLog, type Log } from './log.js';
@@ -87,9 +94,15 @@ export class Runtime {
   /** Per-host request spacing shared by the crawler processes of a deployment (crawler.shared_frontier). */
   readonly hostSlots: SharedHostSlots;
   readonly accounts: Accounts;
+  /** Prices and tiers: the config's values, overridden by operators' edits in the database, re-read while serving. */
+  readonly catalog: Catalog;
+  readonly usage: UsageRepository;
+  /** People who sign in to the dashboard, their sessions, and the crawl seeds operators steer. */
+  readonly users: Users;
+  readonly sessions: Sessions;
+  readonly seeds: CrawlSeedStore;
   /** MPP parties: tenants' registered Ed25519 keys. */
   readonly parties: Parties;
-  readonly pricing: Pricing;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -107,7 +120,7 @@ export class Runtime {
   readonly receipts: Lazy<Promise<Receipts>>;
 
   private get modeDeps(): PaymentModeDeps {
-    return { config: this.config, accounts: this.accounts, storage: this.storage, log: this.log };
+    return { config: this.config, accounts: this.accounts, catalog: this.catalog, storage: this.storage, log: this.log };
   }
 
   readonly index: SearchIndex;
@@ -124,11 +137,29 @@ export class Runtime {
     this.stores = openStores(config, storage);
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
+    this.catalog = new Catalog(new SettingsRepository(storage.db), catalogDefaults(config), { refreshMs: config.dashboard.settings_refresh_ms });
+    this.accounts = new Accounts(storage.db, { tiers: () => Object.keys(this.catalog.latest.tiers), defaultTier: config.default_tier });
+    this.usage = new UsageRepository(storage.db);
+    const dashboard = config.dashboard;
+    const people = new UsersRepository(storage.db);
+    const throttle = new SigninThrottle(people, {
+      maxFailures: dashboard.signin.max_failures,
+      maxFailuresPerAddress: dashboard.signin.max_failures_per_address,
+      lockoutMs: dashboard.signin.lockout_s * 1000,
+      lockoutMaxMs: dashboard.signin.lockout_max_s * 1000,
+      windowMs: dashboard.signin.window_minutes * 60_000,
+    });
+    this.users = new Users(people, new PasswordHasher({ logN: dashboard.scrypt_log_n, r: 8, p: 1 }), throttle, {
+      passwordMinLength: dashboard.password_min_length,
+      signup: dashboard.signup,
+      signupCredits: dashboard.signup_credits,
+      defaultTier: config.default_tier,
+    });
+    this.sessions = new Sessions(people, { ttlMs: dashboard.session_hours * 3_600_000, idleMs: dashboard.session_idle_hours * 3_600_000 });
+    this.seeds = new CrawlSeedStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
-    this.accounts = new Accounts(storage.db, { tiers: Object.keys(config.tiers), defaultTier: config.default_tier });
     this.parties = new Parties(storage.db);
-    this.pricing = new Pricing(config.pricing);
     this.rateLimits = options.rateLimits ?? this.stores.rateLimits;
     this.idempotency = this.stores.idempotency;
     const rewriter = queryRewriterFromConfig(config.search);
@@ -159,10 +190,17 @@ export class Runtime {
         modes: [...buildPaymentModes(this.modeDeps), ...(options.extraModes?.(this.modeDeps) ?? [])],
         rateLimits: this.rateLimits,
         idempotency: this.idempotency,
+        catalog: this.catalog,
+        usage: new SqlUsageRecorder(this.usage),
         extensions,
         log,
       }),
     );
+  }
+
+  /** The price list in force as last read (operators' edits included); a paid call uses the one of its admission. */
+  get pricing(): Pricing {
+    return this.catalog.latest.pricing;
   }
 
   static async open(config: NotaryConfig, options: RuntimeOptions = {}): Promise<Runtime> {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiKeyChecksum, API_KEY_PREFIX } from '../payments/api-keys.js';
+import { apiKeyChecksum, API_KEY_PREFIX, TEST_API_KEY_PREFIX } from '../payments/api-keys.js';
 import {
   canonicalJson,
   formatCheckpointText,
@@ -260,15 +260,20 @@ write('checkpoints.json', {
 
 // --- API keys -----------------------------------------------------------------------------------------------------
 const secrets = ['00000000000000000000000000000000', 'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz', 'AbCdEfGhIjKlMnOpQrStUvWxYz012345', '7Hq2Lw9XkP3mZr8VtN1bC6yD4sF0gJ5a'];
-const valid = secrets.map((secret) => ({ secret, checksum: apiKeyChecksum(secret), key: `${API_KEY_PREFIX}${secret}${apiKeyChecksum(secret)}` }));
+const valid = [
+  ...secrets.map((secret) => ({ secret, checksum: apiKeyChecksum(secret), environment: 'live', key: `${API_KEY_PREFIX}${secret}${apiKeyChecksum(secret)}` })),
+  // Test keys: the same secret and checksum scheme under their own prefix (never charged).
+  ...secrets.slice(0, 2).map((secret) => ({ secret, checksum: apiKeyChecksum(secret), environment: 'test', key: `${TEST_API_KEY_PREFIX}${secret}${apiKeyChecksum(secret)}` })),
+];
 const first = valid[0] as { key: string; checksum: string; secret: string };
 write('api-keys.json', {
   description:
-    'API keys (field-notes §5): "sk_live_" + 32 base62 characters (the secret) + the CRC32 (IEEE, as zlib) of the secret\'s ASCII bytes in base62 (0-9A-Za-z), left-padded with "0" to 6 characters. Reject a bad checksum before any lookup. Only SHA-256(key) in hex is stored.',
+    'API keys (field-notes §5): "sk_live_" (live) or "sk_test_" (test: never charged) + 32 base62 characters (the secret) + the CRC32 (IEEE, as zlib) of the secret\'s ASCII bytes in base62 (0-9A-Za-z), left-padded with "0" to 6 characters. The prefix tells live from test; the same secret under the other prefix is another key. Reject a bad checksum before any lookup. Only SHA-256(key) in hex is stored.',
   valid: valid.map((v) => ({ ...v, crc32: crcOf(v.secret), sha256_hex: createHash('sha256').update(v.key).digest('hex') })),
   invalid: [
     { key: `${first.key.slice(0, -1)}${first.key.endsWith('0') ? '1' : '0'}`, why: 'checksum does not match' },
-    { key: `sk_test_${first.secret}${first.checksum}`, why: 'wrong prefix' },
+    { key: `sk_prod_${first.secret}${first.checksum}`, why: 'wrong prefix' },
+    { key: `${TEST_API_KEY_PREFIX}${first.secret}${first.checksum.startsWith('0') ? '1' : '0'}${first.checksum.slice(1)}`, why: 'test key whose checksum does not match' },
     { key: first.key.slice(0, -1), why: 'too short' },
     { key: `${API_KEY_PREFIX}${first.secret.slice(0, -1)}-${first.checksum}`, why: 'character outside base62' },
   ],

@@ -37,9 +37,20 @@ class DebitRefused extends Error {
   }
 }
 
-const keyRecordColumns = ['id', 'tenant_id', 'prefix', 'last4', 'name', 'created_at', 'revoked_at', 'last_used_at'] as const;
+const keyRecordColumns = ['id', 'tenant_id', 'prefix', 'last4', 'name', 'created_at', 'revoked_at', 'last_used_at', 'expires_at', 'scopes', 'environment'] as const;
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface LedgerFilter {
+  /** debit: calls paid; credit: grants. */
+  kind?: 'debit' | 'credit';
+  /** ISO timestamps, from inclusive, to exclusive. */
+  from?: string;
+  to?: string;
+  keyId?: string;
+  beforeId?: number;
+  limit: number;
+}
 
 /**
  * Repository for tenants, api_keys and credit_ledger. Plain SQL through Kysely that runs unchanged on SQLite and
@@ -94,10 +105,58 @@ export class AccountsRepository {
     return query.orderBy('created_at').orderBy('id').execute();
   }
 
-  /** Sets revoked_at once; revoking a revoked key keeps the first time. Returns undefined for an unknown id. */
-  async revokeKey(id: string): Promise<ApiKeyRecord | undefined> {
-    await this.db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    return this.getKey(id);
+  /**
+   * Sets revoked_at once; revoking a revoked key keeps the first time. Returns undefined for an unknown id, or for a
+   * key of another tenant when `tenantId` is given.
+   */
+  async revokeKey(id: string, tenantId?: string): Promise<ApiKeyRecord | undefined> {
+    let update = this.db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).where('revoked_at', 'is', null);
+    if (tenantId !== undefined) update = update.where('tenant_id', '=', tenantId);
+    await update.execute();
+    const key = await this.getKey(id);
+    return key && (tenantId === undefined || key.tenant_id === tenantId) ? key : undefined;
+  }
+
+  async updateTenant(id: string, patch: { tier?: string; suspended_at?: string | null; features?: string | null }): Promise<Tenant | undefined> {
+    if (Object.keys(patch).length > 0) await this.db.updateTable('tenants').set(patch).where('id', '=', id).execute();
+    return this.getTenant(id);
+  }
+
+  /**
+   * Grants a tier's monthly credits once per calendar month: the period moves forward and the balance grows in one
+   * conditional statement, so two nodes (or two concurrent calls) never grant the same month twice. Returns the new
+   * balance, or undefined when this month was granted already.
+   */
+  async grantMonthly(tenantId: string, period: string, credits: number, reason: string): Promise<number | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('tenants')
+        .set((eb) => ({ grant_period: period, credits: eb('credits', '+', credits) }))
+        .where('id', '=', tenantId)
+        .where((eb) => eb.or([eb('grant_period', 'is', null), eb('grant_period', '<', period)]))
+        .returning('credits')
+        .executeTakeFirst();
+      if (!updated) return undefined;
+      if (credits > 0) {
+        await trx
+          .insertInto('credit_ledger')
+          .values({ tenant_id: tenantId, delta: credits, balance_after: updated.credits, reason, request_id: null, key_id: null, idempotency_key: null, created_at: nowIso() })
+          .execute();
+      }
+      return updated.credits;
+    });
+  }
+
+  /** Ledger rows of a tenant, newest first, filtered; `beforeId` pages backwards. */
+  async ledgerPage(tenantId: string, filter: LedgerFilter): Promise<LedgerEntry[]> {
+    let query = this.db.selectFrom('credit_ledger').selectAll().where('tenant_id', '=', tenantId);
+    if (filter.kind === 'debit') query = query.where('delta', '<', 0);
+    if (filter.kind === 'credit') query = query.where('delta', '>', 0);
+    if (filter.from) query = query.where('created_at', '>=', filter.from);
+    if (filter.to) query = query.where('created_at', '<', filter.to);
+    if (filter.keyId) query = query.where('key_id', '=', filter.keyId);
+    if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
+    return query.orderBy('id', 'desc').limit(filter.limit).execute();
   }
 
   /** The key with this hash and its tenant, in one query (this runs on every authenticated request). */
@@ -115,11 +174,17 @@ export class AccountsRepository {
         'api_keys.created_at as key_created_at',
         'api_keys.revoked_at',
         'api_keys.last_used_at',
+        'api_keys.expires_at',
+        'api_keys.scopes',
+        'api_keys.environment',
         'tenants.id as tenant_id',
         'tenants.name as tenant_name',
         'tenants.tier',
         'tenants.credits',
         'tenants.created_at as tenant_created_at',
+        'tenants.suspended_at',
+        'tenants.features',
+        'tenants.grant_period',
       ])
       .where('api_keys.key_hash', '=', keyHash)
       .executeTakeFirst();
@@ -135,8 +200,20 @@ export class AccountsRepository {
         created_at: row.key_created_at,
         revoked_at: row.revoked_at,
         last_used_at: row.last_used_at,
+        expires_at: row.expires_at,
+        scopes: row.scopes,
+        environment: row.environment,
       },
-      tenant: { id: row.tenant_id, name: row.tenant_name, tier: row.tier, credits: row.credits, created_at: row.tenant_created_at },
+      tenant: {
+        id: row.tenant_id,
+        name: row.tenant_name,
+        tier: row.tier,
+        credits: row.credits,
+        created_at: row.tenant_created_at,
+        suspended_at: row.suspended_at,
+        features: row.features,
+        grant_period: row.grant_period,
+      },
     };
   }
 

@@ -19,7 +19,9 @@ export type CrawlSkipReason =
   | 'too_large'
   | 'duplicate'
   | 'http_error'
-  | 'fetch_error';
+  | 'fetch_error'
+  /** The URL (or a redirect) resolves to an address the address policy refuses. */
+  | 'blocked_address';
 
 export interface NewCrawlSkip {
   url: string;
@@ -99,6 +101,16 @@ export class CrawlRunStore {
       .set({ finished_at: nowIso(), stats: JSON.stringify(stats), status })
       .where('id', '=', runId)
       .execute();
+  }
+
+  /** The counts of a run still going (the serve-time worker writes them every few seconds; finish writes the last ones). */
+  async progress(runId: string, stats: object): Promise<void> {
+    await this.db.updateTable('crawl_runs').set({ stats: JSON.stringify(stats) }).where('id', '=', runId).where('finished_at', 'is', null).execute();
+  }
+
+  /** The newest runs, newest first. */
+  async recent(limit: number): Promise<CrawlRun[]> {
+    return this.db.selectFrom('crawl_runs').selectAll().orderBy('started_at', 'desc').limit(limit).execute();
   }
 
   /**

@@ -35,10 +35,16 @@ export class PartiesRepository {
     return query.orderBy('created_at').orderBy('kid').execute();
   }
 
-  /** Sets revoked_at once (a second revocation keeps the first time); undefined for an unknown kid. */
-  async revokeKey(kid: string): Promise<PartyKey | undefined> {
-    await this.db.updateTable('party_keys').set({ revoked_at: nowIso() }).where('kid', '=', kid).where('revoked_at', 'is', null).execute();
-    return this.getKey(kid);
+  /**
+   * Sets revoked_at once (a second revocation keeps the first time); undefined for an unknown kid, or one of another
+   * tenant than `tenantId` when it is given.
+   */
+  async revokeKey(kid: string, tenantId?: string): Promise<PartyKey | undefined> {
+    let update = this.db.updateTable('party_keys').set({ revoked_at: nowIso() }).where('kid', '=', kid).where('revoked_at', 'is', null);
+    if (tenantId !== undefined) update = update.where('tenant_id', '=', tenantId);
+    await update.execute();
+    const key = await this.getKey(kid);
+    return key && (tenantId === undefined || key.tenant_id === tenantId) ? key : undefined;
   }
 
   /** The keys with these kids and their tenants, in one query (this runs on every MPP call). */
@@ -59,6 +65,9 @@ export class PartiesRepository {
         'tenants.tier',
         'tenants.credits',
         'tenants.created_at as tenant_created_at',
+        'tenants.suspended_at',
+        'tenants.features',
+        'tenants.grant_period',
       ])
       .where('party_keys.kid', 'in', [...kids])
       .execute();
@@ -74,7 +83,16 @@ export class PartiesRepository {
             created_at: row.key_created_at,
             revoked_at: row.revoked_at,
           },
-          tenant: { id: row.tenant_id, name: row.tenant_name, tier: row.tier, credits: row.credits, created_at: row.tenant_created_at },
+          tenant: {
+            id: row.tenant_id,
+            name: row.tenant_name,
+            tier: row.tier,
+            credits: row.credits,
+            created_at: row.tenant_created_at,
+            suspended_at: row.suspended_at,
+            features: row.features,
+            grant_period: row.grant_period,
+          },
         },
       ]),
     );

@@ -103,6 +103,12 @@ export interface TenantsTable {
   tier: string;
   credits: number;
   created_at: Timestamp;
+  /** Set by an operator: the tenant's keys are refused (403) until it is cleared. */
+  suspended_at: Generated<Timestamp | null>;
+  /** JSON array of features when an operator overrides the tier's; null: the tier's. */
+  features: Generated<string | null>;
+  /** The last calendar month (YYYY-MM, UTC) whose monthly credit grant the tenant received. */
+  grant_period: Generated<string | null>;
 }
 
 export interface ApiKeysTable {
@@ -117,6 +123,12 @@ export interface ApiKeysTable {
   created_at: Timestamp;
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
+  /** After this the key is refused (expired_api_key); null: never. */
+  expires_at: Generated<Timestamp | null>;
+  /** Comma-separated operations the key may call: search, extract. */
+  scopes: Generated<string>;
+  /** live (sk_live_, charged) or test (sk_test_, never charged). */
+  environment: Generated<string>;
 }
 
 export interface CreditLedgerTable {
@@ -168,6 +180,76 @@ export interface PassageVectorGenerationTable {
   generation: number;
 }
 
+export type UserRole = 'member' | 'operator';
+
+export interface UsersTable {
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  /** `$scrypt$ln=..,r=..,p=..$<salt>$<hash>` (base64, no padding). */
+  password_hash: string;
+  role: UserRole;
+  /** The tenant a member belongs to; null for operators. */
+  tenant_id: string | null;
+  created_at: Timestamp;
+  password_changed_at: Timestamp;
+  last_signin_at: Timestamp | null;
+}
+
+export interface SessionsTable {
+  /** SHA-256 hex of the session token in the cookie. */
+  id: string;
+  /** Null for a signed-out visitor's session (it carries the CSRF token of the sign-in form). */
+  user_id: string | null;
+  csrf_token: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  last_seen_at: Timestamp;
+  client_address: string | null;
+  user_agent: string | null;
+}
+
+export interface SigninFailuresTable {
+  /** `email:<address>` or `ip:<address>`. */
+  key: string;
+  failures: number;
+  first_failure_at: Timestamp;
+  last_failure_at: Timestamp;
+  locked_until: Timestamp | null;
+}
+
+export interface SettingsTable {
+  /** `pricing` or `tiers`. */
+  name: string;
+  /** JSON. */
+  value: string;
+  /** Incremented by every write, so nodes can tell a change. */
+  revision: number;
+  updated_at: Timestamp;
+  /** Email of the operator who wrote it. */
+  updated_by: string | null;
+}
+
+export interface UsageEventsTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  tenant_id: string | null;
+  key_id: string | null;
+  /** The payment mode's payer identity (tenant:..., a wallet, ...). */
+  payer: string;
+  mode: string;
+  /** live or test. */
+  environment: string;
+  operation: string;
+  depth: number | null;
+  render: string | null;
+  credits: number;
+  /** Money amount of the call in the asset's smallest units, a decimal string. */
+  amount: string;
+  asset: string;
+  request_id: string;
+}
+
 /** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
 export interface PartyKeysTable {
   /** RFC 7638 thumbprint of the key: what an envelope names. */
@@ -178,6 +260,26 @@ export interface PartyKeysTable {
   name: string | null;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+}
+
+export interface CrawlSeedsTable {
+  id: string;
+  url: string;
+  /** config (imported from crawler.seeds) or operator. */
+  source: string;
+  /** 1 while an operator holds it: not crawled. */
+  paused: number;
+  /** JSON scope rules: include, exclude, scope, max_depth, max_pages. */
+  options: string;
+  recrawl_minutes: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  /** Removed by an operator: kept so a config seed does not come back at the next start. */
+  removed_at: Timestamp | null;
+  /** An operator asked for a crawl now. */
+  crawl_requested_at: Timestamp | null;
+  last_run_id: string | null;
+  last_crawled_at: Timestamp | null;
 }
 
 /** MPP envelope nonces, each usable once until its envelope expires. */
@@ -322,7 +424,13 @@ export interface Database {
   receipt_log_nodes: ReceiptLogNodesTable;
   receipt_log_checkpoints: ReceiptLogCheckpointsTable;
   idempotency_keys: IdempotencyKeysTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  signin_failures: SigninFailuresTable;
+  settings: SettingsTable;
+  usage_events: UsageEventsTable;
   party_keys: PartyKeysTable;
+  crawl_seeds: CrawlSeedsTable;
   mpp_nonces: MppNoncesTable;
   x402_payments: X402PaymentsTable;
   payment_ledger: PaymentLedgerTable;
@@ -337,6 +445,10 @@ export type NewPassage = Insertable<PassagesTable>;
 export type Tenant = Selectable<TenantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type User = Selectable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type UsageEvent = Selectable<UsageEventsTable>;
+export type CrawlSeedRow = Selectable<CrawlSeedsTable>;
 export type PartyKey = Selectable<PartyKeysTable>;
 export type X402PaymentRow = Selectable<X402PaymentsTable>;
 export type PaymentLedgerRow = Selectable<PaymentLedgerTable>;

@@ -27,16 +27,20 @@ const captcha = `<!doctype html><html><head><title>Just a moment...</title></hea
 let upstream: TestServer;
 let dataDirs: string[] = [];
 
-async function appWith(config: NotaryConfig): Promise<{ app: FastifyInstance; accounts: Accounts; close: () => Promise<void> }> {
-  const api = await startApi(config, { withExtract: true });
+async function appWith(
+  config: NotaryConfig,
+  logLines?: string[],
+): Promise<{ app: FastifyInstance; accounts: Accounts; close: () => Promise<void> }> {
+  const logger = logLines ? { level: 'info', stream: { write: (line: string) => void logLines.push(line) } } : undefined;
+  const api = await startApi(config, { withExtract: true, ...(logger ? { deps: { logger } } : {}) });
   return { app: api.app, accounts: api.runtime.accounts, close: api.close };
 }
 
-function config(allowPrivate: boolean): NotaryConfig {
+function config(allowPrivate: boolean, respectRobots = false): NotaryConfig {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-extract-api-'));
   dataDirs.push(dataDir);
   return apiTestConfig(dataDir, {
-    extract: { allow_private_networks: allowPrivate, respect_robots_txt: false, render: 'never' },
+    extract: { allow_private_networks: allowPrivate, respect_robots_txt: respectRobots, render: 'never' },
     pricing: { extract: { credits: 1, credits_rendered: 2 } },
     default_tier: 'bulk',
   });
@@ -49,6 +53,15 @@ beforeAll(async () => {
     '/challenge': (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end(captcha); },
     '/image': (_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }); res.end(Buffer.alloc(64)); },
     '/broken': (_req, res) => { res.writeHead(503, { 'content-type': 'text/html' }); res.end('<p>down</p>'); },
+    '/gone': (_req, res) => { res.writeHead(404, { 'content-type': 'text/html' }); res.end('<h1>Not Found</h1><p>The requested URL was not found on this server.</p>'); },
+    '/to-metadata': (_req, res) => { res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }); res.end(); },
+    '/to-metadata-mapped': (_req, res) => { res.writeHead(302, { location: 'http://[::ffff:a9fe:a9fe]/latest/meta-data/' }); res.end(); },
+    '/nav-only': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><html><head><title>Manual</title></head><body><div id="page-header">
+<p class="menu"><a href="/mod/">Modules</a> | <a href="/dir/">Directives</a> | <a href="/faq/">FAQ</a> | <a href="/glossary">Glossary</a> | <a href="/sitemap">Sitemap</a> | <a href="/bug">Report a bug</a></p>
+<p class="apache">Example HTTP Server Version 2.4</p></div><div id="footer"><p class="apache">Copyright 2026 The Example Foundation.</p></div></body></html>`);
+    },
   });
 });
 
@@ -122,6 +135,43 @@ describe('POST /v1/extract', () => {
       }
       expect(upstream.hits.length).toBe(before);
       expect(await accounts.balance(tenant.id)).toBe(5);
+    } finally {
+      await close();
+    }
+  });
+
+  it('SSRF and bad-input run with private networks allowed: metadata stays closed, dead sites are unreachable, a 404 is its own outcome', async () => {
+    const logLines: string[] = [];
+    const { app, accounts, close } = await appWith(config(true, true), logLines);
+    try {
+      const tenant = await accounts.createTenant('ssrf-run', { credits: 10 });
+      const { key } = await accounts.createKey(tenant.id);
+      const post = (url: string) =>
+        app.inject({ method: 'POST', url: '/v1/extract', headers: { authorization: `Bearer ${key}` }, payload: { url, mode: 'text' } });
+      const dead = await startTestServer({});
+      const deadPort = dead.port;
+      await dead.close();
+      const cases: Array<[string, number, string, boolean]> = [
+        [`${upstream.origin}/to-metadata`, 400, 'blocked_address', false],
+        [`${upstream.origin}/to-metadata-mapped`, 400, 'blocked_address', false],
+        ['http://169.254.169.254/latest/meta-data/', 400, 'blocked_address', false],
+        ['http://[::ffff:a9fe:a9fe]/latest/meta-data/', 400, 'blocked_address', false],
+        [`http://127.0.0.1:${deadPort}/page`, 502, 'upstream_unreachable', true],
+        ['http://no-such-host.invalid/page', 502, 'upstream_unreachable', true],
+        [`${upstream.origin}/gone`, 422, 'upstream_not_found', false],
+        [`${upstream.origin}/nav-only`, 422, 'empty_content', false],
+      ];
+      for (const [url, status, code, retryable] of cases) {
+        const r = await post(url);
+        expect(r.statusCode, `${url}: ${r.body}`).toBe(status);
+        expect(r.json(), url).toMatchObject({ code, retryable });
+      }
+      expect(await accounts.balance(tenant.id)).toBe(10);
+      const entries = logLines.map((line) => JSON.parse(line) as { level: number; code?: string; err?: unknown; msg: string });
+      const notFound = entries.find((e) => e.code === 'upstream_not_found');
+      expect(notFound).toMatchObject({ level: 30, msg: 'upstream outcome' });
+      expect(notFound?.err).toBeUndefined();
+      expect(entries.filter((e) => e.level >= 50)).toEqual([]);
     } finally {
       await close();
     }

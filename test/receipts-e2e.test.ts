@@ -51,7 +51,6 @@ beforeAll(async () => {
   app = await buildApp({
     config,
     gate: runtime.paidCallGate(),
-    pricing: runtime.pricing,
     search: await runtime.search(),
     extract: runtime.extract(),
     health: async () => ({ status: 'ok' }),

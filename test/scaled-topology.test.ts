@@ -159,7 +159,7 @@ describe.runIf(ready)('the compose topology on 127.0.0.1: 2 crawler workers, 2 A
     );
 
     // The surviving worker takes over the expired leases, finishes the round and indexes it.
-    await waitFor('the round to finish and be indexed', async () => /crawl round run_\S+ finished: .*indexed \d+ pages/.test(second.output()), 240_000);
+    await waitFor('the round to finish and be indexed', async () => /crawl run_\S+ of \S+ finished: .*indexed \d+ pages/.test(second.output()), 240_000);
     await stopChild(second.child);
 
     const runs = await query<{ id: string; status: string; options: string }>('select id, status, options from crawl_runs');

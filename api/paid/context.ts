@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { NotaryError } from '../../core/errors.js';
 import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseContext } from '../../payments/paid-call.js';
-import type { PriceRequest, Pricing } from '../../payments/pricing.js';
+import type { PriceRequest } from '../../payments/pricing.js';
 import type { StoredResponse } from '../../payments/stores/idempotency.js';
 import { paymentRequestFrom } from './request.js';
 import {
@@ -49,7 +49,6 @@ export interface PaidRoute {
 
 export interface PaidContext {
   gate: PaidCallGate;
-  pricing: Pricing;
 }
 
 declare module 'fastify' {
@@ -70,7 +69,7 @@ function sendStored(reply: FastifyReply, response: StoredResponse, replayed: boo
 export function definePaidRoute<Body, Result extends object>(definition: PaidRouteDefinition<Body, Result>): PaidRoute {
   return {
     url: definition.url,
-    register(app, { gate, pricing }) {
+    register(app, { gate }) {
       const response200 = {
         type: 'object',
         additionalProperties: false,
@@ -82,6 +81,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           receipts: partyReceiptsSchema,
           ...(definition.facts ? { facts: { type: 'array', items: definition.facts.items } } : {}),
           notary_receipt: notaryReceiptSchema,
+          test: { type: 'boolean', description: 'Present and true when the call was made with a test key (sk_test_): nothing was charged.' },
         },
       };
       // `summary` is not Fastify's, but OpenAPI generation reads it from the route schema.
@@ -100,7 +100,8 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           // The body passed the route's schema.
           const validated = request.body as Body;
           const body = definition.prepare ? definition.prepare(validated) : validated;
-          const price = pricing.price(definition.price(body));
+          // Quoted from the price list in force when the call was admitted: fixed before the work.
+          const price = admission.pricing.price(definition.price(body));
           const begun = await gate.begin(admission, request.rawBody ?? Buffer.alloc(0), price);
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
           const response = await begun.call.run(() => definition.work(body, { requestId: request.id }), {
@@ -110,6 +111,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
               rate_limit: { limit: context.rateLimit.limit, remaining: context.rateLimit.remaining, reset_ms: context.rateLimit.resetMs },
               ...(context.receipts ? { receipts: context.receipts } : {}),
               ...(context.facts && definition.facts ? { facts: definition.facts.from(result) } : {}),
+              ...(context.test ? { test: true } : {}),
             }),
             serialize: (value) => String(reply.code(200).serialize(value)),
           });

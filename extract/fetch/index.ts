@@ -1,9 +1,15 @@
-export { blockedAddressReason, parseHttpUrl, systemResolver, vetHost } from './address-policy.js';
-export type { AddressPolicy, HostResolver, ResolvedAddress } from './address-policy.js';
+export { blockedAddressReason, classifyAddress, parseAddressRanges, parseHttpUrl, systemResolver, vetUrl } from './address-policy.js';
+export type { AddressClass, AddressPolicy, AddressVerdict, HostResolver, ResolvedAddress } from './address-policy.js';
 export { FetchCache } from './cache.js';
 export { charsetFromContentType, decodeText, metaCharset } from './charset.js';
 export type { CharsetSource, DecodedText } from './charset.js';
+export { AgentPool, FETCH_DEFAULTS, fetchResource, headerValue } from './fetcher.js';
+export type { FetchHop, FetchOptions, FetchResponse } from './fetcher.js';
 export { pdfToText } from './pdf.js';
 export type { PdfText } from './pdf.js';
-export { FETCH_DEFAULTS, RobotsRules, safeFetch } from './safe-fetch.js';
+export { ROBOTS_MAX_BYTES, RobotsRules } from './robots.js';
+export type { OriginRobots, RobotsFetchOptions, RobotsVerdict } from './robots.js';
+export { addressPolicyOf, safeFetch, sniffMimeType, toDocument } from './safe-fetch.js';
 export type { DocumentKind, FetchedDocument, SafeFetchOptions } from './safe-fetch.js';
+export { userAgentHeader } from './user-agent.js';
+export type { UserAgentSettings } from './user-agent.js';

@@ -1,10 +1,10 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockedAddressReason, vetHost } from './address-policy.js';
+import { blockedAddressReason, classifyAddress, vetUrl, type AddressPolicy } from './address-policy.js';
 import { FetchCache } from './cache.js';
 import { safeFetch, type FetchedDocument, type SafeFetchOptions } from './safe-fetch.js';
 import { makePdf } from './test-pdf.js';
-import { html, startTestServer, type TestServer } from '../../test/support/upstream-server.js';
+import { html, startTestServer, type Handler, type TestServer } from '../../test/support/upstream-server.js';
 
 const UA = 'notary-crawler/0.1 (+https://example.test/crawler)';
 const ARTICLE = '<!doctype html><html><head><title>Hello</title></head><body><p>Some words on a page.</p></body></html>';
@@ -30,6 +30,14 @@ beforeAll(async () => {
     },
     '/to-metadata': (_req, res) => {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+      res.end();
+    },
+    '/to-metadata-mapped': (_req, res) => {
+      res.writeHead(302, { location: 'http://[::ffff:a9fe:a9fe]/latest/meta-data/' });
+      res.end();
+    },
+    '/to-metadata-v6': (_req, res) => {
+      res.writeHead(302, { location: 'http://[fd00:ec2::254]/latest/meta-data/' });
       res.end();
     },
     '/to-localhost': (_req, res) => {
@@ -162,9 +170,42 @@ describe('address policy', () => {
         : host === 'public.test'
           ? [{ address: '93.184.216.34', family: 4 as const }]
           : Promise.reject(new Error('ENOTFOUND'));
-    await expect(vetHost('mixed.test', { allowPrivateNetworks: false, resolver })).rejects.toEqual(err('blocked_address'));
-    await expect(vetHost('public.test', { allowPrivateNetworks: false, resolver })).resolves.toEqual({ address: '93.184.216.34', family: 4 });
-    await expect(vetHost('nowhere.test', { allowPrivateNetworks: false, resolver })).rejects.toEqual(err('upstream_unreachable'));
+    const vet = (host: string) => vetUrl(new URL(`http://${host}/`), { allowPrivateNetworks: false, resolver });
+    await expect(vet('mixed.test')).rejects.toEqual(err('blocked_address'));
+    await expect(vet('public.test')).resolves.toEqual({ address: '93.184.216.34', family: 4 });
+    await expect(vet('nowhere.test')).rejects.toEqual(err('upstream_unreachable'));
+  });
+
+  it('never opens link-local and metadata addresses, in any spelling, even when private networks are allowed', async () => {
+    const forbidden = [
+      '169.254.169.254', '169.254.0.1', 'fe80::1', 'fe80::a9fe:a9fe', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe',
+      '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', '::169.254.169.254', 'fd00:ec2::254', '100.100.100.200',
+      '168.63.129.16', '::ffff:100.100.100.200', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255',
+    ];
+    const everything: AddressPolicy = { allowPrivateNetworks: true, allowedPrivateRanges: ['0.0.0.0/0', '::/0'], allowedPrivateHosts: ['meta.test'] };
+    for (const address of forbidden) {
+      expect(classifyAddress(address).class, address).toBe('forbidden');
+      const resolver = async () => [{ address, family: address.includes(':') ? (6 as const) : (4 as const) }];
+      await expect(vetUrl(new URL('http://meta.test/'), { ...everything, resolver }), address).rejects.toEqual(err('blocked_address'));
+      const literal = address.includes(':') ? `[${address}]` : address;
+      await expect(vetUrl(new URL(`http://${literal}/latest/meta-data/`), everything), literal).rejects.toEqual(err('blocked_address'));
+    }
+    for (const address of ['127.0.0.1', '10.1.2.3', '192.168.1.1', '172.20.0.1', '100.64.1.1', '::1', 'fd12::1', '::ffff:10.0.0.1']) {
+      expect(classifyAddress(address).class, address).toBe('private');
+    }
+  });
+
+  it('opens private addresses inside allowed_private_ranges only, and the origins it is told to', async () => {
+    const resolver = async (host: string) => [{ address: host === 'db.test' ? '10.9.0.5' : '10.20.0.5', family: 4 as const }];
+    const policy: AddressPolicy = { allowPrivateNetworks: false, allowedPrivateRanges: ['10.20.0.0/16', 'fd12::/16'], resolver };
+    await expect(vetUrl(new URL('http://wiki.test/'), policy)).resolves.toEqual({ address: '10.20.0.5', family: 4 });
+    await expect(vetUrl(new URL('http://db.test/'), policy)).rejects.toEqual(err('blocked_address'));
+    await expect(vetUrl(new URL('http://[fd12::1]/'), policy)).resolves.toEqual({ address: 'fd12::1', family: 6 });
+    await expect(vetUrl(new URL('http://[::ffff:10.20.1.1]/'), policy)).resolves.toMatchObject({ family: 6 });
+    await expect(vetUrl(new URL('http://127.0.0.1:8080/'), policy)).rejects.toEqual(err('blocked_address'));
+    const seeds: AddressPolicy = { allowPrivateNetworks: false, allowedPrivateOrigins: ['http://127.0.0.1:8080'] };
+    await expect(vetUrl(new URL('http://127.0.0.1:8080/docs/'), seeds)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    await expect(vetUrl(new URL('http://127.0.0.1:6379/'), seeds)).rejects.toEqual(err('blocked_address'));
   });
 });
 
@@ -273,13 +314,23 @@ describe('safeFetch', () => {
     }
   });
 
-  it('maps upstream 4xx/5xx to upstream_error with the status', async () => {
-    await expect(safeFetch(`${server.origin}/missing`, local())).rejects.toEqual(
-      expect.objectContaining({ code: 'upstream_error', status: 502, extra: { upstream_status: 404 } }),
-    );
-    await expect(safeFetch(`${server.origin}/broken`, local())).rejects.toEqual(
-      expect.objectContaining({ code: 'upstream_error', extra: { upstream_status: 503 } }),
-    );
+  it('returns error statuses with their decoded bodies and the addresses it went through; only 2xx is cached', async () => {
+    const cache = new FetchCache<FetchedDocument>(10);
+    const missing = await safeFetch(`${server.origin}/missing`, local({ cache, maxAgeS: 60 }));
+    expect(missing).toMatchObject({ status: 404, kind: 'html', body: '<p>gone</p>' });
+    expect(cache.size).toBe(0);
+    const broken = await safeFetch(`${server.origin}/hop?n=1`, local());
+    expect(broken.hops.map((h) => [h.status, h.address])).toEqual([[302, '127.0.0.1'], [302, '127.0.0.1'], [200, '127.0.0.1']]);
+  });
+
+  it('with private networks allowed, still refuses a redirect to the metadata address, in IPv4 and mapped IPv6 form', async () => {
+    const open = local({ connectTimeoutMs: 500, totalTimeoutMs: 2_000 });
+    for (const path of ['/to-metadata', '/to-metadata-mapped', '/to-metadata-v6']) {
+      await expect(safeFetch(`${server.origin}${path}`, open), path).rejects.toEqual(err('blocked_address'));
+    }
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:a9fe:a9fe]/latest/meta-data/', 'http://[fd00:ec2::254]/latest/meta-data/']) {
+      await expect(safeFetch(url, open), url).rejects.toEqual(err('blocked_address'));
+    }
   });
 
   it('refuses invalid URLs and schemes other than http/https with 400', async () => {
@@ -305,5 +356,71 @@ describe('safeFetch', () => {
     const fresh = await safeFetch(`${server.origin}/counted`, local({ cache, maxAgeS: 0 }));
     expect(fresh.fromCache).toBe(false);
     expect(fresh.body).not.toBe(first.body);
+  });
+});
+
+describe('robots.txt (RFC 9309) for /v1/extract', () => {
+  async function siteWithRobots(robots: Handler): Promise<TestServer> {
+    return startTestServer({ '/robots.txt': robots, '/page': html(ARTICLE), '/private/page': html(ARTICLE) });
+  }
+  const robotsOn = (extra: Partial<SafeFetchOptions> = {}) => local({ respectRobotsTxt: true, ...extra });
+
+  it('reports a dead port and an unresolvable host as upstream_unreachable, not as a robots.txt refusal', async () => {
+    const closed = await startTestServer({});
+    const port = closed.port;
+    await closed.close();
+    await expect(safeFetch(`http://127.0.0.1:${port}/page`, robotsOn())).rejects.toEqual(err('upstream_unreachable'));
+    const resolver = async () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }));
+    await expect(safeFetch('http://nowhere.invalid/page', robotsOn({ resolver }))).rejects.toEqual(err('upstream_unreachable'));
+  });
+
+  it('treats a robots.txt answering 5xx or 429 as unreachable (the site is disallowed, retryable), a 404 as allowing everything', async () => {
+    for (const status of [500, 503, 429]) {
+      const site = await siteWithRobots((_req, res) => {
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        res.end('down');
+      });
+      try {
+        const failure = await safeFetch(`${site.origin}/page`, robotsOn()).catch((e: unknown) => e);
+        expect(failure, String(status)).toEqual(expect.objectContaining({ code: 'upstream_unreachable', retryable: true }));
+        expect((failure as Error).message).toMatch(new RegExp(`robots.txt answered HTTP ${status}`));
+        expect(site.hits.some((h) => h.startsWith('GET /page '))).toBe(false);
+      } finally {
+        await site.close();
+      }
+    }
+    const missing = await siteWithRobots((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('no robots here');
+    });
+    try {
+      expect((await safeFetch(`${missing.origin}/private/page`, robotsOn())).status).toBe(200);
+    } finally {
+      await missing.close();
+    }
+  });
+
+  it('follows robots.txt redirects and parses the first 500 KiB of an oversized file instead of refusing the site', async () => {
+    const big = await siteWithRobots((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`User-agent: *\nDisallow: /private\n${'# padding\n'.repeat(80_000)}`);
+    });
+    const moved = await startTestServer({
+      '/robots.txt': (_req, res) => {
+        res.writeHead(301, { location: `${big.origin}/robots.txt` });
+        res.end();
+      },
+      '/page': html(ARTICLE),
+      '/private/page': html(ARTICLE),
+    });
+    try {
+      expect((await safeFetch(`${big.origin}/page`, robotsOn())).status).toBe(200);
+      await expect(safeFetch(`${big.origin}/private/page`, robotsOn())).rejects.toEqual(err('robots_disallowed'));
+      await expect(safeFetch(`${moved.origin}/private/page`, robotsOn())).rejects.toEqual(err('robots_disallowed'));
+      expect((await safeFetch(`${moved.origin}/page`, robotsOn())).status).toBe(200);
+    } finally {
+      await big.close();
+      await moved.close();
+    }
   });
 });

@@ -1,11 +1,12 @@
-import type { Browser, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Route } from 'playwright-core';
 import { NotaryError, isNotaryError } from '../../core/errors.js';
-import { parseHttpUrl, vetHost, type HostResolver } from '../fetch/address-policy.js';
+import { parseHttpUrl, vetUrl, type AddressPolicy, type HostResolver } from '../fetch/address-policy.js';
 import { CHROMIUM_ARGS } from '../../core/chromium.js';
 
 export interface RenderOptions {
   userAgent: string;
   allowPrivateNetworks?: boolean;
+  allowedPrivateRanges?: readonly string[];
   allowedPrivateHosts?: readonly string[];
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -21,6 +22,37 @@ export interface RenderedPage {
 
 /** Resource types a text extraction never needs; not loading them saves most of a render's time. */
 const SKIPPED_RESOURCES = new Set(['image', 'media', 'font', 'stylesheet']);
+
+/**
+ * Puts every request of a browser context (or page) through the address policy: http(s) only, each host vetted like
+ * the static fetcher's; WebSockets are closed. A refused top-level navigation is reported to onBlockedNavigation.
+ * Used by the renderer and by the crawler's browser engine.
+ */
+export async function guardRequests(
+  target: Pick<BrowserContext, 'route' | 'routeWebSocket'>,
+  policy: AddressPolicy,
+  options: { skipResources?: ReadonlySet<string>; onBlockedNavigation?: (err: NotaryError) => void } = {},
+): Promise<void> {
+  await target.routeWebSocket(/.*/, (ws) => ws.close());
+  await target.route('**/*', async (route: Route) => {
+    const request = route.request();
+    if (options.skipResources?.has(request.resourceType())) return route.abort('blockedbyclient');
+    let url: URL;
+    try {
+      url = new URL(request.url());
+    } catch {
+      return route.abort('blockedbyclient');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return route.abort('blockedbyclient');
+    try {
+      await vetUrl(url, policy);
+    } catch (err) {
+      if (request.isNavigationRequest() && request.frame().parentFrame() === null && isNotaryError(err)) options.onBlockedNavigation?.(err);
+      return route.abort('blockedbyclient');
+    }
+    return route.continue();
+  });
+}
 
 /**
  * Renders pages in Debian's Chromium (playwright-core; never a downloaded browser). One browser is launched lazily
@@ -50,13 +82,14 @@ export class BrowserRenderer {
   async render(rawUrl: string, options: RenderOptions): Promise<RenderedPage> {
     const url = parseHttpUrl(rawUrl);
     const timeoutMs = options.timeoutMs ?? 20_000;
-    const policy = {
+    const policy: AddressPolicy = {
       allowPrivateNetworks: options.allowPrivateNetworks ?? false,
+      allowedPrivateRanges: options.allowedPrivateRanges ?? [],
       allowedPrivateHosts: options.allowedPrivateHosts ?? [],
-      resolver: options.resolver,
+      ...(options.resolver ? { resolver: options.resolver } : {}),
     };
     // The top-level URL is checked here so a refusal is reported as blocked_address rather than a failed render.
-    await vetHost(url.hostname, policy);
+    await vetUrl(url, policy);
     let browser: Browser;
     try {
       browser = await this.launch();
@@ -73,24 +106,11 @@ export class BrowserRenderer {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let blocked: NotaryError | null = null;
     try {
-      await context.routeWebSocket(/.*/, (ws) => ws.close());
-      await context.route('**/*', async (route: Route) => {
-        const request = route.request();
-        if (SKIPPED_RESOURCES.has(request.resourceType())) return route.abort('blockedbyclient');
-        let target: URL;
-        try {
-          target = new URL(request.url());
-        } catch {
-          return route.abort('blockedbyclient');
-        }
-        if (target.protocol !== 'http:' && target.protocol !== 'https:') return route.abort('blockedbyclient');
-        try {
-          await vetHost(target.hostname, policy);
-        } catch (err) {
-          if (request.isNavigationRequest() && request.frame().parentFrame() === null && isNotaryError(err)) blocked = err;
-          return route.abort('blockedbyclient');
-        }
-        return route.continue();
+      await guardRequests(context, policy, {
+        skipResources: SKIPPED_RESOURCES,
+        onBlockedNavigation: (err) => {
+          blocked = err;
+        },
       });
       const page = await context.newPage();
       const deadline = Date.now() + timeoutMs;
@@ -105,6 +125,9 @@ export class BrowserRenderer {
         throw new NotaryError('render_failed', `rendering ${url.href} failed: ${message.split('\n')[0] ?? message}`);
       }
       if (blocked) throw blocked;
+      if (status === 404 || status === 410) {
+        throw new NotaryError('upstream_not_found', `${url.href} answered HTTP ${status}: the page does not exist`, { upstream_status: status });
+      }
       if (status >= 400) throw new NotaryError('upstream_error', `${url.href} answered HTTP ${status}`, { upstream_status: status });
       // Scripts fill the page after DOMContentLoaded: wait for the network to settle, within what is left of the budget.
       const left = Math.max(500, Math.min(5_000, deadline - Date.now()));

@@ -1,2 +1,2 @@
-export { BrowserRenderer } from './browser.js';
+export { BrowserRenderer, guardRequests } from './browser.js';
 export type { RenderOptions, RenderedPage } from './browser.js';

@@ -112,7 +112,7 @@ interface CheckpointVectors {
   checkpoint: { seed_hex: string; origin: string; vkey: string; tree_size: number; root_base64: string; text: string; note: string };
 }
 interface ApiKeyVectors {
-  valid: Array<{ secret: string; checksum: string; key: string; crc32: number; sha256_hex: string }>;
+  valid: Array<{ secret: string; checksum: string; key: string; crc32: number; sha256_hex: string; environment: string }>;
   invalid: Array<{ key: string; why: string }>;
 }
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -341,6 +341,7 @@ describe('API key vectors (spec/vectors/api-keys.json)', () => {
       expect(crc32(k.secret)).toBe(k.crc32);
       expect(apiKeyChecksum(k.secret)).toBe(k.checksum);
       expect(parseApiKey(k.key).hash).toBe(k.sha256_hex);
+      expect(parseApiKey(k.key).environment).toBe(k.environment);
       expect(hashApiKey(k.key)).toBe(k.sha256_hex);
     }
   });

@@ -360,10 +360,11 @@ def command_vectors(args) -> int:
     v = loads(open(f"{d}/api-keys.json", encoding="utf-8").read())
     for k in v["valid"]:
         check(f"api key {k['key']}", zlib.crc32(k["secret"].encode()) == k["crc32"] and base62(k["crc32"], 6) == k["checksum"]
-              and k["key"] == "sk_live_" + k["secret"] + k["checksum"] and hashlib.sha256(k["key"].encode()).hexdigest() == k["sha256_hex"])
+              and k["key"] == "sk_" + k["environment"] + "_" + k["secret"] + k["checksum"] and k["environment"] in ("live", "test")
+              and hashlib.sha256(k["key"].encode()).hexdigest() == k["sha256_hex"])
     for k in v["invalid"]:
         key = k["key"]
-        well_formed = bool(re.fullmatch(r"sk_live_[0-9A-Za-z]{38}", key)) and base62(zlib.crc32(key[8:40].encode()), 6) == key[40:]
+        well_formed = bool(re.fullmatch(r"sk_(live|test)_[0-9A-Za-z]{38}", key)) and base62(zlib.crc32(key[8:40].encode()), 6) == key[40:]
         check(f"api key refused: {k['why']}", not well_formed)
 
     for name in failures:

@@ -64,7 +64,6 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
   const app = await buildApp({
     config,
     gate: runtime.paidCallGate(),
-    pricing: runtime.pricing,
     search,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),

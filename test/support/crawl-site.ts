@@ -7,6 +7,7 @@ import { FrontierStore } from '../../storage/frontier.js';
 import { migrateToLatest, openSqlite, type Storage } from '../../storage/db.js';
 import { PageStore } from '../../storage/pages.js';
 import type { CrawlerConfig } from '../../crawler/session.js';
+import { serveDirectory, type StaticServer } from './serve-static.js';
 
 /** A temporary directory of site files, written from a path -> content map. */
 export function writeSite(files: Record<string, string | Buffer>, root?: string): string {
@@ -53,4 +54,30 @@ export function crawlerConfig(overrides: NonNullable<ConfigInput['crawler']> = {
   return configSchema.parse({
     crawler: { per_host_delay_ms: 0, per_host_concurrency: 8, max_concurrency: 8, request_timeout_ms: 5_000, ...overrides },
   }).crawler;
+}
+
+/**
+ * Served sites and test databases for one test file, closed and removed after each test:
+ * `const resources = crawlTestResources(); afterEach(resources.cleanup);`. `cleanups` takes further closers.
+ */
+export function crawlTestResources() {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  return {
+    cleanups,
+    async site(files: Record<string, string | Buffer>, options?: { etag?: boolean }): Promise<{ dir: string; server: StaticServer }> {
+      const dir = writeSite(files);
+      const server = await serveDirectory(dir, options);
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      cleanups.push(() => server.close());
+      return { dir, server };
+    },
+    async db(): Promise<TestDb> {
+      const testDb = await openTestDb();
+      cleanups.push(() => testDb.close());
+      return testDb;
+    },
+    async cleanup(): Promise<void> {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    },
+  };
 }

@@ -1,17 +1,25 @@
 import { NotaryError } from '../../../core/errors.js';
 import { insufficientCredits, type Accounts } from '../../accounts.js';
 import { parseApiKey } from '../../api-keys.js';
+import { effectiveTier, tenantFeatures, type CatalogSource } from '../../catalog.js';
 import { singleHeader, type PaymentCredential, type PaymentMode } from '../../mode.js';
 
 const BEARER_SCHEME = /^Bearer(\s|$)/i;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
+/** Response header of a call made with a test key (the body says `"test": true`). */
+export const TEST_MODE_HEADER = 'Notary-Test-Mode';
+
 /**
  * `Authorization: Bearer sk_live_...`: the tenant behind the key pays from its credit balance. The key's shape and
  * checksum are checked from the header alone; the lookup, the balance pre-check and the atomic debit use the
  * database. A debit carries the call's Idempotency-Key, which the ledger holds unique per tenant.
+ *
+ * `sk_test_...` keys call the same API and are never charged; their calls are limited per tenant (one bucket for all
+ * of a tenant's test keys) and refused, like live ones, for what the tenant has not enabled, so a test key never
+ * reaches more than the tenant's live keys do.
  */
-export function apiKeyMode(accounts: Accounts): PaymentMode {
+export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentMode {
   return {
     name: 'api_key',
 
@@ -23,12 +31,40 @@ export function apiKeyMode(accounts: Accounts): PaymentMode {
       return {
         mode: 'api_key',
         async authenticate() {
-          const { tenant, keyId } = await accounts.authenticate(parsed);
+          const { tenant: found, keyId, environment, scopes } = await accounts.authenticate(parsed);
+          const snapshot = await catalog.current();
+          const tier = effectiveTier(snapshot, found.tier);
+          const tenant = await accounts.applyMonthlyGrant(found, tier.settings.monthly_credits);
+          const features = tenantFeatures(snapshot, tenant);
+          const test = environment === 'test';
+          if (test && !features.includes('test_keys')) {
+            throw new NotaryError('feature_not_enabled', `Test keys are not enabled for the tenant ${tenant.name}`, { feature: 'test_keys' });
+          }
           return {
             mode: 'api_key',
             payerId: `tenant:${tenant.id}`,
-            rateLimits: [{ key: `key:${keyId}`, tier: tenant.tier }],
+            tenantId: tenant.id,
+            keyId,
+            rateLimits: [{ key: test ? `test:${tenant.id}` : `key:${keyId}`, tier: tenant.tier }],
             async authorize({ price }) {
+              if (!(scopes as readonly string[]).includes(price.operation)) {
+                throw new NotaryError('insufficient_scope', `This key may call ${scopes.join(', ')}, not ${price.operation}`, { scopes, required_scope: price.operation });
+              }
+              const missing = price.features.find((feature) => !features.includes(feature));
+              if (missing !== undefined) {
+                throw new NotaryError('feature_not_enabled', `${price.description} needs the feature "${missing}", which is not enabled for the tenant ${tenant.name}`, {
+                  feature: missing,
+                });
+              }
+              if (test) {
+                return {
+                  test: true,
+                  async settle() {
+                    return { creditsUsed: 0, headers: { [TEST_MODE_HEADER]: 'true' } };
+                  },
+                  async release() {},
+                };
+              }
               // The balance read with the key moments ago: a cheap pre-check only, the debit itself is authoritative.
               if (tenant.credits < price.credits) throw insufficientCredits(price.credits, tenant.credits);
               return {
@@ -46,7 +82,7 @@ export function apiKeyMode(accounts: Accounts): PaymentMode {
     },
 
     async challenge({ error }) {
-      const invalid = error instanceof NotaryError && (error.code === 'invalid_api_key' || error.code === 'revoked_api_key');
+      const invalid = error instanceof NotaryError && (error.code === 'invalid_api_key' || error.code === 'revoked_api_key' || error.code === 'expired_api_key');
       return {
         status: 401,
         wwwAuthenticate: invalid ? 'Bearer realm="notary", error="invalid_token"' : 'Bearer realm="notary"',

@@ -24,11 +24,25 @@ export interface VerifiedParty {
   kid: string;
 }
 
-/** The raw 32 bytes of a base64url Ed25519 public key, or invalid_public_key. */
+/** The x member of an Ed25519 public JWK (`{"kty":"OKP","crv":"Ed25519","x":...}`), or undefined. */
+function jwkX(text: string): string | undefined {
+  try {
+    const jwk = JSON.parse(text) as Record<string, unknown>;
+    return jwk['kty'] === 'OKP' && jwk['crv'] === 'Ed25519' && typeof jwk['x'] === 'string' && jwk['d'] === undefined ? jwk['x'] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The raw 32 bytes of a base64url Ed25519 public key (or of its public JWK), or invalid_public_key. */
 export function parsePublicKey(text: string): Uint8Array {
-  const bytes = fromBase64Url(text.trim().replace(/={1,2}$/, ''));
+  const trimmed = text.trim();
+  const raw = trimmed.startsWith('{') ? (jwkX(trimmed) ?? '') : trimmed;
+  const bytes = fromBase64Url(raw.replace(/={1,2}$/, ''));
   if (!bytes || bytes.length !== ED25519_PUBLIC_KEY_LENGTH) {
-    throw new NotaryError('invalid_public_key', `the public key must be the raw ${ED25519_PUBLIC_KEY_LENGTH}-byte Ed25519 key in base64url (43 characters), got ${JSON.stringify(text.slice(0, 60))}`);
+    // A private JWK (with "d") is refused without echoing it.
+    const shown = trimmed.startsWith('{') ? 'a JWK that is not a public Ed25519 key' : JSON.stringify(trimmed.slice(0, 60));
+    throw new NotaryError('invalid_public_key', `the public key must be the raw ${ED25519_PUBLIC_KEY_LENGTH}-byte Ed25519 key in base64url (43 characters) or its public JWK, got ${shown}`);
   }
   return bytes;
 }
@@ -61,8 +75,9 @@ export class Parties {
     return { key: existing, created: false };
   }
 
-  async revokeKey(kid: string): Promise<PartyKey> {
-    const key = await this.repository.revokeKey(kid);
+  /** Revokes a key; with `tenantId` only one of that tenant's (another tenant's kid is not found, as in the dashboard). */
+  async revokeKey(kid: string, tenantId?: string): Promise<PartyKey> {
+    const key = await this.repository.revokeKey(kid, tenantId);
     if (!key) throw new NotaryError('party_key_not_found', `no party key with kid ${kid}`);
     return key;
   }
@@ -94,6 +109,9 @@ export class Parties {
       const publicKey = fromBase64Url(entry.key.public_key);
       if (!publicKey || !verifyPartySignature(parsed, index, publicKey)) {
         throw mppError('mpp_bad_signature', `The signature of party "${party}" does not verify with its key ${kid}`, party, { kid });
+      }
+      if (entry.tenant.suspended_at !== null) {
+        throw mppError('tenant_suspended', `The party "${party}" is suspended by the operator of this service; nothing was charged`, party);
       }
       verified.push({ party, tenant: entry.tenant, kid });
     }

@@ -80,7 +80,15 @@ describe('MPP envelope vectors (spec/vectors/mpp-envelopes.json)', () => {
       parties,
       now: () => clock,
     });
-  const priceOf = (credits: number): Price => ({ operation: 'search', credits, amount: pricing.amountFor(credits), description: 'vector call', claim: 'search_call_consumed' });
+  const priceOf = (credits: number): Price => ({
+    operation: 'search',
+    request: { operation: 'search', depth: 1 },
+    features: ['search'],
+    credits,
+    amount: pricing.amountFor(credits),
+    description: 'vector call',
+    claim: 'search_call_consumed',
+  });
   const requestOf = (r: VectorRequest, encoded: string): PaymentRequest => ({
     method: r.method,
     path: new URL(r.url).pathname,

@@ -1,0 +1,4 @@
+export { PasswordHasher, checkPasswordPolicy, type ScryptParams } from './passwords.js';
+export { Sessions, sessionIdOf, tokensEqual, type NewSession, type Session, type SessionOptions } from './sessions.js';
+export { SigninThrottle, type ThrottleOptions } from './throttle.js';
+export { Users, normalizeEmail, publicUser, type PublicUser, type User, type UserRole, type UsersOptions } from './users.js';

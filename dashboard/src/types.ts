@@ -1,0 +1,182 @@
+/** Shapes of the dashboard endpoints' answers (the server's JSON). */
+
+export interface User {
+  id: string;
+  email: string;
+  role: 'member' | 'operator';
+  tenant_id: string | null;
+  created_at: string;
+  last_signin_at: string | null;
+}
+
+export interface SessionInfo {
+  user: User | null;
+  csrf_token: string | null;
+  signup: 'open' | 'closed';
+  password_min_length: number;
+}
+
+export interface PriceRow {
+  call: string;
+  credits: number;
+  amount: string;
+}
+
+export interface TenantInfo {
+  tenant: { id: string; name: string; credits: number; tier: string; suspended: boolean; created_at: string };
+  tier: { name: string; requests_per_minute: number; burst: number; monthly_credits: number; rate_limit_policy: string };
+  features: string[];
+  prices: PriceRow[];
+}
+
+export interface ApiKey {
+  id: string;
+  tenant_id: string;
+  prefix: string;
+  last4: string;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  expires_at: string | null;
+  scopes: string;
+  environment: 'live' | 'test' | string;
+}
+
+export interface LedgerEntry {
+  id: number;
+  delta: number;
+  balance_after: number;
+  reason: string;
+  request_id: string | null;
+  key_id: string | null;
+  created_at: string;
+}
+
+export interface UsageAnswer {
+  by: string;
+  environment: string;
+  days: string[];
+  series: Array<{ key: string; calls: number[]; credits: number[] }>;
+  totals: { calls: number; credits: number };
+}
+
+export interface PartyKey {
+  /** RFC 7638 thumbprint: what envelopes name. */
+  kid: string;
+  tenant: string;
+  public_key: string;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export type SeedScope = 'path' | 'host' | 'domain' | 'any';
+
+export interface SeedOptions {
+  include: string[];
+  exclude: string[];
+  /** null: the server's crawler.scope. */
+  scope: SeedScope | null;
+  max_depth: number | null;
+  max_pages: number | null;
+}
+
+export interface Seed {
+  id: string;
+  url: string;
+  source: 'config' | 'operator';
+  paused: boolean;
+  options: SeedOptions;
+  recrawl_hours: number;
+  created_at: string;
+  last_run_id: string | null;
+  last_crawled_at: string | null;
+  crawl_requested_at: string | null;
+}
+
+export interface CrawlRunView {
+  id: string;
+  seeds: string[];
+  started_at: string;
+  finished_at: string | null;
+  state: 'running' | 'stale' | 'finished' | 'stopped' | 'interrupted';
+  /** The stopped or interrupted run this one took over. */
+  resumed_from: string | null;
+  stats: {
+    stored?: number;
+    maxPages?: number;
+    duplicates?: number;
+    etaMs?: number | null;
+    fetched?: number;
+    unchanged?: number;
+    fresh?: number;
+    gone?: number;
+    queued?: number;
+    failed?: number;
+    pagesPerSecond?: number;
+    elapsedMs?: number;
+    skipped?: { total: number };
+    phase?: string;
+    indexed_pages?: number;
+    passages?: number;
+  } | null;
+}
+
+export interface PricingSettings {
+  search: { credits_by_depth: number[] };
+  extract: { credits: number; credits_rendered: number };
+  credit_price: { amount: string; asset: string; decimals: number };
+}
+
+export interface Origin {
+  source: 'config' | 'operator';
+  revision: number;
+  updated_at: string | null;
+  updated_by: string | null;
+}
+
+export interface PricingAnswer {
+  pricing: PricingSettings;
+  table: PriceRow[];
+  max_depth: number;
+  origin: Origin;
+}
+
+export interface TierSettings {
+  requests_per_minute: number;
+  burst: number;
+  monthly_credits: number;
+  features: string[];
+  rate_limit_policy?: string;
+}
+
+export interface TiersAnswer {
+  tiers: Record<string, TierSettings>;
+  default_tier: string;
+  anonymous_tier: string;
+  tenants_per_tier: Record<string, number>;
+  features: string[];
+  origin: Origin;
+}
+
+export interface TenantRow {
+  id: string;
+  name: string;
+  tier: string;
+  credits: number;
+  suspended: boolean;
+  features: string[];
+  features_overridden: boolean;
+  members: string[];
+  active_keys: number;
+  created_at: string;
+}
+
+export const FEATURE_LABELS: Record<string, string> = {
+  search: 'Search (depth 1)',
+  search_reflection: 'Search with reflection (depth 2 and up)',
+  extract: 'Extraction',
+  extract_render: 'Extraction rendered in a browser',
+  test_keys: 'Test keys (sk_test_)',
+};

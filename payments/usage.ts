@@ -1,0 +1,46 @@
+import type { UsageRepository } from '../storage/usage.js';
+
+/** One served paid call. */
+export interface UsageRecord {
+  at: string;
+  tenantId: string | null;
+  keyId: string | null;
+  payer: string;
+  mode: string;
+  environment: 'live' | 'test';
+  operation: string;
+  depth: number | null;
+  render: string | null;
+  credits: number;
+  /** Smallest units of the asset, a decimal string. */
+  amount: string;
+  asset: string;
+  requestId: string;
+}
+
+export interface UsageRecorder {
+  record(event: UsageRecord): Promise<void>;
+}
+
+/** Usage kept in the database (usage_events), one row per served call. */
+export class SqlUsageRecorder implements UsageRecorder {
+  constructor(private readonly repository: UsageRepository) {}
+
+  async record(event: UsageRecord): Promise<void> {
+    await this.repository.insert({
+      created_at: event.at,
+      tenant_id: event.tenantId,
+      key_id: event.keyId,
+      payer: event.payer,
+      mode: event.mode,
+      environment: event.environment,
+      operation: event.operation,
+      depth: event.depth,
+      render: event.render,
+      credits: event.credits,
+      amount: event.amount,
+      asset: event.asset,
+      request_id: event.requestId,
+    });
+  }
+}
