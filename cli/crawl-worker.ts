@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normaliseUrl, type CrawlProgress, type CrawlRun } from '../crawler/index.js';
+import type { NotaryConfig } from '../core/config.js';
 import type { Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
 import { crawlAndIndex } from './crawl.js';
@@ -9,13 +10,16 @@ type Seed = Awaited<ReturnType<Runtime['seeds']['list']>>[number];
 /** How often a running crawl's counts are written for the status page, and its seed re-read (paused or removed stops it). */
 const PROGRESS_MS = 2000;
 
-/** The crawler's settings for one seed: the config's, narrowed by the seed's own scope rules. */
-function crawlerConfigFor(ctx: Runtime, seed: Seed) {
-  const base = ctx.config.crawler;
+/**
+ * The crawler's settings for one seed: the config's, with the seed's own scope rules. A seed's include patterns
+ * replace the config's (include patterns are alternatives, so adding them would widen); without any, the config's
+ * hold. Excludes add up.
+ */
+export function crawlerConfigFor(base: NotaryConfig['crawler'], seed: Pick<Seed, 'options'>): NotaryConfig['crawler'] {
   return {
     ...base,
     ...(seed.options.scope !== null ? { scope: seed.options.scope } : {}),
-    include: seed.options.include,
+    include: seed.options.include.length > 0 ? seed.options.include : base.include,
     exclude: [...base.exclude, ...seed.options.exclude],
     ...(seed.options.max_depth !== null ? { max_depth: seed.options.max_depth } : {}),
     ...(seed.options.max_pages !== null ? { max_pages: seed.options.max_pages } : {}),
@@ -66,7 +70,7 @@ async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undef
       ...(shared ? { shared: true } : {}),
       signal: stop.signal,
       quiet: true,
-      crawler: crawlerConfigFor(ctx, seed),
+      crawler: crawlerConfigFor(ctx.config.crawler, seed),
       ...(dense ? { dense } : {}),
       onStart: (id) => {
         runId = id;
