@@ -9,6 +9,9 @@ import (
 // APIKeyPrefix marks a live key.
 const APIKeyPrefix = "sk_live_"
 
+// TestAPIKeyPrefix marks a test key: the same API, never charged.
+const TestAPIKeyPrefix = "sk_test_"
+
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // APIKeyChecksum is the base62 CRC-32 (IEEE, as zlib) of the 32-character secret, left-padded with "0" to 6.
@@ -28,8 +31,8 @@ func APIKeyChecksum(secret string) string {
 // CheckAPIKey says why a key is malformed (prefix, length, alphabet, checksum), or returns nil: a mistyped key fails
 // before any call.
 func CheckAPIKey(key string) error {
-	if !strings.HasPrefix(key, APIKeyPrefix) {
-		return fmt.Errorf("API keys start with %q", APIKeyPrefix)
+	if !strings.HasPrefix(key, APIKeyPrefix) && !strings.HasPrefix(key, TestAPIKeyPrefix) {
+		return fmt.Errorf("API keys start with %q or %q", APIKeyPrefix, TestAPIKeyPrefix)
 	}
 	if len(key) != len(APIKeyPrefix)+38 {
 		return fmt.Errorf("API keys are %d characters long", len(APIKeyPrefix)+38)

@@ -164,7 +164,8 @@ func TestLiveEveryErrorClass(t *testing.T) {
 	_, err = c.Extract(ctx, ExtractRequest{URL: liveEnv(t, "NOTARY_LIVE_EMPTY_URL")})
 	expect("empty", err, ErrUnprocessable, "empty_content")
 	_, err = c.Extract(ctx, ExtractRequest{URL: liveEnv(t, "NOTARY_LIVE_MISSING_URL")})
-	expect("upstream", err, ErrServer, "upstream_error")
+	// A page the upstream does not have is the caller's to fix: 422 upstream_not_found.
+	expect("missing page", err, ErrUnprocessable, "upstream_not_found")
 	closed, _ := NewClient(liveEnv(t, "NOTARY_LIVE_CLOSED_URL"), WithMaxRetries(1), WithRetryBaseDelay(10*time.Millisecond))
 	_, err = closed.Search(ctx, SearchRequest{Query: "vacuum"})
 	expect("closed port", err, ErrConnection, "")

@@ -19,7 +19,6 @@ from notary_client import (
     PaymentRequiredError,
     PermissionDeniedError,
     RateLimitError,
-    ServerError,
     TimeoutError,
     UnprocessableError,
     verify_receipt,
@@ -92,9 +91,10 @@ def test_every_error_class():
         with pytest.raises(UnprocessableError) as empty:
             notary.extract(live("NOTARY_LIVE_EMPTY_URL"))
         assert empty.value.code == "empty_content"
-        with pytest.raises(ServerError) as upstream:
+        # A page the upstream does not have is the caller's to fix: 422 upstream_not_found, not retried.
+        with pytest.raises(UnprocessableError) as missing:
             notary.extract(live("NOTARY_LIVE_MISSING_URL"))
-        assert upstream.value.code == "upstream_error" and upstream.value.retryable
+        assert missing.value.code == "upstream_not_found" and not missing.value.retryable
     with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_REVOKED_KEY"))) as revoked, pytest.raises(AuthenticationError) as err:
         revoked.search("vacuum")
     assert err.value.code == "revoked_api_key"

@@ -1,5 +1,8 @@
-/** API keys: `sk_live_` + 32 base62 characters + the base62 CRC32 of those 32 characters, 6 characters wide. */
-export const API_KEY_PREFIXES = ['sk_live_'] as const;
+/**
+ * API keys: `sk_live_` (or `sk_test_`: a test key, never charged) + 32 base62 characters + the base62 CRC32 of those
+ * 32 characters, 6 characters wide.
+ */
+export const API_KEY_PREFIXES = ['sk_live_', 'sk_test_'] as const;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
@@ -31,7 +34,7 @@ export function apiKeyChecksum(secret: string): string {
  */
 export function apiKeyProblem(key: string): string | null {
   const prefix = API_KEY_PREFIXES.find((p) => key.startsWith(p));
-  if (!prefix) return 'API keys start with "sk_live_"';
+  if (!prefix) return 'API keys start with "sk_live_" or "sk_test_"';
   if (key.length !== prefix.length + 38) return `API keys are ${prefix.length + 38} characters long`;
   const body = key.slice(prefix.length);
   if (!/^[0-9A-Za-z]+$/.test(body)) return 'API keys contain only 0-9, A-Z and a-z after the prefix';

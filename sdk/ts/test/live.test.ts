@@ -10,7 +10,6 @@ import {
   PaymentRequiredError,
   PermissionDeniedError,
   RateLimitError,
-  ServerError,
   TimeoutError,
   UnprocessableError,
   apiKey,
@@ -113,10 +112,11 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     const empty = await fail(client().extract({ url: live('NOTARY_LIVE_EMPTY_URL') }));
     expect(empty).toBeInstanceOf(UnprocessableError);
     expect((empty as UnprocessableError).code).toBe('empty_content');
-    const upstream = await fail(client().extract({ url: live('NOTARY_LIVE_MISSING_URL') }));
-    expect(upstream).toBeInstanceOf(ServerError);
-    expect((upstream as ServerError).code).toBe('upstream_error');
-    expect((upstream as ServerError).retryable).toBe(true);
+    // A page the upstream does not have is the caller's to fix: 422 upstream_not_found, not retried.
+    const missing = await fail(client().extract({ url: live('NOTARY_LIVE_MISSING_URL') }));
+    expect(missing).toBeInstanceOf(UnprocessableError);
+    expect((missing as UnprocessableError).code).toBe('upstream_not_found');
+    expect((missing as UnprocessableError).retryable).toBe(false);
     const closed = await fail(new NotaryClient({ baseUrl: live('NOTARY_LIVE_CLOSED_URL'), maxRetries: 1, retryBaseDelayMs: 10 }).search({ query: 'vacuum' }));
     expect(closed).toBeInstanceOf(ConnectionError);
     const slow = await fail(new NotaryClient({ baseUrl: live('NOTARY_LIVE_SILENT_URL'), payment: apiKey(live('NOTARY_LIVE_KEY')), timeoutMs: 300, maxRetries: 1, retryBaseDelayMs: 10 }).search({ query: 'vacuum' }));

@@ -3,6 +3,9 @@ from __future__ import annotations
 import zlib
 
 API_KEY_PREFIX = "sk_live_"
+# A test key: the same API, never charged.
+TEST_API_KEY_PREFIX = "sk_test_"
+API_KEY_PREFIXES = (API_KEY_PREFIX, TEST_API_KEY_PREFIX)
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -20,11 +23,12 @@ def api_key_checksum(secret: str) -> str:
 
 def api_key_problem(key: str) -> str | None:
     """Why a key is malformed, or None: checked before any call so a mistyped key fails at once."""
-    if not isinstance(key, str) or not key.startswith(API_KEY_PREFIX):
-        return 'API keys start with "sk_live_"'
-    if len(key) != len(API_KEY_PREFIX) + 38:
-        return f"API keys are {len(API_KEY_PREFIX) + 38} characters long"
-    body = key[len(API_KEY_PREFIX):]
+    if not isinstance(key, str) or not key.startswith(API_KEY_PREFIXES):
+        return 'API keys start with "sk_live_" or "sk_test_"'
+    prefix_length = len(API_KEY_PREFIX)  # both prefixes are 8 characters
+    if len(key) != prefix_length + 38:
+        return f"API keys are {prefix_length + 38} characters long"
+    body = key[prefix_length:]
     if not all(c in _BASE62 for c in body):
         return "API keys contain only 0-9, A-Z and a-z after the prefix"
     if api_key_checksum(body[:32]) != body[32:]:
