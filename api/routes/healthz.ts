@@ -19,7 +19,7 @@ export async function healthzRoute(app: FastifyInstance, options: HealthzRouteOp
 
 /** `GET /readyz`: 200 when every dependency answers, else 503 naming the ones that do not (for load balancers). */
 export async function readyzRoute(app: FastifyInstance, options: { ready: () => Promise<Record<string, boolean>> }): Promise<void> {
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { schema: { summary: 'Readiness: 200 when every dependency (database, index, stores) answers, else 503 naming the ones that do not.', tags: ['public'] } }, async (_request, reply) => {
     const checks = await options.ready();
     const ok = Object.values(checks).every(Boolean);
     reply.code(ok ? 200 : 503);
