@@ -77,7 +77,7 @@ async function exercise(client: Client): Promise<void> {
   // A failure reaches the agent as a tool error naming the code, not as a protocol error.
   const missing = (await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/nope.html` } })) as ToolResult;
   expect(missing.isError).toBe(true);
-  expect(missing.content[0]?.text).toMatch(/notary error 502 upstream_error: .*nothing was charged/);
+  expect(missing.content[0]?.text).toMatch(/notary error 422 upstream_not_found: .*nothing was charged/);
 }
 
 describe('notary mcp', () => {

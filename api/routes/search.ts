@@ -21,7 +21,7 @@ export function searchBodySchema(config: NotaryConfig) {
         type: 'integer',
         minimum: 1,
         maximum: config.search.max_depth,
-        description: 'Higher depth adds reflection passes for hard queries and costs more credits.',
+        description: 'Higher depth adds reflection passes for hard queries; its price is set per depth (pricing.search.credits_by_depth, in every challenge and in credits_used).',
       },
       language: {
         type: 'string',
@@ -49,7 +49,7 @@ export const searchResultItemSchema = {
 export function searchRoute(config: NotaryConfig, search: SearchService): PaidRoute {
   return definePaidRoute<SearchBody, { query: string; depth: number; results: SearchResultItem[] }>({
     url: '/v1/search',
-    summary: 'Search the index; higher depth adds reflection passes and costs more.',
+    summary: 'Search the index; higher depth adds reflection passes, priced per depth.',
     body: searchBodySchema(config),
     result: {
       properties: { query: { type: 'string' }, depth: { type: 'integer' }, results: { type: 'array', items: searchResultItemSchema } },
