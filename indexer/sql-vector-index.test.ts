@@ -5,10 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
-import type { Page } from '../storage/schema.js';
 import { decodeVector, encodeVector, SqlVectorIndex } from './sql-vector-index.js';
-import { vectorIndexContract, type VectorIndexHarness } from './vector-index.contract.js';
-import type { VectorIndex } from './vector-index.js';
+import { vectorHarness } from '../test/support/vector-harness.js';
+import { vectorIndexContract } from './vector-index.contract.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-vectors-'));
 let pgServer: TestPostgres | undefined;
@@ -23,63 +22,7 @@ afterAll(() => {
 let counter = 0;
 
 /** Every index gets its own Storage (its own connection or pool), as a second process would. */
-async function harnessFor(connect: () => Storage): Promise<VectorIndexHarness> {
-  const main = connect();
-  await migrateToLatest(main);
-  const store = new PageStore(main.db);
-  const opened: Array<{ index: VectorIndex; storage: Storage }> = [];
-  const passagesFor = (page: Page, n: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      ordinal: i,
-      url: page.url,
-      title: 'T',
-      heading_path: 'H',
-      text: `passage ${i} of ${page.url}`,
-      word_count: 4,
-    }));
-  const ids = (rows: Array<{ id: number; ordinal: number }>) => [...rows].sort((a, b) => a.ordinal - b.ordinal).map((r) => r.id);
-  const current = async (page: Page) => (await store.getById(page.id)) ?? page;
-  return {
-    async openIndex(options) {
-      const storage = connect();
-      const index = new SqlVectorIndex(storage, options);
-      opened.push({ index, storage });
-      return index;
-    },
-    async addPage(n) {
-      const url = `http://vectors.test/page-${counter++}`;
-      const { id } = await store.saveFetched({
-        url,
-        final_url: url,
-        host: 'vectors.test',
-        http_status: 200,
-        content_type: 'text/html',
-        etag: null,
-        last_modified: null,
-        content_hash: `hash-${url}`,
-        title: 'T',
-        html: '<p>x</p>',
-        crawl_depth: 0,
-      });
-      const page = (await store.getById(id))!;
-      return { page, passageIds: ids(await store.replacePassages(page, passagesFor(page, n))) };
-    },
-    async replacePassages(page, n) {
-      const fresh = await current(page);
-      return ids(await store.replacePassages(fresh, passagesFor(fresh, n)));
-    },
-    async removePassages(page) {
-      return store.removePassages(await current(page));
-    },
-    async close() {
-      for (const { index, storage } of opened) {
-        await index.close();
-        await storage.close();
-      }
-      await main.close();
-    },
-  };
-}
+const harnessFor = (connect: () => Storage) => vectorHarness(connect, async (storage, options) => new SqlVectorIndex(storage, options));
 
 vectorIndexContract('sql-exact on sqlite', async () => {
   const file = path.join(dir, `vectors-${counter++}.sqlite`);
