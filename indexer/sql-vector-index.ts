@@ -468,6 +468,7 @@ export class SqlVectorIndex implements VectorIndex {
     return this.db
       .transaction()
       .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
       .execute(async (trx) => {
         const stamp = await this.writeStamp(trx);
         const rows = await trx
