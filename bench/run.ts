@@ -470,7 +470,7 @@ async function main(args: BenchArgs): Promise<number> {
         ...(serve
           ? [
               `serve phase: ${serve.vectors} vectors of ${serve.model}; depth 1 stage by stage in process (${serve.stages.queries} queries, each new to the model)`,
-              formatTable(['stage', 'p50 ms', 'p95 ms', 'mean ms'], serve.stages.rows.map((r) => [r.stage, String(r.p50_ms), String(r.p95_ms), String(r.mean_ms)])),
+              formatTable(['stage', 'p50 ms', 'p95 ms', 'mean ms'], serve.stages.rows.map((r) => [r.stage, Number.isNaN(r.p50_ms) ? '-' : String(r.p50_ms), Number.isNaN(r.p95_ms) ? '-' : String(r.p95_ms), String(r.mean_ms)])),
               '',
               formatTable(
                 ['setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'load'],
