@@ -3,12 +3,15 @@ import type { Kysely, Transaction } from 'kysely';
 import { NotaryError } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';
+import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
 
 export interface SqlVectorIndexOptions {
   /** Embedding model name; rows written by another model (or with other dimensions) are stale to this index. */
   model: string;
   dimensions: number;
+  /** Approximate search (HNSW) from `above` vectors on (indexer/ann-search.ts); absent or above 0: exact only. */
+  ann?: Omit<ApproximateSearchOptions, 'dimensions'>;
 }
 
 /** Rows per INSERT and ids per IN list: well under SQLite's and PostgreSQL's bound-parameter limits. */
@@ -226,6 +229,8 @@ export class SqlVectorIndex implements VectorIndex {
   /** Serialises this instance's operations so the cache is only ever changed by one of them at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The approximate path: null when exact only. */
+  readonly approximate: ApproximateSearch | null;
 
   constructor(storage: Storage, options: SqlVectorIndexOptions) {
     if (!options.model) throw new NotaryError('invalid_config', 'vector index needs a model name');
@@ -235,6 +240,7 @@ export class SqlVectorIndex implements VectorIndex {
     this.db = storage.db;
     this.model = options.model;
     this.dimensions = options.dimensions;
+    this.approximate = options.ann && options.ann.above > 0 ? new ApproximateSearch({ ...options.ann, dimensions: options.dimensions }) : null;
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -341,6 +347,7 @@ export class SqlVectorIndex implements VectorIndex {
         cache.matrix.set(item.vector, row * d);
       }
       cache.maxSeq = seq;
+      this.approximate?.upserted(cache, unique.map((item) => item.id));
     });
   }
 
@@ -367,6 +374,7 @@ export class SqlVectorIndex implements VectorIndex {
         cache.remove(id);
       }
       if (removedNewest) cache.maxSeq = cache.highestSeq();
+      this.approximate?.removed(cache, unique);
     });
   }
 
@@ -400,6 +408,10 @@ export class SqlVectorIndex implements VectorIndex {
     return this.exclusive(async () => {
       const cache = await this.refresh();
       if (cache.size === 0) return [];
+      if (!options.pageIds && this.approximate) {
+        const hits = await this.approximate.search(cache, query, limit, perPage);
+        if (hits) return hits;
+      }
       const scores = scoreAll(cache, query);
       if (options.pageIds) {
         // Every passage of these pages, best first (the scan scores all of them anyway).
@@ -428,6 +440,7 @@ export class SqlVectorIndex implements VectorIndex {
     if (this.cache && (await this.cacheIsCurrent(this.db))) return this.cache;
     const next = (await this.load(this.cache)) ?? (await this.load(null));
     if (!next) throw new NotaryError('internal_error', 'vector index could not load a consistent snapshot');
+    await this.approximate?.reloaded(this.cache, next);
     this.cache = next;
     return next;
   }
@@ -532,6 +545,7 @@ export class SqlVectorIndex implements VectorIndex {
     await this.queue;
     this.closed = true;
     this.cache = null;
+    await this.approximate?.close();
   }
 }
 
