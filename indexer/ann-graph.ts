@@ -51,7 +51,7 @@ export class AnnGraph {
     const config: AnnWorkerConfig = {
       dimensions: options.dimensions,
       connectivity: options.connectivity ?? 16,
-      expansionAdd: options.expansionAdd ?? 64,
+      expansionAdd: options.expansionAdd ?? 40,
       expansionSearch: options.expansionSearch ?? 128,
       buildThreads: options.buildThreads ?? 0,
     };

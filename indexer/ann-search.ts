@@ -22,11 +22,14 @@ export interface ApproximateSearchOptions {
    */
   waitForBuild?: boolean;
   graph?: Omit<AnnGraphOptions, 'dimensions'>;
+  /** Candidates asked of the graph at least (it searches with at least this breadth); default 100. */
+  minCandidates?: number;
 }
 
 /** Candidates asked of the graph at least, and the most before giving up on it for an exact scan. */
 const MIN_CANDIDATES = 100;
 const MAX_CANDIDATES = 20_000;
+
 
 function dot(matrix: Float32Array, row: number, query: Float32Array): number {
   const d = query.length;
@@ -50,8 +53,12 @@ export class ApproximateSearch {
   private mirrors: CachedVectors | null = null;
   /** Searches the graph answered (the rest fell back to the exact scan). */
   answered = 0;
+  /** Candidates asked of the graph at least: more costs time, finds more of the exact top hits (benchmarks tune it). */
+  minCandidates: number;
 
-  constructor(readonly options: ApproximateSearchOptions) {}
+  constructor(readonly options: ApproximateSearchOptions) {
+    this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
+  }
 
   get state(): AnnGraphState | 'off' {
     return this.graph ? this.graph.state : 'off';
@@ -155,7 +162,7 @@ export class ApproximateSearch {
       await this.building.catch(() => undefined);
     }
     if (graph.state !== 'ready') return null;
-    let k = Math.min(cache.size, Math.max(MIN_CANDIDATES, limit * (Number.isFinite(perPage) ? 8 : 4)));
+    let k = Math.min(cache.size, Math.max(this.minCandidates, limit * (Number.isFinite(perPage) ? 8 : 4)));
     for (;;) {
       let found: number[];
       try {
