@@ -69,6 +69,8 @@ class VectorCache {
   seqs: Float64Array;
   size = 0;
   maxSeq = 0;
+  /** passage_vector_changes when the cache was last known current (SQLite); null: unknown, check the rows. */
+  stamp: number | null = null;
   readonly position = new Map<number, number>();
 
   constructor(
@@ -226,6 +228,8 @@ export class SqlVectorIndex implements VectorIndex {
   readonly dimensions: number;
   private readonly db: Kysely<Database>;
   private cache: VectorCache | null = null;
+  /** passage_vector_changes is kept by triggers (SQLite only). */
+  private readonly countsChanges: boolean;
   /** Serialises this instance's operations so the cache is only ever changed by one of them at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -238,6 +242,7 @@ export class SqlVectorIndex implements VectorIndex {
       throw new NotaryError('invalid_config', `vector dimensions must be a positive integer, got ${options.dimensions}`);
     }
     this.db = storage.db;
+    this.countsChanges = storage.dialect === 'sqlite';
     this.model = options.model;
     this.dimensions = options.dimensions;
     this.approximate = options.ann && options.ann.above > 0 ? new ApproximateSearch({ ...options.ann, dimensions: options.dimensions }) : null;
@@ -290,6 +295,16 @@ export class SqlVectorIndex implements VectorIndex {
     return { count: Number(row.n), maxSeq: row.m === null ? 0 : Number(row.m) };
   }
 
+  /**
+   * SQLite: the count of rows ever inserted, updated or deleted in passage_vectors (any model, by triggers), read
+   * from one row; equal counts mean nothing changed in between. Null on PostgreSQL (no triggers: see the migration).
+   */
+  private async writeStamp(db: Db): Promise<number | null> {
+    if (!this.countsChanges) return null;
+    const row = await db.selectFrom('passage_vector_changes').select('changes').where('id', '=', 1).executeTakeFirstOrThrow();
+    return Number(row.changes);
+  }
+
   private async cacheIsCurrent(db: Db): Promise<boolean> {
     const cache = this.cache;
     if (!cache) return false;
@@ -309,7 +324,7 @@ export class SqlVectorIndex implements VectorIndex {
     if (byId.size === 0) return;
     const unique = [...byId.values()];
     await this.exclusive(async () => {
-      const { seq, inSync } = await this.db.transaction().execute(async (trx) => {
+      const { seq, inSync, stamp } = await this.db.transaction().execute(async (trx) => {
         const seq = await this.bumpGeneration(trx);
         const inSync = await this.cacheIsCurrent(trx);
         for (const chunk of chunks(unique, WRITE_CHUNK)) {
@@ -336,7 +351,8 @@ export class SqlVectorIndex implements VectorIndex {
             )
             .execute();
         }
-        return { seq, inSync };
+        // SQLite has one writer: the count after this write is exact for the cache updated below.
+        return { seq, inSync, stamp: await this.writeStamp(trx) };
       });
       const cache = this.cache;
       if (!cache) return;
@@ -347,6 +363,7 @@ export class SqlVectorIndex implements VectorIndex {
         cache.matrix.set(item.vector, row * d);
       }
       cache.maxSeq = seq;
+      cache.stamp = stamp;
       this.approximate?.upserted(cache, unique.map((item) => item.id));
     });
   }
@@ -357,13 +374,13 @@ export class SqlVectorIndex implements VectorIndex {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return;
     await this.exclusive(async () => {
-      const inSync = await this.db.transaction().execute(async (trx) => {
+      const { inSync, stamp } = await this.db.transaction().execute(async (trx) => {
         await this.bumpGeneration(trx);
         const inSync = await this.cacheIsCurrent(trx);
         for (const chunk of chunks(unique, ID_CHUNK)) {
           await trx.deleteFrom('passage_vectors').where('passage_id', 'in', chunk).execute();
         }
-        return inSync;
+        return { inSync, stamp: await this.writeStamp(trx) };
       });
       const cache = this.cache;
       if (!cache || !inSync) return;
@@ -374,14 +391,29 @@ export class SqlVectorIndex implements VectorIndex {
         cache.remove(id);
       }
       if (removedNewest) cache.maxSeq = cache.highestSeq();
+      cache.stamp = stamp;
       this.approximate?.removed(cache, unique);
     });
   }
 
   async vectors(ids: readonly number[]): Promise<Map<number, Float32Array>> {
     this.checkIds(ids);
+    const unique = [...new Set(ids)];
+    // A process that searches holds every vector already: copies from the cache, once it is known current.
+    if (this.cache) {
+      return this.exclusive(async () => {
+        const cache = await this.refresh();
+        const d = this.dimensions;
+        const out = new Map<number, Float32Array>();
+        for (const id of unique) {
+          const row = cache.position.get(id);
+          if (row !== undefined) out.set(id, cache.matrix.slice(row * d, row * d + d));
+        }
+        return out;
+      });
+    }
     const out = new Map<number, Float32Array>();
-    for (const chunk of chunks([...new Set(ids)], ID_CHUNK)) {
+    for (const chunk of chunks(unique, ID_CHUNK)) {
       const rows = await this.db
         .selectFrom('passage_vectors')
         .select(['passage_id', 'vector'])
@@ -437,7 +469,16 @@ export class SqlVectorIndex implements VectorIndex {
 
   /** Brings the cache up to date with the table (one query when nothing changed). */
   private async refresh(): Promise<VectorCache> {
-    if (this.cache && (await this.cacheIsCurrent(this.db))) return this.cache;
+    const cache = this.cache;
+    if (cache) {
+      // The stamp first: a write after it changes the stamp the next search reads, whatever the rows say now.
+      const stamp = await this.writeStamp(this.db);
+      if (stamp !== null && cache.stamp === stamp) return cache;
+      if (await this.cacheIsCurrent(this.db)) {
+        cache.stamp = stamp;
+        return cache;
+      }
+    }
     const next = (await this.load(this.cache)) ?? (await this.load(null));
     if (!next) throw new NotaryError('internal_error', 'vector index could not load a consistent snapshot');
     await this.approximate?.reloaded(this.cache, next);
@@ -456,6 +497,7 @@ export class SqlVectorIndex implements VectorIndex {
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
+        const stamp = await this.writeStamp(trx);
         const rows = await trx
           .selectFrom('passage_vectors')
           .select(['passage_id', 'page_id', 'seq'])
@@ -502,6 +544,7 @@ export class SqlVectorIndex implements VectorIndex {
           }
           fetch -= batch.length;
         }
+        cache.stamp = stamp;
         return cache;
       });
   }
