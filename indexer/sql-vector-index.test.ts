@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => {
   pgServer?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 let counter = 0;
 
