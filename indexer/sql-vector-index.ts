@@ -1,5 +1,6 @@
 import { endianness } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
+import { VectorMatrix } from './wasm/dot-scanner.js';
 import { NotaryError } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';
@@ -63,7 +64,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
  * to equal it; every database row with seq <= maxSeq is in the cache with the same content.
  */
 class VectorCache {
-  matrix: Float32Array;
+  readonly store: VectorMatrix;
   ids: Float64Array;
   pageIds: Float64Array;
   seqs: Float64Array;
@@ -78,7 +79,7 @@ class VectorCache {
     capacity: number,
   ) {
     const cap = Math.max(16, capacity);
-    this.matrix = new Float32Array(cap * dimensions);
+    this.store = new VectorMatrix(dimensions, cap);
     this.ids = new Float64Array(cap);
     this.pageIds = new Float64Array(cap);
     this.seqs = new Float64Array(cap);
@@ -86,14 +87,17 @@ class VectorCache {
 
   private grow(): void {
     const cap = this.ids.length * 2;
-    const matrix = new Float32Array(cap * this.dimensions);
-    matrix.set(this.matrix);
-    this.matrix = matrix;
+    this.store.reserve(cap);
     for (const key of ['ids', 'pageIds', 'seqs'] as const) {
       const next = new Float64Array(cap);
       next.set(this[key]);
       this[key] = next;
     }
+  }
+
+  /** Row i is matrix[i*d .. (i+1)*d); a new view after the cache grows. */
+  get matrix(): Float32Array {
+    return this.store.matrix;
   }
 
   /** Inserts or overwrites; returns the row. */
@@ -140,7 +144,7 @@ class VectorCache {
  * Candidate rows ordered best first: higher score, then lower id. A bounded binary heap keeps the best `k` while
  * scanning, so a search costs O(N log k) rather than sorting all N scores.
  */
-function topK(scores: Float64Array, ids: Float64Array, n: number, k: number): number[] {
+function topK(scores: Float32Array, ids: Float64Array, n: number, k: number): number[] {
   const heap = new Int32Array(Math.min(k, n));
   let size = 0;
   // "a is worse than b": the heap root is the worst kept candidate.
@@ -190,28 +194,9 @@ function topK(scores: Float64Array, ids: Float64Array, n: number, k: number): nu
   return out;
 }
 
-/** Dot product of the query with every cached row. */
-function scoreAll(cache: VectorCache, query: Float32Array): Float64Array {
-  const d = cache.dimensions;
-  const m = cache.matrix;
-  const scores = new Float64Array(cache.size);
-  const tail = d - (d % 4);
-  for (let row = 0, base = 0; row < cache.size; row++, base += d) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    let j = 0;
-    for (; j < tail; j += 4) {
-      s0 += m[base + j]! * query[j]!;
-      s1 += m[base + j + 1]! * query[j + 1]!;
-      s2 += m[base + j + 2]! * query[j + 2]!;
-      s3 += m[base + j + 3]! * query[j + 3]!;
-    }
-    for (; j < d; j++) s0 += m[base + j]! * query[j]!;
-    scores[row] = s0 + s1 + s2 + s3;
-  }
-  return scores;
+/** Dot product of the query with every cached row (a view valid until the next scan). */
+function scoreAll(cache: VectorCache, query: Float32Array): Float32Array {
+  return cache.store.scores(query, cache.size);
 }
 
 /**
@@ -496,6 +481,7 @@ export class SqlVectorIndex implements VectorIndex {
     return this.db
       .transaction()
       .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
       .execute(async (trx) => {
         const stamp = await this.writeStamp(trx);
         const rows = await trx
@@ -596,7 +582,7 @@ export class SqlVectorIndex implements VectorIndex {
 }
 
 /** The best `limit` rows, at most `perPage` of them from one page, best first (ties: lower id). */
-function selectHits(cache: VectorCache, scores: Float64Array, limit: number, perPage: number): VectorHit[] {
+function selectHits(cache: VectorCache, scores: Float32Array, limit: number, perPage: number): VectorHit[] {
   const n = cache.size;
   const hit = (row: number): VectorHit => ({ id: cache.ids[row]!, pageId: cache.pageIds[row]!, score: scores[row]! });
   if (perPage >= limit) return topK(scores, cache.ids, n, limit).map(hit);
