@@ -255,22 +255,28 @@ async function main(): Promise<void> {
     const real = args['skip-real'] ? { skipped: '--skip-real' } : await realVectors(dir);
     log(`real vectors: ${JSON.stringify(real)}`);
     const synthetic = await syntheticVectors(dir);
-    const fullText = ftsDocs > 0 ? await runFullTextScale(dir, ftsDocs, log) : { skipped: 'pass --fts N to index N synthetic documents in FTS5' };
-    const result = {
-      benchmark: 'scale',
-      date: started.toISOString().slice(0, 10),
-      commit: gitCommit(root),
-      machine: machineInfo(),
-      argv: process.argv.slice(2),
-      real_vectors: real,
-      synthetic_vectors: synthetic,
-      full_text: fullText,
-      peak_rss_mb: memorySample().max_rss_mb,
+    log(`synthetic vectors: ${JSON.stringify(synthetic)}`);
+    const out = args.out ?? path.join(root, 'bench', 'results', `scale-${started.toISOString().slice(0, 10)}.json`);
+    const write = (fullText: unknown) => {
+      const result = {
+        benchmark: 'scale',
+        date: started.toISOString().slice(0, 10),
+        commit: gitCommit(root),
+        machine: machineInfo(),
+        argv: process.argv.slice(2),
+        real_vectors: real,
+        synthetic_vectors: synthetic,
+        full_text: fullText,
+        peak_rss_mb: memorySample().max_rss_mb,
+      };
+      mkdirSync(path.dirname(out), { recursive: true });
+      writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+      return result;
     };
-    const out = args.out ?? path.join(root, 'bench', 'results', `scale-${result.date}.json`);
-    mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(JSON.stringify(result, null, 2));
+    // Written now too, so the vector results survive a full-text phase that is cut short.
+    write({ pending: true });
+    const fullText = ftsDocs > 0 ? await runFullTextScale(dir, ftsDocs, log) : { skipped: 'pass --fts N to index N synthetic documents in FTS5' };
+    console.log(JSON.stringify(write(fullText), null, 2));
     log(`written ${path.relative(root, out)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
