@@ -334,6 +334,12 @@ export const configSchema = z
          * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
          */
         precision: z.enum(['int8', 'fp32']).default('int8'),
+        /**
+         * From this many passage vectors on, vector search asks an HNSW graph (usearch, built in a worker thread) for
+         * candidates and rescores them exactly, instead of scanning every vector; 0 = always exact. Below about
+         * 50,000 the exact scan is already a few milliseconds. NOTARY_EMBEDDING_ANN_ABOVE overrides.
+         */
+        ann_above: z.number().int().min(0).default(50_000),
       })
       .prefault({}),
     search: z
@@ -566,6 +572,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
   { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
+  { env: 'NOTARY_EMBEDDING_ANN_ABOVE', path: ['embeddings', 'ann_above'], kind: 'int' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },

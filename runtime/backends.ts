@@ -39,7 +39,8 @@ export function meilisearchConnection(config: NotaryConfig): MeilisearchConnecti
 }
 
 export async function openIndexBackend(config: NotaryConfig, storage: Storage): Promise<IndexBackend> {
-  const sqlVectors = async (options: { model: string; dimensions: number }) => new SqlVectorIndex(storage, options);
+  const sqlVectors = async (options: { model: string; dimensions: number }) =>
+    new SqlVectorIndex(storage, { ...options, ann: { above: config.embeddings.ann_above } });
   switch (config.indexer.backend) {
     case 'sqlite-fts5': {
       // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
