@@ -135,8 +135,9 @@ export class FrontierStore {
     return Number(row?.n ?? 0);
   }
 
-  async finish(runId: string, url: string, outcome: string): Promise<void> {
-    await this.db
+  /** Marks an entry done with its outcome; `db` is a transaction to join (the page store write it completes). */
+  async finish(runId: string, url: string, outcome: string, db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .updateTable('crawl_frontier')
       .set({ state: 'done', outcome, finished_at: nowIso(), lease_owner: null, lease_expires_at: null })
       .where('run_id', '=', runId)
