@@ -63,7 +63,7 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
       };
     }
     case 'postgres': {
-      const index = await PostgresSearchIndex.open(storage);
+      const index = await PostgresSearchIndex.open(storage, { ranking: config.indexer.postgres.ranking });
       return {
         index,
         vectors: (options) => PgVectorIndex.open(storage, options),

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { CrawlRunStore } from './crawl-runs.js';
@@ -134,6 +135,40 @@ describe('a frontier shared by crawler processes (PostgreSQL)', () => {
     expect(await frontier.leasedByOthers(run, 'me')).toBe(1);
     await frontier.finish(run, 'http://a.test/p103', 'stored');
     expect(await frontier.outstanding(run, 'me')).toBe(0);
+  });
+
+  it('holds per-host concurrency across processes; a dead holder\'s slot runs out', async () => {
+    const slots = [new SharedHostSlots(storage.db), new SharedHostSlots(storage.db)];
+    let active = 0;
+    let most = 0;
+    await Promise.all(
+      [0, 1, 2, 3, 4, 5, 6, 7].map(async (i) => {
+        const release = await slots[i % 2]!.acquire('c.test', 2, `worker-${i % 2}`, { ttlMs: 60_000 });
+        active++;
+        most = Math.max(most, active);
+        await new Promise((r) => setTimeout(r, 60));
+        active--;
+        await release();
+      }),
+    );
+    expect(most).toBe(2);
+    expect(await storage.db.selectFrom('crawl_host_active').selectAll().where('host', '=', 'c.test').execute()).toEqual([]);
+
+    // A worker died holding the only slot: the next one waits until the slot's time runs out, then takes it.
+    await sql`insert into crawl_host_active (host, slot, owner, expires_at)
+      values ('d.test', 0, 'dead', extract(epoch from clock_timestamp()) * 1000 + 400)`.execute(storage.db);
+    const started = Date.now();
+    const release = await slots[1]!.acquire('d.test', 1, 'live', { ttlMs: 60_000 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const holders = await storage.db.selectFrom('crawl_host_active').select(['slot', 'owner']).where('host', '=', 'd.test').execute();
+    expect(holders).toEqual([{ slot: 0, owner: 'live' }]);
+    await release();
+    const aborted = new AbortController();
+    const held = await slots[0]!.acquire('e.test', 1, 'w', { ttlMs: 60_000 });
+    const waiting = slots[1]!.acquire('e.test', 1, 'w2', { ttlMs: 60_000, signal: aborted.signal });
+    setTimeout(() => aborted.abort(), 100);
+    await expect(waiting).rejects.toThrow();
+    await held();
   });
 
   it('spaces request starts to one host across processes', async () => {

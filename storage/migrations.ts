@@ -497,6 +497,24 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const crawlHostActive: Migration = {
+    async up(db: Kysely<unknown>) {
+      // Per-host concurrency across crawler processes: slot `slot` (0 .. per_host_concurrency - 1) of a host is held by
+      // `owner` until `expires_at` (epoch ms, database clock; renewed while held, so a dead worker's slots run out).
+      await db.schema
+        .createTable('crawl_host_active')
+        .addColumn('host', 'text', (c) => c.notNull())
+        .addColumn('slot', 'integer', (c) => c.notNull())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('expires_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
+        .addPrimaryKeyConstraint('crawl_host_active_pk', ['host', 'slot'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('crawl_host_active').ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
@@ -509,6 +527,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0014_receipt_log': receiptLog,
     '0019_rate_limit_buckets': rateLimitBuckets,
     '0019_crawl_host_slots': crawlHostSlots,
+    '0019_crawl_host_active': crawlHostActive,
   };
   return { getMigrations: async () => migrations };
 }

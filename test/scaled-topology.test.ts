@@ -34,6 +34,9 @@ let meili: TestMeilisearch | undefined;
 let site: Server | undefined;
 let siteUrl = '';
 const hits = new Map<string, number>();
+/** Page requests the site was answering at once, and the most at any moment (per_host_concurrency across workers). */
+let inFlight = 0;
+let mostInFlight = 0;
 let databaseUrl = '';
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-topology-'));
 const children: ChildProcess[] = [];
@@ -95,7 +98,10 @@ beforeAll(async () => {
     const file = path.join(pgDocsDir, path.basename(pathname));
     if (!pathname.endsWith('.html') || !existsSync(file)) return void res.writeHead(404).end();
     hits.set(pathname, (hits.get(pathname) ?? 0) + 1);
+    inFlight++;
+    mostInFlight = Math.max(mostInFlight, inFlight);
     setTimeout(() => {
+      inFlight--;
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(readFileSync(file));
     }, 40);
@@ -198,6 +204,8 @@ describe.runIf(ready)('the compose topology on 127.0.0.1: 2 crawler workers, 2 A
       });
     }
     expect(storedPaths.size).toBeGreaterThan(150);
+    // Each worker runs 4 requests at once, but the host sees at most per_host_concurrency (2) from both together.
+    expect(mostInFlight).toBe(2);
 
     // The index agrees with the database: every page indexed, one Meilisearch document per stored passage.
     expect(pages.filter((p) => p.indexed_at === null)).toEqual([]);
@@ -209,7 +217,7 @@ describe.runIf(ready)('the compose topology on 127.0.0.1: 2 crawler workers, 2 A
     expect(stats.numberOfDocuments).toBe(passages);
     process.stderr.write(
       `topology: ${storedPaths.size} pages stored, ${passages} passages = ${stats.numberOfDocuments} Meilisearch documents; ` +
-        `the killed worker held ${heldByKilled.length} leases, none stored; ` +
+        `the killed worker held ${heldByKilled.length} leases, none stored; at most ${mostInFlight} requests to the site at once; ` +
         `${twice.length} pages fetched twice, each a lease of the killed worker with nothing stored (${twice.join(', ') || 'none'})\n`,
     );
   }, 420_000);
