@@ -98,7 +98,7 @@ describe('PostgresSearchIndex', () => {
     const index = await PostgresSearchIndex.open(shared, { table });
     const recount = async () => {
       const terms = await sql<{ term: string; df: number }>`select lexeme as term, count(*)::int as df from ${sql.raw(table)}, unnest(tsv) group by lexeme order by lexeme`.execute(shared.db);
-      const totals = await sql<{ docs: number; tokens: number }>`select count(*)::int as docs, coalesce(sum((select sum(cardinality(positions)) from unnest(tsv))), 0)::int as tokens from ${sql.raw(table)}`.execute(shared.db);
+      const totals = await sql<{ docs: number; tokens: number }>`select count(*)::int as docs, coalesce(sum(length(tsv)), 0)::int as tokens from ${sql.raw(table)}`.execute(shared.db);
       return { terms: terms.rows, ...totals.rows[0] };
     };
     const kept = async () => {

@@ -19,7 +19,7 @@ const TS_CONFIG = 'notary_english';
 /**
  * How a match is scored. `bm25` is Okapi BM25 as FTS5 computes it (k1 1.2, b 0.75; a term's frequency is the sum of
  * its occurrences weighted by field, title 4 : headings 2 : body 1; idf from per-term document frequencies kept in
- * a table the index's triggers maintain; length normalised by the passage's token count), and measured best
+ * a table the index's triggers maintain; length normalised by the passage's distinct lexemes), and measured best
  * (README, Relevance). `ts_rank` has no idf: a common word weighs as much as a rare one. The `ts_rank` variants
  * (weights 1.0 / 0.5 / 0.25, normalisation 1 = rank / (1 + log(length))) stay selectable for the measurement.
  */
@@ -93,19 +93,20 @@ async function ensureTermStats(trx: Kysely<Database>, table: string): Promise<vo
   const stats = sql.raw(identifier(`${table}_stats`));
   const fn = (suffix: string) => sql.raw(identifier(`${table}_${suffix}`));
   await sql`create table if not exists ${terms} (term text primary key, df integer not null)`.execute(trx);
+  // tokens: the sum of the rows' lengths in distinct lexemes (what BM25's length normalisation uses here).
   await sql`create table if not exists ${stats} (id integer primary key default 1 check (id = 1), docs bigint not null, tokens bigint not null)`.execute(trx);
   // Lexemes in a fixed order, so two writers lock term rows in the same order (no deadlock).
   const add = (rows: string) => sql`
     insert into ${terms} (term, df) select lexeme, count(*) from ${sql.raw(rows)}, unnest(${sql.raw(rows)}.tsv) group by lexeme order by lexeme
       on conflict (term) do update set df = ${terms}.df + excluded.df;
     update ${stats} set docs = docs + (select count(*) from ${sql.raw(rows)}),
-      tokens = tokens + (select coalesce(sum(cardinality(u.positions)), 0) from ${sql.raw(rows)}, unnest(${sql.raw(rows)}.tsv) u);`;
+      tokens = tokens + (select coalesce(sum(length(tsv)), 0) from ${sql.raw(rows)});`;
   const remove = (rows: string) => sql`
     with gone as (select lexeme, count(*) as n from ${sql.raw(rows)}, unnest(${sql.raw(rows)}.tsv) group by lexeme order by lexeme),
       lowered as (update ${terms} t set df = t.df - gone.n from gone where t.term = gone.lexeme returning t.term, t.df)
     delete from ${terms} t using lowered where t.term = lowered.term and lowered.df <= 0;
     update ${stats} set docs = docs - (select count(*) from ${sql.raw(rows)}),
-      tokens = tokens - (select coalesce(sum(cardinality(u.positions)), 0) from ${sql.raw(rows)}, unnest(${sql.raw(rows)}.tsv) u);`;
+      tokens = tokens - (select coalesce(sum(length(tsv)), 0) from ${sql.raw(rows)});`;
   const body = (...parts: ReturnType<typeof sql>[]) => sql.join(parts, sql` `);
   for (const [name, event, referencing, work] of [
     ['stats_insert', 'insert', 'new table as new_rows', body(add('new_rows'))],
@@ -118,36 +119,38 @@ async function ensureTermStats(trx: Kysely<Database>, table: string): Promise<vo
   }
   const counted = await sql<{ n: number }>`select count(*)::int as n from ${stats}`.execute(trx);
   if ((counted.rows[0]?.n ?? 0) === 0) {
-    await sql`insert into ${stats} (id, docs, tokens) select 1, count(*), coalesce(sum((select sum(cardinality(u.positions)) from unnest(tsv) u)), 0) from ${t}`.execute(trx);
+    await sql`insert into ${stats} (id, docs, tokens) select 1, count(*), coalesce(sum(length(tsv)), 0) from ${t}`.execute(trx);
     await sql`insert into ${terms} (term, df) select lexeme, count(*) from ${t}, unnest(${t}.tsv) group by lexeme on conflict (term) do nothing`.execute(trx);
   }
 }
 
 /**
  * BM25 of the rows of `table`, as FTS5 computes it: per query term, idf = ln((N - df + 0.5) / (df + 0.5)) (at least
- * 1e-6), tf = the term's positions in the row summed by field weight, length = the row's tokens; score = the sum of
- * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length)). `ctes` go in the query's WITH list
- * (computed once per query: the collection statistics and the query terms' idf), `score` is the per-row expression
- * over the row's `tsv`.
+ * 1e-6) and tf = the term's occurrences in the row weighted by field; score = the sum of
+ * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length)). The length of a row is its number of
+ * distinct lexemes (`length(tsv)`, read from the tsvector's header; counting positions would unpack every lexeme of
+ * every matching row). tf comes from ts_rank_cd with the one-lexeme query and no normalisation, which is exactly the
+ * sum of the weights of the lexeme's positions (each position is a cover of its own), so it runs in C per row.
+ * `ctes` go in the query's WITH list (computed once per query), `score` is the per-row expression over `tsv`.
  */
 function bm25(table: string, words: string, weights: LabelWeights) {
   const terms = sql.raw(identifier(`${table}_terms`));
   const stats = sql.raw(identifier(`${table}_stats`));
-  const label = sql.raw(`case w when 'A' then ${weights.A} when 'B' then ${weights.B} when 'C' then ${weights.C} else ${weights.D} end`);
+  // ts_rank_cd takes weights in 0..1 ({D, C, B, A}); the frequencies are scaled back by the largest.
+  const top = Math.max(weights.A, weights.B, weights.C, weights.D);
+  const array = sql.raw(`'{${[weights.D, weights.C, weights.B, weights.A].map((w) => w / top).join(', ')}}'::float4[]`);
   const k1 = sql.raw(String(BM25_K1));
   return {
     ctes: sql`bm25_stats as materialized (
         select greatest(docs, 1)::float8 as n, greatest(tokens::float8 / greatest(docs, 1), 1) as avgdl from ${stats}),
       bm25_terms as materialized (
-        select l.term, greatest(ln((st.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)), 1e-6) as idf
+        select quote_literal(l.term)::tsquery as lexeme, greatest(ln((st.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)), 1e-6) as idf
         from unnest(tsvector_to_array(to_tsvector(${sql.raw(`'${TS_CONFIG}'`)}, ${words}::text))) l(term) cross join bm25_stats st
         left join ${terms} d on d.term = l.term)`,
     score: sql`(
-      select coalesce(sum(e.idf * e.tf * (${k1} + 1) / (e.tf + ${k1} * (${sql.raw(String(1 - BM25_B))} + ${sql.raw(String(BM25_B))} * e.dl / st.avgdl))), 0)
-      from (
-        select qt.idf, (select sum(${label}) from unnest(u.weights) w)::float8 as tf, sum(cardinality(u.positions)) over () as dl, qt.term
-        from unnest(tsv) u left join bm25_terms qt on qt.term = u.lexeme
-      ) e cross join bm25_stats st where e.term is not null)`,
+      select coalesce(sum(qt.idf * e.tf * (${k1} + 1) / (e.tf + ${k1} * (${sql.raw(String(1 - BM25_B))} + ${sql.raw(String(BM25_B))} * length(tsv) / st.avgdl))), 0)
+      from bm25_terms qt cross join lateral (select ${sql.raw(String(top))} * ts_rank_cd(${array}, tsv, qt.lexeme, 0)::float8 as tf) e
+      cross join bm25_stats st)`,
   };
 }
 
