@@ -210,6 +210,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       ? {
           shared: {
             leaseMs: options.shared.leaseMs,
+            maxPages,
             onRefill: () => session.refreshSharedCounts(),
             settle: (url: string, depth: number) => session.settleIfStoredSince(url, depth, runStartedAt),
           },

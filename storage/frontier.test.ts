@@ -137,6 +137,29 @@ describe('a frontier shared by crawler processes (PostgreSQL)', () => {
     expect(await frontier.outstanding(run, 'me')).toBe(0);
   });
 
+  it('reserves max_pages as requests are leased: workers together never hold more than the pages left', async () => {
+    const run = await runs.start(['http://m.test/']);
+    await frontier.add(run, entries(40, 300));
+    // Four workers (each its own store and connections, as processes would be) lease at once against max_pages 10.
+    const workers = [0, 1, 2, 3].map(() => new FrontierStore(storage.db, storage.dialect));
+    const first = await Promise.all(workers.map((w, i) => w.lease(run, `w${i}`, 4, 60_000, { reclaimExpired: true, maxPages: 10 })));
+    expect(first.flat()).toHaveLength(10);
+    expect(await workers[0]!.lease(run, 'w0', 4, 60_000, { reclaimExpired: true, maxPages: 10 })).toEqual([]);
+    // Two requests end without a page (their places come back), three store one (theirs stay taken).
+    const held = first.flat();
+    await frontier.finish(run, held[0]!.url, 'http_error');
+    await frontier.finish(run, held[1]!.url, 'duplicate');
+    for (const e of held.slice(2, 5)) await frontier.finish(run, e.url, 'stored');
+    const again = await Promise.all(workers.map((w, i) => w.lease(run, `w${i}`, 4, 60_000, { reclaimExpired: true, maxPages: 10 })));
+    expect(again.flat()).toHaveLength(2);
+    // A dead worker's leases are taken over without taking new places.
+    await storage.db.updateTable('crawl_frontier').set({ lease_expires_at: '2000-01-01T00:00:00.000Z' }).where('run_id', '=', run).where('lease_owner', '=', 'w1').execute();
+    const takenOver = await workers[2]!.lease(run, 'w2', 10, 60_000, { reclaimExpired: true, maxPages: 10 });
+    expect(takenOver.length).toBeGreaterThan(0);
+    const counts = await frontier.counts(run);
+    expect(counts.leased + (counts.outcomes['stored'] ?? 0)).toBe(10);
+  });
+
   it('holds per-host concurrency across processes; a dead holder\'s slot runs out', async () => {
     const slots = [new SharedHostSlots(storage.db), new SharedHostSlots(storage.db)];
     let active = 0;
