@@ -353,6 +353,10 @@ export class PostgresSearchIndex implements SearchIndex {
     for (const page of pages) {
       if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
     }
+    await this.writePages(this.db, pages);
+  }
+
+  private async writePages(db: Kysely<Database>, pages: readonly PageDoc[]): Promise<void> {
     const byId = [...new Map(pages.map((p) => [p.pageId, p])).values()];
     for (let i = 0; i < byId.length; i += WRITE_CHUNK) {
       const values = sql.join(
@@ -362,7 +366,7 @@ export class PostgresSearchIndex implements SearchIndex {
         values ${values}
         on conflict (page_id) do update set url = excluded.url, title = excluded.title, headings = excluded.headings,
           path_words = excluded.path_words, body = excluded.body, language = excluded.language, language_primary = excluded.language_primary,
-          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(this.db);
+          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(db);
     }
   }
 
@@ -415,9 +419,17 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   /** Replaces the whole index in one transaction: readers see the old rows until it commits, never a half-built index. */
-  async rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void): Promise<number> {
+  async rebuild(
+    source: AsyncIterable<readonly IndexDoc[]>,
+    onProgress?: (documents: number) => void,
+    pages?: AsyncIterable<readonly PageDoc[]>,
+  ): Promise<number> {
     let written = 0;
     await this.db.transaction().execute(async (trx) => {
+      if (pages) {
+        await sql`delete from ${this.pagesTable}`.execute(trx);
+        for await (const batch of pages) await this.writePages(trx, batch);
+      }
       await sql`delete from ${sql.raw(this.table)}`.execute(trx);
       for await (const batch of source) {
         for (let i = 0; i < batch.length; i += WRITE_CHUNK) {
