@@ -297,6 +297,16 @@ export const configSchema = z
             batch_size: z.number().int().positive().max(10_000).default(1000),
           })
           .prefault({}),
+        postgres: z
+          .object({
+            /**
+             * How the postgres backend ranks matches: bm25 (idf from per-term document frequencies the index keeps, as
+             * FTS5 ranks) or ts_rank / ts_rank_cd / ts_rank_nonorm (PostgreSQL's, without idf; kept for comparison).
+             * NOTARY_POSTGRES_RANKING overrides.
+             */
+            ranking: z.enum(['bm25', 'ts_rank', 'ts_rank_cd', 'ts_rank_nonorm']).default('bm25'),
+          })
+          .prefault({}),
         passage_min_words: z.number().int().positive().default(100),
         passage_max_words: z.number().int().positive().default(200),
       })
@@ -587,6 +597,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MEILISEARCH_URL', path: ['indexer', 'meilisearch', 'url'], kind: 'string' },
   { env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'], kind: 'string' },
   { env: 'NOTARY_MEILISEARCH_INDEX', path: ['indexer', 'meilisearch', 'index'], kind: 'string' },
+  { env: 'NOTARY_POSTGRES_RANKING', path: ['indexer', 'postgres', 'ranking'], kind: 'string' },
   { env: 'NOTARY_STORES', path: ['stores', 'backend'], kind: 'string' },
   { env: 'NOTARY_REDIS_URL', path: ['stores', 'redis_url'], kind: 'string' },
   { env: 'NOTARY_TLS_CERT_FILE', path: ['server', 'tls', 'cert_file'], kind: 'string' },
