@@ -153,8 +153,12 @@ describe('a frontier shared by crawler processes (PostgreSQL)', () => {
     const again = await Promise.all(workers.map((w, i) => w.lease(run, `w${i}`, 4, 60_000, { reclaimExpired: true, maxPages: 10 })));
     expect(again.flat()).toHaveLength(2);
     // A dead worker's leases are taken over without taking new places.
-    await storage.db.updateTable('crawl_frontier').set({ lease_expires_at: '2000-01-01T00:00:00.000Z' }).where('run_id', '=', run).where('lease_owner', '=', 'w1').execute();
-    const takenOver = await workers[2]!.lease(run, 'w2', 10, 60_000, { reclaimExpired: true, maxPages: 10 });
+    // Which worker holds leases now depends on how the leases above interleaved: the first holder plays the dead one.
+    const holder = await storage.db.selectFrom('crawl_frontier').select('lease_owner').where('run_id', '=', run).where('state', '=', 'leased').executeTakeFirstOrThrow();
+    const dead = holder.lease_owner ?? '';
+    await storage.db.updateTable('crawl_frontier').set({ lease_expires_at: '2000-01-01T00:00:00.000Z' }).where('run_id', '=', run).where('lease_owner', '=', dead).execute();
+    const survivor = [0, 1, 2, 3].find((i) => `w${i}` !== dead) ?? 0;
+    const takenOver = await workers[survivor]!.lease(run, `w${survivor}`, 10, 60_000, { reclaimExpired: true, maxPages: 10 });
     expect(takenOver.length).toBeGreaterThan(0);
     const counts = await frontier.counts(run);
     expect(counts.leased + (counts.outcomes['stored'] ?? 0)).toBe(10);
