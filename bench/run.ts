@@ -9,7 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, type NotaryConfig } from '../core/config.js';
+import { loadConfig, modelThreads, type NotaryConfig } from '../core/config.js';
 import { runCrawl } from '../crawler/index.js';
 import { BertPairTokenizer, OnnxReranker } from '../reranker/index.js';
 import { Runtime } from '../runtime/index.js';
@@ -338,7 +338,7 @@ async function main(args: BenchArgs): Promise<number> {
     const queries = picked.slice(0, args.queries);
     const warmUp = picked.slice(args.queries);
     reranker = await OnnxReranker.load(modelDir, {
-      threads: config.reranker.threads,
+      threads: modelThreads(config.reranker),
       batchSize: config.reranker.batch_size,
       maxSeqLength: config.reranker.max_seq_length,
       source: 'bench',
@@ -382,7 +382,7 @@ async function main(args: BenchArgs): Promise<number> {
         kind: reranker.kind,
         quantized: reranker.quantized,
         pairs_per_session_run: reranker.batchSize,
-        threads: config.reranker.threads,
+        threads: modelThreads(config.reranker),
         max_seq_length: reranker.maxSeqLength,
         tokenizer,
         note: 'random-weight model: speed equals the real one, scores (and so reranked hit@10) mean nothing',

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -154,6 +155,13 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(8080),
         body_limit_bytes: z.number().int().positive().default(16 * 1024),
+        /**
+         * Processes answering requests on the one port (node:cluster; they share the data folder, and rate limits
+         * move to the database when more than one serves): 1 serves from the main process, 0 starts one per core.
+         * Each holds its own copy of the vectors and the model. The main process keeps the crawl and other
+         * background work. NOTARY_SERVER_WORKERS overrides.
+         */
+        workers: z.number().int().min(0).max(64).default(1),
         /** Run the crawl worker for the configured seeds inside `notary serve`. */
         crawl_on_start: z.boolean().default(true),
         /** Time a client has to send the request headers. */
@@ -304,7 +312,8 @@ export const configSchema = z
         /** After a failed download, commands do not try again for this long (a marker file in the cache says until when). */
         download_retry_hours: z.number().min(0).default(6),
         hub_url: z.string().default('https://huggingface.co'),
-        threads: z.number().int().positive().default(2),
+        /** ONNX Runtime threads per model; unset: the cores shared among the serving processes, at most 4. */
+        threads: z.number().int().positive().optional(),
         batch_size: z.number().int().positive().default(16),
         max_seq_length: z.number().int().min(16).max(512).default(256),
       })
@@ -336,6 +345,11 @@ export const configSchema = z
         rerank_top_n: z.number().int().min(0).default(30),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
+        /**
+         * Query vectors kept for repeated queries (least recently used go first; 384 floats are 1.5 KiB each): a
+         * repeated query skips the embedding model. 0 turns it off.
+         */
+        query_vector_cache: z.number().int().min(0).default(10_000),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
         /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */
@@ -527,6 +541,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_LOG_LEVEL', path: ['log_level'], kind: 'string' },
   { env: 'NOTARY_HOST', path: ['server', 'host'], kind: 'string' },
   { env: 'NOTARY_PORT', path: ['server', 'port'], kind: 'int' },
+  { env: 'NOTARY_SERVER_WORKERS', path: ['server', 'workers'], kind: 'int' },
   { env: 'NOTARY_CRAWL_ON_START', path: ['server', 'crawl_on_start'], kind: 'bool' },
   { env: 'NOTARY_STORAGE', path: ['storage', 'driver'], kind: 'string' },
   { env: 'NOTARY_DATABASE_URL', path: ['storage', 'postgres_url'], kind: 'string' },
@@ -699,4 +714,14 @@ function applyDeprecatedKeys(cfg: NotaryConfig, input: Record<string, unknown>, 
     const value = from.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], target);
     setPath(target, [...to], value);
   }
+}
+
+/** Processes `notary serve` answers requests with (server.workers; 0 = one per core). */
+export function serveWorkers(cfg: NotaryConfig): number {
+  return cfg.server.workers > 0 ? cfg.server.workers : availableParallelism();
+}
+
+/** ONNX Runtime intra-op threads of a model: reranker.threads, else this machine's cores shared by `processes`, 1..4. */
+export function modelThreads(reranker: NotaryConfig['reranker'], processes = 1): number {
+  return reranker.threads ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / Math.max(1, processes))));
 }
