@@ -132,8 +132,8 @@ export interface SearchPipelineOptions {
   /** Hybrid retrieval: reciprocal rank fusion constant k in sum(weight / (k + rank)). */
   rrfK?: number;
   /**
-   * Hybrid retrieval: the first `headPerList` passages of every retrieval list are scored by the reranker whatever
-   * their fused rank; the rest of the rerank_top_n candidates follow in fused order. 0: fused order alone.
+   * Hybrid retrieval, depth 1: the first `headPerList` passages of the full-text and the vector list are scored by the
+   * reranker whatever their fused rank; the rest of the rerank_top_n candidates follow in fused order. 0: fused order alone.
    */
   headPerList?: number;
   /**
@@ -201,7 +201,8 @@ export const DEFAULT_RRF_K = 60;
  * scores could all be such middling passages while the full-text ranking's best, an exact identifier match the
  * embedder does not place (wordpiece fragments of "VERIFY_DEFAULT", "PyListObject"), is never scored and ends below
  * every scored one. Measured on 2026-11-24: each list's head guaranteed a score lifts the Python docs' MRR@10 from
- * 0.841 to 0.862 and leaves Cranfield unchanged (bench/results/eval-search-2026-11-24-*.json).
+ * 0.841 to 0.862 (S@1 0.767 -> 0.785), the PostgreSQL docs' from 0.801 to 0.811, and leaves Cranfield's nDCG@10 at
+ * 0.424 (bench/results/eval-search-2026-11-24-minilm-head10.json).
  */
 export const DEFAULT_HEAD_PER_LIST = 10;
 
@@ -687,8 +688,10 @@ export class SearchPipeline implements SearchService {
         .slice(0, options.deepenWhenCovered ? cap : 0);
     } else {
       state.setRetrieval(lists);
+      // Fused order here, not forScoring(): the heads of the expansion and feedback lists are drift as often as not,
+      // and scoring them first cost depth 2 on the PostgreSQL docs MRR@10 0.811 -> 0.645 (2026-11-24).
       fresh = state
-        .forScoring()
+        .byRetrieval()
         .slice(0, options.window ?? topN)
         .filter((id) => !state.rerankScores.has(id))
         .slice(0, cap);
