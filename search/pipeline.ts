@@ -265,6 +265,8 @@ class RequestState {
   readonly queryCache = new Map<string, Map<number, number>>();
   readonly rerankScores = new Map<number, number>();
   readonly vectors = new Map<number, Float32Array>();
+  /** The best raw index score of each full-text query run, so hits found later join its list on the same scale. */
+  private readonly rawBest = new Map<string, number>();
   /** Orders candidates for scoring. */
   retrieval = new Map<number, number>();
   /** Each retrieval list of the last setRetrieval, best first (hybrid: their heads are scored first). */
@@ -314,6 +316,7 @@ class RequestState {
       this.addToPool(hit);
     }
     this.queryCache.set(query, scores);
+    this.rawBest.set(query, best);
     return scores;
   }
 
@@ -368,7 +371,7 @@ class RequestState {
     for (const hit of hits) {
       if (this.pool.has(hit.id)) continue;
       this.addToPool(hit);
-      list?.set(hit.id, Math.max(0, hit.score));
+      list?.set(hit.id, this.onListScale(query, hit.score));
       added.push(hit.id);
     }
     return added;
@@ -382,7 +385,7 @@ class RequestState {
     const hits = await this.index.search(query, { limit: pageIds.length * PAGE_PASS_PASSAGES, perPageLimit: PAGE_PASS_PASSAGES, filter: { ...this.filter, pageIds } });
     this.queriesRun++;
     for (const hit of hits) {
-      if (list && !list.has(hit.id)) list.set(hit.id, Math.max(0, hit.score));
+      if (list && !list.has(hit.id)) list.set(hit.id, this.onListScale(query, hit.score));
       if (this.pool.has(hit.id)) continue;
       this.addToPool(hit);
       added.push(hit.id);
@@ -398,6 +401,12 @@ class RequestState {
       }
     }
     return added;
+  }
+
+  /** A raw index score for `query` divided by the best of the query's own list (as run() scales it), at most 1. */
+  private onListScale(query: string, score: number): number {
+    const best = this.rawBest.get(query) ?? 0;
+    return best > 0 ? Math.min(1, Math.max(0, score) / best) : 0;
   }
 
   private addToPool(hit: IndexHit): void {
