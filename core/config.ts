@@ -297,6 +297,16 @@ export const configSchema = z
             batch_size: z.number().int().positive().max(10_000).default(1000),
           })
           .prefault({}),
+        postgres: z
+          .object({
+            /**
+             * How the postgres backend ranks matches: bm25 (idf from per-term document frequencies the index keeps, as
+             * FTS5 ranks) or ts_rank / ts_rank_cd / ts_rank_nonorm (PostgreSQL's, without idf; kept for comparison).
+             * NOTARY_POSTGRES_RANKING overrides.
+             */
+            ranking: z.enum(['bm25', 'ts_rank', 'ts_rank_cd', 'ts_rank_nonorm']).default('bm25'),
+          })
+          .prefault({}),
         passage_min_words: z.number().int().positive().default(100),
         passage_max_words: z.number().int().positive().default(200),
       })
@@ -334,6 +344,12 @@ export const configSchema = z
          * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
          */
         precision: z.enum(['int8', 'fp32']).default('int8'),
+        /**
+         * From this many passage vectors on, vector search asks an HNSW graph (usearch, built in a worker thread) for
+         * candidates and rescores them exactly, instead of scanning every vector; 0 = always exact. Below about
+         * 50,000 the exact scan is already a few milliseconds. NOTARY_EMBEDDING_ANN_ABOVE overrides.
+         */
+        ann_above: z.number().int().min(0).default(50_000),
       })
       .prefault({}),
     search: z
@@ -566,6 +582,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
   { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
+  { env: 'NOTARY_EMBEDDING_ANN_ABOVE', path: ['embeddings', 'ann_above'], kind: 'int' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
@@ -580,6 +597,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MEILISEARCH_URL', path: ['indexer', 'meilisearch', 'url'], kind: 'string' },
   { env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'], kind: 'string' },
   { env: 'NOTARY_MEILISEARCH_INDEX', path: ['indexer', 'meilisearch', 'index'], kind: 'string' },
+  { env: 'NOTARY_POSTGRES_RANKING', path: ['indexer', 'postgres', 'ranking'], kind: 'string' },
   { env: 'NOTARY_STORES', path: ['stores', 'backend'], kind: 'string' },
   { env: 'NOTARY_REDIS_URL', path: ['stores', 'redis_url'], kind: 'string' },
   { env: 'NOTARY_TLS_CERT_FILE', path: ['server', 'tls', 'cert_file'], kind: 'string' },

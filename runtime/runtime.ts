@@ -30,7 +30,7 @@ import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
-import { openIndexBackend, openStores, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
+import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
@@ -339,7 +339,7 @@ export class Runtime {
 
   /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */
   rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
-    return this.backend.rebuild(storedPassages(this.storage), onProgress);
+    return this.backend.rebuild(storedPassages(this.storage), onProgress, storedPages(this.storage));
   }
 
   /**
