@@ -17,7 +17,7 @@ import {
 } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import type { Reranker, RerankerInfo } from '../reranker/reranker.js';
-import { SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
+import { candidateOrder, SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-pipeline-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -264,5 +264,27 @@ describe('page evidence by query length', () => {
     expect(pageWeightScale(10, options)).toBeCloseTo(0.5);
     expect(pageWeightScale(16, options)).toBe(0);
     expect(pageWeightScale(40, options)).toBe(0);
+  });
+});
+
+describe('candidateOrder (which fused candidates the reranker scores)', () => {
+  it("puts each list's head before passages that rank high only by being in both lists", () => {
+    // Fused by RRF (k 60), 7 and 8 sit in both lists' middles and outrank 1, the full-text list's best, which the
+    // vector list lacks; cut at 3, the fused order alone would never score 1.
+    const lexical = [1, 7, 8, 2];
+    const dense = [9, 8, 7, 3];
+    const fused = [8, 7, 9, 1, 2, 3];
+    expect(candidateOrder([lexical, dense], fused, 1).slice(0, 3)).toEqual([1, 9, 8]);
+    expect(fused.slice(0, 3)).not.toContain(1);
+  });
+
+  it('takes the heads in turns, so a cut keeps the best of every list, then follows the fused order without repeats', () => {
+    expect(candidateOrder([[1, 2, 3], [4, 5, 6]], [5, 2, 6, 1, 4, 3], 2)).toEqual([1, 4, 2, 5, 6, 3]);
+    expect(candidateOrder([[1, 2], [1, 3]], [3, 2, 1], 2)).toEqual([1, 2, 3]);
+  });
+
+  it('is the fused order when no head is asked for, and copes with short lists', () => {
+    expect(candidateOrder([[1, 2], [3]], [3, 2, 1], 0)).toEqual([3, 2, 1]);
+    expect(candidateOrder([[], [3]], [3, 2], 5)).toEqual([3, 2]);
   });
 });
