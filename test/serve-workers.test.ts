@@ -83,4 +83,25 @@ describe('notary serve with several API processes', () => {
     expect(server.child.exitCode).toBe(0);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   }, 240_000);
+
+  it('API processes stop when the main process is killed', async () => {
+    const data = mkdtempSync(path.join(tmpdir(), 'notary-serve-workers-'));
+    dirs.push(data);
+    const server = await startServer(['--data', data, '--no-crawl', '--workers', '2'], await freePort(), env);
+    const listening = () => [...server.output().matchAll(/"pid":(\d+)[^\n]*notary listening on/g)].map((m) => Number(m[1]));
+    for (let i = 0; i < 300 && listening().length < 2; i++) await new Promise((r) => setTimeout(r, 200));
+    const pids = listening();
+    expect(pids).toHaveLength(2);
+    server.child.kill('SIGKILL');
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 150 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 200));
+    expect(pids.filter(alive)).toEqual([]);
+  }, 120_000);
 });
