@@ -170,8 +170,6 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  // An API process whose main process is gone (killed, crashed) stops too instead of serving on alone.
-  if (cluster.isWorker) process.once('disconnect', () => void shutdown('main process gone'));
 
   const address = await app.listen({ port: cfg.server.port, host: cfg.server.host });
   app.log.info(
