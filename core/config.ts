@@ -341,6 +341,11 @@ export const configSchema = z
         rerank_top_n: z.number().int().min(0).default(30),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
+        /**
+         * Query vectors kept for repeated queries (least recently used go first; 384 floats are 1.5 KiB each): a
+         * repeated query skips the embedding model. 0 turns it off.
+         */
+        query_vector_cache: z.number().int().min(0).default(10_000),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
         /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */

@@ -48,6 +48,16 @@ interface HitRow {
   score: number;
 }
 
+/** A match's rank: its passage, page and bm25 score (higher is better). */
+interface RankedRow {
+  id: number;
+  page_id: number;
+  score: number;
+}
+
+/** Matches ranked at first for the per-page cap (grown fourfold while too few pages survive it). */
+const TOP_WINDOW_MIN = 64;
+
 interface PageRow {
   page_id: number;
   url: string;
@@ -230,21 +240,55 @@ export class Fts5SearchIndex implements SearchIndex {
     const pageIds = options.filter?.pageIds;
     if (pageIds && pageIds.length === 0) return [];
     const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
-    const stmt = this.statement(pageIds ? 'passages-in-pages' : 'passages', () =>
-      // The inner query ranks every match; the window keeps the best `perPage` passages of each page.
-      `SELECT id, page_id, url, title, heading_path, body, lang, nav, tkey, score FROM (
-         SELECT *, row_number() OVER (PARTITION BY page_id ORDER BY score DESC, id) AS page_rank
-         FROM (
-           SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey,
-                  -bm25(${TABLE}, ${title}, ${headings}, ${body}, 0, 0, 0, 0, 0, 0) AS score
-           FROM ${TABLE} WHERE ${TABLE} MATCH ?${pageIds ? ' AND page_id IN (SELECT value FROM json_each(?))' : ''}
-         )
-       ) WHERE page_rank <= ? ORDER BY score DESC, id LIMIT ?`,
+    const bm25 = `-bm25(${TABLE}, ${title}, ${headings}, ${body}, 0, 0, 0, 0, 0, 0)`;
+    if (pageIds) {
+      // A few pages (a reflection pass reading its best pages): every match of those pages is ranked.
+      const stmt = this.statement('passages-in-pages', () =>
+        `SELECT id, page_id, score FROM (
+           SELECT *, row_number() OVER (PARTITION BY page_id ORDER BY score DESC, id) AS page_rank
+           FROM (SELECT rowid AS id, page_id, ${bm25} AS score FROM ${TABLE}
+                 WHERE ${TABLE} MATCH ? AND page_id IN (SELECT value FROM json_each(?)))
+         ) WHERE page_rank <= ? ORDER BY score DESC, id LIMIT ?`,
+      );
+      return this.hitsOf(stmt.all(match, JSON.stringify(pageIds), perPage, limit) as RankedRow[]);
+    }
+    // Ranking reads no stored column: bm25() needs only the full-text index, so the best `window` matches by score
+    // come first, then their pages (to keep `perPage` a page) and, for the few kept, their text. Reading every
+    // match's columns, as one SELECT with a window function does, costs several times the ranking itself.
+    const top = this.statement('passages-top', () => `SELECT rowid AS id, ${bm25} AS score FROM ${TABLE} WHERE ${TABLE} MATCH ? ORDER BY score DESC, rowid LIMIT ?`);
+    const pageOf = this.statement('passage-pages', () => `SELECT rowid AS id, page_id FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`);
+    let window = Math.max(TOP_WINDOW_MIN, limit * 2);
+    for (;;) {
+      const ranked = top.all(match, window) as Array<{ id: number; score: number }>;
+      const pages = new Map((pageOf.all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ id: number; page_id: number }>).map((r) => [r.id, r.page_id]));
+      const perPageCount = new Map<number, number>();
+      const kept: RankedRow[] = [];
+      for (const row of ranked) {
+        const pageId = pages.get(row.id);
+        if (pageId === undefined) continue;
+        const n = perPageCount.get(pageId) ?? 0;
+        if (n >= perPage) continue;
+        perPageCount.set(pageId, n + 1);
+        kept.push({ id: row.id, page_id: pageId, score: row.score });
+        if (kept.length >= limit) break;
+      }
+      // Fewer than `limit` survive the per-page cap only when the window was too small (or the matches ran out).
+      if (kept.length >= limit || ranked.length < window) return this.hitsOf(kept);
+      window *= 4;
+    }
+  }
+
+  /** The stored fields of ranked rows, in their order. */
+  private hitsOf(ranked: readonly RankedRow[]): IndexHit[] {
+    if (ranked.length === 0) return [];
+    const stmt = this.statement('passage-rows', () =>
+      `SELECT rowid AS id, url, title, headings AS heading_path, body, lang, nav, tkey FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
-    const rows = (pageIds ? stmt.all(match, JSON.stringify(pageIds), perPage, limit) : stmt.all(match, perPage, limit)) as HitRow[];
-    return rows.map((r) =>
-      withFacts({ id: r.id, pageId: r.page_id, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score: r.score }, r),
-    );
+    const rows = new Map((stmt.all(JSON.stringify(ranked.map((r) => r.id))) as Array<Omit<HitRow, 'page_id' | 'score'>>).map((r) => [r.id, r]));
+    return ranked.flatMap(({ id, page_id: pageId, score }) => {
+      const r = rows.get(id);
+      return r ? [withFacts({ id, pageId, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score }, r)] : [];
+    });
   }
 
   async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
@@ -253,12 +297,20 @@ export class Fts5SearchIndex implements SearchIndex {
     const match = filteredMatch(query, options.filter);
     if (match === null || limit === 0) return [];
     const w = { ...FTS5_PAGE_WEIGHTS, ...this.options.pageWeights };
-    const stmt = this.statement('pages', () =>
-      `SELECT rowid AS page_id, url, title, lang, nav, tkey, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
+    const top = this.statement('pages-top', () =>
+      `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
        FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`,
     );
-    const rows = stmt.all(match, limit) as PageRow[];
-    return rows.map((r) => withFacts({ pageId: r.page_id, url: r.url, title: r.title, score: r.score }, r));
+    const ranked = top.all(match, limit) as Array<{ page_id: number; score: number }>;
+    if (ranked.length === 0) return [];
+    const fields = this.statement('page-rows', () =>
+      `SELECT rowid AS page_id, url, title, lang, nav, tkey FROM ${PAGES} WHERE rowid IN (SELECT value FROM json_each(?))`,
+    );
+    const rows = new Map((fields.all(JSON.stringify(ranked.map((r) => r.page_id))) as Array<Omit<PageRow, 'score'>>).map((r) => [r.page_id, r]));
+    return ranked.flatMap(({ page_id: pageId, score }) => {
+      const r = rows.get(pageId);
+      return r ? [withFacts({ pageId, url: r.url, title: r.title, score }, r)] : [];
+    });
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {

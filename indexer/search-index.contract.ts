@@ -167,6 +167,21 @@ export function searchIndexContract(name: string, factory: () => Promise<SearchI
       expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     });
 
+    it('finds the other pages below a page whose passages all outrank them (perPageLimit with a small limit)', async () => {
+      const index = await fresh();
+      const docs: IndexDoc[] = [];
+      // 300 passages of page 1 each outscore every passage of pages 2..4: a backend that ranks a fixed window of
+      // matches before applying the per-page cap would return page 1 alone.
+      for (let i = 0; i < 300; i++) docs.push(doc(1000 + i, 1, { title: 'vacuum vacuum', text: `vacuum freeze vacuum ${i}` }));
+      for (let p = 2; p <= 4; p++) docs.push(doc(2000 + p, p, { text: `a long passage that mentions vacuum once among many other words number ${p}` }));
+      await index.upsert(docs);
+      const hits = await index.search('vacuum', { limit: 3, perPageLimit: 1 });
+      expect(new Set(hits.map((h) => h.pageId)).size).toBe(3);
+      expect(hits[0]?.pageId).toBe(1);
+      expect(hits.slice(1).every((h) => h.pageId >= 2 && h.pageId <= 4)).toBe(true);
+      expect(hits.every((h) => h.text.length > 0 && h.url.startsWith('http://docs.test/page-'))).toBe(true);
+    });
+
     it('never throws on hostile queries and returns arrays', async () => {
       const index = await fresh();
       await index.upsert([doc(41, 1, { title: 'Index Types', text: 'index heap NEAR AND OR NOT café naïve 日本語の検索' })]);
@@ -240,6 +255,7 @@ export function searchIndexContract(name: string, factory: () => Promise<SearchI
       const hits = await index.searchPages('vacuum', { limit: 10 });
       expect(hits.map((h) => h.pageId).sort()).toEqual([1, 2, 3]);
       expect(hits[0]?.pageId).toBe(1);
+      expect(hits.slice(1).every((h) => h.pageId >= 2 && h.pageId <= 4)).toBe(true);
       for (const h of hits) expect(h.score > 0 && Number.isFinite(h.score)).toBe(true);
       expect(hits[0]).toMatchObject({ url: 'http://docs.test/p1.html', title: 'Routine vacuuming', language: 'en' });
       expect((await index.searchPages('vacuum', { limit: 10, filter: { languages: ['en'], excludeNavigation: true } })).map((h) => h.pageId)).toEqual([1]);

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
@@ -106,6 +107,48 @@ describe.each([
     expect(hits.map((h) => h.id)).toEqual([b!.id, a!.id]);
     expect(hits[0]!.score).toBe(1);
     await index.close();
+    await storage.close();
+  });
+
+  it('checks that its cache is current without counting rows on SQLite, and still sees every kind of change', async () => {
+    const storage = await open();
+    await migrateToLatest(storage);
+    const statements: string[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery: (args) => {
+        statements.push(JSON.stringify(args.node));
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const watched: Storage = { ...storage, db: storage.db.withPlugin(recorder) };
+    const store = new PageStore(storage.db);
+    const url = `http://raw.test/${counter++}`;
+    const { id: pageId } = await store.saveFetched({
+      url, final_url: url, host: 'raw.test', http_status: 200, content_type: 'text/html', etag: null,
+      last_modified: null, content_hash: 'h', title: 'T', html: '<p>x</p>', crawl_depth: 0,
+    });
+    const page = (await store.getById(pageId))!;
+    const [a, b] = await store.replacePassages(page, [
+      { ordinal: 0, url, title: 'T', heading_path: '', text: 'x', word_count: 1 },
+      { ordinal: 1, url, title: 'T', heading_path: '', text: 'y', word_count: 1 },
+    ]);
+    const index = new SqlVectorIndex(watched, { model: 'm', dimensions: 2 });
+    const other = new SqlVectorIndex(storage, { model: 'm', dimensions: 2 });
+    await index.upsert([{ id: a!.id, pageId, vector: new Float32Array([1, 0]) }]);
+    await index.search(new Float32Array([1, 0]), { limit: 5 });
+    statements.length = 0;
+    await index.search(new Float32Array([1, 0]), { limit: 5 });
+    expect(await index.vectors([a!.id])).toEqual(new Map([[a!.id, new Float32Array([1, 0])]]));
+    const counted = statements.some((s) => /"count"/i.test(s));
+    expect(counted).toBe(_name === 'postgres');
+    // Written by another instance, then deleted by a cascade from passages: both seen by the next search.
+    await other.upsert([{ id: b!.id, pageId, vector: new Float32Array([0, 1]) }]);
+    expect((await index.search(new Float32Array([0, 1]), { limit: 5 })).map((h) => h.id)).toEqual([b!.id, a!.id]);
+    await store.replacePassages(page, [{ ordinal: 0, url, title: 'T', heading_path: '', text: 'z', word_count: 1 }]);
+    expect(await index.search(new Float32Array([0, 1]), { limit: 5 })).toEqual([]);
+    await index.close();
+    await other.close();
     await storage.close();
   });
 

@@ -1,5 +1,6 @@
 import { endianness } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
+import { VectorMatrix } from './wasm/dot-scanner.js';
 import { NotaryError } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';
@@ -60,12 +61,14 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
  * to equal it; every database row with seq <= maxSeq is in the cache with the same content.
  */
 class VectorCache {
-  matrix: Float32Array;
+  readonly store: VectorMatrix;
   ids: Float64Array;
   pageIds: Float64Array;
   seqs: Float64Array;
   size = 0;
   maxSeq = 0;
+  /** passage_vector_changes when the cache was last known current (SQLite); null: unknown, check the rows. */
+  stamp: number | null = null;
   readonly position = new Map<number, number>();
 
   constructor(
@@ -73,7 +76,7 @@ class VectorCache {
     capacity: number,
   ) {
     const cap = Math.max(16, capacity);
-    this.matrix = new Float32Array(cap * dimensions);
+    this.store = new VectorMatrix(dimensions, cap);
     this.ids = new Float64Array(cap);
     this.pageIds = new Float64Array(cap);
     this.seqs = new Float64Array(cap);
@@ -81,14 +84,17 @@ class VectorCache {
 
   private grow(): void {
     const cap = this.ids.length * 2;
-    const matrix = new Float32Array(cap * this.dimensions);
-    matrix.set(this.matrix);
-    this.matrix = matrix;
+    this.store.reserve(cap);
     for (const key of ['ids', 'pageIds', 'seqs'] as const) {
       const next = new Float64Array(cap);
       next.set(this[key]);
       this[key] = next;
     }
+  }
+
+  /** Row i is matrix[i*d .. (i+1)*d); a new view after the cache grows. */
+  get matrix(): Float32Array {
+    return this.store.matrix;
   }
 
   /** Inserts or overwrites; returns the row. */
@@ -135,7 +141,7 @@ class VectorCache {
  * Candidate rows ordered best first: higher score, then lower id. A bounded binary heap keeps the best `k` while
  * scanning, so a search costs O(N log k) rather than sorting all N scores.
  */
-function topK(scores: Float64Array, ids: Float64Array, n: number, k: number): number[] {
+function topK(scores: Float32Array, ids: Float64Array, n: number, k: number): number[] {
   const heap = new Int32Array(Math.min(k, n));
   let size = 0;
   // "a is worse than b": the heap root is the worst kept candidate.
@@ -185,28 +191,9 @@ function topK(scores: Float64Array, ids: Float64Array, n: number, k: number): nu
   return out;
 }
 
-/** Dot product of the query with every cached row. */
-function scoreAll(cache: VectorCache, query: Float32Array): Float64Array {
-  const d = cache.dimensions;
-  const m = cache.matrix;
-  const scores = new Float64Array(cache.size);
-  const tail = d - (d % 4);
-  for (let row = 0, base = 0; row < cache.size; row++, base += d) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    let j = 0;
-    for (; j < tail; j += 4) {
-      s0 += m[base + j]! * query[j]!;
-      s1 += m[base + j + 1]! * query[j + 1]!;
-      s2 += m[base + j + 2]! * query[j + 2]!;
-      s3 += m[base + j + 3]! * query[j + 3]!;
-    }
-    for (; j < d; j++) s0 += m[base + j]! * query[j]!;
-    scores[row] = s0 + s1 + s2 + s3;
-  }
-  return scores;
+/** Dot product of the query with every cached row (a view valid until the next scan). */
+function scoreAll(cache: VectorCache, query: Float32Array): Float32Array {
+  return cache.store.scores(query, cache.size);
 }
 
 /**
@@ -223,6 +210,8 @@ export class SqlVectorIndex implements VectorIndex {
   readonly dimensions: number;
   private readonly db: Kysely<Database>;
   private cache: VectorCache | null = null;
+  /** passage_vector_changes is kept by triggers (SQLite only). */
+  private readonly countsChanges: boolean;
   /** Serialises this instance's operations so the cache is only ever changed by one of them at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -233,6 +222,7 @@ export class SqlVectorIndex implements VectorIndex {
       throw new NotaryError('invalid_config', `vector dimensions must be a positive integer, got ${options.dimensions}`);
     }
     this.db = storage.db;
+    this.countsChanges = storage.dialect === 'sqlite';
     this.model = options.model;
     this.dimensions = options.dimensions;
   }
@@ -284,6 +274,16 @@ export class SqlVectorIndex implements VectorIndex {
     return { count: Number(row.n), maxSeq: row.m === null ? 0 : Number(row.m) };
   }
 
+  /**
+   * SQLite: the count of rows ever inserted, updated or deleted in passage_vectors (any model, by triggers), read
+   * from one row; equal counts mean nothing changed in between. Null on PostgreSQL (no triggers: see the migration).
+   */
+  private async writeStamp(db: Db): Promise<number | null> {
+    if (!this.countsChanges) return null;
+    const row = await db.selectFrom('passage_vector_changes').select('changes').where('id', '=', 1).executeTakeFirstOrThrow();
+    return Number(row.changes);
+  }
+
   private async cacheIsCurrent(db: Db): Promise<boolean> {
     const cache = this.cache;
     if (!cache) return false;
@@ -303,7 +303,7 @@ export class SqlVectorIndex implements VectorIndex {
     if (byId.size === 0) return;
     const unique = [...byId.values()];
     await this.exclusive(async () => {
-      const { seq, inSync } = await this.db.transaction().execute(async (trx) => {
+      const { seq, inSync, stamp } = await this.db.transaction().execute(async (trx) => {
         const seq = await this.bumpGeneration(trx);
         const inSync = await this.cacheIsCurrent(trx);
         for (const chunk of chunks(unique, WRITE_CHUNK)) {
@@ -330,7 +330,8 @@ export class SqlVectorIndex implements VectorIndex {
             )
             .execute();
         }
-        return { seq, inSync };
+        // SQLite has one writer: the count after this write is exact for the cache updated below.
+        return { seq, inSync, stamp: await this.writeStamp(trx) };
       });
       const cache = this.cache;
       if (!cache) return;
@@ -341,6 +342,7 @@ export class SqlVectorIndex implements VectorIndex {
         cache.matrix.set(item.vector, row * d);
       }
       cache.maxSeq = seq;
+      cache.stamp = stamp;
     });
   }
 
@@ -350,13 +352,13 @@ export class SqlVectorIndex implements VectorIndex {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return;
     await this.exclusive(async () => {
-      const inSync = await this.db.transaction().execute(async (trx) => {
+      const { inSync, stamp } = await this.db.transaction().execute(async (trx) => {
         await this.bumpGeneration(trx);
         const inSync = await this.cacheIsCurrent(trx);
         for (const chunk of chunks(unique, ID_CHUNK)) {
           await trx.deleteFrom('passage_vectors').where('passage_id', 'in', chunk).execute();
         }
-        return inSync;
+        return { inSync, stamp: await this.writeStamp(trx) };
       });
       const cache = this.cache;
       if (!cache || !inSync) return;
@@ -367,13 +369,28 @@ export class SqlVectorIndex implements VectorIndex {
         cache.remove(id);
       }
       if (removedNewest) cache.maxSeq = cache.highestSeq();
+      cache.stamp = stamp;
     });
   }
 
   async vectors(ids: readonly number[]): Promise<Map<number, Float32Array>> {
     this.checkIds(ids);
+    const unique = [...new Set(ids)];
+    // A process that searches holds every vector already: copies from the cache, once it is known current.
+    if (this.cache) {
+      return this.exclusive(async () => {
+        const cache = await this.refresh();
+        const d = this.dimensions;
+        const out = new Map<number, Float32Array>();
+        for (const id of unique) {
+          const row = cache.position.get(id);
+          if (row !== undefined) out.set(id, cache.matrix.slice(row * d, row * d + d));
+        }
+        return out;
+      });
+    }
     const out = new Map<number, Float32Array>();
-    for (const chunk of chunks([...new Set(ids)], ID_CHUNK)) {
+    for (const chunk of chunks(unique, ID_CHUNK)) {
       const rows = await this.db
         .selectFrom('passage_vectors')
         .select(['passage_id', 'vector'])
@@ -425,7 +442,16 @@ export class SqlVectorIndex implements VectorIndex {
 
   /** Brings the cache up to date with the table (one query when nothing changed). */
   private async refresh(): Promise<VectorCache> {
-    if (this.cache && (await this.cacheIsCurrent(this.db))) return this.cache;
+    const cache = this.cache;
+    if (cache) {
+      // The stamp first: a write after it changes the stamp the next search reads, whatever the rows say now.
+      const stamp = await this.writeStamp(this.db);
+      if (stamp !== null && cache.stamp === stamp) return cache;
+      if (await this.cacheIsCurrent(this.db)) {
+        cache.stamp = stamp;
+        return cache;
+      }
+    }
     const next = (await this.load(this.cache)) ?? (await this.load(null));
     if (!next) throw new NotaryError('internal_error', 'vector index could not load a consistent snapshot');
     this.cache = next;
@@ -442,7 +468,9 @@ export class SqlVectorIndex implements VectorIndex {
     return this.db
       .transaction()
       .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
       .execute(async (trx) => {
+        const stamp = await this.writeStamp(trx);
         const rows = await trx
           .selectFrom('passage_vectors')
           .select(['passage_id', 'page_id', 'seq'])
@@ -489,6 +517,7 @@ export class SqlVectorIndex implements VectorIndex {
           }
           fetch -= batch.length;
         }
+        cache.stamp = stamp;
         return cache;
       });
   }
@@ -536,7 +565,7 @@ export class SqlVectorIndex implements VectorIndex {
 }
 
 /** The best `limit` rows, at most `perPage` of them from one page, best first (ties: lower id). */
-function selectHits(cache: VectorCache, scores: Float64Array, limit: number, perPage: number): VectorHit[] {
+function selectHits(cache: VectorCache, scores: Float32Array, limit: number, perPage: number): VectorHit[] {
   const n = cache.size;
   const hit = (row: number): VectorHit => ({ id: cache.ids[row]!, pageId: cache.pageIds[row]!, score: scores[row]! });
   if (perPage >= limit) return topK(scores, cache.ids, n, limit).map(hit);

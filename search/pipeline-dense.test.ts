@@ -101,6 +101,39 @@ describe('SearchPipeline with dense retrieval (real SQLite, FTS5, vectors and ON
     expect(outcome.results[0]?.url).toBe(doc?.url);
   });
 
+  it('embeds a repeated query once (search.query_vector_cache), and every time with the cache off', async () => {
+    const counted = (): Embedder & { texts: number } => {
+      const wrapper = {
+        model: embedder.model,
+        dimensions: embedder.dimensions,
+        texts: 0,
+        embed: async (texts: readonly string[]) => {
+          wrapper.texts += texts.length;
+          return embedder.embed(texts);
+        },
+      };
+      return wrapper;
+    };
+    const reranker = new CountingReranker(model);
+    const cachedEmbedder = counted();
+    const cached = new SearchPipeline({ index, reranker, config: searchConfig(), dense: { index: vectors, embedder: cachedEmbedder, scoresFromVectors: true } });
+    const first = await cached.search({ query: 'replication guide', depth: 1 });
+    const again = await cached.search({ query: 'replication guide', depth: 1 });
+    await cached.search({ query: 'collation guide', depth: 1 });
+    expect(cachedEmbedder.texts).toBe(2);
+    expect(again.results).toEqual(first.results);
+    const uncachedEmbedder = counted();
+    const uncached = new SearchPipeline({
+      index,
+      reranker,
+      config: searchConfig({ query_vector_cache: 0 }),
+      dense: { index: vectors, embedder: uncachedEmbedder, scoresFromVectors: true },
+    });
+    await uncached.search({ query: 'replication guide', depth: 1 });
+    await uncached.search({ query: 'replication guide', depth: 1 });
+    expect(uncachedEmbedder.texts).toBe(2);
+  });
+
   it('scores candidates from stored vectors without running the model per passage, with the model\'s own scores', async () => {
     const query = 'checkpoint guide';
     const fromVectors = new CountingReranker(model);

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
 import { passageModelText, type IndexDoc, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/search-index.js';
@@ -414,6 +415,8 @@ export class SearchPipeline implements SearchService {
   private readonly pageWeight: number;
   private readonly pageEvidence: PageEvidenceOptions;
   private readonly pageCandidates: number;
+  /** search.query_vector_cache recent queries' vectors (the text as searched); null when off. */
+  private readonly queryVectors: LRUCache<string, Float32Array> | null;
 
   constructor(
     private readonly deps: {
@@ -435,6 +438,18 @@ export class SearchPipeline implements SearchService {
     this.pageWeight = clamp01(options.pageEvidence?.weight?.[kind] ?? DEFAULT_PAGE_EVIDENCE.weight[kind] ?? 0);
     this.pageEvidence = { ...DEFAULT_PAGE_EVIDENCE, ...options.pageEvidence, weight: { ...DEFAULT_PAGE_EVIDENCE.weight, ...options.pageEvidence?.weight } };
     this.pageCandidates = Math.max(0, Math.floor(this.pageEvidence.candidates));
+    const cached = deps.config.query_vector_cache;
+    this.queryVectors = deps.dense && cached > 0 ? new LRUCache<string, Float32Array>({ max: cached }) : null;
+  }
+
+  /** The query's vector: from the cache of recent queries, else from the model (and then cached). */
+  private async queryVector(dense: DenseRetrieval, query: string): Promise<Float32Array | null> {
+    const cache = this.queryVectors;
+    const known = cache?.get(query);
+    if (known) return known;
+    const vector = (await dense.embedder.embed([query]))[0] ?? null;
+    if (vector && cache) cache.set(query, vector);
+    return vector;
   }
 
   /** "bm25" or "hybrid (<model>)": what the first stage uses. */
@@ -464,7 +479,7 @@ export class SearchPipeline implements SearchService {
     // Depth 1: the query as given (and its vector), passages and whole pages.
     const originalScores = await state.run(query);
     const fromPages = state.pageWeight > 0 ? await state.runPages(query, this.pageCandidates) : [];
-    const queryVector = dense ? ((await dense.embedder.embed([query]))[0] ?? null) : null;
+    const queryVector = dense ? await this.queryVector(dense, query) : null;
     const denseScores = queryVector ? await state.runDense('q', queryVector) : null;
     const firstLists: RetrievalList[] = [{ kind: 'lexical', weight: 1, rrfWeight: 1, scores: originalScores }];
     if (denseScores) firstLists.push({ kind: 'dense', weight: 1, rrfWeight: 1, scores: denseScores });

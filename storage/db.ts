@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type TransactionSettings } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { NotaryConfig } from '../core/config.js';
@@ -22,6 +22,27 @@ export function sqliteFile(dataDir: string): string {
   return path.join(dataDir, 'notary.sqlite');
 }
 
+/**
+ * Read-write transactions begin IMMEDIATE: the write lock is taken (waiting up to busy_timeout) before the first
+ * read, so a transaction that reads, then writes never fails with SQLITE_BUSY because another process (a second API
+ * worker, a crawler) wrote since its read. Transactions marked read only keep SQLite's deferred begin.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: BetterSqlite3.Database) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.database });
+  }
+}
+
 export function openSqlite(file: string): Storage {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
@@ -29,7 +50,7 @@ export function openSqlite(file: string): Storage {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite) });
   return {
     db,
     dialect: 'sqlite',

@@ -497,6 +497,38 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const passageVectorChanges: Migration = {
+    async up(db: Kysely<unknown>) {
+      // SQLite: every row inserted, updated or deleted in passage_vectors (ON DELETE CASCADE from passages and rows
+      // written by hand included) counts here, so a search tells whether its cached vectors are current from one
+      // one-row read instead of counting the model's rows. SQLite has one writer at a time, so the row never
+      // orders writers against each other; PostgreSQL, where a counter row would (an embedding write and a cascade
+      // from the indexer could deadlock on it), keeps the count check and gets no triggers.
+      await db.schema
+        .createTable('passage_vector_changes')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('changes', 'bigint', (c) => c.notNull())
+        .execute();
+      await sql`insert into passage_vector_changes (id, changes) values (1, 0)`.execute(db);
+      if (dialect === 'sqlite') {
+        for (const event of ['insert', 'update', 'delete']) {
+          await sql
+            .raw(
+              `create trigger passage_vectors_${event} after ${event} on passage_vectors ` +
+                `begin update passage_vector_changes set changes = changes + 1 where id = 1; end`,
+            )
+            .execute(db);
+        }
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      if (dialect === 'sqlite') {
+        for (const event of ['insert', 'update', 'delete']) await sql.raw(`drop trigger if exists passage_vectors_${event}`).execute(db);
+      }
+      await db.schema.dropTable('passage_vector_changes').ifExists().execute();
+    },
+  };
+
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
@@ -509,6 +541,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0014_receipt_log': receiptLog,
     '0019_rate_limit_buckets': rateLimitBuckets,
     '0019_crawl_host_slots': crawlHostSlots,
+    '0020_passage_vector_changes': passageVectorChanges,
   };
   return { getMigrations: async () => migrations };
 }

@@ -180,6 +180,12 @@ export interface PassageVectorGenerationTable {
   generation: number;
 }
 
+/** One row (id 1): on SQLite, incremented by triggers for every row inserted, updated or deleted in passage_vectors. */
+export interface PassageVectorChangesTable {
+  id: number;
+  changes: number;
+}
+
 export type UserRole = 'member' | 'operator';
 
 export interface UsersTable {
@@ -419,6 +425,7 @@ export interface Database {
   credit_ledger: CreditLedgerTable;
   passage_vectors: PassageVectorsTable;
   passage_vector_generation: PassageVectorGenerationTable;
+  passage_vector_changes: PassageVectorChangesTable;
   receipt_log_state: ReceiptLogStateTable;
   receipt_log_entries: ReceiptLogEntriesTable;
   receipt_log_nodes: ReceiptLogNodesTable;
