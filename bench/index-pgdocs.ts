@@ -22,6 +22,8 @@ export interface IndexBenchResult {
   pagesPerSecond: number;
   passagesPerSecond: number;
   indexBytes: number | null;
+  /** What `afterIndex` returned. */
+  after?: unknown;
 }
 
 /**
@@ -29,10 +31,22 @@ export interface IndexBenchResult {
  * SQLite file via PageStore.saveFetched, then times one Indexer.runOnce over all of them with the FTS5 backend.
  */
 export async function benchIndex(
-  options: { htmlDir?: string; batchSize?: number; minWords?: number; maxWords?: number } = {},
+  options: {
+    htmlDir?: string;
+    batchSize?: number;
+    minWords?: number;
+    maxWords?: number;
+    /** Also the .html files of subdirectories, up to this many (sorted by path). */
+    recursiveLimit?: number;
+    /** Runs on the built index before it is deleted (e.g. timed searches). */
+    afterIndex?: (index: Fts5SearchIndex) => Promise<unknown>;
+  } = {},
 ): Promise<IndexBenchResult> {
   const htmlDir = options.htmlDir ?? process.env['NOTARY_PG_DOC_DIR'] ?? DEFAULT_PG_DOC_DIR;
-  const files = readdirSync(htmlDir).filter((f) => f.endsWith('.html')).sort();
+  const files =
+    options.recursiveLimit === undefined
+      ? readdirSync(htmlDir).filter((f) => f.endsWith('.html')).sort()
+      : readdirSync(htmlDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.html')).sort().slice(0, options.recursiveLimit);
   if (files.length === 0) throw new Error(`no .html files in ${htmlDir} (apt-get install postgresql-doc-15)`);
   const workDir = mkdtempSync(path.join(tmpdir(), 'notary-bench-index-'));
   const storage = openSqlite(path.join(workDir, 'storage.sqlite'));
@@ -82,6 +96,7 @@ export async function benchIndex(
       pagesPerSecond: Math.round(run.indexedPages / seconds),
       passagesPerSecond: Math.round(run.passages / seconds),
       indexBytes: stats.bytes,
+      ...(options.afterIndex ? { after: await options.afterIndex(index) } : {}),
     };
   } finally {
     await storage.close();

@@ -9,7 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, type NotaryConfig } from '../core/config.js';
+import { loadConfig, modelThreads, type NotaryConfig } from '../core/config.js';
 import { runCrawl } from '../crawler/index.js';
 import { BertPairTokenizer, OnnxReranker } from '../reranker/index.js';
 import { Runtime } from '../runtime/index.js';
@@ -21,6 +21,7 @@ import { measureRerankerThroughput, type BenchPair } from './perf/reranker-throu
 import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../test/support/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { embeddingVariants, measureEmbedding, SHIPPED_EMBEDDING_VARIANT, type EmbeddingBench, type EmbeddingVariant } from './perf/embedding.js';
+import { servePhase } from './perf/serve-phase.js';
 import { passageModelText } from '../indexer/index.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
 import { checkTargets, formatSearchTable, formatTable, formatTargets, type SearchSeries } from './perf/report.js';
@@ -358,7 +359,7 @@ async function main(args: BenchArgs): Promise<number> {
     const queries = picked.slice(0, args.queries);
     const warmUp = picked.slice(args.queries);
     reranker = await OnnxReranker.load(modelDir, {
-      threads: config.reranker.threads,
+      threads: modelThreads(config.reranker),
       batchSize: config.reranker.batch_size,
       maxSeqLength: config.reranker.max_seq_length,
       source: 'bench',
@@ -375,6 +376,22 @@ async function main(args: BenchArgs): Promise<number> {
     });
     memory['after_search'] = memorySample();
     loadAverages['after_search'] = loadAverage();
+    const serve =
+      args.serveSeconds > 0
+        ? await servePhase({
+            repoRoot,
+            dataDir,
+            config,
+            modelDir: path.join(sharedDir, 'models', BI_ENCODER_NAME),
+            queries: sample(allQueries, allQueries.length).map((q) => q.query),
+            stageQueries: Math.min(args.queries, 200),
+            durationS: args.serveSeconds,
+            connections: [1, 10],
+            note,
+          })
+        : null;
+    memory['after_serve'] = memorySample();
+    loadAverages['after_serve'] = loadAverage();
     memory['end'] = memorySample();
     loadAverages['end'] = loadAverage();
 
@@ -383,6 +400,16 @@ async function main(args: BenchArgs): Promise<number> {
     const shipped = embedding?.variants.find((v) => v.name === SHIPPED_EMBEDDING_VARIANT);
     if (shipped) {
       targets.push({ name: 'embedding_speedup_int8', target: '>= 2x the fp32 baseline (issue 12; aim 4x)', actual: shipped.speedup, met: shipped.speedup >= 2 });
+    }
+    if (serve) {
+      const best = (connections: number, queries: 'rotating' | 'distinct') =>
+        serve.load.find((r) => r.workers === 2 && r.connections === connections && r.queries === queries);
+      for (const queries of ['rotating', 'distinct'] as const) {
+        const ten = best(10, queries);
+        const one = best(1, queries);
+        if (ten) targets.push({ name: `serve_searches_per_s_10_connections_${queries}`, target: '>= 200 (issue 20)', actual: ten.searches_per_s, met: ten.searches_per_s >= 200 });
+        if (one) targets.push({ name: `serve_p50_ms_1_connection_${queries}`, target: '<= 15 (issue 20)', actual: one.p50_ms, met: one.p50_ms <= 15 });
+      }
     }
     const peakRssMb = memorySample().max_rss_mb;
     const result = {
@@ -402,13 +429,14 @@ async function main(args: BenchArgs): Promise<number> {
         kind: reranker.kind,
         quantized: reranker.quantized,
         pairs_per_session_run: reranker.batchSize,
-        threads: config.reranker.threads,
+        threads: modelThreads(config.reranker),
         max_seq_length: reranker.maxSeqLength,
         tokenizer,
         note: 'random-weight model: speed equals the real one, scores (and so reranked hit@10) mean nothing',
       },
       embedding,
       search,
+      serve,
       memory: { ...memory, peak_rss_mb: peakRssMb },
       targets,
       all_targets_met: targets.every((t) => t.met),
@@ -459,6 +487,19 @@ async function main(args: BenchArgs): Promise<number> {
             ]
           : []),
         ...(search.length > 0 ? [formatSearchTable(search), ''] : []),
+        ...(serve
+          ? [
+              `serve phase: ${serve.vectors} vectors of ${serve.model}; depth 1 stage by stage in process (${serve.stages.queries} queries, each new to the model)`,
+              formatTable(['stage', 'p50 ms', 'p95 ms', 'mean ms'], serve.stages.rows.map((r) => [r.stage, Number.isNaN(r.p50_ms) ? '-' : String(r.p50_ms), Number.isNaN(r.p95_ms) ? '-' : String(r.p95_ms), String(r.mean_ms)])),
+              '',
+              formatTable(
+                ['setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'load'],
+                serve.load.map((r) => [r.setting, r.queries, String(r.connections), String(r.searches_per_s), String(r.p50_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_average.join(' ')]),
+              ),
+              ...serve.notes,
+              '',
+            ]
+          : []),
         formatTable(
           ['memory', 'rss MB', 'peak rss MB'],
           Object.entries(memory).map(([phase, m]) => [phase, String(m.rss_mb), String(m.max_rss_mb)]),

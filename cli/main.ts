@@ -62,10 +62,15 @@ export function buildProgram(): Command {
     .option('--port <port>', 'port to listen on (default 8080, or NOTARY_PORT)', port)
     .option('--host <host>', 'address to bind (default 127.0.0.1, or NOTARY_HOST)')
     .option('--no-crawl', 'do not run the background crawl worker')
-    .action(async (opts: { port?: number; host?: string; crawl: boolean }) => {
+    .option('--workers <n>', 'API processes sharing the port; 0 = one per core (default 1, or NOTARY_SERVER_WORKERS)', (v) => {
+      if (!/^\d+$/.test(v)) throw new InvalidArgumentError('a whole number: API processes, 0 for one per core');
+      return Number(v);
+    })
+    .action(async (opts: { port?: number; host?: string; crawl: boolean; workers?: number }) => {
       const cfg = configFrom(program.opts<GlobalOptions>(), {
         server: {
           ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
           ...(opts.host ? { host: opts.host } : {}),
           ...(opts.crawl ? {} : { crawl_on_start: false }),
         },

@@ -1,6 +1,7 @@
+import cluster from 'node:cluster';
 import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { ApiMetrics } from '../api/metrics.js';
-import type { NotaryConfig } from '../core/config.js';
+import { modelThreads, serveWorkers, type NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
 import { RateMeter } from './progress.js';
@@ -46,32 +47,124 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
   return { app, receipts, reranker, dense, pipeline };
 }
 
+/**
+ * `notary serve`. With server.workers > 1 (0: one per core) the main process runs the background work (crawl worker,
+ * embedding backfill, payment reconciliation) and forks that many API processes sharing the port (node:cluster);
+ * each API process has the model threads of its share of the cores.
+ */
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
-  const ctx = await Runtime.open(cfg);
-  const { app, receipts, reranker, dense, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
+  const workers = serveWorkers(cfg);
+  if (workers <= 1) return serveProcess(cfg, { background: true });
+  const apiConfig: NotaryConfig = { ...cfg, reranker: { ...cfg.reranker, threads: modelThreads(cfg.reranker, workers) } };
+  if (cluster.isWorker) return serveProcess(apiConfig, { background: false });
+  return servePrimary(cfg, workers);
+}
 
-  await ctx.checkPaymentSetup();
+/** The main process of a multi-process serve: migrations and keys before the fork, background work, restarts. */
+async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
+  const line = (level: string, msg: string) => process.stderr.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, role: 'primary', msg })}\n`);
+  const log: ServeLog = { info: (m) => line('info', m), warn: (m) => line('warn', m), error: (m) => line('error', m) };
+  // Opened before forking: migrations run once, the receipt keys are made once.
+  const ctx = await Runtime.open(cfg);
+  await ctx.receipts();
+  let stopping = false;
+  const fork = () => cluster.fork();
+  let lastRestart = 0;
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    log.warn(`API process ${worker.process.pid} exited (${signal ?? code}); starting another`);
+    // At most one restart a second, so a process that cannot start does not spin.
+    const wait = Math.max(0, lastRestart + 1000 - Date.now());
+    lastRestart = Date.now() + wait;
+    setTimeout(fork, wait);
+  });
+  for (let i = 0; i < workers; i++) fork();
+  log.info(`serving with ${workers} API processes on ${cfg.server.host}:${cfg.server.port}, ${modelThreads(cfg.reranker, workers)} model threads each`);
+  const background = await startBackground(ctx, log);
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: shutting down`);
+    const exited = Object.values(cluster.workers ?? {}).map(
+      (worker) => new Promise<void>((resolve) => {
+        if (!worker || worker.isDead()) return resolve();
+        worker.once('exit', () => resolve());
+        worker.kill('SIGTERM');
+      }),
+    );
+    await Promise.all([...exited, background.stop()]);
+    await ctx.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+interface ServeLog {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+/** The background work of a serve: payment reconciliation, embedding what has no vector yet, the crawl worker. */
+async function startBackground(ctx: Runtime, log: ServeLog): Promise<{ stop(): Promise<void> }> {
+  const cfg = ctx.config;
   const stop = new AbortController();
   // Settlements whose outcome was never heard are decided from the chain in the background too (a retry by the payer
   // decides its own at once).
   const reconciler = setInterval(() => {
     ctx.reconcilePayments().then(
       (s) => {
-        if (s.checked > 0) app.log.info(`payments reconciled: ${s.checked} checked, ${s.settled} settled, ${s.released} released, ${s.pending} pending`);
+        if (s.checked > 0) log.info(`payments reconciled: ${s.checked} checked, ${s.settled} settled, ${s.released} released, ${s.pending} pending`);
       },
-      (err: unknown) => app.log.warn(`payment reconciliation failed: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) => log.warn(`payment reconciliation failed: ${err instanceof Error ? err.message : String(err)}`),
     );
   }, RECONCILE_EVERY_MS);
   reconciler.unref();
-  let worker: Promise<void> = Promise.resolve();
+  const { dense } = await ctx.dense();
   let backfill: Promise<void> = Promise.resolve();
+  if (dense && (await dense.index.missing(1)).length > 0) {
+    log.warn('some passages have no vector of this embedding model yet: embedding them in the background (dense results are partial until done)');
+    let meter: RateMeter | null = null;
+    let lastLog = 0;
+    backfill = ctx
+      .indexer(dense)
+      .embedPending((p) => {
+        meter ??= new RateMeter(p.embedTotal);
+        const line = meter.describe(p.embedded, 'passages');
+        // Logs are line-based: one progress line a minute.
+        if (Date.now() - lastLog < 60_000) return;
+        lastLog = Date.now();
+        log.info(`embedding in the background: ${line}`);
+      })
+      .then((n) => log.info(`embedded ${n} passages`))
+      .catch((err: unknown) => log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));
+  }
+  const counts = await ctx.pages.counts();
+  if (counts.passages === 0 && cfg.crawler.seeds.length === 0 && (await ctx.seeds.list()).length === 0) {
+    log.warn('the index is empty and no seeds are configured: run `notary crawl <url>`, set NOTARY_SEEDS, or add seeds in the dashboard');
+  }
+  const worker = cfg.server.crawl_on_start ? seedWorker(ctx, dense, stop.signal, (msg) => log.info(msg)) : Promise.resolve();
+  return {
+    stop: async () => {
+      stop.abort();
+      clearInterval(reconciler);
+      await worker;
+      await backfill;
+    },
+  };
+}
+
+/** One process answering requests; with `background` also the background work (a single-process serve). */
+async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): Promise<void> {
+  const ctx = await Runtime.open(cfg, { sharedRateLimits: !role.background });
+  const { app, receipts, reranker, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
+  await ctx.checkPaymentSetup();
+  let background: { stop(): Promise<void> } | null = null;
   const shutdown = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
-    stop.abort();
-    clearInterval(reconciler);
     await app.close();
-    await worker;
-    await backfill;
+    await background?.stop();
     await ctx.close();
     process.exit(0);
   };
@@ -88,31 +181,9 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +
       `scorer ${reranker.info.kind}: ${reranker.info.model}; retrieval ${pipeline.retrieval})`,
   );
-  if (dense) {
-    const missing = (await dense.index.missing(1)).length > 0;
-    if (missing) {
-      app.log.warn('some passages have no vector of this embedding model yet: embedding them in the background (dense results are partial until done)');
-      let meter: RateMeter | null = null;
-      let lastLog = 0;
-      backfill = ctx
-        .indexer(dense)
-        .embedPending((p) => {
-          meter ??= new RateMeter(p.embedTotal);
-          const line = meter.describe(p.embedded, 'passages');
-          // Logs are line-based: one progress line a minute.
-          if (Date.now() - lastLog < 60_000) return;
-          lastLog = Date.now();
-          app.log.info(`embedding in the background: ${line}`);
-        })
-        .then((n) => app.log.info(`embedded ${n} passages`))
-        .catch((err: unknown) => app.log.error(`embedding failed: ${err instanceof Error ? err.message : String(err)}`));
-    }
-  }
-  if (counts.passages === 0 && cfg.crawler.seeds.length === 0 && (await ctx.seeds.list()).length === 0) {
-    app.log.warn('the index is empty and no seeds are configured: run `notary crawl <url>`, set NOTARY_SEEDS, or add seeds in the dashboard');
-  }
-  if (cfg.server.crawl_on_start) {
-    worker = seedWorker(ctx, dense, stop.signal, (msg) => app.log.info(msg));
+  if (role.background) {
+    const log: ServeLog = { info: (m) => app.log.info(m), warn: (m) => app.log.warn(m), error: (m) => app.log.error(m) };
+    background = await startBackground(ctx, log);
   }
 }
 

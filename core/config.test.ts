@@ -89,3 +89,13 @@ describe('loadConfig: the address policy', () => {
     );
   });
 });
+
+describe('loadConfig: embeddings.ann_above', () => {
+  const dataDir = () => mkdtempSync(path.join(tmpdir(), 'notary-config-'));
+  it('defaults to 50,000 vectors, takes 0 (exact only) from the environment and refuses negatives', () => {
+    expect(loadConfig({ env: {}, overrides: { data_dir: dataDir() } }).embeddings.ann_above).toBe(50_000);
+    expect(loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: '0' }, overrides: { data_dir: dataDir() } }).embeddings.ann_above).toBe(0);
+    expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: 'many' }, overrides: { data_dir: dataDir() } })).toThrow(/NOTARY_EMBEDDING_ANN_ABOVE/);
+    expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: '-1' }, overrides: { data_dir: dataDir() } })).toThrow(/ann_above/);
+  });
+});

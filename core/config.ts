@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -154,6 +155,13 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(8080),
         body_limit_bytes: z.number().int().positive().default(16 * 1024),
+        /**
+         * Processes answering requests on the one port (node:cluster; they share the data folder, and rate limits
+         * move to the database when more than one serves): 1 serves from the main process, 0 starts one per core.
+         * Each holds its own copy of the vectors and the model. The main process keeps the crawl and other
+         * background work. NOTARY_SERVER_WORKERS overrides.
+         */
+        workers: z.number().int().min(0).max(64).default(1),
         /** Run the crawl worker for the configured seeds inside `notary serve`. */
         crawl_on_start: z.boolean().default(true),
         /** Time a client has to send the request headers. */
@@ -289,6 +297,16 @@ export const configSchema = z
             batch_size: z.number().int().positive().max(10_000).default(1000),
           })
           .prefault({}),
+        postgres: z
+          .object({
+            /**
+             * How the postgres backend ranks matches: bm25 (idf from per-term document frequencies the index keeps, as
+             * FTS5 ranks) or ts_rank / ts_rank_cd / ts_rank_nonorm (PostgreSQL's, without idf; kept for comparison).
+             * NOTARY_POSTGRES_RANKING overrides.
+             */
+            ranking: z.enum(['bm25', 'ts_rank', 'ts_rank_cd', 'ts_rank_nonorm']).default('bm25'),
+          })
+          .prefault({}),
         passage_min_words: z.number().int().positive().default(100),
         passage_max_words: z.number().int().positive().default(200),
       })
@@ -304,7 +322,8 @@ export const configSchema = z
         /** After a failed download, commands do not try again for this long (a marker file in the cache says until when). */
         download_retry_hours: z.number().min(0).default(6),
         hub_url: z.string().default('https://huggingface.co'),
-        threads: z.number().int().positive().default(2),
+        /** ONNX Runtime threads per model; unset: the cores shared among the serving processes, at most 4. */
+        threads: z.number().int().positive().optional(),
         batch_size: z.number().int().positive().default(16),
         max_seq_length: z.number().int().min(16).max(512).default(256),
         /**
@@ -330,6 +349,12 @@ export const configSchema = z
          * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
          */
         precision: z.enum(['int8', 'fp32']).default('int8'),
+        /**
+         * From this many passage vectors on, vector search asks an HNSW graph (usearch, built in a worker thread) for
+         * candidates and rescores them exactly, instead of scanning every vector; 0 = always exact. Below about
+         * 50,000 the exact scan is already a few milliseconds. NOTARY_EMBEDDING_ANN_ABOVE overrides.
+         */
+        ann_above: z.number().int().min(0).default(50_000),
       })
       .prefault({}),
     search: z
@@ -537,6 +562,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_LOG_LEVEL', path: ['log_level'], kind: 'string' },
   { env: 'NOTARY_HOST', path: ['server', 'host'], kind: 'string' },
   { env: 'NOTARY_PORT', path: ['server', 'port'], kind: 'int' },
+  { env: 'NOTARY_SERVER_WORKERS', path: ['server', 'workers'], kind: 'int' },
   { env: 'NOTARY_CRAWL_ON_START', path: ['server', 'crawl_on_start'], kind: 'bool' },
   { env: 'NOTARY_STORAGE', path: ['storage', 'driver'], kind: 'string' },
   { env: 'NOTARY_DATABASE_URL', path: ['storage', 'postgres_url'], kind: 'string' },
@@ -561,6 +587,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
   { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
+  { env: 'NOTARY_EMBEDDING_ANN_ABOVE', path: ['embeddings', 'ann_above'], kind: 'int' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
@@ -575,6 +602,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MEILISEARCH_URL', path: ['indexer', 'meilisearch', 'url'], kind: 'string' },
   { env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'], kind: 'string' },
   { env: 'NOTARY_MEILISEARCH_INDEX', path: ['indexer', 'meilisearch', 'index'], kind: 'string' },
+  { env: 'NOTARY_POSTGRES_RANKING', path: ['indexer', 'postgres', 'ranking'], kind: 'string' },
   { env: 'NOTARY_STORES', path: ['stores', 'backend'], kind: 'string' },
   { env: 'NOTARY_REDIS_URL', path: ['stores', 'redis_url'], kind: 'string' },
   { env: 'NOTARY_TLS_CERT_FILE', path: ['server', 'tls', 'cert_file'], kind: 'string' },
@@ -709,4 +737,14 @@ function applyDeprecatedKeys(cfg: NotaryConfig, input: Record<string, unknown>, 
     const value = from.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], target);
     setPath(target, [...to], value);
   }
+}
+
+/** Processes `notary serve` answers requests with (server.workers; 0 = one per core). */
+export function serveWorkers(cfg: NotaryConfig): number {
+  return cfg.server.workers > 0 ? cfg.server.workers : availableParallelism();
+}
+
+/** ONNX Runtime intra-op threads of a model: reranker.threads, else this machine's cores shared by `processes`, 1..4. */
+export function modelThreads(reranker: NotaryConfig['reranker'], processes = 1): number {
+  return reranker.threads ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / Math.max(1, processes))));
 }

@@ -36,7 +36,13 @@ export interface RunCrawlOptions {
    * Crawl with the other crawler processes of a deployment (crawler.shared_frontier): join the running run with the
    * same seeds or start it, lease with `leaseMs` leases, and leave the run to the others when they still hold leases.
    */
-  shared?: { leaseMs: number; hostSlots?: { reserve(host: string, delayMs: number): Promise<number> } };
+  shared?: {
+    leaseMs: number;
+    hostSlots?: {
+      reserve(host: string, delayMs: number): Promise<number>;
+      acquire(host: string, limit: number, owner: string, options: { ttlMs: number; signal?: AbortSignal | undefined }): Promise<() => Promise<void>>;
+    };
+  };
   signal?: AbortSignal;
   onProgress?: (p: CrawlProgress) => void;
   /** Called with the run's id once it is recorded, before anything is fetched. */
@@ -139,7 +145,17 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     },
     agents: new AgentPool(config.per_host_concurrency),
   };
-  const gate = new HostGate(config.per_host_concurrency, config.per_host_delay_ms, options.shared?.hostSlots);
+  const owner = processOwner();
+  const hostSlots = options.shared?.hostSlots;
+  const leaseMs = options.shared?.leaseMs ?? 0;
+  const gate = new HostGate(
+    config.per_host_concurrency,
+    config.per_host_delay_ms,
+    hostSlots && {
+      reserve: (host, delayMs) => hostSlots.reserve(host, delayMs),
+      hold: (host, limit, signal) => hostSlots.acquire(host, limit, owner, { ttlMs: leaseMs, signal }),
+    },
+  );
   const robots = new RobotsCache({
     userAgent,
     policy: fetch.policy,
@@ -183,7 +199,6 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     log,
     onProgress: options.onProgress,
   });
-  const owner = processOwner();
   const queue = new FrontierQueue({
     store: options.frontier,
     runId,
@@ -195,6 +210,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       ? {
           shared: {
             leaseMs: options.shared.leaseMs,
+            maxPages,
             onRefill: () => session.refreshSharedCounts(),
             settle: (url: string, depth: number) => session.settleIfStoredSince(url, depth, runStartedAt),
           },

@@ -19,6 +19,8 @@ export interface FrontierQueueOptions {
    */
   shared?: {
     leaseMs: number;
+    /** The run's page budget, reserved against in the database as requests are leased (across all workers). */
+    maxPages?: number;
     onRefill?: () => Promise<void>;
     /** Settles a leased URL without fetching it (its page was stored this run by a worker that died); true when it did. */
     settle?: (url: string, depth: number) => Promise<boolean>;
@@ -93,8 +95,10 @@ export class FrontierQueue implements IRequestManager {
     if (this.buffer.length > 0 || this.drained || this.closed) return;
     this.refilling ??= (async () => {
       try {
+        const shared = this.options.shared;
         const leased = await this.options.store.lease(this.options.runId, this.options.owner, this.options.batch, this.leaseMs, {
-          reclaimExpired: this.options.shared !== undefined,
+          reclaimExpired: shared !== undefined,
+          ...(shared?.maxPages !== undefined ? { maxPages: shared.maxPages } : {}),
         });
         if (leased.length === 0) {
           this.drained = true;

@@ -15,6 +15,13 @@ interface HostState {
   waiters: Array<() => void>;
 }
 
+/** Per-host politeness kept with other crawler processes (storage/host-slots.ts, bound to this process). */
+export interface SharedPoliteness {
+  reserve(host: string, delayMs: number): Promise<number>;
+  /** Takes one of `limit` concurrency slots of the host across processes; resolves to its release. */
+  hold?(host: string, limit: number, signal?: AbortSignal): Promise<() => Promise<void>>;
+}
+
 /**
  * Politeness per host: at most `perHostConcurrency` requests in flight to one host, request starts to the same
  * host spaced at least `delayMs` apart (0 = no spacing; a host may be given a longer spacing by its robots.txt), and
@@ -27,10 +34,12 @@ export class HostGate {
     private readonly perHostConcurrency: number,
     private readonly delayMs: number,
     /**
-     * Spacing shared with other crawler processes (crawler.shared_frontier): after the local gate lets a request
-     * start, it books a start slot with the others and waits for it, so the host sees one spacing across workers.
+     * Politeness shared with other crawler processes (crawler.shared_frontier): after the local gate lets a request
+     * start, it takes one of the host's `perHostConcurrency` slots across all workers (held until the request ends),
+     * then books a start slot with the others and waits for it, so the host sees one concurrency limit and one
+     * spacing however many workers crawl it.
      */
-    private readonly shared?: { reserve(host: string, delayMs: number): Promise<number> },
+    private readonly shared?: SharedPoliteness,
   ) {}
 
   private state(host: string): HostState {
@@ -70,14 +79,17 @@ export class HostGate {
     }
     state.active++;
     let released = false;
+    let releaseShared: (() => Promise<void>) | undefined;
     const release = () => {
       if (released) return;
       released = true;
+      void releaseShared?.().catch(() => {});
       state.active--;
       if (state.delayAfterFinish) state.nextStartAt = Math.max(state.nextStartAt, Date.now() + state.delayMs);
       state.waiters.shift()?.();
     };
     try {
+      if (this.shared?.hold) releaseShared = await this.shared.hold(host, this.perHostConcurrency, signal);
       await this.waitForStart(state, signal);
       if (this.shared && state.delayMs > 0) {
         const waitMs = await this.shared.reserve(host, state.delayMs);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NotaryConfig } from '../core/config.js';
 import type { CrawlRunStore, CrawlSkipReason, NewCrawlSkip } from '../storage/crawl-runs.js';
 import type { FrontierStore } from '../storage/frontier.js';
-import type { PageStore } from '../storage/pages.js';
+import type { InTransaction, PageStore } from '../storage/pages.js';
 import type { Page } from '../storage/schema.js';
 import { readHtml, readPage, type HtmlQuery } from './html.js';
 import type { RobotsCache } from './robots.js';
@@ -55,6 +55,9 @@ export interface QueuedPage {
   url: string;
   depth: number;
 }
+
+/** processResponse's answer when the page was stored and its frontier entry marked done in one transaction. */
+const STORED_AND_DONE = 'stored and done';
 
 /** A page request that got an HTTP answer, as either engine saw it. */
 export interface PageResponse {
@@ -165,7 +168,9 @@ export class CrawlSession {
    * is not fetched again. Returns whether the URL was settled this way.
    */
   async settleIfStoredSince(url: string, depth: number, runStartedAt: string): Promise<boolean> {
-    const stored = await this.prepare(url);
+    // Read now, not from the row cached when the URL was admitted: another worker may have stored it since.
+    const stored = await this.deps.pages.getByUrl(url);
+    this.storedRows.set(url, stored ?? null);
     if (!stored || stored.state === 'gone' || stored.checked_at < runStartedAt) return false;
     this.storedRows.delete(url);
     this.counts.recovered++;
@@ -337,14 +342,18 @@ export class CrawlSession {
     const stored = this.storedRows.has(res.url) ? (this.storedRows.get(res.url) ?? undefined) : await this.deps.pages.getByUrl(res.url);
     try {
       const outcome = await this.processResponse(res, stored);
-      // Done only now, after the page and its links are in the database: a crash before this line leaves the entry
-      // leased, and a resumed run recognises the page as stored by the checked_at it carries.
-      await this.deps.store.finish(this.runId, res.url, outcome);
+      // A stored page's entry was marked done in the transaction that stored it; every other outcome is done now.
+      if (outcome !== STORED_AND_DONE) await this.deps.store.finish(this.runId, res.url, outcome);
     } finally {
       this.storedRows.delete(res.url);
       this.finishedRequests++;
       this.reportProgress();
     }
+  }
+
+  /** Marks the request's frontier entry done inside the transaction that stores its page. */
+  private finishIn(url: string, outcome: 'stored' | 'unchanged'): InTransaction {
+    return (db) => this.deps.store.finish(this.runId, url, outcome, db);
   }
 
   private async markSeen(urls: string[], depth: number): Promise<void> {
@@ -359,10 +368,13 @@ export class CrawlSession {
         this.skip(url, 'http_error', '304 without a stored copy');
         return 'http_error';
       }
-      await this.deps.pages.markUnchanged(url);
-      this.counts.unchanged++;
+      // Links first, then the page and its frontier entry in one transaction: a process dying in between leaves the
+      // entry leased and the page not marked (fetched again by whoever takes the lease over), never the page marked
+      // and the entry leased (which would fetch a page this run already has).
       if (stored.html) await this.admit(readHtml(stored.html, stored.final_url).links, depth + 1);
-      return 'unchanged';
+      await this.deps.pages.markUnchanged(url, this.finishIn(url, 'unchanged'));
+      this.counts.unchanged++;
+      return STORED_AND_DONE;
     }
     if (status === 404 || status === 410) {
       if (stored && stored.state !== 'gone') {
@@ -442,6 +454,9 @@ export class CrawlSession {
     }
 
     const before = storeUrl === url ? stored : await this.deps.pages.getByUrl(storeUrl);
+    const unchanged = before !== undefined && before.state !== 'gone' && before.content_hash === contentHash;
+    // As for a 304: links first, then the page and its frontier entry in one transaction.
+    await this.admit(links, depth + 1);
     await this.deps.pages.saveFetched({
       url: storeUrl,
       final_url: finalUrl,
@@ -455,12 +470,10 @@ export class CrawlSession {
       title: page.title,
       html: res.html,
       crawl_depth: depth,
-    }, before ?? null);
-    const unchanged = before !== undefined && before.state !== 'gone' && before.content_hash === contentHash;
+    }, before ?? null, this.finishIn(url, unchanged ? 'unchanged' : 'stored'));
     if (unchanged) this.counts.unchanged++;
     else this.counts.fetched++;
-    await this.admit(links, depth + 1);
-    return unchanged ? 'unchanged' : 'stored';
+    return STORED_AND_DONE;
   }
 
   progress(): CrawlProgress {

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => {
   pgServer?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 let counter = 0;
 
@@ -33,6 +33,33 @@ vectorIndexContract('sql-exact on sqlite', async () => {
 vectorIndexContract('sql-exact on postgres', async () => {
   const url = await createDatabase(pgServer!.url, `vectors_${Date.now()}_${counter++}`);
   return harnessFor(() => openPostgres(url));
+});
+
+/** The same contract with the HNSW graph answering every search it can (from one vector on, waiting for builds). */
+const forcedAnn: SqlVectorIndex[] = [];
+const annHarnessFor = (connect: () => Storage) =>
+  vectorHarness(connect, async (storage, options) => {
+    const index = new SqlVectorIndex(storage, { ...options, ann: { above: 1, waitForBuild: true } });
+    forcedAnn.push(index);
+    return index;
+  });
+
+vectorIndexContract('sql with the HNSW graph forced on, on sqlite', async () => {
+  const file = path.join(dir, `vectors-ann-${counter++}.sqlite`);
+  return annHarnessFor(() => openSqlite(file));
+});
+
+vectorIndexContract('sql with the HNSW graph forced on, on postgres', async () => {
+  const url = await createDatabase(pgServer!.url, `vectors_ann_${Date.now()}_${counter++}`);
+  return annHarnessFor(() => openPostgres(url));
+});
+
+describe('the forced-on HNSW contract runs', () => {
+  it('answered searches from the graph, not only from the exact fallback', () => {
+    const answered = forcedAnn.reduce((sum, index) => sum + (index.approximate?.answered ?? 0), 0);
+    expect(forcedAnn.length).toBeGreaterThan(10);
+    expect(answered).toBeGreaterThan(20);
+  });
 });
 
 describe('vector encoding', () => {

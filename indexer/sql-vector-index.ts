@@ -4,12 +4,15 @@ import { VectorMatrix } from './wasm/dot-scanner.js';
 import { NotaryError } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';
+import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
 
 export interface SqlVectorIndexOptions {
   /** Embedding model name; rows written by another model (or with other dimensions) are stale to this index. */
   model: string;
   dimensions: number;
+  /** Approximate search (HNSW) from `above` vectors on (indexer/ann-search.ts); absent or above 0: exact only. */
+  ann?: Omit<ApproximateSearchOptions, 'dimensions'>;
 }
 
 /** Rows per INSERT and ids per IN list: well under SQLite's and PostgreSQL's bound-parameter limits. */
@@ -215,6 +218,8 @@ export class SqlVectorIndex implements VectorIndex {
   /** Serialises this instance's operations so the cache is only ever changed by one of them at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The approximate path: null when exact only. */
+  readonly approximate: ApproximateSearch | null;
 
   constructor(storage: Storage, options: SqlVectorIndexOptions) {
     if (!options.model) throw new NotaryError('invalid_config', 'vector index needs a model name');
@@ -225,6 +230,7 @@ export class SqlVectorIndex implements VectorIndex {
     this.countsChanges = storage.dialect === 'sqlite';
     this.model = options.model;
     this.dimensions = options.dimensions;
+    this.approximate = options.ann && options.ann.above > 0 ? new ApproximateSearch({ ...options.ann, dimensions: options.dimensions }) : null;
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -343,6 +349,7 @@ export class SqlVectorIndex implements VectorIndex {
       }
       cache.maxSeq = seq;
       cache.stamp = stamp;
+      this.approximate?.upserted(cache, unique.map((item) => item.id));
     });
   }
 
@@ -370,6 +377,7 @@ export class SqlVectorIndex implements VectorIndex {
       }
       if (removedNewest) cache.maxSeq = cache.highestSeq();
       cache.stamp = stamp;
+      this.approximate?.removed(cache, unique);
     });
   }
 
@@ -417,6 +425,10 @@ export class SqlVectorIndex implements VectorIndex {
     return this.exclusive(async () => {
       const cache = await this.refresh();
       if (cache.size === 0) return [];
+      if (!options.pageIds && this.approximate) {
+        const hits = await this.approximate.search(cache, query, limit, perPage);
+        if (hits) return hits;
+      }
       const scores = scoreAll(cache, query);
       if (options.pageIds) {
         // Every passage of these pages, best first (the scan scores all of them anyway).
@@ -454,6 +466,7 @@ export class SqlVectorIndex implements VectorIndex {
     }
     const next = (await this.load(this.cache)) ?? (await this.load(null));
     if (!next) throw new NotaryError('internal_error', 'vector index could not load a consistent snapshot');
+    await this.approximate?.reloaded(this.cache, next);
     this.cache = next;
     return next;
   }
@@ -496,26 +509,29 @@ export class SqlVectorIndex implements VectorIndex {
           cache.matrix.set(previous.matrix.subarray(from * d, from * d + d), at * d);
         }
         let after = 0;
+        // Most rows to read (a first load): walk the primary key and skip other rows here. Filtering on the
+        // (model, dimensions, seq) index instead makes each chunk sort every remaining row with its vector, which is
+        // quadratic (11 minutes for a million vectors on SQLite in bench:scale).
+        const walkPrimaryKey = fetch > rows.length / 4;
         while (fetch > 0) {
-          const batch = await trx
+          let query = trx
             .selectFrom('passage_vectors')
-            .select(['passage_id', 'vector'])
-            .where('model', '=', this.model)
-            .where('dimensions', '=', this.dimensions)
-            .where('seq', '>', known)
-            .where('passage_id', '>', after)
-            .orderBy('passage_id')
-            .limit(LOAD_CHUNK)
-            .execute();
+            .select(['passage_id', 'model', 'dimensions', 'seq', 'vector'])
+            .where('passage_id', '>', after);
+          if (!walkPrimaryKey) {
+            query = query.where('model', '=', this.model).where('dimensions', '=', this.dimensions).where('seq', '>', known);
+          }
+          const batch = await query.orderBy('passage_id').limit(LOAD_CHUNK).execute();
           if (batch.length === 0) break;
           for (const row of batch) {
             const id = Number(row.passage_id);
+            after = id;
+            if (row.model !== this.model || Number(row.dimensions) !== this.dimensions || Number(row.seq) <= known) continue;
             const at = cache.position.get(id);
             if (at === undefined) throw new NotaryError('internal_error', `passage ${id} appeared mid-snapshot`);
             decodeInto(row.vector, cache.matrix, at * d, d);
-            after = id;
+            fetch--;
           }
-          fetch -= batch.length;
         }
         cache.stamp = stamp;
         return cache;
@@ -561,6 +577,7 @@ export class SqlVectorIndex implements VectorIndex {
     await this.queue;
     this.closed = true;
     this.cache = null;
+    await this.approximate?.close();
   }
 }
 

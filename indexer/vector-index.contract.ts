@@ -79,7 +79,7 @@ export function referenceSearch(items: readonly PassageVector[], query: Float32A
 
 function expectSameHits(actual: VectorHit[], expected: VectorHit[]): void {
   expect(actual.map((h) => [h.id, h.pageId])).toEqual(expected.map((h) => [h.id, h.pageId]));
-  actual.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 6));
+  actual.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 5));
 }
 
 /**

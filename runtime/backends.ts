@@ -4,7 +4,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { MeilisearchConnection, MeilisearchSearchIndex, MeilisearchVectorIndex } from '../indexer/backends/meilisearch.js';
 import { PgVectorIndex, PostgresSearchIndex } from '../indexer/backends/postgres.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
-import type { IndexDoc, SearchIndex } from '../indexer/search-index.js';
+import type { IndexDoc, PageDoc, SearchIndex } from '../indexer/search-index.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import type { VectorIndex } from '../indexer/vector-index.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
@@ -19,8 +19,11 @@ export interface IndexBackend {
   index: SearchIndex;
   /** The vector index of an embedding model on this backend (SQL table, pgvector, or Meilisearch's vector store). */
   vectors(options: { model: string; dimensions: number }): Promise<VectorIndex>;
-  /** Rebuilds the whole index from the stored passages without serving a half-built one. */
-  rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void): Promise<number>;
+  /**
+   * Rebuilds the whole index from the stored passages (and the page-level index from `pages`) without serving a
+   * half-built one.
+   */
+  rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void, pages?: AsyncIterable<readonly PageDoc[]>): Promise<number>;
   /** A reachability probe for /readyz. */
   ready(): Promise<boolean>;
   meilisearch?: MeilisearchConnection;
@@ -39,7 +42,8 @@ export function meilisearchConnection(config: NotaryConfig): MeilisearchConnecti
 }
 
 export async function openIndexBackend(config: NotaryConfig, storage: Storage): Promise<IndexBackend> {
-  const sqlVectors = async (options: { model: string; dimensions: number }) => new SqlVectorIndex(storage, options);
+  const sqlVectors = async (options: { model: string; dimensions: number }) =>
+    new SqlVectorIndex(storage, { ...options, ann: { above: config.embeddings.ann_above } });
   switch (config.indexer.backend) {
     case 'sqlite-fts5': {
       // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
@@ -49,9 +53,13 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
       return {
         index,
         vectors: sqlVectors,
-        rebuild: async (source, onProgress) => {
+        rebuild: async (source, onProgress, pages) => {
           let n = 0;
           await index.delete((await index.stats()).documents > 0 ? await allIds(storage) : []);
+          if (pages) {
+            await index.deletePages((await storage.db.selectFrom('pages').select('id').execute()).map((r) => Number(r.id)));
+            for await (const batch of pages) await index.upsertPages(batch);
+          }
           for await (const batch of source) {
             await index.upsert(batch);
             n += batch.length;
@@ -63,11 +71,11 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
       };
     }
     case 'postgres': {
-      const index = await PostgresSearchIndex.open(storage);
+      const index = await PostgresSearchIndex.open(storage, { ranking: config.indexer.postgres.ranking });
       return {
         index,
         vectors: (options) => PgVectorIndex.open(storage, options),
-        rebuild: (source, onProgress) => index.rebuild(source, onProgress),
+        rebuild: (source, onProgress, pages) => index.rebuild(source, onProgress, pages),
         ready: async () => true,
       };
     }
@@ -77,7 +85,7 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
       return {
         index,
         vectors: (options) => MeilisearchVectorIndex.open(connection, storage, options),
-        rebuild: (source, onProgress) => index.rebuild(source, onProgress),
+        rebuild: (source, onProgress, pages) => index.rebuild(source, onProgress, pages),
         ready: () => connection.healthy(),
         meilisearch: connection,
       };
@@ -103,6 +111,51 @@ export async function* storedPassages(storage: Storage, batch = 1000): AsyncGene
     if (rows.length === 0) return;
     yield rows.map((r) => ({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.text }));
     after = Number(rows[rows.length - 1]!.id);
+  }
+}
+
+/**
+ * The page-level documents of the stored pages that have passages, in page id order, in batches: title, the headings
+ * of their passages' heading paths (each once, in order), the passages' text in order, and the page's facts. What a
+ * rebuild writes to the page-level index (indexing a page writes the same from its extracted document).
+ */
+export async function* storedPages(storage: Storage, batch = 200): AsyncGenerator<PageDoc[]> {
+  let after = 0;
+  for (;;) {
+    const pages = await storage.db
+      .selectFrom('pages')
+      .select(['id', 'url', 'title', 'language', 'navigation', 'translation_key'])
+      .where('id', '>', after)
+      .where('state', '!=', 'gone')
+      .where('id', 'in', (eb) => eb.selectFrom('passages').select('page_id'))
+      .orderBy('id')
+      .limit(batch)
+      .execute();
+    if (pages.length === 0) return;
+    const passages = await storage.db
+      .selectFrom('passages')
+      .select(['page_id', 'title', 'heading_path', 'text'])
+      .where('page_id', 'in', pages.map((p) => p.id))
+      .orderBy('page_id')
+      .orderBy('ordinal')
+      .execute();
+    const byPage = new Map<number, typeof passages>();
+    for (const passage of passages) byPage.set(Number(passage.page_id), [...(byPage.get(Number(passage.page_id)) ?? []), passage]);
+    yield pages.map((page) => {
+      const own = byPage.get(Number(page.id)) ?? [];
+      const headings = [...new Set(own.flatMap((p) => p.heading_path.split(' > ').map((h) => h.trim()).filter(Boolean)))];
+      return {
+        pageId: Number(page.id),
+        url: page.url,
+        title: own[0]?.title || page.title || page.url,
+        headings: headings.join('\n'),
+        text: own.map((p) => p.text).join('\n\n'),
+        ...(page.language ? { language: page.language } : {}),
+        ...(page.navigation ? { navigation: true } : {}),
+        ...(page.translation_key ? { translationKey: page.translation_key } : {}),
+      };
+    });
+    after = Number(pages[pages.length - 1]!.id);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { NotaryConfig } from '../core/config.js';
+import { modelThreads, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
@@ -21,7 +21,7 @@ export interface OpenedDense {
 async function loadModel(cfg: NotaryConfig, given: string, source: string, log: Log): Promise<OnnxReranker> {
   const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log, origin: `named by ${source}` });
   return OnnxReranker.load(where.dir, {
-    threads: cfg.reranker.threads,
+    threads: modelThreads(cfg.reranker),
     spinWait: cfg.reranker.spin_wait,
     batchSize: cfg.reranker.batch_size,
     maxSeqLength: cfg.reranker.max_seq_length,
@@ -78,7 +78,7 @@ export async function openDense(
   const rerankerModel =
     reranker === model ? embedder.model : reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder' ? (await reranker.embedder()).model : null;
   const vectorOptions = { model: embedder.model, dimensions: embedder.dimensions };
-  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, vectorOptions);
+  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: { above: cfg.embeddings.ann_above } });
   options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) in ${index.name} beside the full-text index`);
   return {
     dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },

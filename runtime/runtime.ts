@@ -15,6 +15,7 @@ import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } 
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlUsageRecorder } from '../payments/usage.js';
+import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
@@ -29,7 +30,7 @@ import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
-import { openIndexBackend, openStores, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
+import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
@@ -62,6 +63,8 @@ export interface RuntimeOptions {
   extensions?: readonly ResponseExtension[];
   /** The rate-limit store; default one in process memory. */
   rateLimits?: RateLimitStore;
+  /** Several processes serve from this data folder: rate limits kept in memory move to the database. */
+  sharedRateLimits?: boolean;
 }
 
 /** pg_advisory_lock key of indexing (one indexer at a time across processes). */
@@ -160,7 +163,9 @@ export class Runtime {
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
     this.parties = new Parties(storage.db);
-    this.rateLimits = options.rateLimits ?? this.stores.rateLimits;
+    this.rateLimits =
+      options.rateLimits ??
+      (options.sharedRateLimits && config.stores.backend === 'memory' ? new SqlRateLimitStore(storage.db, storage.dialect) : this.stores.rateLimits);
     this.idempotency = this.stores.idempotency;
     const rewriter = queryRewriterFromConfig(config.search);
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
@@ -334,7 +339,7 @@ export class Runtime {
 
   /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */
   rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
-    return this.backend.rebuild(storedPassages(this.storage), onProgress);
+    return this.backend.rebuild(storedPassages(this.storage), onProgress, storedPages(this.storage));
   }
 
   /**

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { CrawlRunStore } from './crawl-runs.js';
@@ -134,6 +135,63 @@ describe('a frontier shared by crawler processes (PostgreSQL)', () => {
     expect(await frontier.leasedByOthers(run, 'me')).toBe(1);
     await frontier.finish(run, 'http://a.test/p103', 'stored');
     expect(await frontier.outstanding(run, 'me')).toBe(0);
+  });
+
+  it('reserves max_pages as requests are leased: workers together never hold more than the pages left', async () => {
+    const run = await runs.start(['http://m.test/']);
+    await frontier.add(run, entries(40, 300));
+    // Four workers (each its own store and connections, as processes would be) lease at once against max_pages 10.
+    const workers = [0, 1, 2, 3].map(() => new FrontierStore(storage.db, storage.dialect));
+    const first = await Promise.all(workers.map((w, i) => w.lease(run, `w${i}`, 4, 60_000, { reclaimExpired: true, maxPages: 10 })));
+    expect(first.flat()).toHaveLength(10);
+    expect(await workers[0]!.lease(run, 'w0', 4, 60_000, { reclaimExpired: true, maxPages: 10 })).toEqual([]);
+    // Two requests end without a page (their places come back), three store one (theirs stay taken).
+    const held = first.flat();
+    await frontier.finish(run, held[0]!.url, 'http_error');
+    await frontier.finish(run, held[1]!.url, 'duplicate');
+    for (const e of held.slice(2, 5)) await frontier.finish(run, e.url, 'stored');
+    const again = await Promise.all(workers.map((w, i) => w.lease(run, `w${i}`, 4, 60_000, { reclaimExpired: true, maxPages: 10 })));
+    expect(again.flat()).toHaveLength(2);
+    // A dead worker's leases are taken over without taking new places.
+    await storage.db.updateTable('crawl_frontier').set({ lease_expires_at: '2000-01-01T00:00:00.000Z' }).where('run_id', '=', run).where('lease_owner', '=', 'w1').execute();
+    const takenOver = await workers[2]!.lease(run, 'w2', 10, 60_000, { reclaimExpired: true, maxPages: 10 });
+    expect(takenOver.length).toBeGreaterThan(0);
+    const counts = await frontier.counts(run);
+    expect(counts.leased + (counts.outcomes['stored'] ?? 0)).toBe(10);
+  });
+
+  it('holds per-host concurrency across processes; a dead holder\'s slot runs out', async () => {
+    const slots = [new SharedHostSlots(storage.db), new SharedHostSlots(storage.db)];
+    let active = 0;
+    let most = 0;
+    await Promise.all(
+      [0, 1, 2, 3, 4, 5, 6, 7].map(async (i) => {
+        const release = await slots[i % 2]!.acquire('c.test', 2, `worker-${i % 2}`, { ttlMs: 60_000 });
+        active++;
+        most = Math.max(most, active);
+        await new Promise((r) => setTimeout(r, 60));
+        active--;
+        await release();
+      }),
+    );
+    expect(most).toBe(2);
+    expect(await storage.db.selectFrom('crawl_host_active').selectAll().where('host', '=', 'c.test').execute()).toEqual([]);
+
+    // A worker died holding the only slot: the next one waits until the slot's time runs out, then takes it.
+    await sql`insert into crawl_host_active (host, slot, owner, expires_at)
+      values ('d.test', 0, 'dead', extract(epoch from clock_timestamp()) * 1000 + 400)`.execute(storage.db);
+    const started = Date.now();
+    const release = await slots[1]!.acquire('d.test', 1, 'live', { ttlMs: 60_000 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const holders = await storage.db.selectFrom('crawl_host_active').select(['slot', 'owner']).where('host', '=', 'd.test').execute();
+    expect(holders).toEqual([{ slot: 0, owner: 'live' }]);
+    await release();
+    const aborted = new AbortController();
+    const held = await slots[0]!.acquire('e.test', 1, 'w', { ttlMs: 60_000 });
+    const waiting = slots[1]!.acquire('e.test', 1, 'w2', { ttlMs: 60_000, signal: aborted.signal });
+    setTimeout(() => aborted.abort(), 100);
+    await expect(waiting).rejects.toThrow();
+    await held();
   });
 
   it('spaces request starts to one host across processes', async () => {

@@ -22,6 +22,9 @@ export interface FrontierCounts {
 
 const CHUNK = 400;
 
+/** Outcomes of done entries that stored a page (what max_pages counts). */
+export const STORED_OUTCOMES = ['stored', 'unchanged', 'fresh'] as const;
+
 /**
  * The crawl frontier in the database (table crawl_frontier): each URL a run admitted, queued → leased → done. A lease
  * names its owner and an expiry, and on PostgreSQL is taken with FOR UPDATE SKIP LOCKED, so several crawler
@@ -75,19 +78,51 @@ export class FrontierStore {
    * (a frontier shared by several crawler processes) entries whose lease ran out are taken too: their owner died
    * or hung, and what it held is not lost.
    */
-  async lease(runId: string, owner: string, limit: number, leaseMs: number, options: { reclaimExpired?: boolean } = {}): Promise<LeasedEntry[]> {
+  async lease(runId: string, owner: string, limit: number, leaseMs: number, options: { reclaimExpired?: boolean; maxPages?: number } = {}): Promise<LeasedEntry[]> {
+    if (options.maxPages !== undefined && this.dialect === 'postgres') return this.leaseWithinBudget(runId, owner, limit, leaseMs, options.maxPages);
+    return this.leaseFrom(this.db, runId, owner, limit, leaseMs, options);
+  }
+
+  /**
+   * A shared run's lease that reserves against max_pages: every entry leased (by any worker, its lease running or
+   * not) counts as a page until it is done, and a done entry counts when it stored a page. New entries are leased
+   * only up to what is left of `maxPages`, so the requests in flight across all workers never take the run past it;
+   * an entry that ends without a page (an error, a duplicate) gives its place back. Leases that ran out are taken over
+   * first (their place is already counted). One run's leases are taken one at a time (a transaction-level advisory
+   * lock), so two workers never both take the last place.
+   */
+  private async leaseWithinBudget(runId: string, owner: string, limit: number, leaseMs: number, maxPages: number): Promise<LeasedEntry[]> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${`notary-frontier-budget:${runId}`}))`.execute(trx);
+      const reclaimed = await this.leaseFrom(trx, runId, owner, limit, leaseMs, { reclaimExpired: true, expiredOnly: true });
+      const counted = await sql<{ n: string }>`
+        select count(*) as n from crawl_frontier where run_id = ${runId}
+          and (state = 'leased' or (state = 'done' and outcome in (${sql.join(STORED_OUTCOMES)})))`.execute(trx);
+      const room = Math.min(limit - reclaimed.length, maxPages - Number(counted.rows[0]?.n ?? 0));
+      const fresh = room > 0 ? await this.leaseFrom(trx, runId, owner, room, leaseMs, {}) : [];
+      return [...reclaimed, ...fresh].sort((a, b) => a.id - b.id);
+    });
+  }
+
+  private async leaseFrom(
+    db: Kysely<Database>,
+    runId: string,
+    owner: string,
+    limit: number,
+    leaseMs: number,
+    options: { reclaimExpired?: boolean; expiredOnly?: boolean },
+  ): Promise<LeasedEntry[]> {
     const now = new Date();
     const expires = nowIso(new Date(now.getTime() + leaseMs));
     const lock = this.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    const available = options.reclaimExpired
-      ? sql`(state = 'queued' or (state = 'leased' and lease_expires_at < ${nowIso(now)}))`
-      : sql`state = 'queued'`;
+    const expired = sql`(state = 'leased' and lease_expires_at < ${nowIso(now)})`;
+    const available = options.expiredOnly ? expired : options.reclaimExpired ? sql`(state = 'queued' or ${expired})` : sql`state = 'queued'`;
     const result = await sql<{ id: number; url: string; depth: number }>`
       update crawl_frontier set state = 'leased', lease_owner = ${owner}, lease_expires_at = ${expires}
       where id in (
         select id from crawl_frontier where run_id = ${runId} and ${available} order by id limit ${limit} ${lock}
       )
-      returning id, url, depth`.execute(this.db);
+      returning id, url, depth`.execute(db);
     return result.rows.map((r) => ({ id: Number(r.id), url: r.url, depth: Number(r.depth) })).sort((a, b) => a.id - b.id);
   }
 
@@ -135,8 +170,9 @@ export class FrontierStore {
     return Number(row?.n ?? 0);
   }
 
-  async finish(runId: string, url: string, outcome: string): Promise<void> {
-    await this.db
+  /** Marks an entry done with its outcome; `db` is a transaction to join (the page store write it completes). */
+  async finish(runId: string, url: string, outcome: string, db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .updateTable('crawl_frontier')
       .set({ state: 'done', outcome, finished_at: nowIso(), lease_owner: null, lease_expires_at: null })
       .where('run_id', '=', runId)

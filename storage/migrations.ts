@@ -497,6 +497,24 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const crawlHostActive: Migration = {
+    async up(db: Kysely<unknown>) {
+      // Per-host concurrency across crawler processes: slot `slot` (0 .. per_host_concurrency - 1) of a host is held by
+      // `owner` until `expires_at` (epoch ms, database clock; renewed while held, so a dead worker's slots run out).
+      await db.schema
+        .createTable('crawl_host_active')
+        .addColumn('host', 'text', (c) => c.notNull())
+        .addColumn('slot', 'integer', (c) => c.notNull())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('expires_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
+        .addPrimaryKeyConstraint('crawl_host_active_pk', ['host', 'slot'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('crawl_host_active').ifExists().execute();
+    },
+  };
+
   const passageVectorChanges: Migration = {
     async up(db: Kysely<unknown>) {
       // SQLite: every row inserted, updated or deleted in passage_vectors (ON DELETE CASCADE from passages and rows
@@ -541,6 +559,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0014_receipt_log': receiptLog,
     '0019_rate_limit_buckets': rateLimitBuckets,
     '0019_crawl_host_slots': crawlHostSlots,
+    '0019_crawl_host_active': crawlHostActive,
     '0020_passage_vector_changes': passageVectorChanges,
   };
   return { getMigrations: async () => migrations };

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from './db.js';
+import { CrawlRunStore } from './crawl-runs.js';
+import { FrontierStore } from './frontier.js';
 import { PageStore } from './pages.js';
 
 let pgServer: TestPostgres;
@@ -83,6 +85,35 @@ describe.each(backends)('PageStore.saveFetched with a caller-supplied row on %s'
     const again = await store.saveFetched(page('http://c.test/1', 'h2'), null);
     expect(again.id).toBe(first.id);
     expect((await store.getByUrl('http://c.test/1'))?.content_hash).toBe('h2');
+    await storage.close();
+  });
+});
+
+describe.each(backends)('a stored page and its crawl frontier entry commit together on %s', (_name, open) => {
+  it('marks the entry done in the transaction that stores the page; a failure before the commit leaves neither', async () => {
+    const storage = await open();
+    await migrateToLatest(storage);
+    const store = new PageStore(storage.db);
+    const frontier = new FrontierStore(storage.db, storage.dialect);
+    const run = await new CrawlRunStore(storage.db).start(['http://f.test/']);
+    await frontier.add(run, [1, 2, 3].map((i) => ({ url: `http://f.test/${i}`, depth: 0 })));
+    expect(await frontier.lease(run, 'worker', 3, 60_000)).toHaveLength(3);
+
+    await store.saveFetched(page('http://f.test/1', 'h1'), null, (db) => frontier.finish(run, 'http://f.test/1', 'stored', db));
+    // The process dies after both writes and before the commit (here: the transaction throws there).
+    const dies = (db: Parameters<typeof frontier.finish>[3]) => frontier.finish(run, 'http://f.test/2', 'stored', db).then(() => Promise.reject(new Error('killed')));
+    await expect(store.saveFetched(page('http://f.test/2', 'h2'), null, dies)).rejects.toThrow('killed');
+    await store.saveFetched(page('http://f.test/3', 'h3'), null);
+    await expect(store.markUnchanged('http://f.test/3', dies)).rejects.toThrow('killed');
+    const checked = (await store.getByUrl('http://f.test/3'))?.checked_at;
+    await new Promise((r) => setTimeout(r, 5));
+    await store.markUnchanged('http://f.test/3', (db) => frontier.finish(run, 'http://f.test/3', 'unchanged', db));
+
+    expect((await store.getByUrl('http://f.test/1'))?.content_hash).toBe('h1');
+    expect(await store.getByUrl('http://f.test/2')).toBeUndefined();
+    expect((await store.getByUrl('http://f.test/3'))?.checked_at).not.toBe(checked);
+    expect((await frontier.leased(run)).map((e) => e.url)).toEqual(['http://f.test/2']);
+    expect(await frontier.counts(run)).toMatchObject({ leased: 1, done: 2, outcomes: { stored: 1, unchanged: 1 } });
     await storage.close();
   });
 });

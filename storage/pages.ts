@@ -12,6 +12,9 @@ export type FetchedPage = Omit<
   content_language?: string | null;
 };
 
+/** More work to commit in the same transaction as a page store write. */
+export type InTransaction = (db: Kysely<Database>) => Promise<void>;
+
 /** What the indexer decided about a page: its language, its translation group, and whether it is a navigation page. */
 export interface PageAnalysis {
   language: string | null;
@@ -47,13 +50,24 @@ export class PageStore {
 
   /**
    * Inserts or replaces a fetched page; it becomes due for indexing when its content hash changed. A caller that has
-   * just read the stored row passes it (`null`: known to be absent) to save a lookup on the crawl's hot path.
+   * just read the stored row passes it (`null`: known to be absent) to save a lookup on the crawl's hot path. `also`
+   * runs in the same transaction (the crawler marks the page's frontier entry done with it, so a page is never stored
+   * without its entry being done, whenever the process dies).
    */
-  async saveFetched(page: FetchedPage, known?: Page | null): Promise<{ id: number; changed: boolean }> {
+  async saveFetched(page: FetchedPage, known?: Page | null, also?: InTransaction): Promise<{ id: number; changed: boolean }> {
+    if (!also) return this.save(this.db, page, known);
+    return this.db.transaction().execute(async (trx) => {
+      const saved = await this.save(trx, page, known);
+      await also(trx);
+      return saved;
+    });
+  }
+
+  private async save(db: Kysely<Database>, page: FetchedPage, known?: Page | null): Promise<{ id: number; changed: boolean }> {
     const now = nowIso();
-    let existing = known === undefined ? await this.getByUrl(page.url) : (known ?? undefined);
+    let existing = known === undefined ? await db.selectFrom('pages').selectAll().where('url', '=', page.url).executeTakeFirst() : (known ?? undefined);
     if (!existing) {
-      const row = await this.db
+      const row = await db
         .insertInto('pages')
         .values({ ...page, state: 'fetched', indexed_hash: null, fetched_at: now, checked_at: now, indexed_at: null })
         .onConflict((oc) => oc.column('url').doNothing())
@@ -61,11 +75,11 @@ export class PageStore {
         .executeTakeFirst();
       if (row) return { id: row.id, changed: true };
       // Stored meanwhile (the caller's row was stale): update it instead.
-      existing = await this.getByUrl(page.url);
+      existing = await db.selectFrom('pages').selectAll().where('url', '=', page.url).executeTakeFirst();
       if (!existing) throw new Error(`page ${page.url} neither inserted nor found`);
     }
     const changed = existing.indexed_hash !== page.content_hash || existing.state === 'gone';
-    await this.db
+    await db
       .updateTable('pages')
       .set({ ...page, state: changed ? 'fetched' : existing.state, fetched_at: now, checked_at: now })
       .where('id', '=', existing.id)
@@ -73,9 +87,17 @@ export class PageStore {
     return { id: existing.id, changed };
   }
 
-  /** A conditional request answered 304: the stored copy is still current. */
-  async markUnchanged(url: string): Promise<void> {
-    await this.db.updateTable('pages').set({ checked_at: nowIso() }).where('url', '=', url).execute();
+  /** A conditional request answered 304: the stored copy is still current. `also` as for saveFetched. */
+  async markUnchanged(url: string, also?: InTransaction): Promise<void> {
+    const mark = (db: Kysely<Database>) => db.updateTable('pages').set({ checked_at: nowIso() }).where('url', '=', url).execute();
+    if (!also) {
+      await mark(this.db);
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await mark(trx);
+      await also(trx);
+    });
   }
 
   /** The page vanished (404/410) or became a duplicate/non-HTML: the indexer will remove its passages. */

@@ -412,9 +412,20 @@ export interface CrawlHostSlotsTable {
   next_start_at: number;
 }
 
+export interface CrawlHostActiveTable {
+  host: string;
+  /** 0 .. per_host_concurrency - 1. */
+  slot: number;
+  /** The crawler process holding the slot (host:pid). */
+  owner: string;
+  /** When the slot is free again unless renewed, epoch milliseconds (database clock). */
+  expires_at: number;
+}
+
 export interface Database {
   rate_limit_buckets: RateLimitBucketsTable;
   crawl_host_slots: CrawlHostSlotsTable;
+  crawl_host_active: CrawlHostActiveTable;
   pages: PagesTable;
   passages: PassagesTable;
   crawl_runs: CrawlRunsTable;

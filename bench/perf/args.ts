@@ -16,6 +16,8 @@ export interface BenchArgs {
   embedRound: number;
   /** Phases to run: crawl and index always run (the others need their passages). */
   skipSearch: boolean;
+  /** Seconds of load per server setting and connection count in the serve phase; 0 skips the phase. */
+  serveSeconds: number;
   /** Output file; the default is chosen by the runner from the date. */
   out: string | null;
   /** The index backend measured (indexer.backend); postgres and meilisearch need their server. */
@@ -36,6 +38,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   embedPassages: 1024,
   embedRound: 512,
   skipSearch: false,
+  serveSeconds: 15,
   out: null,
   backend: 'sqlite-fts5',
   databaseUrl: null,
@@ -53,6 +56,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
   --embed-passages N     passages embedded by each embedding setting, 0 = no embedding phase (default 1024, 256 with --quick)
   --embed-round N        passages per interleaved round of the embedding phase (default 512)
   --no-search            skip the search phase
+  --serve-seconds N      load per setting in the serve phase (notary serve with the real bi-encoder over HTTP at 1 and
+                         10 connections, and the per-stage table; default 15, 0 skips it)
   --backend NAME         the index backend: sqlite-fts5 (default), postgres (pages and index in PostgreSQL; needs
                          --database-url of a server, where a database of its own is made and dropped) or meilisearch
                          (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)`;
@@ -103,6 +108,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--embed-round':
         args.embedRound = positiveInt(name, value());
+        break;
+      case '--serve-seconds':
+        args.serveSeconds = positiveInt('--serve-seconds', value(), 0);
         break;
       case '--no-search':
         args.skipSearch = true;

@@ -86,6 +86,29 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect((await index.stats()).documents).toBe(2);
   });
 
+  it('rebuilds the page-level index beside the passages and swaps both in one task', async () => {
+    const connection = connect(`rebuild_pages_${Date.now()}`);
+    const index = await MeilisearchSearchIndex.open(connection);
+    const page = (pageId: number, title: string, text: string) => ({ pageId, url: `http://a.test/p${pageId}`, title, headings: 'Tuning', text, language: 'en' });
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/p1', title: 'Old', headingPath: '', text: 'checkpoint tuning' }]);
+    await index.upsertPages([page(1, 'Old', 'checkpoint tuning')]);
+    let pagesDuringRebuild: number[] = [];
+    async function* passages() {
+      yield [{ id: 10, pageId: 2, url: 'http://a.test/p2', title: 'New', headingPath: '', text: 'checkpoint spreading' }];
+    }
+    async function* pages() {
+      yield [page(2, 'New', 'checkpoint spreading')];
+      pagesDuringRebuild = (await index.searchPages('checkpoint', { limit: 5 })).map((h) => h.pageId);
+      yield [page(3, 'Newer', 'checkpoint segments'), { ...page(4, 'Nouveau', 'checkpoint réglage'), language: 'fr' }];
+    }
+    await index.rebuild(passages(), undefined, pages());
+    expect(pagesDuringRebuild).toEqual([1]);
+    expect((await index.searchPages('checkpoint', { limit: 5 })).map((h) => h.pageId).sort()).toEqual([2, 3, 4]);
+    expect((await index.searchPages('checkpoint', { limit: 5, filter: { languages: ['fr'] } })).map((h) => h.pageId)).toEqual([4]);
+    const uids = (await connection.client.getIndexes({ limit: 1000 })).results.map((i) => i.uid);
+    expect(uids.filter((uid) => uid.endsWith('__rebuild'))).toEqual([]);
+  });
+
   it('fails with index_unavailable when the server is unreachable', async () => {
     const gone = new MeilisearchConnection({ url: 'http://127.0.0.1:9', index: 'x', taskTimeoutMs: 1000, requestTimeoutMs: 1000, batchSize: 10 });
     await expect(new MeilisearchSearchIndex(gone).search('vacuum', { limit: 5 })).rejects.toMatchObject({ code: 'index_unavailable' });

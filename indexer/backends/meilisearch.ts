@@ -502,12 +502,19 @@ export class MeilisearchSearchIndex implements SearchIndex {
    * index with the same settings, which is swapped with the live one in one task once complete; the old one is then
    * deleted. Vectors of passages that still exist are carried over from the live index.
    */
-  async rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void): Promise<number> {
+  async rebuild(
+    source: AsyncIterable<readonly IndexDoc[]>,
+    onProgress?: (documents: number) => void,
+    pages?: AsyncIterable<readonly PageDoc[]>,
+  ): Promise<number> {
     const { client } = this.connection;
     const staging = `${this.uid}__rebuild`;
-    await client.deleteIndexIfExists(staging).catch((err: unknown) => {
-      throw asIndexError(err, 'dropping an old staging index');
-    });
+    const pagesStaging = `${this.pagesUid}__rebuild`;
+    for (const uid of [staging, pagesStaging]) {
+      await client.deleteIndexIfExists(uid).catch((err: unknown) => {
+        throw asIndexError(err, 'dropping an old staging index');
+      });
+    }
     await this.connection.ensureIndex(staging);
     const live = await this.connection.call('reading embedders', () => this.index.getEmbedders());
     if (live && Object.keys(live).length > 0) await this.connection.wait(client.index(staging).updateEmbedders(live), 'copying embedders');
@@ -540,8 +547,21 @@ export class MeilisearchSearchIndex implements SearchIndex {
       written += docs.length;
       onProgress?.(written);
     }
-    await this.connection.wait(client.swapIndexes([{ indexes: [this.uid, staging], rename: false }]), 'swapping the rebuilt index in');
+    // The page-level index is rebuilt beside it and swapped in the same task, so the two never disagree.
+    if (pages) {
+      await this.connection.ensureIndex(pagesStaging, pageIndexSettings());
+      for await (const batch of pages) {
+        const docs = [...new Map(batch.map((p) => [p.pageId, pageDocument(p)])).values()];
+        for (const chunk of chunks(docs, this.connection.options.batchSize)) {
+          await this.connection.wait(client.index(pagesStaging).addDocuments(chunk), 'adding pages to the staging index');
+        }
+      }
+    }
+    const swaps = [{ indexes: [this.uid, staging] as [string, string], rename: false }];
+    if (pages) swaps.push({ indexes: [this.pagesUid, pagesStaging], rename: false });
+    await this.connection.wait(client.swapIndexes(swaps), 'swapping the rebuilt index in');
     await this.connection.wait(client.deleteIndex(staging), 'deleting the replaced index');
+    if (pages) await this.connection.wait(client.deleteIndex(pagesStaging), 'deleting the replaced page index');
     return written;
   }
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openPostgres, type Storage } from '../../storage/db.js';
 import { createDatabase, startPostgres, type TestPostgres } from '../../test/support/postgres.js';
@@ -66,6 +67,59 @@ describe('PostgresSearchIndex', () => {
     expect(await index.rebuild(batches())).toBe(1);
     expect(during).toEqual([1]);
     expect((await index.search('checkpoint', { limit: 5 })).map((h) => h.id)).toEqual([10]);
+  });
+
+  it('ranks by BM25: a rare query word outweighs a common one (ts_rank, without idf, does not)', async () => {
+    const docs = [
+      { id: 1, pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum vacuum vacuum reclaims storage; vacuum often' },
+      { id: 2, pageId: 2, url: 'http://a.test/2', title: 'Old rows', headingPath: '', text: 'old rows are frozen; freeze ages' },
+      ...Array.from({ length: 8 }, (_, i) => ({ id: 10 + i, pageId: 10 + i, url: `http://a.test/${10 + i}`, title: `Topic ${i}`, headingPath: '', text: `vacuum and topic ${i} details` })),
+    ];
+    const bm25 = await PostgresSearchIndex.open(shared, { table: `fts_idf_${counter}` });
+    const tsRank = await PostgresSearchIndex.open(shared, { table: `fts_idf_${counter++}`, ranking: 'ts_rank' });
+    await bm25.upsert(docs);
+    await bm25.upsertPages(docs.map((d) => ({ pageId: d.pageId, url: d.url, title: d.title, headings: d.headingPath, text: d.text })));
+    expect((await bm25.search('vacuum freeze', { limit: 3 }))[0]?.id).toBe(2);
+    expect((await tsRank.search('vacuum freeze', { limit: 3 }))[0]?.id).toBe(1);
+    expect((await bm25.searchPages('vacuum freeze', { limit: 3 }))[0]?.pageId).toBe(2);
+  });
+
+  it('keeps document frequencies and token counts equal to a recount through upserts, deletes and a rebuild', async () => {
+    const table = `fts_stats_${counter++}`;
+    const words = ['wal', 'vacuum', 'index', 'checkpoint', 'replica', 'lock', 'tuple', 'autovacuum'];
+    const doc = (id: number, seed: number) => ({
+      id,
+      pageId: id % 5,
+      url: `http://a.test/${id}`,
+      title: words[seed % words.length]!,
+      headingPath: words[(seed * 3) % words.length]!,
+      text: Array.from({ length: 3 + (seed % 7) }, (_, i) => words[(seed + i * i) % words.length]).join(' '),
+    });
+    const index = await PostgresSearchIndex.open(shared, { table });
+    const recount = async () => {
+      const terms = await sql<{ term: string; df: number }>`select lexeme as term, count(*)::int as df from ${sql.raw(table)}, unnest(tsv) group by lexeme order by lexeme`.execute(shared.db);
+      const totals = await sql<{ docs: number; tokens: number }>`select count(*)::int as docs, coalesce(sum(length(tsv)), 0)::int as tokens from ${sql.raw(table)}`.execute(shared.db);
+      return { terms: terms.rows, ...totals.rows[0] };
+    };
+    const kept = async () => {
+      const terms = await sql<{ term: string; df: number }>`select term, df from ${sql.raw(`${table}_terms`)} order by term`.execute(shared.db);
+      const totals = await sql<{ docs: number; tokens: number }>`select docs::int, tokens::int from ${sql.raw(`${table}_stats`)}`.execute(shared.db);
+      return { terms: terms.rows, ...totals.rows[0] };
+    };
+    await index.upsert(Array.from({ length: 30 }, (_, i) => doc(i, i)));
+    await index.upsert(Array.from({ length: 20 }, (_, i) => doc(i * 2, i + 7))); // 15 replaced, 5 new
+    await index.delete([1, 3, 5, 99]);
+    expect(await kept()).toEqual(await recount());
+    async function* batches() {
+      yield Array.from({ length: 12 }, (_, i) => doc(100 + i, i * 5));
+    }
+    await index.rebuild(batches());
+    expect(await kept()).toEqual(await recount());
+    expect((await kept()).docs).toBe(12);
+    // A table indexed before the statistics existed is counted once when opened.
+    await sql`drop table ${sql.raw(`${table}_terms`)}, ${sql.raw(`${table}_stats`)}`.execute(shared.db);
+    await PostgresSearchIndex.open(shared, { table });
+    expect(await kept()).toEqual(await recount());
   });
 
   it('refuses SQLite storage with invalid_config', async () => {

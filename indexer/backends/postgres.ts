@@ -4,7 +4,7 @@ import { NotaryError } from '../../core/errors.js';
 import type { Storage } from '../../storage/db.js';
 import type { Database } from '../../storage/schema.js';
 import { primaryLanguage } from '../../core/language.js';
-import { FTS5_PAGE_WEIGHTS, pathWords } from '../fts5.js';
+import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS, pathWords } from '../fts5.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { analysedWords, MAX_TERM_LENGTH, QUERY_STOPWORDS } from './analysis.js';
@@ -17,12 +17,26 @@ const MAX_QUERY_TERMS = 32;
 const TS_CONFIG = 'notary_english';
 
 /**
- * How a match is scored. `ts_rank` with weights title 1.0, headings 0.5, body 0.25 (FTS5's 4:2:1) and length
- * normalisation 1 (rank / (1 + log(document length))) was measured best on the PostgreSQL documentation's
- * known-item queries (README, Relevance); the alternatives stay selectable for the measurement.
+ * How a match is scored. `bm25` is Okapi BM25 as FTS5 computes it (k1 1.2, b 0.75; a term's frequency is the sum of
+ * its occurrences weighted by field, title 4 : headings 2 : body 1; idf from per-term document frequencies kept in
+ * a table the index's triggers maintain; length normalised by the passage's distinct lexemes), and measured best
+ * (README, Relevance). `ts_rank` has no idf: a common word weighs as much as a rare one. The `ts_rank` variants
+ * (weights 1.0 / 0.5 / 0.25, normalisation 1 = rank / (1 + log(length))) stay selectable for the measurement.
  */
-export type PostgresRanking = 'ts_rank' | 'ts_rank_cd' | 'ts_rank_nonorm';
-export const DEFAULT_POSTGRES_RANKING: PostgresRanking = 'ts_rank';
+export type PostgresRanking = 'bm25' | 'ts_rank' | 'ts_rank_cd' | 'ts_rank_nonorm';
+export const DEFAULT_POSTGRES_RANKING: PostgresRanking = 'bm25';
+export const POSTGRES_RANKINGS: readonly PostgresRanking[] = ['bm25', 'ts_rank', 'ts_rank_cd', 'ts_rank_nonorm'];
+
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+/** Field weights by tsvector weight label (A, B, C, D): a term's BM25 frequency is the sum of its positions' weights. */
+interface LabelWeights {
+  A: number;
+  B: number;
+  C: number;
+  D: number;
+}
 
 function identifier(name: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new NotaryError('invalid_config', `"${name}" is not a plain SQL identifier`);
@@ -48,9 +62,7 @@ async function withSchemaLock(db: Kysely<Database>, key: string, fn: (trx: Kysel
  * parts. Nothing of tsquery's syntax in the input reaches the parser. Null when no word is left.
  */
 export function toTsQuery(input: string): string | null {
-  const words = [...new Set(analysedWords(input))];
-  const meaningful = words.filter((w) => !QUERY_STOPWORDS.has(w));
-  const terms = (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
+  const terms = queryTerms(input);
   if (terms.length === 0) return null;
   const lowered = input.normalize('NFKC').toLowerCase();
   const phrases = [...new Set(lowered.match(/[\p{L}\p{N}\p{M}]+(?:[_.:][\p{L}\p{N}\p{M}]+)+/gu) ?? [])]
@@ -59,6 +71,87 @@ export function toTsQuery(input: string): string | null {
     .slice(0, MAX_QUERY_TERMS)
     .map((parts) => `(${parts.map((p) => p.slice(0, MAX_TERM_LENGTH)).join(' <-> ')})`);
   return [...terms, ...phrases].join(' | ');
+}
+
+/** The words a query searches for: unique, stopwords dropped unless nothing else is left, at most MAX_QUERY_TERMS. */
+function queryTerms(input: string): string[] {
+  const words = [...new Set(analysedWords(input))];
+  const meaningful = words.filter((w) => !QUERY_STOPWORDS.has(w));
+  return (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
+}
+
+/**
+ * Per-term document frequencies and the document and token counts of `table` (which has a tsvector column `tsv`),
+ * kept in `<table>_terms` and `<table>_stats` by statement triggers on every insert, update and delete (so BM25 has
+ * its idf and average length without a scan). Created idempotently; counted from the rows once, when first created.
+ * Runs inside the caller's schema transaction: creating the triggers locks the table against writes until it commits,
+ * so no write falls between the count and the triggers.
+ */
+async function ensureTermStats(trx: Kysely<Database>, table: string): Promise<void> {
+  const t = sql.raw(table);
+  const terms = sql.raw(identifier(`${table}_terms`));
+  const stats = sql.raw(identifier(`${table}_stats`));
+  const fn = (suffix: string) => sql.raw(identifier(`${table}_${suffix}`));
+  await sql`create table if not exists ${terms} (term text primary key, df integer not null)`.execute(trx);
+  // tokens: the sum of the rows' lengths in distinct lexemes (what BM25's length normalisation uses here).
+  await sql`create table if not exists ${stats} (id integer primary key default 1 check (id = 1), docs bigint not null, tokens bigint not null)`.execute(trx);
+  // Lexemes in a fixed order, so two writers lock term rows in the same order (no deadlock).
+  const add = (rows: string) => sql`
+    insert into ${terms} (term, df) select lexeme, count(*) from ${sql.raw(rows)}, unnest(${sql.raw(rows)}.tsv) group by lexeme order by lexeme
+      on conflict (term) do update set df = ${terms}.df + excluded.df;
+    update ${stats} set docs = docs + (select count(*) from ${sql.raw(rows)}),
+      tokens = tokens + (select coalesce(sum(length(tsv)), 0) from ${sql.raw(rows)});`;
+  const remove = (rows: string) => sql`
+    with gone as (select lexeme, count(*) as n from ${sql.raw(rows)}, unnest(${sql.raw(rows)}.tsv) group by lexeme order by lexeme),
+      lowered as (update ${terms} t set df = t.df - gone.n from gone where t.term = gone.lexeme returning t.term, t.df)
+    delete from ${terms} t using lowered where t.term = lowered.term and lowered.df <= 0;
+    update ${stats} set docs = docs - (select count(*) from ${sql.raw(rows)}),
+      tokens = tokens - (select coalesce(sum(length(tsv)), 0) from ${sql.raw(rows)});`;
+  const body = (...parts: ReturnType<typeof sql>[]) => sql.join(parts, sql` `);
+  for (const [name, event, referencing, work] of [
+    ['stats_insert', 'insert', 'new table as new_rows', body(add('new_rows'))],
+    ['stats_update', 'update', 'old table as old_rows new table as new_rows', body(remove('old_rows'), add('new_rows'))],
+    ['stats_delete', 'delete', 'old table as old_rows', body(remove('old_rows'))],
+  ] as const) {
+    await sql`create or replace function ${fn(name)}() returns trigger language plpgsql as $notary$ begin ${work} return null; end $notary$`.execute(trx);
+    await sql`create or replace trigger ${fn(name)} after ${sql.raw(event)} on ${t} referencing ${sql.raw(referencing)}
+      for each statement execute function ${fn(name)}()`.execute(trx);
+  }
+  const counted = await sql<{ n: number }>`select count(*)::int as n from ${stats}`.execute(trx);
+  if ((counted.rows[0]?.n ?? 0) === 0) {
+    await sql`insert into ${stats} (id, docs, tokens) select 1, count(*), coalesce(sum(length(tsv)), 0) from ${t}`.execute(trx);
+    await sql`insert into ${terms} (term, df) select lexeme, count(*) from ${t}, unnest(${t}.tsv) group by lexeme on conflict (term) do nothing`.execute(trx);
+  }
+}
+
+/**
+ * BM25 of the rows of `table`, as FTS5 computes it: per query term, idf = ln((N - df + 0.5) / (df + 0.5)) (at least
+ * 1e-6) and tf = the term's occurrences in the row weighted by field; score = the sum of
+ * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length)). The length of a row is its number of
+ * distinct lexemes (`length(tsv)`, read from the tsvector's header; counting positions would unpack every lexeme of
+ * every matching row). tf comes from ts_rank_cd with the one-lexeme query and no normalisation, which is exactly the
+ * sum of the weights of the lexeme's positions (each position is a cover of its own), so it runs in C per row.
+ * `ctes` go in the query's WITH list (computed once per query), `score` is the per-row expression over `tsv`.
+ */
+function bm25(table: string, words: string, weights: LabelWeights) {
+  const terms = sql.raw(identifier(`${table}_terms`));
+  const stats = sql.raw(identifier(`${table}_stats`));
+  // ts_rank_cd takes weights in 0..1 ({D, C, B, A}); the frequencies are scaled back by the largest.
+  const top = Math.max(weights.A, weights.B, weights.C, weights.D);
+  const array = sql.raw(`'{${[weights.D, weights.C, weights.B, weights.A].map((w) => w / top).join(', ')}}'::float4[]`);
+  const k1 = sql.raw(String(BM25_K1));
+  return {
+    ctes: sql`bm25_stats as materialized (
+        select greatest(docs, 1)::float8 as n, greatest(tokens::float8 / greatest(docs, 1), 1) as avgdl from ${stats}),
+      bm25_terms as materialized (
+        select quote_literal(l.term)::tsquery as lexeme, greatest(ln((st.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)), 1e-6) as idf
+        from unnest(tsvector_to_array(to_tsvector(${sql.raw(`'${TS_CONFIG}'`)}, ${words}::text))) l(term) cross join bm25_stats st
+        left join ${terms} d on d.term = l.term)`,
+    score: sql`(
+      select coalesce(sum(qt.idf * e.tf * (${k1} + 1) / (e.tf + ${k1} * (${sql.raw(String(1 - BM25_B))} + ${sql.raw(String(BM25_B))} * length(tsv) / st.avgdl))), 0)
+      from bm25_terms qt cross join lateral (select ${sql.raw(String(top))} * ts_rank_cd(${array}, tsv, qt.lexeme, 0)::float8 as tf) e
+      cross join bm25_stats st)`,
+  };
 }
 
 interface FactColumns {
@@ -189,6 +282,8 @@ export class PostgresSearchIndex implements SearchIndex {
         ) stored
       )`.execute(trx);
       await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
+      await ensureTermStats(trx, this.table);
+      await ensureTermStats(trx, `${this.table}_pages`);
     });
   }
 
@@ -215,15 +310,21 @@ export class PostgresSearchIndex implements SearchIndex {
     }
   }
 
-  private rankExpression() {
+  /** The WITH list of a search (BM25's statistics) and the score of a row. */
+  private rankExpression(query: string) {
     const weights = sql.raw(`'{0, 0.25, 0.5, 1.0}'::float4[]`);
+    const none = sql`unused as (select 1)`;
     switch (this.ranking) {
+      case 'bm25': {
+        const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+        return bm25(this.table, queryTerms(query).join(' '), { A: title, B: headings, C: body, D: 0 });
+      }
       case 'ts_rank':
-        return sql`ts_rank(${weights}, tsv, q, 1)`;
+        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 1)` };
       case 'ts_rank_nonorm':
-        return sql`ts_rank(${weights}, tsv, q, 0)`;
+        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 0)` };
       case 'ts_rank_cd':
-        return sql`ts_rank_cd(${weights}, tsv, q, 1)`;
+        return { ctes: none, score: sql`ts_rank_cd(${weights}, tsv, q, 1)` };
     }
   }
 
@@ -234,11 +335,13 @@ export class PostgresSearchIndex implements SearchIndex {
     if (tsquery === null || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
+    const rank = this.rankExpression(query);
     const result = await sql<HitRow>`
+      with ${rank.ctes}
       select id, page_id, url, title, heading_path, body, language, navigation, translation_key, score from (
         select *, row_number() over (partition by page_id order by score desc, id) as page_rank
         from (
-          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, ${this.rankExpression()} as score
+          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, ${rank.score} as score
           from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
           where tsv @@ q and ${filterConditions(options.filter)}
         ) ranked
@@ -250,6 +353,10 @@ export class PostgresSearchIndex implements SearchIndex {
     for (const page of pages) {
       if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
     }
+    await this.writePages(this.db, pages);
+  }
+
+  private async writePages(db: Kysely<Database>, pages: readonly PageDoc[]): Promise<void> {
     const byId = [...new Map(pages.map((p) => [p.pageId, p])).values()];
     for (let i = 0; i < byId.length; i += WRITE_CHUNK) {
       const values = sql.join(
@@ -259,7 +366,7 @@ export class PostgresSearchIndex implements SearchIndex {
         values ${values}
         on conflict (page_id) do update set url = excluded.url, title = excluded.title, headings = excluded.headings,
           path_words = excluded.path_words, body = excluded.body, language = excluded.language, language_primary = excluded.language_primary,
-          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(this.db);
+          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(db);
     }
   }
 
@@ -270,7 +377,7 @@ export class PostgresSearchIndex implements SearchIndex {
     }
   }
 
-  /** Whole pages ranked by ts_rank with weights from FTS5's page weights (title 3 : headings 1 : path 1 : body 1). */
+  /** Whole pages ranked by BM25 (or ts_rank) with FTS5's page weights (title 3 : headings 1 : path 1 : body 1). */
   async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
     const limit = Math.floor(options.limit);
     if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
@@ -280,8 +387,13 @@ export class PostgresSearchIndex implements SearchIndex {
     const top = Math.max(w.title, w.headings, w.path, w.body);
     // ts_rank's weight array is {D, C, B, A}.
     const weights = `{${[w.body, w.path, w.headings, w.title].map((x) => x / top).join(', ')}}`;
+    const rank =
+      this.ranking === 'bm25'
+        ? bm25(`${this.table}_pages`, queryTerms(query).join(' '), { A: w.title, B: w.headings, C: w.path, D: w.body })
+        : { ctes: sql`unused as (select 1)`, score: sql`ts_rank(${weights}::float4[], tsv, q, 1)` };
     const result = await sql<PageRow>`
-      select page_id, url, title, language, navigation, translation_key, ts_rank(${weights}::float4[], tsv, q, 1) as score
+      with ${rank.ctes}
+      select page_id, url, title, language, navigation, translation_key, ${rank.score} as score
       from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
       where tsv @@ q and ${filterConditions(options.filter)}
       order by score desc, page_id limit ${limit}`.execute(this.db);
@@ -307,9 +419,17 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   /** Replaces the whole index in one transaction: readers see the old rows until it commits, never a half-built index. */
-  async rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void): Promise<number> {
+  async rebuild(
+    source: AsyncIterable<readonly IndexDoc[]>,
+    onProgress?: (documents: number) => void,
+    pages?: AsyncIterable<readonly PageDoc[]>,
+  ): Promise<number> {
     let written = 0;
     await this.db.transaction().execute(async (trx) => {
+      if (pages) {
+        await sql`delete from ${this.pagesTable}`.execute(trx);
+        for await (const batch of pages) await this.writePages(trx, batch);
+      }
       await sql`delete from ${sql.raw(this.table)}`.execute(trx);
       for await (const batch of source) {
         for (let i = 0; i < batch.length; i += WRITE_CHUNK) {

@@ -1,0 +1,296 @@
+/**
+ * The serve phase of `npm run bench` (issue 20): depth-1 searches with the real bi-encoder over the benchmark's own
+ * index, first stage by stage in process (where a search spends its time), then over HTTP against `notary serve`
+ * child processes at 1 and 10 connections, several server settings side by side in one run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { configSchema, type NotaryConfig } from '../../core/config.js';
+import { Runtime } from '../../runtime/index.js';
+import { cachedEmbedder } from '../eval/embedding-cache.js';
+import { freePort } from '../../test/support/postgres.js';
+import { loadAverage } from './machine.js';
+import { round2, summarise, type LatencySummary } from './stats.js';
+
+export interface ServeSetting {
+  name: string;
+  workers: number;
+  queryVectorCache: number;
+}
+
+/** Before: one process, every query embedded; after: the query-vector cache, then two API processes. */
+export const SERVE_SETTINGS: readonly ServeSetting[] = [
+  { name: '1 process, no query-vector cache', workers: 1, queryVectorCache: 0 },
+  { name: '1 process', workers: 1, queryVectorCache: 10_000 },
+  { name: '2 processes', workers: 2, queryVectorCache: 10_000 },
+];
+
+export interface StageRow {
+  stage: string;
+  p50_ms: number;
+  p95_ms: number;
+  mean_ms: number;
+}
+
+export interface LoadRow {
+  setting: string;
+  workers: number;
+  query_vector_cache: number;
+  /** rotating: the same pool of queries again and again; distinct: no query repeats within the run. */
+  queries: 'rotating' | 'distinct';
+  connections: number;
+  duration_s: number;
+  requests: number;
+  searches_per_s: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  errors: number;
+  non_2xx: number;
+  load_average: [number, number, number];
+}
+
+export interface ServePhase {
+  model: string;
+  embedding_model_dir: string;
+  passages: number;
+  vectors: number;
+  embed_s: number;
+  embedding_cache_hits: number;
+  stages: { queries: number; rows: StageRow[] };
+  load: LoadRow[];
+  notes: string[];
+}
+
+function row(stage: string, s: LatencySummary): StageRow {
+  return { stage, p50_ms: s.p50, p95_ms: s.p95, mean_ms: s.mean };
+}
+
+/** Starts `notary serve` over `dataDir` and waits for both /healthz and, with several processes, every process. */
+async function startServe(repoRoot: string, configFile: string, dataDir: string, workers: number): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'notary.js'), '--config', configFile, '--data', dataDir, 'serve', '--no-crawl', '--port', String(port), '--workers', String(workers)], {
+    cwd: repoRoot,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`notary serve exited with ${child.exitCode}:\n${output.slice(-4000)}`);
+    const listening = (output.match(/notary listening on/g) ?? []).length;
+    if (listening >= workers) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`notary serve did not start within 180 s:\n${output.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('close', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+      }),
+  };
+}
+
+async function load(url: string, key: string, queries: readonly string[], connections: number, durationS: number): Promise<autocannon.Result> {
+  let next = 0;
+  return autocannon({
+    url: `${url}/v1/search`,
+    connections,
+    duration: durationS,
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ query: queries[next++ % queries.length], depth: 1 }) }),
+      },
+    ],
+  });
+}
+
+export async function servePhase(options: {
+  repoRoot: string;
+  dataDir: string;
+  /** The bench's own config (index backend, storage): the phase adds the model and its settings. */
+  config: NotaryConfig;
+  modelDir: string;
+  queries: readonly string[];
+  stageQueries: number;
+  durationS: number;
+  connections: readonly number[];
+  note: (message: string) => void;
+}): Promise<ServePhase> {
+  const { note } = options;
+  const notes: string[] = [];
+  const modelCache = process.env['NOTARY_MODEL_CACHE_DIR'] ?? path.join(homedir(), '.cache', 'notary', 'models');
+  const settings = {
+    reranker: { model_dir: options.modelDir, cache_dir: modelCache, download: false },
+    tiers: { bench: { requests_per_minute: 1_000_000, burst: 1_000_000, monthly_credits: 0 } },
+    default_tier: 'bench',
+  };
+  const config: NotaryConfig = configSchema.parse({ ...options.config, ...settings, embeddings: { ...options.config.embeddings, model: 'reranker' } });
+  const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
+  try {
+    const { dense, off } = await runtime.dense();
+    if (!dense) throw new Error(`the serve phase needs dense retrieval: ${off ?? 'unknown reason'}`);
+    // Passage vectors through the indexer (the real path), each text's vector remembered between runs by model.
+    const cache = cachedEmbedder(dense.embedder);
+    const started = performance.now();
+    await runtime.indexer({ ...dense, embedder: cache }).embedPending((p) => {
+      if (p.embedded % 1024 === 0) note(`serve phase: embedded ${p.embedded} passages`);
+    });
+    const embedS = (performance.now() - started) / 1000;
+    const hits = cache.hits();
+    cache.close();
+    const vectors = (await dense.index.stats()).vectors;
+    const passages = (await runtime.pages.counts()).passages;
+    note(`serve phase: ${vectors} vectors of ${dense.embedder.model} (${hits} from the embedding cache), ${embedS.toFixed(1)} s`);
+
+    // Stage by stage, in process, every query new to the model (no query-vector cache).
+    const pipeline = runtime.searchPipeline({ reranker: await runtime.reranker(), dense, search: { query_vector_cache: 0 } });
+    const cfg = config.search;
+    const limit = Math.max(cfg.rerank_top_n, cfg.max_results * 3);
+    const stageQueries = options.queries.slice(0, options.stageQueries);
+    const t: Record<string, number[]> = { embed: [], fts: [], pages: [], vectors: [], total: [], serialise: [] };
+    for (const [i, query] of stageQueries.entries()) {
+      const warm = i < 5;
+      let s = performance.now();
+      const [vector] = await dense.embedder.embed([query]);
+      const embedMs = performance.now() - s;
+      s = performance.now();
+      await runtime.index.search(query, { limit, perPageLimit: 3, filter: { excludeNavigation: true } });
+      const ftsMs = performance.now() - s;
+      s = performance.now();
+      await runtime.index.searchPages(query, { limit: 20, filter: { excludeNavigation: true } });
+      const pagesMs = performance.now() - s;
+      s = performance.now();
+      if (vector) await dense.index.search(vector, { limit, perPageLimit: 3 });
+      const vectorMs = performance.now() - s;
+      s = performance.now();
+      const outcome = await pipeline.search({ query, depth: 1 });
+      const totalMs = performance.now() - s;
+      s = performance.now();
+      JSON.stringify({ query, depth: 1, results: outcome.results });
+      const serialiseMs = performance.now() - s;
+      if (warm) continue;
+      t['embed']!.push(embedMs);
+      t['fts']!.push(ftsMs);
+      t['pages']!.push(pagesMs);
+      t['vectors']!.push(vectorMs);
+      t['total']!.push(totalMs);
+      t['serialise']!.push(serialiseMs);
+    }
+    const sum = (k: string) => summarise(t[k] ?? []);
+    const parts = ['embed', 'fts', 'pages', 'vectors'].reduce((acc, k) => acc + sum(k).mean, 0);
+    const rows: StageRow[] = [
+      row('query embedding (model, batch 1)', sum('embed')),
+      row('full text: passages (FTS5 bm25, best 3 a page)', sum('fts')),
+      row('full text: whole pages', sum('pages')),
+      row('vector scan (exact, every passage)', sum('vectors')),
+      row('search in process (all of the above + fusion, scores, snippets)', sum('total')),
+      row('JSON of the response', sum('serialise')),
+    ];
+    rows.push({ stage: 'fusion, scoring from stored vectors, snippets (total mean - stages mean)', p50_ms: Number.NaN, p95_ms: Number.NaN, mean_ms: round2(sum('total').mean - parts) });
+
+    // Over HTTP, each setting in its own server process(es), one after the other.
+    const keyConfig = path.join(options.dataDir, 'bench-serve-keys.json');
+    writeFileSync(keyConfig, JSON.stringify({ tiers: settings.tiers, default_tier: settings.default_tier, indexer: config.indexer, storage: config.storage }));
+    const keyOut = await new Promise<string>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [path.join(options.repoRoot, 'bin', 'notary.js'), '--config', keyConfig, '--data', options.dataDir, 'keys', 'create', '--tenant', 'bench', '--credits', '1000000000', '--tier', 'bench'],
+        { cwd: options.repoRoot, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' } },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`keys create exited ${code}: ${err}`))));
+    });
+    const key = keyOut.trim().split('\n').pop() ?? '';
+    const loadRows: LoadRow[] = [];
+    const distinct = options.queries;
+    const rotating = options.queries.slice(0, 200);
+    for (const setting of SERVE_SETTINGS) {
+      const file = path.join(options.dataDir, `bench-serve-${setting.workers}-${setting.queryVectorCache}.json`);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...settings,
+          embeddings: { model: 'reranker', precision: config.embeddings.precision },
+          indexer: config.indexer,
+          storage: config.storage,
+          search: { query_vector_cache: setting.queryVectorCache },
+          log_level: 'info',
+        }),
+      );
+      note(`serve phase: ${setting.name}`);
+      const server = await startServe(options.repoRoot, file, options.dataDir, setting.workers);
+      try {
+        await load(server.url, key, rotating, 2, 3); // warm-up: caches, JIT, connections
+        for (const kind of ['rotating', 'distinct'] as const) {
+          if (kind === 'distinct' && setting.queryVectorCache === 0) continue; // the same as rotating without a cache
+          for (const connections of options.connections) {
+            const before = loadAverage();
+            // Distinct queries: a fresh slice of the pool for each run, never searched before by this server.
+            const pool = kind === 'rotating' ? rotating : distinct.slice(200);
+            const result = await load(server.url, key, pool, connections, options.durationS);
+            const r: LoadRow = {
+              setting: setting.name,
+              workers: setting.workers,
+              query_vector_cache: setting.queryVectorCache,
+              queries: kind,
+              connections,
+              duration_s: options.durationS,
+              requests: result.requests.total,
+              searches_per_s: round2(result.requests.total / options.durationS),
+              p50_ms: result.latency.p50,
+              p90_ms: result.latency.p90,
+              p99_ms: result.latency.p99,
+              errors: result.errors + result.timeouts,
+              non_2xx: result.non2xx,
+              load_average: before,
+            };
+            if (kind === 'distinct' && result.requests.total > pool.length) {
+              notes.push(`${setting.name}, ${connections} connections: ${result.requests.total} requests over ${pool.length} distinct queries, so some repeated`);
+            }
+            loadRows.push(r);
+            note(`serve phase: ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms (load ${before.join(' ')})`);
+          }
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+    notes.push('the load generator (autocannon) runs in the benchmark process on the same cores as the server');
+    return {
+      model: dense.embedder.model,
+      embedding_model_dir: options.modelDir,
+      passages,
+      vectors,
+      embed_s: round2(embedS),
+      embedding_cache_hits: hits,
+      stages: { queries: t['total']!.length, rows },
+      load: loadRows,
+      notes,
+    };
+  } finally {
+    await runtime.close();
+  }
+}
