@@ -326,6 +326,11 @@ export const configSchema = z
         threads: z.number().int().positive().optional(),
         batch_size: z.number().int().positive().default(16),
         max_seq_length: z.number().int().min(16).max(512).default(256),
+        /**
+         * Let ONNX Runtime's threads busy-wait between operators (its default). Off: on shared cores spinning threads
+         * take the time slices the working one needs (README, Embedding speed).
+         */
+        spin_wait: z.boolean().default(false),
       })
       .prefault({}),
     embeddings: z

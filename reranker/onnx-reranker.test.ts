@@ -4,7 +4,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
-import { OnnxReranker, detectModelKind, findOnnxFile, isDynamicallyQuantized, readModelConfig } from './onnx-reranker.js';
+import { OnnxReranker, detectModelKind, findOnnxFile, isDynamicallyQuantized, onnxSessionOptions, readModelConfig } from './onnx-reranker.js';
 import { cosineToUnit, dot, meanPoolNormalize } from './pooling.js';
 import { biEncoderDir, crossEncoderDir, tinyModelDir, type ReferenceLogits } from '../test/support/models.js';
 import { tinyBertOnnx } from '../test/support/tiny-onnx.js';
@@ -253,6 +253,21 @@ describe('OnnxReranker with tiny float models (exact padding, bi-encoder wiring)
     expect((await other.embedder()).model).not.toBe(embedder.model);
     await other.close();
     await reranker.close();
+  });
+
+  it('spin-waiting is off unless asked for, and does not change the vectors', async () => {
+    const spin = (options: Parameters<typeof onnxSessionOptions>[0]) => (onnxSessionOptions(options).extra as { session: { intra_op: { allow_spinning: string } } }).session.intra_op.allow_spinning;
+    expect(spin({ threads: 2 })).toBe('0');
+    expect(spin({ threads: 2, spinWait: true })).toBe('1');
+    expect(onnxSessionOptions({ threads: 3 })).toMatchObject({ intraOpNumThreads: 3, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+    const dir = tinyModelDir('bi-encoder');
+    const quiet = await OnnxReranker.load(dir, { threads: 2, batchSize: 4, maxSeqLength: 128, source: 'config' });
+    const spinning = await OnnxReranker.load(dir, { threads: 2, batchSize: 4, maxSeqLength: 128, source: 'config', spinWait: true });
+    const a = await quiet.embed(passages);
+    const b = await spinning.embed(passages);
+    a.forEach((vector, i) => expect(Array.from(vector)).toEqual(Array.from(b[i] ?? [])));
+    await quiet.close();
+    await spinning.close();
   });
 
   it('a cross-encoder refuses to act as an embedder', async () => {

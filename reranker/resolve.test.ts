@@ -38,7 +38,7 @@ function pinFor(name: string, repo: string, files: Record<string, Buffer>, overr
 }
 
 function config(cacheDir: string, over: Partial<NotaryConfig['reranker']> = {}): NotaryConfig['reranker'] {
-  return { cache_dir: cacheDir, download: true, download_retry_hours: 6, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, ...over };
+  return { cache_dir: cacheDir, download: true, download_retry_hours: 6, hub_url: hubUrl, threads: 1, batch_size: 8, max_seq_length: 128, spin_wait: false, ...over };
 }
 
 function recorder(): { log: (level: 'info' | 'warn', msg: string) => void; warnings: string[]; infos: string[] } {

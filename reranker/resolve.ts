@@ -165,7 +165,7 @@ function splitModelPath(given: string, onnxFile: string | undefined): { dir: str
 export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadRerankerOptions): Promise<Reranker> {
   const env = options.env ?? process.env;
   const log = options.log;
-  const onnxOptions = { threads: modelThreads(cfg), batchSize: cfg.batch_size, maxSeqLength: cfg.max_seq_length };
+  const onnxOptions = { threads: modelThreads(cfg), batchSize: cfg.batch_size, maxSeqLength: cfg.max_seq_length, spinWait: cfg.spin_wait };
   const onnxFile = options.onnxFile ?? (env['NOTARY_RERANKER_ONNX_FILE'] || undefined);
 
   const envModel = env['NOTARY_RERANKER_MODEL'];

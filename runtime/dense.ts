@@ -22,6 +22,7 @@ async function loadModel(cfg: NotaryConfig, given: string, source: string, log: 
   const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log, origin: `named by ${source}` });
   return OnnxReranker.load(where.dir, {
     threads: modelThreads(cfg.reranker),
+    spinWait: cfg.reranker.spin_wait,
     batchSize: cfg.reranker.batch_size,
     maxSeqLength: cfg.reranker.max_seq_length,
     source,

@@ -70,6 +70,7 @@ export async function verifyModelFolder(folder: ModelFolder, cfg: NotaryConfig):
     try {
       const model = await OnnxReranker.load(folder.dir, {
         threads: modelThreads(cfg.reranker),
+        spinWait: cfg.reranker.spin_wait,
         batchSize: cfg.reranker.batch_size,
         maxSeqLength: cfg.reranker.max_seq_length,
         source: 'verify',

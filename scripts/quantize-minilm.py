@@ -41,7 +41,18 @@ def main() -> int:
     parser.add_argument("--src", type=Path, required=True, help="model folder with onnx/model.onnx (fp32)")
     parser.add_argument("--out", type=Path, required=True, help="model folder to write")
     parser.add_argument("--per-tensor", action="store_true", help="one weight scale per tensor instead of per channel")
+    parser.add_argument("--weight-type", choices=("s8", "u8"), default="s8", help="int8 weights signed (QInt8) or unsigned (QUInt8)")
+    parser.add_argument("--reduce-range", action="store_true", help="7-bit weights (quantize_dynamic reduce_range)")
+    parser.add_argument(
+        "--fuse",
+        action="store_true",
+        help="fuse attention, LayerNorm and GELU with onnxruntime.transformers' BERT optimizer first (needs sympy)",
+    )
+    parser.add_argument("--no-quantize", action="store_true", help="with --fuse: write the fused fp32 model only (measurements)")
     args = parser.parse_args()
+    if args.no_quantize and not args.fuse:
+        log("--no-quantize only makes sense with --fuse")
+        return 2
 
     import onnx
     import onnxruntime
@@ -66,10 +77,37 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=str(out.parent)))
     try:
         (work / "onnx").mkdir()
-        int8 = work / "onnx" / "model_int8.onnx"
+        int8 = work / "onnx" / ("model_fused.onnx" if args.no_quantize else "model_int8.onnx")
         per_channel = not args.per_tensor
-        log(f"quantize_dynamic {fp32} (QInt8 weights, per_channel={per_channel})")
-        quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=per_channel)
+        weight_type = QuantType.QInt8 if args.weight_type == "s8" else QuantType.QUInt8
+        source = fp32
+        steps = []
+        if args.fuse:
+            from onnxruntime.transformers import optimizer
+
+            config = json.loads((src / "config.json").read_text())
+            heads, hidden = int(config["num_attention_heads"]), int(config["hidden_size"])
+            log(f"fusing {fp32} (bert, {heads} heads, hidden {hidden})")
+            fused = optimizer.optimize_model(str(fp32), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=0)
+            stats = fused.get_fused_operator_statistics()
+            log(f"fused operators: { {k: v for k, v in stats.items() if v} }")
+            source = int8 if args.no_quantize else work / "fused.onnx"
+            fused.save_model_to_file(str(source))
+            steps.append(f"onnxruntime.transformers.optimizer.optimize_model(model_type=bert, num_heads={heads}, hidden_size={hidden}, opt_level=0)")
+        if not args.no_quantize:
+            log(f"quantize_dynamic {source} ({weight_type.name} weights, per_channel={per_channel}, reduce_range={args.reduce_range})")
+            quantize_dynamic(
+                str(source),
+                str(int8),
+                weight_type=weight_type,
+                per_channel=per_channel,
+                reduce_range=args.reduce_range,
+                # Fused operators (Attention, SkipLayerNormalization) are outside ONNX shape inference's domain.
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )
+            steps.append(f"onnxruntime.quantization.quantize_dynamic(weight_type={weight_type.name}, per_channel={per_channel}, reduce_range={args.reduce_range})")
+            if source != fp32:
+                source.unlink()
         onnx.checker.check_model(str(int8))
         for name in COPIED:
             if (src / name).is_file():
@@ -77,7 +115,7 @@ def main() -> int:
         report = {
             "source": str(src),
             "source_onnx_sha256": sha256_file(fp32),
-            "method": f"onnxruntime.quantization.quantize_dynamic(weight_type=QInt8, per_channel={per_channel})",
+            "method": " then ".join(steps),
             "onnxruntime": onnxruntime.__version__,
             "onnx": onnx.__version__,
             "files": {},
@@ -90,7 +128,7 @@ def main() -> int:
             shutil.rmtree(out)
         work.rename(out)
         work = out
-        log(f"wrote {out} ({int8.name}: {(out / 'onnx' / 'model_int8.onnx').stat().st_size:,} bytes)")
+        log(f"wrote {out} ({int8.name}: {(out / 'onnx' / int8.name).stat().st_size:,} bytes)")
         return 0
     finally:
         if work != out and work.exists():

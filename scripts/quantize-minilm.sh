@@ -17,8 +17,9 @@ if [ ! -x "${venv}/bin/python" ]; then
   echo "[quantize-minilm.sh] creating virtualenv ${venv}" >&2
   "${python}" -m venv "${venv}"
 fi
-if ! "${venv}/bin/python" -c 'import onnx, onnxruntime.quantization' 2>/dev/null; then
-  echo "[quantize-minilm.sh] installing onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 into ${venv}" >&2
-  "${venv}/bin/pip" install -q onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 >&2
+if ! "${venv}/bin/python" -c 'import onnx, onnxruntime.quantization, sympy' 2>/dev/null; then
+  # sympy: onnxruntime.transformers' optimizer (--fuse) needs it for symbolic shape inference.
+  echo "[quantize-minilm.sh] installing onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 sympy==1.14.0 into ${venv}" >&2
+  "${venv}/bin/pip" install -q onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 sympy==1.14.0 >&2
 fi
 exec "${venv}/bin/python" "${here}/quantize-minilm.py" "${args[@]}"
