@@ -327,10 +327,10 @@ export const configSchema = z
         batch_size: z.number().int().positive().default(16),
         max_seq_length: z.number().int().min(16).max(512).default(256),
         /**
-         * Let ONNX Runtime's threads busy-wait between operators (its default). Off: on shared cores spinning threads
-         * take the time slices the working one needs (README, Embedding speed).
+         * Let ONNX Runtime's threads busy-wait between operators (its default; faster on a machine of its own). Turn
+         * off where the cores are busy with other work: spinning threads then take the working one's time slices.
          */
-        spin_wait: z.boolean().default(false),
+        spin_wait: z.boolean().default(true),
       })
       .prefault({}),
     embeddings: z
