@@ -9,18 +9,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
+import { seededRandom } from '../test/support/seeded-random.js';
 
-/** mulberry32, as in vector-index.contract.ts (not imported: that module loads vitest). */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomUnitVector(random: () => number, dimensions: number): Float32Array {
   const v = new Float32Array(dimensions);

@@ -151,8 +151,8 @@ export class ApproximateSearch {
 
   /**
    * The best `limit` hits (at most `perPage` per page) from the graph's candidates rescored exactly, best first and
-   * ties by lower id; null when the exact scan should answer instead (no graph, still building, failed, or a
-   * per-page cap that even MAX_CANDIDATES candidates cannot satisfy).
+   * ties by lower id; null when the exact scan should answer instead (no graph, still building, failed, fewer
+   * candidates than asked from a collection that holds them, or a per-page cap that even MAX_CANDIDATES cannot fill).
    */
   async search(cache: CachedVectors, query: Float32Array, limit: number, perPage: number): Promise<VectorHit[] | null> {
     const graph = this.graph;
@@ -188,7 +188,10 @@ export class ApproximateSearch {
         out.push({ id: cache.ids[row]!, pageId, score: scores.get(row)! });
         if (out.length === limit) break;
       }
-      if (out.length === limit || found.length < k || k >= cache.size) {
+      // Fewer than k from a collection holding at least k: the graph did not reach them all (HNSW gives no such
+      // guarantee), so what it left out could belong in the answer: the exact scan answers instead.
+      if (found.length < k) return null;
+      if (out.length === limit || k >= cache.size) {
         this.answered++;
         return out;
       }

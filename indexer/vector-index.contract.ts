@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from '../storage/schema.js';
 import type { PassageVector, VectorHit, VectorIndex } from './vector-index.js';
+import { seededRandom } from '../test/support/seeded-random.js';
 
 /** One database for one test: pages and passages written through PageStore, and any number of index instances. */
 export interface VectorIndexHarness {
@@ -21,17 +22,6 @@ export interface VectorIndexHarness {
 const MODEL = 'test-embedder-v1';
 const DIMENSIONS = 24;
 
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random unit vector (normal components, normalised). */
 export function randomUnitVector(random: () => number, dimensions: number): Float32Array {

@@ -1,16 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { seededRandom } from '../../test/support/seeded-random.js';
+export { seededRandom };
 
-/** mulberry32: a small seeded PRNG, so every vector can be drawn again from its index alone. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(random: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
