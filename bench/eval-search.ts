@@ -17,7 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, modelThreads } from '../core/config.js';
+import { loadConfig, modelRunners } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { EvalDenseOptions } from './eval/dense.js';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     let dense: EvalDenseOptions | undefined;
     if (values.embedder) {
       embedderModel = await OnnxReranker.load(path.resolve(values.embedder), {
-        threads: modelThreads(config.reranker),
+        ...modelRunners(config.reranker),
         batchSize: config.reranker.batch_size,
         maxSeqLength: config.reranker.max_seq_length,
         source: 'eval --embedder',

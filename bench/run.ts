@@ -9,7 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, modelThreads, type NotaryConfig } from '../core/config.js';
+import { loadConfig, modelRunners, type NotaryConfig } from '../core/config.js';
 import { runCrawl } from '../crawler/index.js';
 import { BertPairTokenizer, OnnxReranker } from '../reranker/index.js';
 import { Runtime } from '../runtime/index.js';
@@ -302,7 +302,7 @@ async function embeddingPhase(runtime: Runtime, sharedDir: string, args: BenchAr
     .filter((_, i) => i % step === 0)
     .slice(0, args.embedPassages)
     .map((r) => passageModelText({ title: r.title, headingPath: r.heading_path, text: r.text }));
-  const variants = embeddingVariants();
+  const variants = embeddingVariants(args.embedSettings);
   note(`embedding: ${texts.length} passages x ${variants.length} settings, interleaved in rounds of ${args.embedRound} (fp32 ${fp32Dir}, int8 ${int8Dir})`);
   const derivedDirs = derivedModelDirs(fp32Dir, variants);
   return measureEmbedding({ fp32Dir, int8Dir, derivedDirs, texts, variants, roundSize: args.embedRound, log: note });
@@ -359,7 +359,7 @@ async function main(args: BenchArgs): Promise<number> {
     const queries = picked.slice(0, args.queries);
     const warmUp = picked.slice(args.queries);
     reranker = await OnnxReranker.load(modelDir, {
-      threads: modelThreads(config.reranker),
+      ...modelRunners(config.reranker),
       batchSize: config.reranker.batch_size,
       maxSeqLength: config.reranker.max_seq_length,
       source: 'bench',
@@ -429,7 +429,7 @@ async function main(args: BenchArgs): Promise<number> {
         kind: reranker.kind,
         quantized: reranker.quantized,
         pairs_per_session_run: reranker.batchSize,
-        threads: modelThreads(config.reranker),
+        ...modelRunners(config.reranker),
         max_seq_length: reranker.maxSeqLength,
         tokenizer,
         note: 'random-weight model: speed equals the real one, scores (and so reranked hit@10) mean nothing',
@@ -525,6 +525,7 @@ async function main(args: BenchArgs): Promise<number> {
 let args: BenchArgs;
 try {
   args = parseBenchArgs(process.argv.slice(2));
+  embeddingVariants(args.embedSettings); // unknown setting names fail here, before the crawl
 } catch (err) {
   if (err instanceof BenchArgsError) {
     process.stderr.write(`${err.message}\n${USAGE}\n`);

@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, modelThreads } from '../core/config.js';
+import { loadConfig, modelRunners } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import type { Runtime } from '../runtime/index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const model = lexical
     ? null
     : await OnnxReranker.load(path.resolve(values.reranker), {
-        threads: modelThreads(config.reranker),
+        ...modelRunners(config.reranker),
         batchSize: config.reranker.batch_size,
         maxSeqLength: config.reranker.max_seq_length,
         source: 'tune --reranker',

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { ApiMetrics } from '../api/metrics.js';
-import { modelThreads, serveWorkers, type NotaryConfig } from '../core/config.js';
+import { modelRunners, serveWorkers, type NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
 import { RateMeter } from './progress.js';
@@ -50,12 +50,12 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
 /**
  * `notary serve`. With server.workers > 1 (0: one per core) the main process runs the background work (crawl worker,
  * embedding backfill, payment reconciliation) and forks that many API processes sharing the port (node:cluster);
- * each API process has the model threads of its share of the cores.
+ * each API process runs its models in worker threads of its share of the cores.
  */
 export async function serveCommand(cfg: NotaryConfig): Promise<void> {
   const workers = serveWorkers(cfg);
   if (workers <= 1) return serveProcess(cfg, { background: true });
-  const apiConfig: NotaryConfig = { ...cfg, reranker: { ...cfg.reranker, threads: modelThreads(cfg.reranker, workers) } };
+  const apiConfig: NotaryConfig = { ...cfg, reranker: { ...cfg.reranker, ...modelRunners(cfg.reranker, workers) } };
   if (cluster.isWorker) return serveProcess(apiConfig, { background: false });
   return servePrimary(cfg, workers);
 }
@@ -79,7 +79,8 @@ async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
     setTimeout(fork, wait);
   });
   for (let i = 0; i < workers; i++) fork();
-  log.info(`serving with ${workers} API processes on ${cfg.server.host}:${cfg.server.port}, ${modelThreads(cfg.reranker, workers)} model threads each`);
+  const runners = modelRunners(cfg.reranker, workers);
+  log.info(`serving with ${workers} API processes on ${cfg.server.host}:${cfg.server.port}, each running its models in ${runners.workers} worker threads of ${runners.threads} ONNX threads`);
   const background = await startBackground(ctx, log);
   const shutdown = async (signal: string) => {
     if (stopping) return;

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
+import { availableParallelism } from 'node:os';
+import { loadConfig, modelRunners } from './config.js';
 
 function withFile(content: object): { file: string; warnings: string[]; warn: (m: string) => void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'notary-config-'));
@@ -97,5 +98,23 @@ describe('loadConfig: embeddings.ann_above', () => {
     expect(loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: '0' }, overrides: { data_dir: dataDir() } }).embeddings.ann_above).toBe(0);
     expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: 'many' }, overrides: { data_dir: dataDir() } })).toThrow(/NOTARY_EMBEDDING_ANN_ABOVE/);
     expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: '-1' }, overrides: { data_dir: dataDir() } })).toThrow(/ann_above/);
+  });
+});
+
+describe('modelRunners: reranker.workers and reranker.threads', () => {
+  const dataDir = () => mkdtempSync(path.join(tmpdir(), 'notary-config-'));
+  const reranker = (env: Record<string, string>, overrides: object = {}) =>
+    loadConfig({ env, overrides: { data_dir: dataDir(), reranker: overrides } }).reranker;
+  it('by default runs a model in worker threads of one ONNX thread, one per core shared among the API processes (1..4)', () => {
+    const cores = availableParallelism();
+    expect(modelRunners(reranker({}))).toEqual({ workers: Math.min(4, cores), threads: 1 });
+    expect(modelRunners(reranker({}), cores)).toEqual({ workers: 1, threads: 1 });
+    expect(modelRunners(reranker({}), cores * 8)).toEqual({ workers: 1, threads: 1 });
+  });
+  it('0 workers runs the model in the calling thread with the cores as ONNX threads; explicit values win', () => {
+    const cores = Math.min(4, availableParallelism());
+    expect(modelRunners(reranker({ NOTARY_MODEL_WORKERS: '0' }))).toEqual({ workers: 0, threads: cores });
+    expect(modelRunners(reranker({}, { workers: 3, threads: 2 }), 2)).toEqual({ workers: 3, threads: 2 });
+    expect(() => reranker({ NOTARY_MODEL_WORKERS: '-1' })).toThrow(/workers/);
   });
 });

@@ -277,3 +277,70 @@ describe('OnnxReranker with tiny float models (exact padding, bi-encoder wiring)
     await reranker.close();
   });
 });
+
+describe('OnnxReranker in worker threads (reranker.workers)', () => {
+  const passages = [
+    'VACUUM reclaims storage occupied by dead tuples.',
+    'FREEZE selects aggressive freezing of tuples. '.repeat(40),
+    'New York City is famous for the Metropolitan Museum of Art. '.repeat(6),
+    '',
+    'The planner uses statistics gathered by ANALYZE.',
+    'Ünïcödé text with accents, CJK 東京都 and an emoji 🚀.',
+    'word '.repeat(30),
+    'a',
+  ];
+  const query = 'how does vacuum freeze work';
+
+  it('scores and embeds exactly as in the calling thread, concurrent calls included', async () => {
+    const here = await OnnxReranker.load(crossEncoderDir, { threads: 1, batchSize: 1, maxSeqLength: 128, source: 'config' });
+    const pooled = await OnnxReranker.load(crossEncoderDir, { threads: 1, workers: 2, batchSize: 1, maxSeqLength: 128, source: 'config' });
+    expect(here.parallelism).toBe(1);
+    expect(pooled.parallelism).toBe(2);
+    const expected = [await here.score(query, passages), await here.score('berlin', passages)];
+    const got = await Promise.all([pooled.score(query, passages), pooled.score('berlin', passages)]);
+    expect(got).toEqual(expected);
+    await here.close();
+    await pooled.close();
+
+    const dir = tinyModelDir('bi-encoder');
+    const tinyHere = await OnnxReranker.load(dir, { threads: 1, batchSize: 2, maxSeqLength: 128, source: 'config' });
+    const tinyPooled = await OnnxReranker.load(dir, { threads: 1, workers: 3, batchSize: 2, maxSeqLength: 128, source: 'config' });
+    const a = await tinyHere.embed(passages);
+    const b = await tinyPooled.embed(passages);
+    a.forEach((vector, i) => expect(Array.from(b[i] ?? [])).toEqual(Array.from(vector)));
+    expect((await tinyPooled.embedder()).model).toBe((await tinyHere.embedder()).model);
+    await tinyHere.close();
+    await tinyPooled.close();
+  });
+
+  it('leaves the event loop free while the model runs (in the calling thread it is blocked for the whole run)', async () => {
+    const long = Array.from({ length: 6 }, (_, i) => `${i} VACUUM FREEZE rewrites every tuple of the table. `.repeat(30));
+    const ticksDuring = async (reranker: OnnxReranker): Promise<number> => {
+      await reranker.score(query, long.slice(0, 1)); // warm-up
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 1);
+      await reranker.score(query, long);
+      clearInterval(timer);
+      return ticks;
+    };
+    const pooled = await OnnxReranker.load(crossEncoderDir, { threads: 1, workers: 2, batchSize: 1, maxSeqLength: 256, source: 'config' });
+    const here = await OnnxReranker.load(crossEncoderDir, { threads: 1, batchSize: 1, maxSeqLength: 256, source: 'config' });
+    const [pooledTicks, hereTicks] = [await ticksDuring(pooled), await ticksDuring(here)];
+    console.log(`1 ms timer ticks while scoring ${long.length} long pairs: ${pooledTicks} with workers, ${hereTicks} in the calling thread`);
+    expect(pooledTicks).toBeGreaterThan(hereTicks + 5);
+    await pooled.close();
+    await here.close();
+  });
+
+  it('a model the workers cannot load is model_unavailable; close waits for the runs under way', async () => {
+    const dir = tinyModelDir('bi-encoder');
+    writeFileSync(path.join(dir, 'model.onnx'), Buffer.from('not an onnx file'));
+    await expectModelUnavailable(OnnxReranker.load(dir, { threads: 1, workers: 2, batchSize: 1, maxSeqLength: 64, source: 'config' }), 'cannot load ONNX model');
+
+    const reranker = await OnnxReranker.load(crossEncoderDir, { threads: 1, workers: 2, batchSize: 1, maxSeqLength: 128, source: 'config' });
+    const running = reranker.score(query, passages);
+    await reranker.close();
+    expect(await running).toHaveLength(passages.length);
+    await expect(reranker.score(query, ['x'])).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+});

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
+import type * as ort from 'onnxruntime-node';
 import { NotaryError } from '../core/errors.js';
+import { openOnnxRunner, type OnnxFeed, type OnnxOutput, type OnnxRunner } from './onnx-runner.js';
 import { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
 import type { Embedder } from './embedder.js';
 import type { Reranker, RerankerInfo } from './reranker.js';
@@ -96,8 +97,13 @@ export function detectModelKind(modelConfig: Record<string, unknown>, outputName
 }
 
 export interface OnnxRerankerOptions {
-  /** Intra-op threads of the ONNX session. */
+  /** Intra-op threads of each ONNX session. */
   threads: number;
+  /**
+   * Worker threads that run the model, each with a session of its own (0, the default: the calling thread, which
+   * onnxruntime-node blocks for the whole run). Texts of one call are spread over the workers.
+   */
+  workers?: number;
   batchSize: number;
   maxSeqLength: number;
   /** .onnx file relative to the model directory; found automatically when absent. */
@@ -153,7 +159,7 @@ export function onnxSessionOptions(
 }
 
 interface Batch {
-  feeds: Record<string, ort.Tensor>;
+  feeds: Record<string, OnnxFeed>;
   mask: BigInt64Array;
   seqLength: number;
 }
@@ -161,11 +167,10 @@ interface Batch {
 /** Scores with an ONNX BERT model: sigmoid of a cross-encoder's logit, or (cos+1)/2 of bi-encoder embeddings. */
 export class OnnxReranker implements Reranker {
   readonly info: RerankerInfo;
-  private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly runner: OnnxRunner,
     private readonly tokenizer: BertPairTokenizer,
     readonly kind: OnnxModelKind,
     /** Pairs per session run actually used (1 for a dynamically quantised model unless batchQuantized). */
@@ -190,21 +195,16 @@ export class OnnxReranker implements Reranker {
     const modelConfig = readModelConfig(dir);
     const onnxPath = findOnnxFile(dir, options.onnxFile);
     const tokenizer = BertPairTokenizer.fromDir(dir);
-    let session: ort.InferenceSession;
+    const runner = await openOnnxRunner(onnxPath, onnxSessionOptions(options), options.workers ?? 0);
     try {
-      session = await ort.InferenceSession.create(onnxPath, onnxSessionOptions(options));
-    } catch (err) {
-      throw new NotaryError('model_unavailable', `cannot load ONNX model ${onnxPath}: ${(err as Error).message}`);
-    }
-    try {
-      const unknownInputs = session.inputNames.filter((name) => !SUPPORTED_INPUTS.has(name));
-      if (unknownInputs.length > 0 || !session.inputNames.includes('input_ids')) {
+      const unknownInputs = runner.inputNames.filter((name) => !SUPPORTED_INPUTS.has(name));
+      if (unknownInputs.length > 0 || !runner.inputNames.includes('input_ids')) {
         throw new NotaryError(
           'model_unavailable',
-          `ONNX model ${onnxPath} wants inputs ${session.inputNames.join(', ')}; supported are ${[...SUPPORTED_INPUTS].join(', ')}`,
+          `ONNX model ${onnxPath} wants inputs ${runner.inputNames.join(', ')}; supported are ${[...SUPPORTED_INPUTS].join(', ')}`,
         );
       }
-      const kind = detectModelKind(modelConfig, session.outputNames);
+      const kind = detectModelKind(modelConfig, runner.outputNames);
       const name = options.name ?? path.basename(path.resolve(dir));
       const precision = isDynamicallyQuantized(onnxPath) ? 'int8' : 'fp32';
       const info: RerankerInfo = {
@@ -215,9 +215,9 @@ export class OnnxReranker implements Reranker {
       };
       const quantized = isDynamicallyQuantized(onnxPath);
       const batchSize = quantized && !options.batchQuantized ? 1 : Math.max(1, Math.floor(options.batchSize));
-      return new OnnxReranker(session, tokenizer, kind, batchSize, options.maxSeqLength, info, onnxPath, quantized, options.sortByLength ?? true);
+      return new OnnxReranker(runner, tokenizer, kind, batchSize, options.maxSeqLength, info, onnxPath, quantized, options.sortByLength ?? true);
     } catch (err) {
-      await session.release();
+      await runner.release();
       throw err;
     }
   }
@@ -225,36 +225,34 @@ export class OnnxReranker implements Reranker {
   async score(query: string, passages: readonly string[]): Promise<number[]> {
     if (this.closed) throw new NotaryError('service_unavailable', 'the reranker has been closed');
     if (passages.length === 0) return [];
-    return this.exclusive(() => (this.kind === 'cross-encoder' ? this.scoreCross(query, passages) : this.scoreBi(query, passages)));
+    return this.kind === 'cross-encoder' ? this.scoreCross(query, passages) : this.scoreBi(query, passages);
+  }
+
+  /** Threads the model runs in at once (its worker threads, or 1 in the calling thread). */
+  get parallelism(): number {
+    return this.runner.parallelism;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.queue.catch(() => undefined);
-    await this.session.release();
-  }
-
-  /** One session run at a time: concurrent runs only fight over the same intra-op threads. */
-  private exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
+    await this.runner.release();
   }
 
   private async scoreCross(query: string, passages: readonly string[]): Promise<number[]> {
     const queryIds = this.tokenizer.tokenIds(query);
     const encoded = passages.map((passage) => this.tokenizer.encodePair(query, passage, this.maxSeqLength, queryIds));
     const scores = new Array<number>(passages.length).fill(0);
-    for (const indices of this.batchesByLength(encoded)) {
-      const batch = this.buildBatch(indices.map((i) => encoded[i] as EncodedInput));
-      const output = await this.run(batch, 'logits');
-      const labels = output.dims[1] ?? 1;
-      const data = output.data as Float32Array;
-      indices.forEach((original, row) => {
-        scores[original] = labels <= 1 ? sigmoid(data[row] ?? Number.NaN) : lastLabelProbability(data, row * labels, labels);
-      });
-    }
+    // Every batch is handed to the runner at once: its workers take them as they come free.
+    await Promise.all(
+      this.batchesByLength(encoded).map(async (indices) => {
+        const output = await this.run(this.buildBatch(indices.map((i) => encoded[i] as EncodedInput)), 'logits');
+        const labels = output.dims[1] ?? 1;
+        indices.forEach((original, row) => {
+          scores[original] = labels <= 1 ? sigmoid(output.data[row] ?? Number.NaN) : lastLabelProbability(output.data, row * labels, labels);
+        });
+      }),
+    );
     return scores;
   }
 
@@ -284,7 +282,7 @@ export class OnnxReranker implements Reranker {
     if (this.closed) throw new NotaryError('service_unavailable', 'the reranker has been closed');
     if (this.kind !== 'bi-encoder') throw new NotaryError('model_unavailable', 'only a bi-encoder model embeds texts');
     if (texts.length === 0) return [];
-    return this.exclusive(async () => (await this.embedAll(texts)).map((v) => Float32Array.from(v)));
+    return (await this.embedAll(texts)).map((v) => Float32Array.from(v));
   }
 
   private async scoreBi(query: string, passages: readonly string[]): Promise<number[]> {
@@ -296,20 +294,22 @@ export class OnnxReranker implements Reranker {
   private async embedAll(texts: readonly string[]): Promise<Float64Array[]> {
     const encoded = texts.map((text) => this.tokenizer.encodeSingle(text, this.maxSeqLength));
     const embeddings = new Array<Float64Array>(texts.length);
-    for (const indices of this.batchesByLength(encoded)) {
-      const batch = this.buildBatch(indices.map((i) => encoded[i] as EncodedInput));
-      const output = await this.run(batch, ...EMBEDDING_OUTPUTS);
-      const data = output.data as Float32Array;
-      indices.forEach((original, row) => {
-        if (output.dims.length === 2) {
-          const dim = output.dims[1] ?? 0;
-          embeddings[original] = l2Normalize(data.subarray(row * dim, (row + 1) * dim));
-        } else {
-          const dim = output.dims[2] ?? 0;
-          embeddings[original] = meanPoolNormalize(data, batch.mask, batch.seqLength, dim, row * batch.seqLength * dim, row * batch.seqLength);
-        }
-      });
-    }
+    await Promise.all(
+      this.batchesByLength(encoded).map(async (indices) => {
+        const batch = this.buildBatch(indices.map((i) => encoded[i] as EncodedInput));
+        const { mask, seqLength } = batch;
+        const output = await this.run(batch, ...EMBEDDING_OUTPUTS);
+        indices.forEach((original, row) => {
+          if (output.dims.length === 2) {
+            const dim = output.dims[1] ?? 0;
+            embeddings[original] = l2Normalize(output.data.subarray(row * dim, (row + 1) * dim));
+          } else {
+            const dim = output.dims[2] ?? 0;
+            embeddings[original] = meanPoolNormalize(output.data, mask, seqLength, dim, row * seqLength * dim, row * seqLength);
+          }
+        });
+      }),
+    );
     return embeddings;
   }
 
@@ -337,31 +337,26 @@ export class OnnxReranker implements Reranker {
       }
     });
     const dims = [rows.length, seqLength];
-    const available: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', ids, dims),
-      attention_mask: new ort.Tensor('int64', mask, dims),
-      token_type_ids: new ort.Tensor('int64', types, dims),
+    const available: Record<string, OnnxFeed> = {
+      input_ids: { data: ids, dims },
+      attention_mask: { data: mask, dims },
+      token_type_ids: { data: types, dims },
     };
-    const feeds: Record<string, ort.Tensor> = {};
-    for (const name of this.session.inputNames) {
-      const tensor = available[name];
-      if (tensor) feeds[name] = tensor;
+    const feeds: Record<string, OnnxFeed> = {};
+    for (const name of this.runner.inputNames) {
+      const feed = available[name];
+      if (feed) feeds[name] = feed;
     }
+    // The runner may move the feeds' buffers to a worker thread; pooling reads the mask afterwards.
+    if (feeds['attention_mask']) feeds['attention_mask'] = { data: mask.slice(), dims };
     return { feeds, mask, seqLength };
   }
 
-  private async run(batch: Batch, ...wanted: string[]): Promise<ort.Tensor> {
-    const outputName = wanted.find((name) => this.session.outputNames.includes(name)) ?? this.session.outputNames[0];
-    if (outputName === undefined) throw new NotaryError('model_unavailable', 'the ONNX model has no outputs');
-    let results: ort.InferenceSession.OnnxValueMapType;
-    try {
-      results = await this.session.run(batch.feeds, [outputName]);
-    } catch (err) {
-      throw new NotaryError('internal_error', `reranker inference failed: ${(err as Error).message}`);
-    }
-    const output = results[outputName];
-    if (!output || output.type !== 'float32') throw new NotaryError('internal_error', `reranker output ${outputName} is not float32`);
-    return output;
+  private run(batch: Batch, ...wanted: string[]): Promise<OnnxOutput> {
+    if (this.closed) return Promise.reject(new NotaryError('service_unavailable', 'the reranker has been closed'));
+    const outputName = wanted.find((name) => this.runner.outputNames.includes(name)) ?? this.runner.outputNames[0];
+    if (outputName === undefined) return Promise.reject(new NotaryError('model_unavailable', 'the ONNX model has no outputs'));
+    return this.runner.run(batch.feeds, outputName);
   }
 }
 

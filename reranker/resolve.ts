@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { modelThreads, type NotaryConfig } from '../core/config.js';
+import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError, isNotaryError } from '../core/errors.js';
 import { LexicalReranker } from './lexical.js';
 import { findInt8Copy, forgetDownloadFailure, recentDownloadFailure, rememberDownloadFailure, removeEmptyDirs } from './model-cache.js';
@@ -165,7 +165,7 @@ function splitModelPath(given: string, onnxFile: string | undefined): { dir: str
 export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadRerankerOptions): Promise<Reranker> {
   const env = options.env ?? process.env;
   const log = options.log;
-  const onnxOptions = { threads: modelThreads(cfg), batchSize: cfg.batch_size, maxSeqLength: cfg.max_seq_length, spinWait: cfg.spin_wait };
+  const onnxOptions = { ...modelRunners(cfg), batchSize: cfg.batch_size, maxSeqLength: cfg.max_seq_length, spinWait: cfg.spin_wait };
   const onnxFile = options.onnxFile ?? (env['NOTARY_RERANKER_ONNX_FILE'] || undefined);
 
   const envModel = env['NOTARY_RERANKER_MODEL'];

@@ -1,4 +1,4 @@
-import { modelThreads, type NotaryConfig } from '../core/config.js';
+import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
@@ -21,7 +21,7 @@ export interface OpenedDense {
 async function loadModel(cfg: NotaryConfig, given: string, source: string, log: Log): Promise<OnnxReranker> {
   const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log, origin: `named by ${source}` });
   return OnnxReranker.load(where.dir, {
-    threads: modelThreads(cfg.reranker),
+    ...modelRunners(cfg.reranker),
     spinWait: cfg.reranker.spin_wait,
     batchSize: cfg.reranker.batch_size,
     maxSeqLength: cfg.reranker.max_seq_length,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { modelThreads, type NotaryConfig } from '../core/config.js';
+import { modelRunners, type NotaryConfig } from '../core/config.js';
 import {
   describeModelFolder,
   failureMarkerFile,
@@ -69,7 +69,7 @@ export async function verifyModelFolder(folder: ModelFolder, cfg: NotaryConfig):
   if (folder.problem === null) {
     try {
       const model = await OnnxReranker.load(folder.dir, {
-        threads: modelThreads(cfg.reranker),
+        ...modelRunners(cfg.reranker),
         spinWait: cfg.reranker.spin_wait,
         batchSize: cfg.reranker.batch_size,
         maxSeqLength: cfg.reranker.max_seq_length,

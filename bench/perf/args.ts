@@ -14,6 +14,8 @@ export interface BenchArgs {
   embedPassages: number;
   /** Passages per interleaved round of the embedding phase. */
   embedRound: number;
+  /** Embedding settings to measure by name (the fp32 baseline always runs); empty = all. */
+  embedSettings: string[];
   /** Phases to run: crawl and index always run (the others need their passages). */
   skipSearch: boolean;
   /** Seconds of load per server setting and connection count in the serve phase; 0 skips the phase. */
@@ -37,6 +39,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   quick: false,
   embedPassages: 1024,
   embedRound: 512,
+  embedSettings: [],
   skipSearch: false,
   serveSeconds: 15,
   out: null,
@@ -55,6 +58,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
   --throughput-queries N queries whose candidate lists are re-scored for pairs/s (default 20)
   --embed-passages N     passages embedded by each embedding setting, 0 = no embedding phase (default 1024, 256 with --quick)
   --embed-round N        passages per interleaved round of the embedding phase (default 512)
+  --embed-settings LIST  embedding settings by name, comma-separated (default all; the fp32 baseline always runs)
   --no-search            skip the search phase
   --serve-seconds N      load per setting in the serve phase (notary serve with the real bi-encoder over HTTP at 1 and
                          10 connections, and the per-stage table; default 15, 0 skips it)
@@ -108,6 +112,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--embed-round':
         args.embedRound = positiveInt(name, value());
+        break;
+      case '--embed-settings':
+        args.embedSettings = (value() ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        if (args.embedSettings.length === 0) throw new BenchArgsError('--embed-settings needs a list of setting names');
         break;
       case '--serve-seconds':
         args.serveSeconds = positiveInt('--serve-seconds', value(), 0);
