@@ -237,7 +237,11 @@ describe('OnnxReranker with tiny float models (exact padding, bi-encoder wiring)
     const reranker = await OnnxReranker.load(dir, { threads: 1, batchSize: 4, maxSeqLength: 128, source: 'config' });
     const embedder = await reranker.embedder();
     expect(embedder.dimensions).toBe(8);
-    expect(embedder.model).toMatch(/^notary-tiny-bi-encoder-\w+@sha256:[0-9a-f]{16}$/);
+    // Loaded at 128 tokens: the id says so, so these vectors never mix with the same weights' at 256.
+    expect(embedder.model).toMatch(/^notary-tiny-bi-encoder-\w+@sha256:[0-9a-f]{16}\+seq128$/);
+    const standard = await OnnxReranker.load(dir, { threads: 1, batchSize: 4, maxSeqLength: 256, source: 'config' });
+    expect((await standard.embedder()).model).toBe(embedder.model.replace('+seq128', ''));
+    await standard.close();
     const [queryVector, ...vectors] = await embedder.embed([query, ...passages]);
     const scores = await reranker.score(query, passages);
     vectors.forEach((vector, i) => {

@@ -15,6 +15,9 @@ export type GraphOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all';
 /** File names tried, in this order, when a model directory holds several .onnx files. */
 export const PREFERRED_ONNX_FILES = ['model.onnx', 'model_quantized.onnx', 'model_int8.onnx'] as const;
 
+/** The sequence length embedder ids leave unsaid (reranker.max_seq_length's default). */
+export const STANDARD_MAX_SEQ_LENGTH = 256;
+
 const SUPPORTED_INPUTS = new Set(['input_ids', 'attention_mask', 'token_type_ids']);
 const EMBEDDING_OUTPUTS = ['sentence_embedding', 'last_hidden_state', 'token_embeddings'] as const;
 
@@ -265,8 +268,11 @@ export class OnnxReranker implements Reranker {
     const digest = (await sha256File(this.onnxPath)).slice(0, 16);
     const [probe] = await this.embed(['dimension probe']);
     const name = path.basename(path.dirname(this.onnxPath)) === 'onnx' ? path.basename(path.dirname(path.dirname(this.onnxPath))) : path.basename(path.dirname(this.onnxPath));
+    // Vectors depend on where passages are cut: another sequence length gets another id, so stored vectors of two
+    // lengths never mix (the model's own maximum, 256 for all-MiniLM-L6-v2, keeps the plain id).
+    const cut = this.maxSeqLength === STANDARD_MAX_SEQ_LENGTH ? '' : `+seq${this.maxSeqLength}`;
     return {
-      model: `${name}@sha256:${digest}`,
+      model: `${name}@sha256:${digest}${cut}`,
       dimensions: probe?.length ?? 0,
       embed: (texts) => this.embed(texts),
     };
