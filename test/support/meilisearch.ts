@@ -25,7 +25,9 @@ export interface TestMeilisearch {
 export async function startMeilisearch(): Promise<TestMeilisearch> {
   const dir = mkdtempSync(path.join(tmpdir(), 'notary-meili-'));
   const port = await freePort();
-  const masterKey = randomBytes(24).toString('base64url');
+  // Hex, not base64url: a key that starts with '-' is read by meilisearch's argument parser as a flag (it failed CI
+  // once with "unexpected argument '-m' found").
+  const masterKey = randomBytes(24).toString('hex');
   const child = spawn(
     meilisearchBin,
     ['--db-path', path.join(dir, 'db'), '--http-addr', `127.0.0.1:${port}`, '--master-key', masterKey, '--no-analytics', '--env', 'development', '--max-indexing-memory', '256MiB', '--log-level', 'WARN'],
