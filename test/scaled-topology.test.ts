@@ -90,8 +90,14 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 beforeAll(async () => {
   if (!ready) return;
-  [postgres, redis, meili] = await Promise.all([startPostgres(), startRedis(), startMeilisearch()]);
-  databaseUrl = await createDatabase(postgres.url, `notary_topology_${process.pid}`);
+  // Each server is kept as soon as it is up, so afterAll stops it even when another one fails to start (a failed
+  // Meilisearch start once left this suite's PostgreSQL and Redis running after the run).
+  const [startedPostgres, startedRedis, startedMeili] = await Promise.all([
+    startPostgres().then((server) => (postgres = server)),
+    startRedis().then((server) => (redis = server)),
+    startMeilisearch().then((server) => (meili = server)),
+  ]);
+  databaseUrl = await createDatabase(startedPostgres.url, `notary_topology_${process.pid}`);
   // The documentation served as a site, a little slowly (so a worker can be killed mid-crawl), counting page fetches.
   site = createServer((req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
@@ -115,11 +121,11 @@ beforeAll(async () => {
     NOTARY_STORAGE: 'postgres',
     NOTARY_DATABASE_URL: databaseUrl,
     NOTARY_INDEX_BACKEND: 'meilisearch',
-    NOTARY_MEILISEARCH_URL: meili.url,
-    NOTARY_MEILISEARCH_API_KEY: meili.masterKey,
+    NOTARY_MEILISEARCH_URL: startedMeili.url,
+    NOTARY_MEILISEARCH_API_KEY: startedMeili.masterKey,
     NOTARY_MEILISEARCH_INDEX: 'topology',
     NOTARY_STORES: 'redis',
-    NOTARY_REDIS_URL: redis.url,
+    NOTARY_REDIS_URL: startedRedis.url,
     NOTARY_EMBEDDING_MODEL: 'off',
     NOTARY_MODEL_DOWNLOAD: 'false',
     NOTARY_CRAWL_SHARED_FRONTIER: 'true',
