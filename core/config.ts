@@ -754,7 +754,7 @@ export function serveWorkers(cfg: NotaryConfig): number {
 /**
  * How a model runs: `workers` worker threads (0 = the calling thread) of `threads` ONNX Runtime intra-op threads each.
  * Unset, this machine's cores shared by `processes` (1..4) become worker threads of one intra-op thread each: on
- * these CPUs two single-threaded sessions side by side embed about 1.25x as many passages as one session with two
+ * these CPUs two single-threaded int8 sessions side by side embedded 1.21x as many passages as one session with two
  * threads (README, Embedding speed), and the event loop stays free while the model runs.
  */
 export function modelRunners(reranker: NotaryConfig['reranker'], processes = 1): { workers: number; threads: number } {
