@@ -377,6 +377,11 @@ export const configSchema = z
          * repeated query skips the embedding model. 0 turns it off.
          */
         query_vector_cache: z.number().int().min(0).default(10_000),
+        /**
+         * Full-text rankings kept for repeated queries by the embedded FTS5 index (passage ids and scores, about 2 KiB
+         * each; least recently used go first). Any write to the index, by any process, empties it. 0 turns it off.
+         */
+        ranking_cache: z.number().int().min(0).default(10_000),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
         /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */

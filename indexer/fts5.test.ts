@@ -16,6 +16,13 @@ searchIndexContract('sqlite-fts5', async () => {
   return new Fts5SearchIndex(db, { ownsHandle: true });
 });
 
+// The same contract with the ranking cache on: every case searches, writes, then searches again.
+searchIndexContract('sqlite-fts5 with a ranking cache', async () => {
+  const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
+  db.pragma('journal_mode = WAL');
+  return new Fts5SearchIndex(db, { ownsHandle: true, rankingCache: 100 });
+});
+
 describe('toFts5Query', () => {
   it('quotes words, drops syntax and stopwords, ORs the rest', () => {
     expect(toFts5Query('How do I "create" an INDEX* (NEAR:x)')).toBe('"create" OR "index" OR "near" OR "x" OR "near x"');
@@ -63,5 +70,71 @@ describe('Fts5SearchIndex', () => {
     const index = new Fts5SearchIndex(new BetterSqlite3(':memory:'), { ownsHandle: true });
     await expect(index.search('x', { limit: -1 })).rejects.toMatchObject({ code: 'invalid_request' });
     await index.close();
+  });
+
+  describe('ranking cache', () => {
+    const passage = (id: number, text: string) => ({ id, pageId: id, url: `http://a.test/${id}`, title: `P${id}`, headingPath: '', text });
+    const page = (id: number, text: string) => ({ pageId: id, url: `http://a.test/${id}`, title: `P${id}`, headings: '', text });
+    /** A row written behind the index's back (no generation bump): only a search that ranks anew can see it. */
+    const sneakIn = (db: BetterSqlite3.Database, id: number, text: string) =>
+      db.prepare(`INSERT INTO notary_fts (rowid, title, headings, body, facets, page_id, url, lang, nav, tkey) VALUES (?, 'S', '', ?, 'langund contentpage', ?, ?, NULL, 0, NULL)`).run(id, text, id, `http://a.test/${id}`);
+
+    it('answers a repeated query from the cache, and a write through any index on the file empties it', async () => {
+      const file = path.join(dir, 'ranking-cache.sqlite');
+      const db = new BetterSqlite3(file);
+      db.pragma('journal_mode = WAL');
+      const index = new Fts5SearchIndex(db, { ownsHandle: true, rankingCache: 10 });
+      await index.upsert([passage(1, 'vacuum reclaims storage'), passage(2, 'vacuum full rewrites the table')]);
+      expect((await index.search('vacuum', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2]);
+      sneakIn(db, 3, 'vacuum vacuum vacuum');
+      // Cached: the ranking made before the sneaked row is served again.
+      expect((await index.search('vacuum', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2]);
+      // Another query, never cached, ranks anew and sees it.
+      expect((await index.search('vacuum storage', { limit: 5 })).map((h) => h.id)).toContain(3);
+      // A write by a second handle (another process) moves the generation on: the first index ranks anew.
+      const other = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, rankingCache: 10 });
+      await other.upsert([passage(4, 'autovacuum launcher')]);
+      expect((await index.search('vacuum', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2, 3]);
+      await other.delete([3]);
+      expect((await index.search('vacuum', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2]);
+      await other.close();
+      await index.close();
+    });
+
+    it('is keyed by the whole request: limit, per-page cap, page ids and filter each rank on their own', async () => {
+      const index = new Fts5SearchIndex(new BetterSqlite3(':memory:'), { ownsHandle: true, rankingCache: 10 });
+      await index.upsert([
+        { ...passage(1, 'wal archive wal'), pageId: 7 },
+        { ...passage(2, 'wal segment'), pageId: 7 },
+        { ...passage(3, 'wal files'), pageId: 8, navigation: true },
+      ]);
+      expect((await index.search('wal', { limit: 5 })).map((h) => h.id)).toHaveLength(3);
+      expect((await index.search('wal', { limit: 1 })).map((h) => h.id)).toHaveLength(1);
+      expect((await index.search('wal', { limit: 5, perPageLimit: 1 })).map((h) => h.pageId).sort()).toEqual([7, 8]);
+      expect((await index.search('wal', { limit: 5, filter: { pageIds: [8] } })).map((h) => h.id)).toEqual([3]);
+      expect((await index.search('wal', { limit: 5, filter: { excludeNavigation: true } })).map((h) => h.id).sort()).toEqual([1, 2]);
+      await index.close();
+    });
+
+    it('caches page rankings the same way, emptied by a page write', async () => {
+      const index = new Fts5SearchIndex(new BetterSqlite3(':memory:'), { ownsHandle: true, rankingCache: 10 });
+      await index.upsertPages([page(1, 'replication slots'), page(2, 'logical replication')]);
+      expect((await index.searchPages('replication', { limit: 5 })).map((p) => p.pageId).sort()).toEqual([1, 2]);
+      await index.deletePages([2]);
+      expect((await index.searchPages('replication', { limit: 5 })).map((p) => p.pageId)).toEqual([1]);
+      await index.upsertPages([page(3, 'replication lag')]);
+      expect((await index.searchPages('replication', { limit: 5 })).map((p) => p.pageId).sort()).toEqual([1, 3]);
+      await index.close();
+    });
+
+    it('with rankingCache 0 every search ranks anew', async () => {
+      const db = new BetterSqlite3(':memory:');
+      const index = new Fts5SearchIndex(db, { ownsHandle: true, rankingCache: 0 });
+      await index.upsert([passage(1, 'checkpoint timeout')]);
+      expect((await index.search('checkpoint', { limit: 5 })).map((h) => h.id)).toEqual([1]);
+      sneakIn(db, 2, 'checkpoint checkpoint');
+      expect((await index.search('checkpoint', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2]);
+      await index.close();
+    });
   });
 });

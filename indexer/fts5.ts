@@ -128,6 +128,43 @@ function withFacts<T extends object>(base: T, row: { lang: string | null; nav: n
 }
 
 /**
+ * Rankings of recent queries (ids and scores, no text), dropped whole when the index's write generation moves on:
+ * ranking is the costly part of a full-text search (bm25 of every match), and a repeated query over an unchanged
+ * index ranks the same. Least recently used entries go first beyond `capacity`.
+ */
+class RankingCache {
+  private readonly entries = new Map<string, readonly RankedRow[]>();
+  private generation = '';
+
+  constructor(readonly capacity: number) {}
+
+  get(key: string, generation: string): readonly RankedRow[] | undefined {
+    if (this.capacity === 0) return undefined;
+    if (generation !== this.generation) {
+      this.entries.clear();
+      this.generation = generation;
+      return undefined;
+    }
+    const rows = this.entries.get(key);
+    if (rows) {
+      this.entries.delete(key);
+      this.entries.set(key, rows);
+    }
+    return rows;
+  }
+
+  /** Keeps rows ranked at the generation of the last get(): a search reads the generation before it ranks. */
+  set(key: string, rows: readonly RankedRow[]): void {
+    if (this.capacity === 0) return;
+    if (this.entries.size >= this.capacity) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, rows);
+  }
+}
+
+/**
  * SQLite FTS5 index in the storage database file: one table of passages (title, headings, body) and one of whole
  * pages (title, headings, URL path words, body), each with a `facets` column of filter tokens (language, navigation
  * page, translation group) and the unindexed fields a hit needs. Passage rowid = passage id, page rowid = page id.
@@ -141,8 +178,11 @@ export class Fts5SearchIndex implements SearchIndex {
   private readonly deletePageStmt: BetterSqlite3.Statement<[number]>;
   private readonly insertPageStmt: BetterSqlite3.Statement<[number, string, string, string, string, string, string, string | null, number, string | null]>;
   private readonly searchStmts = new Map<string, BetterSqlite3.Statement<unknown[]>>();
+  /** A counter in the meta table that every write transaction to either table bumps (in any process). */
+  private readonly generationStmt: BetterSqlite3.Statement<[], string>;
+  private readonly rankings: RankingCache;
   private readonly countStmt: BetterSqlite3.Statement<[]>;
-  private readonly getStmt: BetterSqlite3.Statement<[number]>;
+  private readonly getManyStmt: BetterSqlite3.Statement<[string]>;
   private readonly upsertMany: (docs: readonly IndexDoc[]) => void;
   private readonly deleteMany: (ids: readonly number[]) => void;
   private readonly upsertPagesMany: (docs: readonly PageDoc[]) => void;
@@ -151,7 +191,12 @@ export class Fts5SearchIndex implements SearchIndex {
   /** `ownsHandle`: close the database handle on close() (the storage layer usually owns it). */
   constructor(
     private readonly db: BetterSqlite3.Database,
-    private readonly options: { ownsHandle?: boolean; pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS> } = {},
+    private readonly options: {
+      ownsHandle?: boolean;
+      pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS>;
+      /** Rankings kept for repeated queries (0 = none; default none, the runtime passes search.ranking_cache). */
+      rankingCache?: number;
+    } = {},
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const version = (db.prepare(`SELECT value FROM ${META} WHERE key = 'schema'`).get() as { value: string } | undefined)?.value;
@@ -169,6 +214,11 @@ export class Fts5SearchIndex implements SearchIndex {
         `title, headings, path, body, facets, url UNINDEXED, lang UNINDEXED, nav UNINDEXED, tkey UNINDEXED, ${TOKENIZE})`,
     );
     db.prepare(`INSERT INTO ${META} (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(SCHEMA_VERSION);
+    db.prepare(`INSERT INTO ${META} (key, value) VALUES ('generation', '0') ON CONFLICT(key) DO NOTHING`).run();
+    this.generationStmt = db.prepare<[], string>(`SELECT value FROM ${META} WHERE key = 'generation'`).pluck();
+    const bumpGeneration = db.prepare(`UPDATE ${META} SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'`);
+    if (this.rebuilt) bumpGeneration.run();
+    this.rankings = new RankingCache(options.rankingCache ?? 0);
     this.deleteStmt = db.prepare(`DELETE FROM ${TABLE} WHERE rowid = ?`);
     this.insertStmt = db.prepare(
       `INSERT INTO ${TABLE} (rowid, title, headings, body, facets, page_id, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -178,17 +228,19 @@ export class Fts5SearchIndex implements SearchIndex {
       `INSERT INTO ${PAGES} (rowid, title, headings, path, body, facets, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
-    this.getStmt = db.prepare(
-      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey, 0 AS score FROM ${TABLE} WHERE rowid = ?`,
+    this.getManyStmt = db.prepare(
+      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
     this.upsertMany = db.transaction((docs: readonly IndexDoc[]) => {
       for (const doc of docs) {
         this.deleteStmt.run(doc.id);
         this.insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, facetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
       }
+      bumpGeneration.run();
     });
     this.deleteMany = db.transaction((ids: readonly number[]) => {
       for (const id of ids) this.deleteStmt.run(id);
+      bumpGeneration.run();
     });
     this.upsertPagesMany = db.transaction((docs: readonly PageDoc[]) => {
       for (const doc of docs) {
@@ -197,9 +249,11 @@ export class Fts5SearchIndex implements SearchIndex {
           doc.pageId, doc.title, doc.headings, pathWords(doc.url), doc.text, facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
         );
       }
+      bumpGeneration.run();
     });
     this.deletePagesMany = db.transaction((ids: readonly number[]) => {
       for (const id of ids) this.deletePageStmt.run(id);
+      bumpGeneration.run();
     });
   }
 
@@ -239,6 +293,20 @@ export class Fts5SearchIndex implements SearchIndex {
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     const pageIds = options.filter?.pageIds;
     if (pageIds && pageIds.length === 0) return [];
+    const key = `passages\u0000${match}\u0000${limit}\u0000${perPage}\u0000${pageIds ? pageIds.join(',') : ''}`;
+    const cached = this.rankings.get(key, this.generation());
+    if (cached) return this.hitsOf(cached);
+    const ranked = this.rankPassages(match, limit, perPage, pageIds);
+    this.rankings.set(key, ranked);
+    return this.hitsOf(ranked);
+  }
+
+  /** The index's write generation, read when a ranking cache is kept (a few microseconds). */
+  private generation(): string {
+    return this.rankings.capacity > 0 ? this.generationStmt.get() ?? '0' : '0';
+  }
+
+  private rankPassages(match: string, limit: number, perPage: number, pageIds: readonly number[] | undefined): RankedRow[] {
     const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
     const bm25 = `-bm25(${TABLE}, ${title}, ${headings}, ${body}, 0, 0, 0, 0, 0, 0)`;
     if (pageIds) {
@@ -250,7 +318,7 @@ export class Fts5SearchIndex implements SearchIndex {
                  WHERE ${TABLE} MATCH ? AND page_id IN (SELECT value FROM json_each(?)))
          ) WHERE page_rank <= ? ORDER BY score DESC, id LIMIT ?`,
       );
-      return this.hitsOf(stmt.all(match, JSON.stringify(pageIds), perPage, limit) as RankedRow[]);
+      return stmt.all(match, JSON.stringify(pageIds), perPage, limit) as RankedRow[];
     }
     // Ranking reads no stored column: bm25() needs only the full-text index, so the best `window` matches by score
     // come first, then their pages (to keep `perPage` a page) and, for the few kept, their text. Reading every
@@ -273,7 +341,7 @@ export class Fts5SearchIndex implements SearchIndex {
         if (kept.length >= limit) break;
       }
       // Fewer than `limit` survive the per-page cap only when the window was too small (or the matches ran out).
-      if (kept.length >= limit || ranked.length < window) return this.hitsOf(kept);
+      if (kept.length >= limit || ranked.length < window) return kept;
       window *= 4;
     }
   }
@@ -281,10 +349,7 @@ export class Fts5SearchIndex implements SearchIndex {
   /** The stored fields of ranked rows, in their order. */
   private hitsOf(ranked: readonly RankedRow[]): IndexHit[] {
     if (ranked.length === 0) return [];
-    const stmt = this.statement('passage-rows', () =>
-      `SELECT rowid AS id, url, title, headings AS heading_path, body, lang, nav, tkey FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
-    );
-    const rows = new Map((stmt.all(JSON.stringify(ranked.map((r) => r.id))) as Array<Omit<HitRow, 'page_id' | 'score'>>).map((r) => [r.id, r]));
+    const rows = new Map((this.getManyStmt.all(JSON.stringify(ranked.map((r) => r.id))) as Array<Omit<HitRow, 'score'>>).map((r) => [r.id, r]));
     return ranked.flatMap(({ id, page_id: pageId, score }) => {
       const r = rows.get(id);
       return r ? [withFacts({ id, pageId, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score }, r)] : [];
@@ -297,11 +362,16 @@ export class Fts5SearchIndex implements SearchIndex {
     const match = filteredMatch(query, options.filter);
     if (match === null || limit === 0) return [];
     const w = { ...FTS5_PAGE_WEIGHTS, ...this.options.pageWeights };
-    const top = this.statement('pages-top', () =>
-      `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
-       FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`,
-    );
-    const ranked = top.all(match, limit) as Array<{ page_id: number; score: number }>;
+    const key = `pages\u0000${match}\u0000${limit}`;
+    let ranked = this.rankings.get(key, this.generation())?.map((r) => ({ page_id: r.page_id, score: r.score }));
+    if (!ranked) {
+      const top = this.statement('pages-top', () =>
+        `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
+         FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`,
+      );
+      ranked = top.all(match, limit) as Array<{ page_id: number; score: number }>;
+      this.rankings.set(key, ranked.map((r) => ({ id: r.page_id, page_id: r.page_id, score: r.score })));
+    }
     if (ranked.length === 0) return [];
     const fields = this.statement('page-rows', () =>
       `SELECT rowid AS page_id, url, title, lang, nav, tkey FROM ${PAGES} WHERE rowid IN (SELECT value FROM json_each(?))`,
@@ -314,12 +384,14 @@ export class Fts5SearchIndex implements SearchIndex {
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
-    const out: IndexDoc[] = [];
-    for (const id of new Set(ids)) {
-      const row = Number.isSafeInteger(id) ? (this.getStmt.get(id) as HitRow | undefined) : undefined;
-      if (row) out.push(withFacts({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body }, row));
-    }
-    return out;
+    const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    if (wanted.length === 0) return [];
+    // One statement for the whole list: a search asks for every vector hit missing from its full-text hits.
+    const rows = new Map((this.getManyStmt.all(JSON.stringify(wanted)) as Array<Omit<HitRow, 'score'>>).map((r) => [r.id, r]));
+    return wanted.flatMap((id) => {
+      const row = rows.get(id);
+      return row ? [withFacts({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body }, row)] : [];
+    });
   }
 
   async stats(): Promise<IndexStats> {

@@ -48,8 +48,8 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
     case 'sqlite-fts5': {
       // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
       const index = storage.sqlite
-        ? new Fts5SearchIndex(storage.sqlite)
-        : new Fts5SearchIndex(new BetterSqlite3(path.join(config.data_dir, 'index.sqlite')), { ownsHandle: true });
+        ? new Fts5SearchIndex(storage.sqlite, { rankingCache: config.search.ranking_cache })
+        : new Fts5SearchIndex(new BetterSqlite3(path.join(config.data_dir, 'index.sqlite')), { ownsHandle: true, rankingCache: config.search.ranking_cache });
       return {
         index,
         vectors: sqlVectors,

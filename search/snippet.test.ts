@@ -22,6 +22,11 @@ describe('makeSnippet', () => {
     expect(s.startsWith('lorem ipsum')).toBe(true);
   });
 
+  it('folds case and diacritics of non-ASCII text and keeps its original spelling in the snippet', () => {
+    const s = makeSnippet(`${filler}Les élèves de L'ÉCOLE Normale étudient. ${filler}`, 'ecole eleves', 80);
+    expect(s).toContain("élèves de L'ÉCOLE Normale");
+  });
+
   it('matches plural and singular forms', () => {
     expect(queryTerms('indexes')).toEqual(queryTerms('index'));
   });

@@ -1,6 +1,8 @@
 import { STOPWORDS, foldCase, stem } from '../core/text.js';
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/** Any character but printable ASCII (the text has its whitespace collapsed to spaces already). */
+const NON_ASCII = /[^ -~]/;
 
 /** The stems of the query's content words, to spot them in a passage ("indexes" ~ "index"). */
 export function queryTerms(query: string): Set<string> {
@@ -18,8 +20,10 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   if (clean.length <= maxChars) return clean;
   const terms = queryTerms(query);
   const words: Array<{ start: number; end: number; hit: string | null }> = [];
-  for (const m of clean.matchAll(WORD)) {
-    const key = stem(foldCase(m[0]));
+  // ASCII text folds by lower-casing, which keeps every offset: fold it once instead of word by word.
+  const ascii = !NON_ASCII.test(clean);
+  for (const m of (ascii ? clean.toLowerCase() : clean).matchAll(WORD)) {
+    const key = stem(ascii ? m[0] : foldCase(m[0]));
     words.push({ start: m.index, end: m.index + m[0].length, hit: terms.has(key) ? key : null });
   }
   let bestStart = 0;

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrateToLatest, openSqlite } from './db.js';
+import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
+import { migrateToLatest, openSqlite, preparedStatementCache } from './db.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-db-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,5 +43,41 @@ describe('openSqlite', () => {
       });
     await first.close();
     await second.close();
+  });
+});
+
+describe('preparedStatementCache', () => {
+  it('prepares each SQL text once, reuses it with other parameters, and drops the least recently used beyond its cap', () => {
+    const sqlite = new BetterSqlite3(':memory:');
+    const cache = preparedStatementCache(sqlite, 2);
+    const a = cache.prepare('SELECT ? + 1 AS n');
+    expect(cache.prepare('SELECT ? + 1 AS n')).toBe(a);
+    expect(a.all([1])).toEqual([{ n: 2 }]);
+    expect(a.all([41])).toEqual([{ n: 42 }]);
+    const b = cache.prepare('SELECT ? * 2 AS n');
+    cache.prepare('SELECT ? + 1 AS n'); // a is now the most recently used
+    cache.prepare('SELECT ? - 1 AS n'); // over the cap: b goes
+    expect(cache.size()).toBe(2);
+    expect(cache.prepare('SELECT ? + 1 AS n')).toBe(a);
+    expect(cache.prepare('SELECT ? * 2 AS n')).not.toBe(b);
+    cache.close();
+    expect(sqlite.open).toBe(false);
+  });
+
+  it('kysely on the cached handle: the same query with new values, writes, a rolled-back transaction', async () => {
+    const storage = openSqlite(path.join(dir, 'cached.sqlite'));
+    await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`.execute(storage.db);
+    for (const v of ['x', 'y']) await sql`INSERT INTO t (v) VALUES (${v})`.execute(storage.db);
+    await expect(
+      storage.db.transaction().execute(async (trx) => {
+        await sql`INSERT INTO t (v) VALUES (${'z'})`.execute(trx);
+        throw new Error('work failed');
+      }),
+    ).rejects.toThrow('work failed');
+    const rows = await sql<{ v: string }>`SELECT v FROM t WHERE id >= ${1} ORDER BY id`.execute(storage.db);
+    expect(rows.rows.map((r) => r.v)).toEqual(['x', 'y']);
+    const one = await sql<{ v: string }>`SELECT v FROM t WHERE id >= ${2} ORDER BY id`.execute(storage.db);
+    expect(one.rows.map((r) => r.v)).toEqual(['y']);
+    await storage.close();
   });
 });
