@@ -536,10 +536,13 @@ export class SearchPipeline implements SearchService {
     state.pageWeight = this.pageWeight * pageWeightScale(contentWords(query).length, this.pageEvidence);
     const passes: PassTiming[] = [];
 
-    // Depth 1: the query as given (and its vector), passages and whole pages.
+    // Depth 1: the query as given (and its vector), passages and whole pages. The model embeds the query on its own
+    // thread while full text runs on this one.
+    const embedding = dense ? this.queryVector(dense, query) : Promise.resolve(null);
+    embedding.catch(() => undefined); // a failure is thrown below, where it is awaited; never an unhandled rejection
     const originalScores = await state.run(query);
     const fromPages = state.pageWeight > 0 ? await state.runPages(query, this.pageCandidates) : [];
-    const queryVector = dense ? await this.queryVector(dense, query) : null;
+    const queryVector = await embedding;
     const denseScores = queryVector ? await state.runDense('q', queryVector) : null;
     const firstLists: RetrievalList[] = [{ kind: 'lexical', weight: 1, rrfWeight: 1, scores: originalScores }];
     if (denseScores) firstLists.push({ kind: 'dense', weight: 1, rrfWeight: 1, scores: denseScores });

@@ -20,13 +20,15 @@ export interface ServeSetting {
   name: string;
   workers: number;
   queryVectorCache: number;
+  /** search.ranking_cache: full-text rankings kept for repeated queries (FTS5). */
+  rankingCache: number;
 }
 
-/** Before: one process, every query embedded; after: the query-vector cache, then two API processes. */
+/** Before: one process, every query embedded and ranked; after: the caches of repeated queries, then two API processes. */
 export const SERVE_SETTINGS: readonly ServeSetting[] = [
-  { name: '1 process, no query-vector cache', workers: 1, queryVectorCache: 0 },
-  { name: '1 process', workers: 1, queryVectorCache: 10_000 },
-  { name: '2 processes', workers: 2, queryVectorCache: 10_000 },
+  { name: '1 process, no caches', workers: 1, queryVectorCache: 0, rankingCache: 0 },
+  { name: '1 process', workers: 1, queryVectorCache: 10_000, rankingCache: 10_000 },
+  { name: '2 processes', workers: 2, queryVectorCache: 10_000, rankingCache: 10_000 },
 ];
 
 export interface StageRow {
@@ -40,6 +42,7 @@ export interface LoadRow {
   setting: string;
   workers: number;
   query_vector_cache: number;
+  ranking_cache: number;
   /** rotating: the same pool of queries again and again; distinct: no query repeats within the run. */
   queries: 'rotating' | 'distinct';
   connections: number;
@@ -142,7 +145,13 @@ export async function servePhase(options: {
     tiers: { bench: { requests_per_minute: 1_000_000, burst: 1_000_000, monthly_credits: 0 } },
     default_tier: 'bench',
   };
-  const config: NotaryConfig = configSchema.parse({ ...options.config, ...settings, embeddings: { ...options.config.embeddings, model: 'reranker' } });
+  // Stage by stage, every query is new to the model and ranked afresh (no caches of repeated queries).
+  const config: NotaryConfig = configSchema.parse({
+    ...options.config,
+    ...settings,
+    embeddings: { ...options.config.embeddings, model: 'reranker' },
+    search: { ...options.config.search, ranking_cache: 0 },
+  });
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   try {
     const { dense, off } = await runtime.dense();
@@ -160,7 +169,6 @@ export async function servePhase(options: {
     const passages = (await runtime.pages.counts()).passages;
     note(`serve phase: ${vectors} vectors of ${dense.embedder.model} (${hits} from the embedding cache), ${embedS.toFixed(1)} s`);
 
-    // Stage by stage, in process, every query new to the model (no query-vector cache).
     const pipeline = runtime.searchPipeline({ reranker: await runtime.reranker(), dense, search: { query_vector_cache: 0 } });
     const cfg = config.search;
     const limit = Math.max(cfg.rerank_top_n, cfg.max_results * 3);
@@ -236,7 +244,7 @@ export async function servePhase(options: {
           embeddings: { model: 'reranker', precision: config.embeddings.precision },
           indexer: config.indexer,
           storage: config.storage,
-          search: { query_vector_cache: setting.queryVectorCache },
+          search: { query_vector_cache: setting.queryVectorCache, ranking_cache: setting.rankingCache },
           log_level: 'info',
         }),
       );
@@ -245,7 +253,7 @@ export async function servePhase(options: {
       try {
         await load(server.url, key, rotating, 2, 3); // warm-up: caches, JIT, connections
         for (const kind of ['rotating', 'distinct'] as const) {
-          if (kind === 'distinct' && setting.queryVectorCache === 0) continue; // the same as rotating without a cache
+          if (kind === 'distinct' && setting.queryVectorCache === 0 && setting.rankingCache === 0) continue; // the same as rotating without caches
           for (const connections of options.connections) {
             const before = loadAverage();
             // Distinct queries: a fresh slice of the pool for each run, never searched before by this server.
@@ -255,6 +263,7 @@ export async function servePhase(options: {
               setting: setting.name,
               workers: setting.workers,
               query_vector_cache: setting.queryVectorCache,
+              ranking_cache: setting.rankingCache,
               queries: kind,
               connections,
               duration_s: options.durationS,
