@@ -5,7 +5,11 @@
  * Reports index time, cache load and graph build time, memory (RSS and the graph's own bytes), search p50/p99 at one
  * connection and in-process QPS, recall@10 against the exact scan. Optional: a synthetic full-text corpus in FTS5.
  *
- *   npm run bench:scale -- [--passages 1000000] [--queries 1000] [--recall-queries 100] [--fts 1000000] [--out FILE]
+ *   npm run bench:scale -- [--passages 1000000] [--queries 1000] [--recall-queries 100] [--fts 1000000]
+ *     [--corpus clustered|calibrated] [--out FILE]
+ *
+ * --corpus calibrated: topics that vary along a few directions each, matched to the real vectors' neighbourhood
+ * statistics (CALIBRATED_CORPUS); clustered (the default): isotropic noise around each topic, much harder.
  *
  * Writes JSON under bench/results/ (or --out) and prints it.
  */
@@ -21,7 +25,7 @@ import { decodeVector, SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import { evalCacheDir } from './eval/embedding-cache.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { perSecond, round2, summarise } from './perf/stats.js';
-import { ClusteredCorpus, DEFAULT_CORPUS, recallAtK, seedPassageRows, seededRandom } from './perf/synthetic-vectors.js';
+import { CALIBRATED_CORPUS, ClusteredCorpus, DEFAULT_CORPUS, neighbourhoodStats, recallAtK, seedPassageRows, seededRandom } from './perf/synthetic-vectors.js';
 import { runFullTextScale } from './perf/fts-scale.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,6 +42,7 @@ const { values: args } = parseArgs({
     'ann-above': { type: 'string', default: '50000' },
     fts: { type: 'string', default: '0' },
     'skip-real': { type: 'boolean', default: false },
+    corpus: { type: 'string', default: 'clustered' },
     out: { type: 'string' },
   },
 });
@@ -51,6 +56,11 @@ const timedQueries = count('queries', args.queries, 1);
 const recallQueries = count('recall-queries', args['recall-queries'], 1);
 const annAbove = count('ann-above', args['ann-above'], 1);
 const ftsDocs = count('fts', args.fts);
+const CORPORA = { clustered: DEFAULT_CORPUS, calibrated: CALIBRATED_CORPUS } as const;
+if (!(args.corpus in CORPORA)) throw new Error(`--corpus must be one of ${Object.keys(CORPORA).join(', ')}, got ${args.corpus}`);
+const corpusOptions = CORPORA[args.corpus as keyof typeof CORPORA];
+/** Vectors compared for neighbourhood statistics: the size of the real evaluation set. */
+const STATS_VECTORS = 19_417;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const log = (message: string) => process.stderr.write(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -91,9 +101,17 @@ async function freshnessCheckMs(storage: Storage, model: string, dimensions: num
 }
 
 async function syntheticVectors(dir: string) {
-  const corpus = new ClusteredCorpus(DEFAULT_CORPUS);
+  const corpus = new ClusteredCorpus(corpusOptions);
   const d = corpus.options.dimensions;
   const model = 'bench-clustered';
+  const neighbourhood = neighbourhoodStats(
+    Array.from({ length: STATS_VECTORS }, (_, i) => {
+      const v = new Float32Array(d);
+      corpus.passage(i, v);
+      return v;
+    }),
+  );
+  log(`neighbourhoods of the first ${STATS_VECTORS.toLocaleString('en')} synthetic passages: ${JSON.stringify(neighbourhood)}`);
   const file = path.join(dir, 'vectors.sqlite');
   const storage = openSqlite(file);
   await migrateToLatest(storage);
@@ -166,7 +184,8 @@ async function syntheticVectors(dir: string) {
   rmSync(file, { force: true });
 
   return {
-    corpus: { ...corpus.options, passages, passages_per_page: PER_PAGE, queries: 'each near a random passage (querySpread noise)' },
+    corpus: { name: args.corpus, ...corpus.options, passages, passages_per_page: PER_PAGE, queries: 'each near a random passage (querySpread noise)' },
+    neighbourhood_at_real_size: neighbourhood,
     index: stored,
     exact: {
       cache_load_ms: Math.round(exactLoadMs),
@@ -238,6 +257,7 @@ async function realVectors(dir: string) {
   return {
     source: `${cacheFile}: ${model}`,
     passages: corpus.length,
+    neighbourhood: neighbourhoodStats(vectors),
     queries: `${queries.length} held-out passage vectors`,
     graph_build_ms: buildMs === null ? null : Math.round(buildMs),
     exact_search_ms: summarise(exact.latencies),

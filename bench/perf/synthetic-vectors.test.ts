@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { vocabulary, zipfSampler } from './fts-scale.js';
-import { ClusteredCorpus, recallAtK, seededRandom } from './synthetic-vectors.js';
+import { ClusteredCorpus, neighbourhoodStats, recallAtK, seededRandom } from './synthetic-vectors.js';
 
 describe('ClusteredCorpus', () => {
   const corpus = new ClusteredCorpus({ dimensions: 64, clusters: 20, spread: 1.33, querySpread: 0.75, seed: 1 });
@@ -32,6 +32,42 @@ describe('ClusteredCorpus', () => {
     expect(best - mean).toBeGreaterThan(0.2);
     const query = corpus.query(3, 400);
     expect(Math.max(...vectors.map((v) => dot(v, query)))).toBeGreaterThan(0.7);
+  });
+});
+
+describe('neighbourhoodStats', () => {
+  const unit = (parts: number[], d = 32) => {
+    const v = new Float32Array(d);
+    const norm = Math.hypot(...parts);
+    parts.forEach((x, i) => (v[i] = x / norm));
+    return v;
+  };
+
+  it('measures the intrinsic dimension: about 1 on a circle, about 2 on a sphere, whatever the ambient dimension', () => {
+    const random = seededRandom(5);
+    const circle = Array.from({ length: 2000 }, () => {
+      const a = random() * 2 * Math.PI;
+      return unit([Math.cos(a), Math.sin(a)]);
+    });
+    const sphere = Array.from({ length: 3000 }, () => unit([random() - 0.5, random() - 0.5, random() - 0.5]));
+    expect(neighbourhoodStats(circle, 50).lid_k20).toBeGreaterThan(0.8);
+    expect(neighbourhoodStats(circle, 50).lid_k20).toBeLessThan(1.3);
+    expect(neighbourhoodStats(sphere, 50).lid_k20).toBeGreaterThan(1.6);
+    expect(neighbourhoodStats(sphere, 50).lid_k20).toBeLessThan(2.6);
+  });
+
+  it('a topic subspace lowers the intrinsic dimension and sets nearest neighbours apart', () => {
+    const draw = (c: ClusteredCorpus) =>
+      Array.from({ length: 3000 }, (_, i) => {
+        const v = new Float32Array(64);
+        c.passage(i, v);
+        return v;
+      });
+    const isotropic = neighbourhoodStats(draw(new ClusteredCorpus({ dimensions: 64, clusters: 20, spread: 1.33, querySpread: 0.75, seed: 1 })), 50);
+    const subspace = neighbourhoodStats(draw(new ClusteredCorpus({ dimensions: 64, clusters: 20, spread: 0.3, querySpread: 0.75, seed: 1, subspace: 4, subspaceSpread: 0.8 })), 50);
+    expect(subspace.lid_k20).toBeLessThan(isotropic.lid_k20 / 2);
+    expect(subspace.relative_contrast_10).toBeGreaterThan(isotropic.relative_contrast_10);
+    expect(subspace.cosine_10th).toBeGreaterThan(isotropic.cosine_10th);
   });
 });
 

@@ -23,9 +23,25 @@ export interface ClusteredCorpusOptions {
   /** Length of a query's noise against the passage it is drawn near. */
   querySpread: number;
   seed: number;
+  /**
+   * Dimensions of each topic's own subspace (0 = none): a passage is its centre plus Gaussian noise in that
+   * subspace of length `subspaceSpread`, plus the isotropic `spread`. Real sentence embeddings vary along few
+   * directions per topic (local intrinsic dimension about 15 for MiniLM here), isotropic noise along all 384.
+   */
+  subspace?: number;
+  subspaceSpread?: number;
 }
 
 export const DEFAULT_CORPUS: ClusteredCorpusOptions = { dimensions: 384, clusters: 2000, spread: 1.33, querySpread: 0.75, seed: 20 };
+
+/**
+ * Topics whose passages vary mostly along 24 directions of their own: chosen so that, at the size of the real
+ * evaluation set (19,417 all-MiniLM-L6-v2 passage vectors), its neighbourhoods measure like the real ones
+ * (`neighbourhoodStats`, 2026-11-24: local intrinsic dimension 14.1 against 14.6 real, relative contrast 1.73 against
+ * 1.58, cosine to the nearest 0.75 / 0.79 and to the 10th 0.66 / 0.64). DEFAULT_CORPUS measures 26.1, 1.18, 0.42,
+ * 0.27: its topic members are nearly equidistant, far harder for a graph than real embeddings.
+ */
+export const CALIBRATED_CORPUS: ClusteredCorpusOptions = { dimensions: 384, clusters: 400, spread: 0.3, querySpread: 0.75, seed: 20, subspace: 24, subspaceSpread: 0.8 };
 
 /**
  * Unit vectors in topic clusters, as sentence embeddings are (not uniform on the sphere, where every neighbour is as
@@ -34,6 +50,8 @@ export const DEFAULT_CORPUS: ClusteredCorpusOptions = { dimensions: 384, cluster
  */
 export class ClusteredCorpus {
   private readonly centres: Float32Array;
+  /** Per topic, `subspace` unit directions of its own (empty without a subspace). */
+  private readonly bases: Float32Array;
 
   constructor(readonly options: ClusteredCorpusOptions = DEFAULT_CORPUS) {
     const { dimensions: d, clusters } = options;
@@ -41,6 +59,10 @@ export class ClusteredCorpus {
     this.centres = new Float32Array(clusters * d);
     for (let i = 0; i < clusters * d; i++) this.centres[i] = gaussian(random);
     for (let c = 0; c < clusters; c++) normalise(this.centres, c * d, d);
+    const r = options.subspace ?? 0;
+    this.bases = new Float32Array(clusters * r * d);
+    for (let i = 0; i < this.bases.length; i++) this.bases[i] = gaussian(random);
+    for (let b = 0; b < clusters * r; b++) normalise(this.bases, b * d, d);
   }
 
   /** Writes passage `i` into `target` at row `row`. */
@@ -52,6 +74,13 @@ export class ClusteredCorpus {
     const sigma = spread / Math.sqrt(d);
     const base = row * d;
     for (let j = 0; j < d; j++) target[base + j] = this.centres[cluster * d + j]! + sigma * gaussian(random);
+    const r = this.options.subspace ?? 0;
+    const along = (this.options.subspaceSpread ?? 0) / Math.sqrt(Math.max(1, r));
+    for (let k = 0; k < r; k++) {
+      const c = along * gaussian(random);
+      const dir = (cluster * r + k) * d;
+      for (let j = 0; j < d; j++) target[base + j] = target[base + j]! + c * this.bases[dir + j]!;
+    }
     normalise(target, base, d);
   }
 
@@ -97,4 +126,50 @@ export function recallAtK(exact: readonly (readonly number[])[], approximate: re
     sum += want.filter((id) => got.has(id)).length / want.length;
   });
   return sum / exact.length;
+}
+
+export interface NeighbourhoodStats {
+  vectors: number;
+  samples: number;
+  /** Maximum-likelihood local intrinsic dimension from the 20 nearest neighbours (Levina and Bickel). */
+  lid_k20: number;
+  /** Mean distance to all vectors over distance to the 10th nearest: how distinct near neighbours are. */
+  relative_contrast_10: number;
+  cosine_nearest: number;
+  cosine_10th: number;
+}
+
+/** Neighbourhood statistics of unit vectors, over `samples` of them (seeded), each against all others. */
+export function neighbourhoodStats(vectors: readonly Float32Array[], samples = 200, k = 20): NeighbourhoodStats {
+  const n = vectors.length;
+  const random = seededRandom(3);
+  let lid = 0;
+  let contrast = 0;
+  let nearest = 0;
+  let tenth = 0;
+  for (let s = 0; s < samples; s++) {
+    const self = Math.floor(random() * n);
+    const q = vectors[self]!;
+    const distances: number[] = [];
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      if (i === self) continue;
+      const v = vectors[i]!;
+      let dot = 0;
+      for (let j = 0; j < q.length; j++) dot += q[j]! * v[j]!;
+      const distance = Math.sqrt(Math.max(0, 2 - 2 * dot));
+      distances.push(distance);
+      sum += distance;
+    }
+    distances.sort((a, b) => a - b);
+    const rk = distances[k - 1]!;
+    let logs = 0;
+    for (let i = 0; i < k; i++) logs += Math.log(Math.max(distances[i]!, 1e-9) / rk);
+    lid += -k / logs;
+    contrast += sum / (n - 1) / distances[9]!;
+    nearest += 1 - distances[0]! ** 2 / 2;
+    tenth += 1 - distances[9]! ** 2 / 2;
+  }
+  const r = (x: number) => Math.round((x / samples) * 1000) / 1000;
+  return { vectors: n, samples, lid_k20: r(lid), relative_contrast_10: r(contrast), cosine_nearest: r(nearest), cosine_10th: r(tenth) };
 }
