@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pairedComparison } from './compare.js';
+import { compareReports, pairedComparison } from './compare.js';
 
 describe('pairedComparison', () => {
   // Student's sleep data (R: t.test(extra ~ group, data = sleep, paired = TRUE)): t = -4.0621, df = 9,
@@ -27,5 +27,26 @@ describe('pairedComparison', () => {
 
   it('refuses lists of different lengths', () => {
     expect(() => pairedComparison('m', { name: 'a', scores: [1, 2] }, { name: 'b', scores: [1] })).toThrow(RangeError);
+  });
+});
+
+describe('compareReports', () => {
+  const report = (ndcg: number[], ids = ['1', '2', '3']) => ({ sets: { pgdocs: { query_ids: ids, rows: { depth1: { per_query: { ndcg_10: ndcg } } } } } });
+
+  it('pairs each set and row of two reports query by query', () => {
+    const [c, ...rest] = compareReports(report([0.5, 1, 0]), report([0.5, 1, 0.3]), ['ndcg_10', 'mrr_10']);
+    expect(rest).toHaveLength(0);
+    expect(c).toMatchObject({ set: 'pgdocs', row: 'depth1', metric: 'ndcg_10', wins: 1, losses: 0, ties: 2 });
+    expect(c?.difference).toBeCloseTo(0.1, 10);
+  });
+
+  it('identical runs: every query ties, p = 1', () => {
+    const [c] = compareReports(report([0.5, 1, 0]), report([0.5, 1, 0]), ['ndcg_10']);
+    expect(c).toMatchObject({ difference: 0, ties: 3, p_value: 1 });
+  });
+
+  it('refuses reports over different queries, or without per-query ids', () => {
+    expect(() => compareReports(report([0.5, 1, 0]), report([0.5, 1, 0], ['1', '3', '2']), ['ndcg_10'])).toThrow(/different queries/);
+    expect(() => compareReports({ sets: { pgdocs: { rows: {} } } }, report([1, 1, 1]), ['ndcg_10'])).toThrow(/no query_ids/);
   });
 });

@@ -61,3 +61,37 @@ export function pairedComparison(
     p_value: pValue,
   };
 }
+
+/** What compareReports reads of a relevance report: per set, the query ids and each row's per-query metrics. */
+export interface ReportForComparison {
+  sets: Partial<Record<string, { query_ids?: readonly string[]; rows: Partial<Record<string, { per_query?: Partial<Record<string, readonly number[]>> }>> }>>;
+}
+
+export interface ReportComparison extends PairedComparison {
+  set: string;
+  row: string;
+}
+
+/**
+ * Every row of every set found in both reports, before against after, query by query on each metric (paired t-test).
+ * Reports whose query lists differ for a set are refused: pairing needs the same queries in the same order.
+ */
+export function compareReports(before: ReportForComparison, after: ReportForComparison, metrics: readonly string[]): ReportComparison[] {
+  const out: ReportComparison[] = [];
+  for (const [set, a] of Object.entries(before.sets)) {
+    const b = after.sets[set];
+    if (!a || !b) continue;
+    if (!a.query_ids || !b.query_ids) throw new RangeError(`set ${set}: a report has no query_ids (made before per-query metrics were written)`);
+    if (a.query_ids.join('\u0000') !== b.query_ids.join('\u0000')) throw new RangeError(`set ${set}: the two reports searched different queries`);
+    for (const [row, ra] of Object.entries(a.rows)) {
+      const rb = b.rows[row];
+      for (const metric of metrics) {
+        const sa = ra?.per_query?.[metric];
+        const sb = rb?.per_query?.[metric];
+        if (!sa || !sb) continue;
+        out.push({ set, row, ...pairedComparison(metric, { name: 'before', scores: sa }, { name: 'after', scores: sb }) });
+      }
+    }
+  }
+  return out;
+}

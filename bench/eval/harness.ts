@@ -10,6 +10,7 @@ import { DOC_SITES } from './doc-sites.js';
 import { pageBm25Ranker, storedPageDocuments } from './page-bm25.js';
 import { buildDocSiteIndex } from './pgdocs.js';
 import { pairedComparison, type PairedComparison } from './compare.js';
+import type { QueryMetrics } from './metrics.js';
 import type { EvalDenseOptions } from './dense.js';
 import type { EvalRerankerInfo } from './reranker-info.js';
 import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type EvalQuery, type Ranker, type RowResult } from './run.js';
@@ -38,7 +39,9 @@ export interface SetReport {
   embed_ms?: number;
   /** What a hit is on this set. */
   judged_by: string;
-  rows: Partial<Record<EvalRowName, RowResult & { label: string }>>;
+  rows: Partial<Record<EvalRowName, RowResult & { label: string; per_query: Record<keyof QueryMetrics, number[]> }>>;
+  /** Query ids in the order of every row's per_query lists (bench/eval-compare.ts pairs two reports by them). */
+  query_ids?: string[];
   /** Row against row, query by query, on nDCG@10 and MRR@10 (paired t-test). */
   comparisons: PairedComparison[];
   /** The same on the queries tuning never saw, when the set's reported queries include tuning ones (Cranfield). */
@@ -158,7 +161,7 @@ async function runRows(
   dense: DenseRetrieval | undefined,
   pageBm25: Ranker,
   heldOut?: (queryIndex: number) => boolean,
-): Promise<Pick<SetReport, 'rows' | 'comparisons' | 'comparisons_held_out'>> {
+): Promise<Pick<SetReport, 'rows' | 'query_ids' | 'comparisons' | 'comparisons_held_out'>> {
   const pipelineOptions = options.pipelineOptions ?? {};
   const { index } = runtime;
   const pipeline = runtime.searchPipeline({ reranker: options.reranker, search: searchConfig, options: pipelineOptions, dense });
@@ -181,7 +184,14 @@ async function runRows(
     },
   );
   const rows: SetReport['rows'] = {};
-  for (const [row, { perQuery: _perQuery, ...result }] of results) rows[row] = { label: ROW_LABELS[row], ...result };
+  for (const [row, { perQuery, ...result }] of results) {
+    const perMetric = (metric: keyof QueryMetrics) => perQuery.map((m) => m[metric]);
+    rows[row] = {
+      label: ROW_LABELS[row],
+      ...result,
+      per_query: { ndcg_10: perMetric('ndcg_10'), mrr_10: perMetric('mrr_10'), recall_100: perMetric('recall_100'), success_1: perMetric('success_1'), success_10: perMetric('success_10') },
+    };
+  }
   const compare = (keep: (i: number) => boolean): PairedComparison[] => {
     const out: PairedComparison[] = [];
     for (const [baseline, candidate] of COMPARED_ROWS) {
@@ -195,7 +205,7 @@ async function runRows(
     return out;
   };
   options.log(`${setName}: ${options.rows.length} rows done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { rows, comparisons: compare(() => true), ...(heldOut ? { comparisons_held_out: compare(heldOut) } : {}) };
+  return { rows, query_ids: queries.map((q) => q.id), comparisons: compare(() => true), ...(heldOut ? { comparisons_held_out: compare(heldOut) } : {}) };
 }
 
 /** Builds each set's index through the real indexing path and runs every row over its queries. */
