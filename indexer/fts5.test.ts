@@ -72,6 +72,66 @@ describe('Fts5SearchIndex', () => {
     await index.close();
   });
 
+  it('a search restricted to pages gives their passages the scores of the unrestricted search, best per page', async () => {
+    const index = new Fts5SearchIndex(new BetterSqlite3(':memory:'), { ownsHandle: true });
+    const words = ['vacuum', 'freeze', 'analyze', 'autovacuum', 'storage', 'wal'];
+    const docs = Array.from({ length: 60 }, (_, i) => ({
+      id: i + 1,
+      pageId: (i % 20) + 1,
+      url: `http://a.test/${(i % 20) + 1}`,
+      title: words[i % 6]!,
+      headingPath: '',
+      text: Array.from({ length: 5 + (i % 7) }, (_, j) => words[(i * j + j) % 6]).join(' '),
+    }));
+    await index.upsert(docs);
+    const all = new Map((await index.search('vacuum freeze', { limit: 100 })).map((h) => [h.id, h]));
+    const restricted = await index.search('vacuum freeze', { limit: 100, perPageLimit: 2, filter: { pageIds: [3, 7, 11] } });
+    expect(restricted.length).toBeGreaterThan(3);
+    for (const hit of restricted) {
+      expect([3, 7, 11]).toContain(hit.pageId);
+      expect(hit.score).toBeCloseTo(all.get(hit.id)!.score, 12);
+    }
+    const expected = [3, 7, 11].flatMap((page) =>
+      [...all.values()]
+        .filter((h) => h.pageId === page)
+        .sort((a, b) => b.score - a.score || a.id - b.id)
+        .slice(0, 2)
+        .map((h) => h.id),
+    );
+    expect(restricted.map((h) => h.id).sort((a, b) => a - b)).toEqual(expected.sort((a, b) => a - b));
+    await index.close();
+  });
+
+  it("a query's words never match the filter tokens (language, navigation, page)", async () => {
+    const index = new Fts5SearchIndex(new BetterSqlite3(':memory:'), { ownsHandle: true });
+    await index.upsert([{ id: 1, pageId: 3, url: 'http://a.test/3', title: 'T', headingPath: '', text: 'checkpoints', language: 'en', navigation: true }]);
+    await index.upsertPages([{ pageId: 3, url: 'http://a.test/3', title: 'T', headings: '', text: 'checkpoints', language: 'en' }]);
+    for (const token of ['zzpg3', 'langen', 'navpage', 'contentpage']) {
+      expect(await index.search(token, { limit: 5 })).toEqual([]);
+      expect(await index.searchPages(token, { limit: 5 })).toEqual([]);
+    }
+    expect((await index.search('checkpoints', { limit: 5, filter: { pageIds: [3] } })).map((h) => h.id)).toEqual([1]);
+    await index.close();
+  });
+
+  it('reports a table layout older than its own as rebuilt (made anew, empty), and keeps the current one', async () => {
+    const file = path.join(dir, 'layout.sqlite');
+    const first = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true });
+    expect(first.rebuilt).toBe(false);
+    await first.upsert([{ id: 1, pageId: 1, url: 'http://a.test/', title: 'T', headingPath: '', text: 'wal checkpoints' }]);
+    await first.close();
+    const raw = new BetterSqlite3(file);
+    raw.prepare(`UPDATE notary_fts_meta SET value = '2' WHERE key = 'schema'`).run();
+    raw.close();
+    const reopened = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true });
+    expect(reopened.rebuilt).toBe(true);
+    expect((await reopened.stats()).documents).toBe(0);
+    await reopened.close();
+    const again = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true });
+    expect(again.rebuilt).toBe(false);
+    await again.close();
+  });
+
   describe('ranking cache', () => {
     const passage = (id: number, text: string) => ({ id, pageId: id, url: `http://a.test/${id}`, title: `P${id}`, headingPath: '', text });
     const page = (id: number, text: string) => ({ pageId: id, url: `http://a.test/${id}`, title: `P${id}`, headings: '', text });

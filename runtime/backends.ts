@@ -26,6 +26,8 @@ export interface IndexBackend {
   rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void, pages?: AsyncIterable<readonly PageDoc[]>): Promise<number>;
   /** A reachability probe for /readyz. */
   ready(): Promise<boolean>;
+  /** True when opening made the index's tables anew over an older layout: it must be rebuilt from the stored passages. */
+  layoutChanged?: boolean;
   meilisearch?: MeilisearchConnection;
 }
 
@@ -68,6 +70,7 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
           return n;
         },
         ready: async () => true,
+        layoutChanged: index.rebuilt,
       };
     }
     case 'postgres': {

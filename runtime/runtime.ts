@@ -217,7 +217,16 @@ export class Runtime {
       await storage.close();
       throw err;
     }
-    return new Runtime(config, storage, backend, options.log ?? stderrLog, options);
+    const runtime = new Runtime(config, storage, backend, options.log ?? stderrLog, options);
+    if (backend.layoutChanged) {
+      // A new layout of the full-text tables (made empty on open): the index again from the stored passages.
+      const log = options.log ?? stderrLog;
+      log('warn', 'the full-text index has a new layout: indexing the stored passages again');
+      const started = performance.now();
+      const n = await runtime.rebuildIndex();
+      log('info', `full-text index rebuilt: ${n} passages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
+    return runtime;
   }
 
   /**

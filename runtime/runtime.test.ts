@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../core/config.js';
+import { Runtime } from './runtime.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'notary-runtime-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('Runtime.open', () => {
+  it('indexes the stored passages again when the full-text tables had an older layout', async () => {
+    const config = configSchema.parse({ data_dir: dir });
+    const messages: string[] = [];
+    const log = (_level: string, message: string) => void messages.push(message);
+    const first = await Runtime.open(config, { log });
+    const raw = first.storage.sqlite!;
+    raw.prepare(
+      `insert into pages (id, url, final_url, host, http_status, crawl_depth, state, fetched_at, checked_at)
+       values (1, 'http://a.test/', 'http://a.test/', 'a.test', 200, 0, 'indexed', '2026-01-01', '2026-01-01')`,
+    ).run();
+    raw.prepare(`insert into passages (id, page_id, ordinal, url, title, heading_path, text, word_count) values (7, 1, 0, 'http://a.test/', 'WAL', '', 'checkpoints flush the write-ahead log', 6)`).run();
+    await first.rebuildIndex();
+    expect((await first.index.search('checkpoints', { limit: 5 })).map((h) => h.id)).toEqual([7]);
+    raw.prepare(`UPDATE notary_fts_meta SET value = '2' WHERE key = 'schema'`).run();
+    await first.close();
+    expect(messages.some((m) => m.includes('new layout'))).toBe(false);
+
+    const second = await Runtime.open(config, { log });
+    expect(messages.some((m) => m.includes('new layout'))).toBe(true);
+    expect((await second.index.search('checkpoints', { limit: 5 })).map((h) => h.id)).toEqual([7]);
+    await second.close();
+  });
+});
