@@ -382,6 +382,11 @@ export const configSchema = z
          * each; least recently used go first). Any write to the index, by any process, empties it. 0 turns it off.
          */
         ranking_cache: z.number().int().min(0).default(10_000),
+        /**
+         * The embedded FTS5 index ranks whole pages on a second, read-only connection in a worker thread, beside the
+         * passage query on the main one (two cores for one search).
+         */
+        parallel_page_ranking: z.boolean().default(true),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
         /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */

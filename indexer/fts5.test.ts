@@ -23,6 +23,13 @@ searchIndexContract('sqlite-fts5 with a ranking cache', async () => {
   return new Fts5SearchIndex(db, { ownsHandle: true, rankingCache: 100 });
 });
 
+// And with whole pages ranked by the worker-thread reader (a file database).
+searchIndexContract('sqlite-fts5 with a page reader', async () => {
+  const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
+  db.pragma('journal_mode = WAL');
+  return new Fts5SearchIndex(db, { ownsHandle: true, pageReader: true, rankingCache: 100 });
+});
+
 describe('toFts5Query', () => {
   it('quotes words, drops syntax and stopwords, ORs the rest', () => {
     expect(toFts5Query('How do I "create" an INDEX* (NEAR:x)')).toBe('"create" OR "index" OR "near" OR "x" OR "near x"');
@@ -130,6 +137,30 @@ describe('Fts5SearchIndex', () => {
     const again = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true });
     expect(again.rebuilt).toBe(false);
     await again.close();
+  });
+
+  it('ranks whole pages the same on the page reader as on its own connection', async () => {
+    const file = path.join(dir, 'page-reader.sqlite');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    const local = new Fts5SearchIndex(db, { rankingCache: 0 });
+    const withReader = new Fts5SearchIndex(db, { rankingCache: 0, pageReader: true });
+    const words = ['replication', 'slots', 'logical', 'standby', 'wal', 'archive'];
+    await local.upsertPages(
+      Array.from({ length: 40 }, (_, i) => ({
+        pageId: i + 1,
+        url: `http://a.test/${i + 1}`,
+        title: words[i % 6]!,
+        headings: words[(i + 2) % 6]!,
+        text: Array.from({ length: 3 + (i % 5) }, (_, j) => words[(i + j * 3) % 6]).join(' '),
+      })),
+    );
+    for (const query of ['replication', 'logical standby', 'wal archive slots']) {
+      expect(await withReader.searchPages(query, { limit: 10 })).toEqual(await local.searchPages(query, { limit: 10 }));
+    }
+    await withReader.close();
+    await local.close();
+    db.close();
   });
 
   describe('ranking cache', () => {

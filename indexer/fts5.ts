@@ -3,6 +3,7 @@ import { NotaryError } from '../core/errors.js';
 import { contentWords, identifiers } from '../core/text.js';
 import { createHash } from 'node:crypto';
 import { primaryLanguage } from '../core/language.js';
+import { Fts5Reader } from './fts5-reader.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from './search-index.js';
 
 /**
@@ -193,6 +194,7 @@ export class Fts5SearchIndex implements SearchIndex {
   /** A counter in the meta table that every write transaction to either table bumps (in any process). */
   private readonly generationStmt: BetterSqlite3.Statement<[], string>;
   private readonly rankings: RankingCache;
+  private reader: Fts5Reader | null = null;
   private readonly countStmt: BetterSqlite3.Statement<[]>;
   private readonly getManyStmt: BetterSqlite3.Statement<[string]>;
   private readonly upsertMany: (docs: readonly IndexDoc[]) => void;
@@ -208,6 +210,11 @@ export class Fts5SearchIndex implements SearchIndex {
       pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS>;
       /** Rankings kept for repeated queries (0 = none; default none, the runtime passes search.ranking_cache). */
       rankingCache?: number;
+      /**
+       * Rank whole pages on a second, read-only connection in a worker thread (opened at the first page search), so
+       * that a search's page and passage queries run at once. Needs a database file; default off.
+       */
+      pageReader?: boolean;
     } = {},
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -381,11 +388,18 @@ export class Fts5SearchIndex implements SearchIndex {
     const key = `pages\u0000${match}\u0000${limit}`;
     let ranked = this.rankings.get(key, this.generation())?.map((r) => ({ page_id: r.page_id, score: r.score }));
     if (!ranked) {
-      const top = this.statement('pages-top', () =>
-        `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
-         FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`,
-      );
-      ranked = top.all(match, limit) as Array<{ page_id: number; score: number }>;
+      const sql = `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
+         FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`;
+      const reader = this.pageReader();
+      let rows: unknown[] | null = null;
+      if (reader) {
+        try {
+          rows = await reader.all(sql, [match, limit]);
+        } catch {
+          rows = null; // the worker failed: this connection ranks instead (and from now on)
+        }
+      }
+      ranked = (rows ?? this.statement('pages-top', () => sql).all(match, limit)) as Array<{ page_id: number; score: number }>;
       this.rankings.set(key, ranked.map((r) => ({ id: r.page_id, page_id: r.page_id, score: r.score })));
     }
     if (ranked.length === 0) return [];
@@ -426,7 +440,20 @@ export class Fts5SearchIndex implements SearchIndex {
     }
   }
 
+  /** The page reader when asked for and usable: made at first use, over this connection's database file. */
+  private pageReader(): Fts5Reader | null {
+    if (!this.options.pageReader) return null;
+    if (!this.reader) {
+      const file = this.db.name;
+      if (!file || file === ':memory:' || this.db.memory) return null;
+      this.reader = new Fts5Reader(file);
+    }
+    return this.reader.usable ? this.reader : null;
+  }
+
   async close(): Promise<void> {
+    await this.reader?.close();
+    this.reader = null;
     if (this.options.ownsHandle && this.db.open) this.db.close();
   }
 }

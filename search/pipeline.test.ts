@@ -195,7 +195,8 @@ describe('SearchPipeline reflection', () => {
     expect(pass?.expansion).toEqual([]);
     expect(pass?.queries).toBe(0);
     expect(pass?.reranked).toBe(1);
-    expect(index.queries).toEqual(['film cooling effectiveness', 'page:film cooling effectiveness']);
+    // The page ranking is begun first, so that it runs beside the passage query.
+    expect(index.queries).toEqual(['page:film cooling effectiveness', 'film cooling effectiveness']);
     expect(reranker.scored.size).toBe(2);
   });
 
@@ -214,7 +215,7 @@ describe('SearchPipeline depth 1', () => {
   it('is one passage retrieval, one page retrieval and one rerank of the top passages, in index order', async () => {
     const { pipeline, index, reranker } = await setUp({ retrievalWeight: { lexical: 0 } }, { rerank_top_n: 3 });
     const outcome = await pipeline.search({ query: QUERY, depth: 1 });
-    expect(index.queries).toEqual([QUERY, `page:${QUERY}`]);
+    expect(index.queries).toEqual([`page:${QUERY}`, QUERY]);
     expect(reranker.calls).toBe(1);
     const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`)), { ownsHandle: true });
     await fts.upsert(CORPUS);

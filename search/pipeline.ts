@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
-import { passageModelText, type IndexDoc, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/search-index.js';
+import { passageModelText, type IndexDoc, type IndexFilter, type IndexHit, type PageHit, type SearchIndex } from '../indexer/search-index.js';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../core/language.js';
 import type { VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
@@ -353,12 +353,12 @@ class RequestState {
   }
 
   /**
-   * The page index's best pages for `query`; pages without a passage in the pool bring their best passages (one
-   * full-text query restricted to them). Returns the ids of the passages added.
+   * The page index's best pages for `query` (`ranked`, begun by the caller so that it runs beside the passage
+   * query); pages without a passage in the pool bring their best passages (one full-text query restricted to them).
+   * Returns the ids of the passages added.
    */
-  async runPages(query: string, candidates: number): Promise<number[]> {
-    if (candidates <= 0) return [];
-    const pages = await this.index.searchPages(query, { limit: candidates, filter: this.filter });
+  async runPages(query: string, ranked: Promise<PageHit[]>): Promise<number[]> {
+    const pages = await ranked;
     this.queriesRun++;
     for (const page of pages) this.pageScores.set(page.pageId, Math.max(this.pageScores.get(page.pageId) ?? 0, Math.max(0, page.score)));
     const pooled = new Set([...this.pool.values()].map((hit) => hit.pageId));
@@ -540,8 +540,11 @@ export class SearchPipeline implements SearchService {
     // thread while full text runs on this one.
     const embedding = dense ? this.queryVector(dense, query) : Promise.resolve(null);
     embedding.catch(() => undefined); // a failure is thrown below, where it is awaited; never an unhandled rejection
+    // Whole pages are ranked beside the passages too (on another connection where the index has one).
+    const pages = state.pageWeight > 0 && this.pageCandidates > 0 ? index.searchPages(query, { limit: this.pageCandidates, filter }) : null;
+    pages?.catch(() => undefined);
     const originalScores = await state.run(query);
-    const fromPages = state.pageWeight > 0 ? await state.runPages(query, this.pageCandidates) : [];
+    const fromPages = pages ? await state.runPages(query, pages) : [];
     const queryVector = await embedding;
     const denseScores = queryVector ? await state.runDense('q', queryVector) : null;
     const firstLists: RetrievalList[] = [{ kind: 'lexical', weight: 1, rrfWeight: 1, scores: originalScores }];
