@@ -8,15 +8,21 @@
  * says, so this measures time and memory, not relevance. Queries are 2 or 3 words of middle frequency, and a smaller
  * series of common words (which match a large share of all passages).
  *
- *   npx tsx bench/million.ts [--passages 1000000] [--queries 200] [--out FILE]
+ * Whole searches are timed two ways, query by query in alternating order: as shipped (whole pages ranked on the
+ * page reader's worker thread beside the passage query) and with both queries on the main thread.
+ *
+ *   npx tsx bench/million.ts [--passages 1000000] [--queries 200] [--data DIR] [--out FILE]
+ *
+ * --data DIR keeps the data folder (and reuses it when it already holds the passages): the store phase takes minutes.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { configSchema } from '../core/config.js';
+import { Fts5SearchIndex } from '../indexer/fts5.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import type { IndexDoc, PageDoc } from '../indexer/search-index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
@@ -34,6 +40,7 @@ const { values: args } = parseArgs({
   options: {
     passages: { type: 'string', default: '1000000' },
     queries: { type: 'string', default: '200' },
+    data: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -52,7 +59,10 @@ const progress = (what: string, done: number, started: number) => {
   log(`${what}: ${done.toLocaleString('en')}/${passages.toLocaleString('en')} (${Math.round(rate).toLocaleString('en')}/s, ${Math.round((passages - done) / rate)} s left)`);
 };
 
-const dir = mkdtempSync(path.join(tmpdir(), 'notary-million-'));
+const kept = args.data !== undefined;
+const dir = kept ? path.resolve(args.data!) : mkdtempSync(path.join(tmpdir(), 'notary-million-'));
+if (kept) mkdirSync(dir, { recursive: true });
+const reused = kept && existsSync(path.join(dir, 'notary.sqlite'));
 const config = configSchema.parse({
   data_dir: dir,
   reranker: { model_dir: modelDir, cache_dir: process.env['NOTARY_MODEL_CACHE_DIR'] ?? path.join(homedir(), '.cache', 'notary', 'models'), download: false },
@@ -72,76 +82,96 @@ try {
   const words = vocabulary(50_000);
   const rank = zipfSampler(words.length, seededRandom(99));
   const text = (n: number) => Array.from({ length: n }, () => words[rank()]!).join(' ');
-  let t = performance.now();
-  seedPassageRows(raw, passages, PER_PAGE);
-  const rowsMs = performance.now() - t;
-  t = performance.now();
-  for (let start = 0; start < passages; start += BATCH) {
-    const docs: IndexDoc[] = [];
-    const pages: PageDoc[] = [];
-    for (let i = start; i < Math.min(passages, start + BATCH); i++) {
-      const pageId = Math.floor(i / PER_PAGE) + 1;
-      const url = `http://bench.test/${pageId - 1}`;
-      const doc: IndexDoc = { id: i + 1, pageId, url, title: text(6), headingPath: text(2), text: text(60), language: 'en' };
-      docs.push(doc);
-      const page = pages.at(-1);
-      if (page?.pageId === pageId) {
-        page.headings += ` ${doc.headingPath}`;
-        page.text += ` ${doc.text}`;
-      } else {
-        pages.push({ pageId, url, title: doc.title, headings: doc.headingPath, text: doc.text, language: 'en' });
-      }
-    }
-    await runtime.index.upsert(docs);
-    await runtime.index.upsertPages(pages);
-    if ((start / BATCH) % 10 === 9) progress('full text indexed', start + docs.length, t);
-  }
-  const ftsMs = performance.now() - t;
-
   const corpus = new ClusteredCorpus(DEFAULT_CORPUS);
   const d = corpus.options.dimensions;
   if (dense.embedder.dimensions !== d) throw new Error(`the model has ${dense.embedder.dimensions} dimensions, the synthetic vectors ${d}`);
-  const writer = new SqlVectorIndex(runtime.storage, { model: dense.embedder.model, dimensions: d });
-  t = performance.now();
-  const batch = new Float32Array(5000 * d);
-  for (let start = 0; start < passages; start += 5000) {
-    const items = [];
-    for (let i = start; i < Math.min(passages, start + 5000); i++) {
-      const row = i - start;
-      corpus.passage(i, batch, row);
-      items.push({ id: i + 1, pageId: Math.floor(i / PER_PAGE) + 1, vector: batch.subarray(row * d, row * d + d) });
+  const stored = reused ? (raw.prepare('SELECT count(*) AS n FROM passages').get() as { n: number }).n : 0;
+  if (reused && stored !== passages) throw new Error(`${dir} holds ${stored} passages, not ${passages}: give another --data folder`);
+  let rowsMs = 0;
+  let ftsMs = 0;
+  let vectorsMs = 0;
+  if (!reused) {
+    let t = performance.now();
+    seedPassageRows(raw, passages, PER_PAGE);
+    rowsMs = performance.now() - t;
+    t = performance.now();
+    for (let start = 0; start < passages; start += BATCH) {
+      const docs: IndexDoc[] = [];
+      const pages: PageDoc[] = [];
+      for (let i = start; i < Math.min(passages, start + BATCH); i++) {
+        const pageId = Math.floor(i / PER_PAGE) + 1;
+        const url = `http://bench.test/${pageId - 1}`;
+        const doc: IndexDoc = { id: i + 1, pageId, url, title: text(6), headingPath: text(2), text: text(60), language: 'en' };
+        docs.push(doc);
+        const page = pages.at(-1);
+        if (page?.pageId === pageId) {
+          page.headings += ` ${doc.headingPath}`;
+          page.text += ` ${doc.text}`;
+        } else {
+          pages.push({ pageId, url, title: doc.title, headings: doc.headingPath, text: doc.text, language: 'en' });
+        }
+      }
+      await runtime.index.upsert(docs);
+      await runtime.index.upsertPages(pages);
+      if ((start / BATCH) % 10 === 9) progress('full text indexed', start + docs.length, t);
     }
-    await writer.upsert(items);
-    if ((start / 5000) % 40 === 39) progress('vectors stored', start + items.length, t);
-  }
-  const vectorsMs = performance.now() - t;
-  await writer.close();
-  raw.pragma('wal_checkpoint(TRUNCATE)');
-  const sqliteMb = Math.round(statSync(path.join(dir, 'notary.sqlite')).size / MB);
-  log(`stored: rows ${Math.round(rowsMs / 1000)} s, full text ${Math.round(ftsMs / 1000)} s, vectors ${Math.round(vectorsMs / 1000)} s; ${sqliteMb} MB`);
+    ftsMs = performance.now() - t;
 
+    const writer = new SqlVectorIndex(runtime.storage, { model: dense.embedder.model, dimensions: d });
+    t = performance.now();
+    const batch = new Float32Array(5000 * d);
+    for (let start = 0; start < passages; start += 5000) {
+      const items = [];
+      for (let i = start; i < Math.min(passages, start + 5000); i++) {
+        const row = i - start;
+        corpus.passage(i, batch, row);
+        items.push({ id: i + 1, pageId: Math.floor(i / PER_PAGE) + 1, vector: batch.subarray(row * d, row * d + d) });
+      }
+      await writer.upsert(items);
+      if ((start / 5000) % 40 === 39) progress('vectors stored', start + items.length, t);
+    }
+    vectorsMs = performance.now() - t;
+    await writer.close();
+    raw.pragma('wal_checkpoint(TRUNCATE)');
+    log(`stored: rows ${Math.round(rowsMs / 1000)} s, full text ${Math.round(ftsMs / 1000)} s, vectors ${Math.round(vectorsMs / 1000)} s`);
+  }
+  const sqliteMb = Math.round(statSync(path.join(dir, 'notary.sqlite')).size / MB);
   // The vector index the service opens, told to wait for its graph (the service scans exactly while it builds).
   const vectors = new SqlVectorIndex(runtime.storage, { model: dense.embedder.model, dimensions: d, ann: { above: config.embeddings.ann_above, waitForBuild: true } });
-  const pipeline = runtime.searchPipeline({ reranker: await runtime.reranker(), dense: { ...dense, index: vectors } });
+  const reranker = await runtime.reranker();
+  const pipeline = runtime.searchPipeline({ reranker, dense: { ...dense, index: vectors } });
+  const oneThread = new Fts5SearchIndex(raw, { rankingCache: 0 });
+  const pipelineOneThread = runtime.searchPipeline({ reranker, dense: { ...dense, index: vectors }, index: oneThread });
   const queryRandom = seededRandom(7);
   const pick = (from: number, to: number) => words[from + Math.floor(queryRandom() * (to - from))]!;
   const middle = () => Array.from({ length: 2 + Math.floor(queryRandom() * 2) }, () => pick(200, 5000)).join(' ');
-  t = performance.now();
+  const firstStarted = performance.now();
   await pipeline.search({ query: middle(), depth: 1 });
-  const firstSearchMs = performance.now() - t;
+  const firstSearchMs = performance.now() - firstStarted;
   log(`first search (loads the vectors, builds the graph): ${Math.round(firstSearchMs / 1000)} s`);
   const afterBuild = memorySample();
 
   const series = async (name: string, query: () => string, n: number) => {
     const whole: number[] = [];
+    const wholeOneThread: number[] = [];
     const fullText: number[] = [];
     const vector: number[] = [];
     let results = 0;
     for (let i = 0; i < n + 5; i++) {
       const q = query();
+      // The two settings in alternating order, so neither always comes second (warmer caches).
+      const timeOne = async (p: typeof pipeline) => {
+        const started = performance.now();
+        const outcome = await p.search({ query: q, depth: 1 });
+        return { outcome, ms: performance.now() - started };
+      };
+      const first = i % 2 === 0 ? await timeOne(pipeline) : await timeOne(pipelineOneThread);
+      const second = i % 2 === 0 ? await timeOne(pipelineOneThread) : await timeOne(pipeline);
+      const shipped = i % 2 === 0 ? first : second;
+      const oneThreadMs = (i % 2 === 0 ? second : first).ms;
+      const outcome = shipped.outcome;
+      const wholeMs = shipped.ms;
       let s = performance.now();
-      const outcome = await pipeline.search({ query: q, depth: 1 });
-      const wholeMs = performance.now() - s;
       // The stages alone, after the whole search (so the model's vector of this query is fresh to nothing).
       s = performance.now();
       await runtime.index.search(q, { limit: 30, perPageLimit: 3, filter: { excludeNavigation: true } });
@@ -153,6 +183,7 @@ try {
       const vectorMs = performance.now() - s;
       if (i < 5) continue;
       whole.push(wholeMs);
+      wholeOneThread.push(oneThreadMs);
       fullText.push(ftsMs);
       vector.push(vectorMs);
       results += outcome.results.length;
@@ -162,12 +193,17 @@ try {
       queries: n,
       mean_results: round2(results / n),
       whole_search_ms: summarise(whole),
+      whole_search_both_queries_on_main_thread_ms: summarise(wholeOneThread),
       full_text_ms: summarise(fullText),
       vector_search_ms: summarise(vector),
       searches_per_s_one_connection: round2(1000 / summarise(whole).mean),
       load_average: loadAverage(),
     };
-    log(`${name}: whole search p50 ${row.whole_search_ms.p50} ms, p99 ${row.whole_search_ms.p99} ms; full text p50 ${row.full_text_ms.p50}, vectors p50 ${row.vector_search_ms.p50}`);
+    log(
+      `${name}: whole search p50 ${row.whole_search_ms.p50} ms, p99 ${row.whole_search_ms.p99} ms ` +
+        `(both full-text queries on the main thread: p50 ${row.whole_search_both_queries_on_main_thread_ms.p50}); ` +
+        `full text p50 ${row.full_text_ms.p50}, vectors p50 ${row.vector_search_ms.p50}`,
+    );
     return row;
   };
   const middleRow = await series('2-3 words of middle frequency (ranks 200..5,000)', middle, timedQueries);
@@ -182,6 +218,7 @@ try {
     model: dense.embedder.model,
     corpus: { passages, pages: Math.ceil(passages / PER_PAGE), vocabulary: words.length, words_per_passage: 68, vectors: 'clustered synthetic (bench/perf/synthetic-vectors.ts DEFAULT_CORPUS)' },
     store: {
+      reused_data_folder: reused,
       rows_ms: Math.round(rowsMs),
       full_text_ms: Math.round(ftsMs),
       full_text_per_s: perSecond(passages, ftsMs),
@@ -200,5 +237,5 @@ try {
   log(`written: ${out}`);
 } finally {
   await runtime.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (!kept) rmSync(dir, { recursive: true, force: true });
 }

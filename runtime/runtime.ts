@@ -239,9 +239,11 @@ export class Runtime {
     search?: Partial<NotaryConfig['search']>;
     /** Tuning knobs the relevance harness varies; the service runs with the defaults. */
     options?: SearchPipelineOptions;
+    /** Another handle on this runtime's index (benchmarks compare its settings side by side). */
+    index?: SearchIndex;
   }): SearchPipeline {
     return new SearchPipeline({
-      index: this.index,
+      index: parts.index ?? this.index,
       reranker: parts.reranker,
       config: { ...this.config.search, ...parts.search },
       ...(parts.options ? { options: parts.options } : {}),
