@@ -184,7 +184,7 @@ async function syntheticVectors(dir: string) {
   rmSync(file, { force: true });
 
   return {
-    corpus: { name: args.corpus, ...corpus.options, passages, passages_per_page: PER_PAGE, queries: 'each near a random passage (querySpread noise)' },
+    corpus: { name: args.corpus, ...corpus.options, passages, passages_per_page: PER_PAGE, queries: corpus.options.queries === 'held-out' ? 'held-out passages of the same distribution' : 'each near a random passage (querySpread noise)' },
     neighbourhood_at_real_size: neighbourhood,
     index: stored,
     exact: {

@@ -35,6 +35,15 @@ describe('ClusteredCorpus', () => {
   });
 });
 
+describe('held-out queries', () => {
+  it('are passages of the same distribution beyond the corpus', () => {
+    const corpus = new ClusteredCorpus({ dimensions: 32, clusters: 5, spread: 0.3, querySpread: 0, seed: 2, subspace: 3, subspaceSpread: 0.8, queries: 'held-out' });
+    const passage = new Float32Array(32);
+    corpus.passage(107, passage);
+    expect(Array.from(corpus.query(7, 100))).toEqual(Array.from(passage));
+  });
+});
+
 describe('neighbourhoodStats', () => {
   const unit = (parts: number[], d = 32) => {
     const v = new Float32Array(d);
