@@ -99,6 +99,20 @@ function facetsOf(doc: { language?: string; navigation?: boolean; translationKey
   return tokens.join(' ');
 }
 
+/**
+ * A passage's facets: its page token takes the place of "contentpage" (which no filter reads), so a content
+ * passage has as many tokens as before. bm25() normalises by a row's length counting every column, facets too: one
+ * more token in every row would shift every score a little and reorder near-ties (seen on Cranfield and the
+ * PostgreSQL docs). Navigation passages keep their token and gain the page's.
+ */
+function passageFacetsOf(doc: IndexDoc): string {
+  const tokens = [languageToken(doc.language)];
+  if (doc.navigation) tokens.push(NAVIGATION_TOKEN);
+  tokens.push(pageToken(doc.pageId));
+  if (doc.translationKey) tokens.push(translationToken(doc.translationKey));
+  return tokens.join(' ');
+}
+
 /** The text columns of each table: a query's words match these only, never the filter tokens of `facets`. */
 const PASSAGE_TEXT = '{title headings body}';
 const PAGE_TEXT = '{title headings path body}';
@@ -253,7 +267,7 @@ export class Fts5SearchIndex implements SearchIndex {
     this.upsertMany = db.transaction((docs: readonly IndexDoc[]) => {
       for (const doc of docs) {
         this.deleteStmt.run(doc.id);
-        this.insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, `${facetsOf(doc)} ${pageToken(doc.pageId)}`, doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
+        this.insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, passageFacetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
       }
       bumpGeneration.run();
     });
