@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
 import { passageModelText, type IndexDoc, type IndexFilter, type IndexHit, type PageHit, type SearchIndex } from '../indexer/search-index.js';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../core/language.js';
-import type { VectorIndex } from '../indexer/vector-index.js';
+import type { VectorHit, VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
 import { cosineToUnit, dot, l2Normalize } from '../reranker/pooling.js';
 import type { Reranker, ScorerKind } from '../reranker/reranker.js';
@@ -320,16 +320,25 @@ class RequestState {
     return scores;
   }
 
-  /** Vector search; results are cached under `key`. Scores are cosines (may be negative). */
-  async runDense(key: string, vector: Float32Array): Promise<Map<number, number>> {
+  /** The vector index's hits for `vector`: the search alone, which runDense then takes into the pool. */
+  searchDense(vector: Float32Array): Promise<VectorHit[]> {
+    if (!this.dense) return Promise.resolve([]);
+    // Vector hits are filtered after the search: ask for more when a filter is on.
+    const filtered = this.filter.excludeNavigation || (this.filter.languages?.length ?? 0) > 0;
+    return this.dense.index.search(vector, { limit: filtered ? this.limit * 2 : this.limit, perPageLimit: PASSAGES_PER_PAGE });
+  }
+
+  /**
+   * Vector search; results are cached under `key`. Scores are cosines (may be negative). `searched`: the hits of
+   * searchDense(vector) begun earlier by the caller, so that the search ran beside other work.
+   */
+  async runDense(key: string, vector: Float32Array, searched?: Promise<VectorHit[]>): Promise<Map<number, number>> {
     const cacheKey = `\u0000dense:${key}`;
     const cached = this.queryCache.get(cacheKey);
     if (cached) return cached;
     const scores = new Map<number, number>();
     if (!this.dense) return scores;
-    // Vector hits are filtered after the search: ask for more when a filter is on.
-    const filtered = this.filter.excludeNavigation || (this.filter.languages?.length ?? 0) > 0;
-    const hits = await this.dense.index.search(vector, { limit: filtered ? this.limit * 2 : this.limit, perPageLimit: PASSAGES_PER_PAGE });
+    const hits = await (searched ?? this.searchDense(vector));
     this.queriesRun++;
     for (const hit of hits) scores.set(hit.id, hit.score);
     const unknown = hits.filter((hit) => !this.pool.has(hit.id)).map((hit) => hit.id);
@@ -543,10 +552,13 @@ export class SearchPipeline implements SearchService {
     // Whole pages are ranked beside the passages too (on another connection where the index has one).
     const pages = state.pageWeight > 0 && this.pageCandidates > 0 ? index.searchPages(query, { limit: this.pageCandidates, filter }) : null;
     pages?.catch(() => undefined);
+    // The vector search is sent as soon as the query's vector is there (the pool takes its hits in order below).
+    const vectorHits = embedding.then((vector) => (vector ? state.searchDense(vector) : []));
+    vectorHits.catch(() => undefined);
     const originalScores = await state.run(query);
     const fromPages = pages ? await state.runPages(query, pages) : [];
     const queryVector = await embedding;
-    const denseScores = queryVector ? await state.runDense('q', queryVector) : null;
+    const denseScores = queryVector ? await state.runDense('q', queryVector, vectorHits) : null;
     const firstLists: RetrievalList[] = [{ kind: 'lexical', weight: 1, rrfWeight: 1, scores: originalScores }];
     if (denseScores) firstLists.push({ kind: 'dense', weight: 1, rrfWeight: 1, scores: denseScores });
     state.setRetrieval(firstLists);
