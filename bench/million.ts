@@ -8,8 +8,9 @@
  * says, so this measures time and memory, not relevance. Queries are 2 or 3 words of middle frequency, and a smaller
  * series of common words (which match a large share of all passages).
  *
- * Whole searches are timed two ways, query by query in alternating order: as shipped (whole pages ranked on the
- * page reader's worker thread beside the passage query) and with both queries on the main thread.
+ * Whole searches are timed three ways, query by query in rotating order: as shipped (at this size passages are ranked
+ * on two read-only connections in worker threads, half of the rows each, and whole pages on a third), with passages
+ * ranked on the main thread (whole pages on the page reader), and with both full-text queries on the main thread.
  *
  *   npx tsx bench/million.ts [--passages 1000000] [--queries 200] [--data DIR] [--out FILE]
  *
@@ -140,8 +141,15 @@ try {
   const vectors = new SqlVectorIndex(runtime.storage, { model: dense.embedder.model, dimensions: d, ann: { above: config.embeddings.ann_above, waitForBuild: true } });
   const reranker = await runtime.reranker();
   const pipeline = runtime.searchPipeline({ reranker, dense: { ...dense, index: vectors } });
+  // The settings compared with the shipped one (both readers at this size): whole pages on the page reader only
+  // (passages on the main thread), and both full-text queries on the main thread.
+  const pageReaderOnly = new Fts5SearchIndex(raw, { rankingCache: 0, pageReader: true });
   const oneThread = new Fts5SearchIndex(raw, { rankingCache: 0 });
-  const pipelineOneThread = runtime.searchPipeline({ reranker, dense: { ...dense, index: vectors }, index: oneThread });
+  const settings = [
+    { name: 'shipped', pipeline },
+    { name: 'page_reader_only', pipeline: runtime.searchPipeline({ reranker, dense: { ...dense, index: vectors }, index: pageReaderOnly }) },
+    { name: 'main_thread_only', pipeline: runtime.searchPipeline({ reranker, dense: { ...dense, index: vectors }, index: oneThread }) },
+  ];
   const queryRandom = seededRandom(7);
   const pick = (from: number, to: number) => words[from + Math.floor(queryRandom() * (to - from))]!;
   const middle = () => Array.from({ length: 2 + Math.floor(queryRandom() * 2) }, () => pick(200, 5000)).join(' ');
@@ -152,28 +160,24 @@ try {
   const afterBuild = memorySample();
 
   const series = async (name: string, query: () => string, n: number) => {
-    const whole: number[] = [];
-    const wholeOneThread: number[] = [];
+    const whole = new Map<string, number[]>(settings.map((setting) => [setting.name, []]));
     const fullText: number[] = [];
     const vector: number[] = [];
     let results = 0;
     for (let i = 0; i < n + 5; i++) {
       const q = query();
-      // The two settings in alternating order, so neither always comes second (warmer caches).
-      const timeOne = async (p: typeof pipeline) => {
+      // The settings in rotating order, so none always comes first (colder caches) or last.
+      for (let k = 0; k < settings.length; k++) {
+        const setting = settings[(i + k) % settings.length]!;
         const started = performance.now();
-        const outcome = await p.search({ query: q, depth: 1 });
-        return { outcome, ms: performance.now() - started };
-      };
-      const first = i % 2 === 0 ? await timeOne(pipeline) : await timeOne(pipelineOneThread);
-      const second = i % 2 === 0 ? await timeOne(pipelineOneThread) : await timeOne(pipeline);
-      const shipped = i % 2 === 0 ? first : second;
-      const oneThreadMs = (i % 2 === 0 ? second : first).ms;
-      const outcome = shipped.outcome;
-      const wholeMs = shipped.ms;
+        const outcome = await setting.pipeline.search({ query: q, depth: 1 });
+        const ms = performance.now() - started;
+        if (i < 5) continue;
+        whole.get(setting.name)!.push(ms);
+        if (setting.name === 'shipped') results += outcome.results.length;
+      }
+      // The stages alone, after the whole searches.
       let s = performance.now();
-      // The stages alone, after the whole search (so the model's vector of this query is fresh to nothing).
-      s = performance.now();
       await runtime.index.search(q, { limit: 30, perPageLimit: 3, filter: { excludeNavigation: true } });
       await runtime.index.searchPages(q, { limit: 20, filter: { excludeNavigation: true } });
       const ftsMs = performance.now() - s;
@@ -182,26 +186,26 @@ try {
       if (v) await vectors.search(v, { limit: 30, perPageLimit: 3 });
       const vectorMs = performance.now() - s;
       if (i < 5) continue;
-      whole.push(wholeMs);
-      wholeOneThread.push(oneThreadMs);
       fullText.push(ftsMs);
       vector.push(vectorMs);
-      results += outcome.results.length;
     }
+    const shipped = summarise(whole.get('shipped')!);
     const row = {
       name,
       queries: n,
       mean_results: round2(results / n),
-      whole_search_ms: summarise(whole),
-      whole_search_both_queries_on_main_thread_ms: summarise(wholeOneThread),
+      whole_search_ms: shipped,
+      whole_search_page_reader_only_ms: summarise(whole.get('page_reader_only')!),
+      whole_search_both_queries_on_main_thread_ms: summarise(whole.get('main_thread_only')!),
       full_text_ms: summarise(fullText),
       vector_search_ms: summarise(vector),
-      searches_per_s_one_connection: round2(1000 / summarise(whole).mean),
+      searches_per_s_one_connection: round2(1000 / shipped.mean),
       load_average: loadAverage(),
     };
     log(
       `${name}: whole search p50 ${row.whole_search_ms.p50} ms, p99 ${row.whole_search_ms.p99} ms ` +
-        `(both full-text queries on the main thread: p50 ${row.whole_search_both_queries_on_main_thread_ms.p50}); ` +
+        `(passages on the main thread: p50 ${row.whole_search_page_reader_only_ms.p50}; both full-text queries there: ` +
+        `p50 ${row.whole_search_both_queries_on_main_thread_ms.p50}); ` +
         `full text p50 ${row.full_text_ms.p50}, vectors p50 ${row.vector_search_ms.p50}`,
     );
     return row;

@@ -387,6 +387,13 @@ export const configSchema = z
          * passage query on the main one (two cores for one search).
          */
         parallel_page_ranking: z.boolean().default(true),
+        /**
+         * From this many passages on, the embedded FTS5 index ranks passages on two read-only connections in worker
+         * threads, each over half of the rows (the lists merge into the same ranking), so that the main thread stays
+         * free to send the vector search while bm25() runs over every match, and an idle core shares that work (at a
+         * million passages the full text is most of a search). 0 = never.
+         */
+        parallel_passage_ranking_above: z.number().int().min(0).default(100_000),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
         /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */

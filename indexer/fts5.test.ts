@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Fts5SearchIndex, toFts5Query } from './fts5.js';
+import { Fts5SearchIndex, readVarint, toFts5Query } from './fts5.js';
 import { searchIndexContract } from './search-index.contract.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-fts5-'));
@@ -28,6 +28,74 @@ searchIndexContract('sqlite-fts5 with a page reader', async () => {
   const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
   db.pragma('journal_mode = WAL');
   return new Fts5SearchIndex(db, { ownsHandle: true, pageReader: true, rankingCache: 100 });
+});
+
+// And with passages ranked by a worker-thread reader of their own (from the first row on).
+searchIndexContract('sqlite-fts5 with a passage reader', async () => {
+  const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
+  db.pragma('journal_mode = WAL');
+  return new Fts5SearchIndex(db, { ownsHandle: true, pageReader: true, passageReaderAbove: 1, rankingCache: 0 });
+});
+
+describe('readVarint', () => {
+  it('reads SQLite varints of one to nine bytes', () => {
+    expect(readVarint(Uint8Array.of(0x05))).toBe(5);
+    expect(readVarint(Uint8Array.of(0x81, 0x00))).toBe(128);
+    expect(readVarint(Uint8Array.of(0xbd, 0x84, 0x40, 0x99))).toBe(1_000_000);
+    expect(readVarint(Uint8Array.of(0x81, 0x81, 0x81, 0x81, 0x81, 0x81, 0x81, 0x81, 0x01))).toBe(2 ** 57 + 2 ** 50 + 2 ** 43 + 2 ** 36 + 2 ** 29 + 2 ** 22 + 2 ** 15 + 2 ** 8 + 1);
+    expect(readVarint(Uint8Array.of(0x81))).toBe(0);
+  });
+});
+
+describe('passage reader', () => {
+  const passage = (id: number, text: string) => ({ id, pageId: id, url: `http://a.test/${id}`, title: `P${id}`, headingPath: '', text });
+
+  it('ranks passages on its own connection from the row count given on: it sees committed rows only', async () => {
+    const file = path.join(dir, 'passage-reader.sqlite');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    const fromFive = new Fts5SearchIndex(db, { passageReaderAbove: 5 });
+    const fromThree = new Fts5SearchIndex(db, { passageReaderAbove: 3 });
+    const local = new Fts5SearchIndex(db);
+    await local.upsert([1, 2, 3, 4].map((id) => passage(id, `replication slot ${id}`)));
+    db.exec('BEGIN');
+    db.prepare(`INSERT INTO notary_fts (rowid, title, headings, body, facets, page_id, url, lang, nav, tkey) VALUES (9, 'S', '', 'uncommitted replication', 'langund zzpg9', 9, 'http://a.test/9', NULL, 0, NULL)`).run();
+    const ids = async (index: Fts5SearchIndex) => (await index.search('replication', { limit: 10 })).map((h) => h.id).sort((a, b) => a - b);
+    try {
+      // Four rows counted (FTS5 writes its row count at commit): the index ranks here and sees its own uncommitted row.
+      expect(await ids(fromFive)).toEqual([1, 2, 3, 4, 9]);
+      expect(await ids(local)).toEqual([1, 2, 3, 4, 9]);
+      // From three rows on the reader ranks, on a connection of its own: the uncommitted row is not there.
+      expect(await ids(fromThree)).toEqual([1, 2, 3, 4]);
+    } finally {
+      db.exec('ROLLBACK');
+    }
+    await fromFive.close();
+    await fromThree.close();
+    await local.close();
+    db.close();
+  });
+
+  it('ranks exactly as the calling connection does, the per-page cap and the window included', async () => {
+    const file = path.join(dir, 'passage-reader-equal.sqlite');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    const local = new Fts5SearchIndex(db);
+    const withReader = new Fts5SearchIndex(db, { passageReaderAbove: 1 });
+    const words = ['replication', 'slots', 'logical', 'standby', 'wal', 'archive', 'vacuum'];
+    await local.upsert(
+      Array.from({ length: 300 }, (_, i) => ({
+        ...passage(i + 1, Array.from({ length: 4 + (i % 9) }, (_, j) => words[(i * 7 + j * 3) % 7]).join(' ')),
+        pageId: Math.floor(i / 30) + 1,
+      })),
+    );
+    for (const [query, limit, perPageLimit] of [['replication', 10, 2], ['logical standby', 100, 3], ['wal archive slots vacuum', 40, 1]] as const) {
+      expect(await withReader.search(query, { limit, perPageLimit })).toEqual(await local.search(query, { limit, perPageLimit }));
+    }
+    await withReader.close();
+    await local.close();
+    db.close();
+  });
 });
 
 describe('toFts5Query', () => {

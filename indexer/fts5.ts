@@ -49,6 +49,12 @@ interface HitRow {
   score: number;
 }
 
+/** A passage's bm25 score (higher is better). */
+interface ScoredRow {
+  id: number;
+  score: number;
+}
+
 /** A match's rank: its passage, page and bm25 score (higher is better). */
 interface RankedRow {
   id: number;
@@ -131,6 +137,21 @@ function filteredMatch(query: string, filter: IndexFilter | undefined, columns: 
   return expr;
 }
 
+/**
+ * The first SQLite varint of `bytes` (big-endian groups of 7 bits, high bit set on all but the last; a ninth byte
+ * gives 8 bits), as FTS5 writes its record of row and token counts; 0 when `bytes` ends inside one.
+ */
+export function readVarint(bytes: Uint8Array): number {
+  let value = 0;
+  for (let i = 0; i < 9 && i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (i === 8) return value * 256 + byte;
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return value;
+  }
+  return 0;
+}
+
 /** URL path words ("/library/os.path.html" -> "library os path"), the page's own address as evidence. */
 export function pathWords(url: string): string {
   try {
@@ -209,6 +230,11 @@ export class Fts5SearchIndex implements SearchIndex {
   private readonly generationStmt: BetterSqlite3.Statement<[], string>;
   private readonly rankings: RankingCache;
   private reader: Fts5Reader | null = null;
+  /** Two readers of passages, each ranking half of the rowid range (made when the table first reaches the size). */
+  private passagesReaders: readonly Fts5Reader[] = [];
+  private readonly rowidRangeStmt: BetterSqlite3.Statement<[], { lo: number | null; hi: number | null }>;
+  /** FTS5's averages record of the passage table (its first varint is the row count). */
+  private readonly averagesStmt: BetterSqlite3.Statement<[], Buffer | undefined>;
   private readonly countStmt: BetterSqlite3.Statement<[]>;
   private readonly getManyStmt: BetterSqlite3.Statement<[string]>;
   private readonly upsertMany: (docs: readonly IndexDoc[]) => void;
@@ -229,6 +255,13 @@ export class Fts5SearchIndex implements SearchIndex {
        * that a search's page and passage queries run at once. Needs a database file; default off.
        */
       pageReader?: boolean;
+      /**
+       * From this many passages on, rank passages on two read-only connections in worker threads, each over half of
+       * the rowid range, so that the calling thread stays free while the costly bm25() of every match runs (a
+       * search's vector stage is sent from it meanwhile) and two cores share it. Needs a database file; 0 or absent =
+       * never.
+       */
+      passageReaderAbove?: number;
     } = {},
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -261,6 +294,8 @@ export class Fts5SearchIndex implements SearchIndex {
       `INSERT INTO ${PAGES} (rowid, title, headings, path, body, facets, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
+    this.averagesStmt = db.prepare<[], Buffer | undefined>(`SELECT block FROM ${TABLE}_data WHERE id = 1`).pluck();
+    this.rowidRangeStmt = db.prepare(`SELECT min(id) AS lo, max(id) AS hi FROM ${TABLE}_docsize`);
     this.getManyStmt = db.prepare(
       `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
@@ -329,7 +364,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const key = `passages\u0000${match}\u0000${limit}\u0000${perPage}\u0000${pageIds ? pageIds.join(',') : ''}`;
     const cached = this.rankings.get(key, this.generation());
     if (cached) return this.hitsOf(cached);
-    const ranked = this.rankPassages(match, limit, perPage, pageIds);
+    const ranked = await this.rankPassages(match, limit, perPage, pageIds);
     this.rankings.set(key, ranked);
     return this.hitsOf(ranked);
   }
@@ -339,7 +374,7 @@ export class Fts5SearchIndex implements SearchIndex {
     return this.rankings.capacity > 0 ? this.generationStmt.get() ?? '0' : '0';
   }
 
-  private rankPassages(match: string, limit: number, perPage: number, pageIds: readonly number[] | undefined): RankedRow[] {
+  private async rankPassages(match: string, limit: number, perPage: number, pageIds: readonly number[] | undefined): Promise<RankedRow[]> {
     const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
     const bm25 = `-bm25(${TABLE}, ${title}, ${headings}, ${body}, 0, 0, 0, 0, 0, 0)`;
     if (pageIds) {
@@ -360,11 +395,11 @@ export class Fts5SearchIndex implements SearchIndex {
     // Ranking reads no stored column: bm25() needs only the full-text index, so the best `window` matches by score
     // come first, then their pages (to keep `perPage` a page) and, for the few kept, their text. Reading every
     // match's columns, as one SELECT with a window function does, costs several times the ranking itself.
-    const top = this.statement('passages-top', () => `SELECT rowid AS id, ${bm25} AS score FROM ${TABLE} WHERE ${TABLE} MATCH ? ORDER BY score DESC, rowid LIMIT ?`);
     const pageOf = this.statement('passage-pages', () => `SELECT rowid AS id, page_id FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`);
+    const readers = this.passageReaders();
     let window = Math.max(TOP_WINDOW_MIN, limit * 2);
     for (;;) {
-      const ranked = top.all(match, window) as Array<{ id: number; score: number }>;
+      const ranked = await this.topPassages(readers, bm25, match, window);
       const pages = new Map((pageOf.all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ id: number; page_id: number }>).map((r) => [r.id, r.page_id]));
       const perPageCount = new Map<number, number>();
       const kept: RankedRow[] = [];
@@ -404,16 +439,7 @@ export class Fts5SearchIndex implements SearchIndex {
     if (!ranked) {
       const sql = `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
          FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`;
-      const reader = this.pageReader();
-      let rows: unknown[] | null = null;
-      if (reader) {
-        try {
-          rows = await reader.all(sql, [match, limit]);
-        } catch {
-          rows = null; // the worker failed: this connection ranks instead (and from now on)
-        }
-      }
-      ranked = (rows ?? this.statement('pages-top', () => sql).all(match, limit)) as Array<{ page_id: number; score: number }>;
+      ranked = (await this.rankOn(this.pageReader(), 'pages-top', sql, [match, limit])) as Array<{ page_id: number; score: number }>;
       this.rankings.set(key, ranked.map((r) => ({ id: r.page_id, page_id: r.page_id, score: r.score })));
     }
     if (ranked.length === 0) return [];
@@ -454,6 +480,42 @@ export class Fts5SearchIndex implements SearchIndex {
     }
   }
 
+  /**
+   * The best `window` passages by bm25. With readers, each ranks half of the rowid range at once and the two lists
+   * are merged: bm25() takes its statistics from the whole table whatever the range, so the scores, and the merged
+   * list, are those of one query over every row.
+   */
+  private async topPassages(readers: readonly Fts5Reader[], bm25: string, match: string, window: number): Promise<ScoredRow[]> {
+    const ranked = (range: string) => `SELECT rowid AS id, ${bm25} AS score FROM ${TABLE} WHERE ${TABLE} MATCH ?${range} ORDER BY score DESC, rowid LIMIT ?`;
+    const [low, high] = readers;
+    const { lo, hi } = this.rowidRangeStmt.get() ?? { lo: null, hi: null };
+    if (low && high && lo !== null && hi !== null && hi > lo) {
+      const middle = Math.floor((lo + hi) / 2);
+      try {
+        const halves = await Promise.all([
+          low.all(ranked(' AND rowid <= ?'), [match, middle, window]),
+          high.all(ranked(' AND rowid > ?'), [match, middle, window]),
+        ]);
+        return (halves.flat() as ScoredRow[]).sort((a, b) => b.score - a.score || a.id - b.id).slice(0, window);
+      } catch {
+        // a worker failed: this connection ranks instead (and from now on, the reader being no longer usable)
+      }
+    }
+    return (await this.rankOn(null, 'passages-top', ranked(''), [match, window])) as ScoredRow[];
+  }
+
+  /** Rows of a ranking query, run on `reader` when there is one, else (or when the worker failed) on this connection. */
+  private async rankOn(reader: Fts5Reader | null, key: string, sql: string, params: unknown[]): Promise<unknown[]> {
+    if (reader) {
+      try {
+        return await reader.all(sql, params);
+      } catch {
+        // the worker failed: this connection ranks instead (and from now on, since the reader is no longer usable)
+      }
+    }
+    return this.statement(key, () => sql).all(...params);
+  }
+
   /** The page reader when asked for and usable: made at first use, over this connection's database file. */
   private pageReader(): Fts5Reader | null {
     if (!this.options.pageReader) return null;
@@ -465,9 +527,31 @@ export class Fts5SearchIndex implements SearchIndex {
     return this.reader.usable ? this.reader : null;
   }
 
+  /**
+   * The passage readers when asked for, both usable, and the table holds at least `passageReaderAbove` rows (below
+   * that a query costs less than the trip to the workers saves); else none.
+   */
+  private passageReaders(): readonly Fts5Reader[] {
+    const above = this.options.passageReaderAbove ?? 0;
+    if (above <= 0) return [];
+    const file = this.db.name;
+    if (!file || file === ':memory:' || this.db.memory) return [];
+    if (this.passageCount() < above) return [];
+    if (this.passagesReaders.length === 0) this.passagesReaders = [new Fts5Reader(file), new Fts5Reader(file)];
+    return this.passagesReaders.every((reader) => reader.usable) ? this.passagesReaders : [];
+  }
+
+  /** Rows in the passage table, from FTS5's averages record (one small read; 0 when it cannot be read). */
+  private passageCount(): number {
+    const block = this.averagesStmt.get();
+    return block ? readVarint(block) : 0;
+  }
+
   async close(): Promise<void> {
     await this.reader?.close();
     this.reader = null;
+    await Promise.all(this.passagesReaders.map((reader) => reader.close()));
+    this.passagesReaders = [];
     if (this.options.ownsHandle && this.db.open) this.db.close();
   }
 }

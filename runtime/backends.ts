@@ -49,7 +49,11 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
   switch (config.indexer.backend) {
     case 'sqlite-fts5': {
       // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
-      const fts5Options = { rankingCache: config.search.ranking_cache, pageReader: config.search.parallel_page_ranking };
+      const fts5Options = {
+        rankingCache: config.search.ranking_cache,
+        pageReader: config.search.parallel_page_ranking,
+        passageReaderAbove: config.search.parallel_passage_ranking_above,
+      };
       const index = storage.sqlite
         ? new Fts5SearchIndex(storage.sqlite, fts5Options)
         : new Fts5SearchIndex(new BetterSqlite3(path.join(config.data_dir, 'index.sqlite')), { ownsHandle: true, ...fts5Options });
