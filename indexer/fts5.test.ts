@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Fts5SearchIndex, readVarint, toFts5Query } from './fts5.js';
+import { Fts5SearchIndex, PASSAGE_ROWID_RANGE_SQL, readVarint, toFts5Query } from './fts5.js';
 import { searchIndexContract } from './search-index.contract.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-fts5-'));
@@ -73,6 +73,18 @@ describe('passage reader', () => {
     await fromFive.close();
     await fromThree.close();
     await local.close();
+    db.close();
+  });
+
+  it('finds the rowid range of the passages without reading every row', async () => {
+    const db = new BetterSqlite3(':memory:');
+    const index = new Fts5SearchIndex(db);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${PASSAGE_ROWID_RANGE_SQL}`).all() as Array<{ detail: string }>).map((row) => row.detail);
+    expect(plan.filter((detail) => detail.startsWith('SCAN notary_fts'))).toEqual([]);
+    expect(plan.filter((detail) => detail.startsWith('SEARCH notary_fts_docsize'))).toHaveLength(2);
+    await index.upsert([passage(7, 'seven'), passage(3, 'three'), passage(12, 'twelve')]);
+    expect(db.prepare(PASSAGE_ROWID_RANGE_SQL).get()).toEqual({ lo: 3, hi: 12 });
+    await index.close();
     db.close();
   });
 
