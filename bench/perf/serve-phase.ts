@@ -109,6 +109,24 @@ async function startServe(repoRoot: string, configFile: string, dataDir: string,
   };
 }
 
+/**
+ * Queries for runs where none may repeat: `base` without duplicates, then each of them with a content word of
+ * another query added, twice over (two other queries), so that a few thousand known-item queries last for several
+ * runs of a server answering hundreds a second.
+ */
+export function distinctQueries(base: readonly string[]): string[] {
+  const unique = [...new Set(base.map((q) => q.trim()).filter((q) => q.length > 0))];
+  const lastWord = (q: string) => q.split(/\s+/).filter((w) => /^\p{L}{4,}$/u.test(w)).at(-1);
+  const out = new Set(unique);
+  for (const stride of [7, 13]) {
+    unique.forEach((q, i) => {
+      const word = lastWord(unique[(i * stride + 1) % unique.length]!);
+      if (word && !q.split(/\s+/).includes(word)) out.add(`${q} ${word}`);
+    });
+  }
+  return [...out];
+}
+
 async function load(url: string, key: string, queries: readonly string[], connections: number, durationS: number): Promise<autocannon.Result> {
   let next = 0;
   return autocannon({
@@ -233,8 +251,8 @@ export async function servePhase(options: {
     });
     const key = keyOut.trim().split('\n').pop() ?? '';
     const loadRows: LoadRow[] = [];
-    const distinct = options.queries;
     const rotating = options.queries.slice(0, 200);
+    const distinct = distinctQueries(options.queries.slice(200));
     for (const setting of SERVE_SETTINGS) {
       const file = path.join(options.dataDir, `bench-serve-${setting.workers}-${setting.queryVectorCache}.json`);
       mkdirSync(path.dirname(file), { recursive: true });
@@ -251,15 +269,18 @@ export async function servePhase(options: {
       );
       note(`serve phase: ${setting.name}`);
       const server = await startServe(options.repoRoot, file, options.dataDir, setting.workers);
+      // Where the next run with distinct queries starts in their list: each run takes queries this server never had.
+      let unused = 0;
       try {
         await load(server.url, key, rotating, 2, 3); // warm-up: caches, JIT, connections
         for (const kind of ['rotating', 'distinct'] as const) {
           if (kind === 'distinct' && setting.queryVectorCache === 0 && setting.rankingCache === 0) continue; // the same as rotating without caches
           for (const connections of options.connections) {
             const before = loadAverage();
-            // Distinct queries: a fresh slice of the pool for each run, never searched before by this server.
-            const pool = kind === 'rotating' ? rotating : distinct.slice(200);
+            // Distinct queries: a fresh slice of the list for each run, never searched before by this server.
+            const pool = kind === 'rotating' ? rotating : distinct.slice(unused);
             const result = await load(server.url, key, pool, connections, options.durationS);
+            if (kind === 'distinct') unused += result.requests.total;
             const r: LoadRow = {
               setting: setting.name,
               workers: setting.workers,
