@@ -3,7 +3,7 @@ import { distinctQueries } from './serve-phase.js';
 
 describe('distinctQueries', () => {
   it('keeps each query once, then adds variants with a word of another query, none repeating', () => {
-    const base = ['create index', 'vacuum full', 'create index', 'logical replication slots', 'pg_dump archive format', 'window functions'];
+    const base = ['create index', 'vacuum full', '::', 'create index', 'logical replication slots', 'pg_dump archive format', 'window functions'];
     const out = distinctQueries(base);
     expect(new Set(out).size).toBe(out.length);
     expect(out.slice(0, 5)).toEqual(['create index', 'vacuum full', 'logical replication slots', 'pg_dump archive format', 'window functions']);
