@@ -494,7 +494,8 @@ export class Fts5SearchIndex implements SearchIndex {
   private async topPassages(readers: readonly Fts5Reader[], bm25: string, match: string, window: number): Promise<ScoredRow[]> {
     const ranked = (range: string) => `SELECT rowid AS id, ${bm25} AS score FROM ${TABLE} WHERE ${TABLE} MATCH ?${range} ORDER BY score DESC, rowid LIMIT ?`;
     const [low, high] = readers;
-    const { lo, hi } = this.rowidRangeStmt.get() ?? { lo: null, hi: null };
+    // The rowid range is read only when there are readers to split it between (not on every small search).
+    const { lo, hi } = (low && high ? this.rowidRangeStmt.get() : undefined) ?? { lo: null, hi: null };
     if (low && high && lo !== null && hi !== null && hi > lo) {
       const middle = Math.floor((lo + hi) / 2);
       try {
