@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fileAvailable, sharedDir } from '../test/support/components.js';
 import { comparableText, contentWords, identifiers, queryTerms, stem, terms, words } from './text.js';
 
 describe('text analysis', () => {
@@ -32,5 +35,18 @@ describe('text analysis', () => {
 
   it('compares strings without case and punctuation', () => {
     expect(comparableText('  VACUUM — Garbage-collect ')).toBe('vacuum garbage collect');
+  });
+});
+
+const cranfield = path.join(sharedDir, 'eval', 'retrieval', 'cranfield', 'cran.all.1400');
+
+describe.runIf(fileAvailable('Cranfield collection', cranfield))('stems and first letters', () => {
+  // Snippets skip stemming words whose first letter begins no query term: that holds only while a stem keeps its
+  // word's first letter.
+  it("keeps every word's first letter, over the Cranfield collection's words and Porter's edge cases", () => {
+    const vocabulary = new Set([...words(readFileSync(cranfield, 'utf8')), 'yes', 'yield', 'ies', 'sses', 'eed', 'ying', 'yyy', 'élèves', 'über']);
+    expect(vocabulary.size).toBeGreaterThan(5000);
+    const changed = [...vocabulary].filter((word) => stem(word)[0] !== word[0]);
+    expect(changed).toEqual([]);
   });
 });

@@ -1,6 +1,8 @@
 import { STOPWORDS, foldCase, stem } from '../core/text.js';
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/** WORD within printable ASCII, where the letters, numbers and marks are [a-z0-9] once lower-cased. */
+const ASCII_WORD = /[a-z0-9]+/g;
 /** Any character but printable ASCII (the text has its whitespace collapsed to spaces already). */
 const NON_ASCII = /[^ -~]/;
 
@@ -19,12 +21,16 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   const clean = text.replace(/\s+/gu, ' ').trim();
   if (clean.length <= maxChars) return clean;
   const terms = queryTerms(query);
+  // A stem begins with its word's first letter (Porter rewrites endings only): a word whose first letter begins no
+  // query term cannot match one, and is not stemmed. Most words of a passage are skipped so.
+  const initials = new Set([...terms].map((term) => term[0]));
   const words: Array<{ start: number; end: number; hit: string | null }> = [];
   // ASCII text folds by lower-casing, which keeps every offset: fold it once instead of word by word.
   const ascii = !NON_ASCII.test(clean);
-  for (const m of (ascii ? clean.toLowerCase() : clean).matchAll(WORD)) {
-    const key = stem(ascii ? m[0] : foldCase(m[0]));
-    words.push({ start: m.index, end: m.index + m[0].length, hit: terms.has(key) ? key : null });
+  for (const m of ascii ? clean.toLowerCase().matchAll(ASCII_WORD) : clean.matchAll(WORD)) {
+    const word = ascii ? m[0] : foldCase(m[0]);
+    const key = initials.has(word[0]) ? stem(word) : null;
+    words.push({ start: m.index, end: m.index + m[0].length, hit: key !== null && terms.has(key) ? key : null });
   }
   let bestStart = 0;
   let bestScore = -1;
