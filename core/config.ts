@@ -361,6 +361,12 @@ export const configSchema = z
          * 50,000 the exact scan is already a few milliseconds. NOTARY_EMBEDDING_ANN_ABOVE overrides.
          */
         ann_above: z.number().int().min(0).default(50_000),
+        /**
+         * Save the HNSW graph beside the database (`<sqlite file>.hnsw/`; with PostgreSQL `<data_dir>/vector-graphs/`)
+         * after each build and after enough changes, and load it at start-up instead of building again (minutes at
+         * a million vectors). An in-memory database never saves. NOTARY_EMBEDDING_ANN_PERSIST overrides.
+         */
+        ann_persist: z.boolean().default(true),
       })
       .prefault({}),
     search: z
@@ -612,6 +618,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },
   { env: 'NOTARY_EMBEDDING_PRECISION', path: ['embeddings', 'precision'], kind: 'string' },
   { env: 'NOTARY_EMBEDDING_ANN_ABOVE', path: ['embeddings', 'ann_above'], kind: 'int' },
+  { env: 'NOTARY_EMBEDDING_ANN_PERSIST', path: ['embeddings', 'ann_persist'], kind: 'bool' },
   { env: 'NOTARY_QUERY_REWRITER_URL', path: ['search', 'query_rewriter', 'url'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },

@@ -16,10 +16,32 @@ export interface AnnGraphOptions {
 
 export type AnnGraphState = 'empty' | 'building' | 'ready' | 'failed';
 
+/** A graph file as written by `save`: what `load` checks before trusting it. */
+export interface AnnGraphFile {
+  file: string;
+  bytes: number;
+  sha256: string;
+  /** Vectors in the graph. */
+  size: number;
+}
+
+/** Tombstone bookkeeping (see `worthRebuilding`), kept with a saved graph so that it survives a restart. */
+export interface AnnGraphWear {
+  sizeAtBuild: number;
+  changedSinceBuild: number;
+}
+
 type Pending = { resolve: (reply: AnnReply & { ok: true }) => void; reject: (error: Error) => void };
 
 /** Share of the graph that may be replaced or removed since its build before a fresh build is worth its cost. */
 const REBUILD_AFTER_CHANGED_SHARE = 0.25;
+
+/** The options that shape the graph itself (a saved graph must match them), defaults filled in. */
+export function graphShape(options: Pick<AnnGraphOptions, 'connectivity' | 'expansionAdd'> = {}): { connectivity: number; expansionAdd: number } {
+  // A million calibrated synthetic vectors (bench/ann.ts --corpus calibrated): connectivity 16 and efConstruction
+  // 40 gave recall@10 0.751 in a 183 s build; 32 and 128 gave 0.983 in 489 s, search 1.7 ms either way.
+  return { connectivity: options.connectivity ?? 32, expansionAdd: options.expansionAdd ?? 128 };
+}
 
 function keysOf(ids: ArrayLike<number>, count = ids.length): BigUint64Array<ArrayBuffer> {
   const keys = new BigUint64Array(count);
@@ -46,14 +68,13 @@ export class AnnGraph {
   private changedSinceBuild = 0;
   /** Milliseconds the last full build took in the worker. */
   lastBuildMs = 0;
+  /** Milliseconds the last load from a file took in the worker (hash check included). */
+  lastLoadMs = 0;
 
   constructor(readonly options: AnnGraphOptions) {
     const config: AnnWorkerConfig = {
       dimensions: options.dimensions,
-      // A million calibrated synthetic vectors (bench/ann.ts --corpus calibrated): connectivity 16 and efConstruction
-      // 40 gave recall@10 0.751 in a 183 s build; 32 and 128 gave 0.983 in 489 s, search 1.7 ms either way.
-      connectivity: options.connectivity ?? 32,
-      expansionAdd: options.expansionAdd ?? 128,
+      ...graphShape(options),
       expansionSearch: options.expansionSearch ?? 128,
       buildThreads: options.buildThreads ?? 0,
     };
@@ -114,6 +135,35 @@ export class AnnGraph {
     } finally {
       this.building--;
     }
+  }
+
+  get wear(): AnnGraphWear {
+    return { sizeAtBuild: this.sizeAtBuild, changedSinceBuild: this.changedSinceBuild };
+  }
+
+  /**
+   * Replaces the graph with one saved by `save`, after checking the file's length and SHA-256 against `saved`.
+   * Rejects when the file is missing, differs or does not load; the graph is empty then until the next build.
+   */
+  async load(saved: AnnGraphFile, wear: AnnGraphWear): Promise<void> {
+    this.building++;
+    const changedBefore = this.changedSinceBuild;
+    try {
+      const reply = await this.request({ id: this.nextId++, op: 'load', ...saved });
+      this.built = true;
+      this.sizeAtBuild = wear.sizeAtBuild;
+      // Changes requested after the load (the diff to the current cache) are applied to the loaded graph.
+      this.changedSinceBuild = wear.changedSinceBuild + (this.changedSinceBuild - changedBefore);
+      this.lastLoadMs = reply.ms ?? 0;
+    } finally {
+      this.building--;
+    }
+  }
+
+  /** Writes the graph, as it stands after every request made before this one, to `file` (atomically). */
+  async save(file: string): Promise<AnnGraphFile> {
+    const reply = await this.request({ id: this.nextId++, op: 'save', file });
+    return { file, bytes: reply.bytes ?? 0, sha256: reply.sha256 ?? '', size: reply.size };
   }
 
   /** Inserts or replaces; `vectors` holds ids.length rows. */

@@ -1,4 +1,5 @@
-import { AnnGraph, type AnnGraphOptions, type AnnGraphState } from './ann-graph.js';
+import { AnnGraph, graphShape, type AnnGraphOptions, type AnnGraphState, type AnnGraphWear } from './ann-graph.js';
+import { AnnGraphStore, type SavedAnnGraph, type VectorSample, type VersionedIds } from './ann-store.js';
 import type { VectorHit } from './vector-index.js';
 
 /** What SqlVectorIndex keeps in memory (its VectorCache): row i is matrix[i*d..), with its id, page and write seq. */
@@ -24,12 +25,71 @@ export interface ApproximateSearchOptions {
   graph?: Omit<AnnGraphOptions, 'dimensions'>;
   /** Candidates asked of the graph at least (it searches with at least this breadth); default 100. */
   minCandidates?: number;
+  /**
+   * Keep the graph in `directory` between runs (indexer/ann-store.ts): the first graph is loaded from there when
+   * its manifest matches `model`, the dimensions and the graph options, and saved after each build and after
+   * enough changes. Absent: the graph lives in memory only.
+   */
+  persist?: { directory: string; model: string };
 }
 
 /** Candidates asked of the graph at least, and the most before giving up on it for an exact scan. */
 const MIN_CANDIDATES = 100;
 const MAX_CANDIDATES = 20_000;
+/** Share of the graph changed since its last save after which it is saved again (a restart applies the rest as a diff). */
+const SAVE_AFTER_CHANGED_SHARE = 0.05;
+/** Share of the collection changed (replaced, added, removed) above which a diff costs more than a fresh build. */
+const REBUILD_ABOVE_CHANGED_SHARE = 0.25;
+/** Rows whose exact vectors are kept with a saved graph to tell it from one of another database. */
+const SAMPLE_ROWS = 16;
+/** Rows of `next` that are new or rewritten since `previous`, and the ids of `previous` that `next` no longer holds. */
+function changesSince(previous: VersionedIds, next: CachedVectors): { changed: number[]; removed: number[] } {
+  const kept = new Uint8Array(next.size);
+  const changed: number[] = [];
+  const removed: number[] = [];
+  for (let row = 0; row < previous.size; row++) {
+    const id = previous.ids[row]!;
+    const at = next.position.get(id);
+    if (at === undefined) {
+      removed.push(id);
+      continue;
+    }
+    kept[at] = 1;
+    if (next.seqs[at] !== previous.seqs[row]) changed.push(at);
+  }
+  for (let row = 0; row < next.size; row++) if (kept[row] === 0) changed.push(row);
+  return { changed, removed };
+}
 
+function sampleOf(cache: CachedVectors): VectorSample {
+  const d = cache.dimensions;
+  const size = Math.min(SAMPLE_ROWS, cache.size);
+  const ids = new Float64Array(size);
+  const seqs = new Float64Array(size);
+  const vectors = new Float32Array(size * d);
+  for (let i = 0; i < size; i++) {
+    const row = Math.floor((i * cache.size) / size);
+    ids[i] = cache.ids[row]!;
+    seqs[i] = cache.seqs[row]!;
+    vectors.set(cache.matrix.subarray(row * d, row * d + d), i * d);
+  }
+  return { size, ids, seqs, vectors };
+}
+
+/** Why a saved sample shows the graph was built from other vectors than `cache` holds, or null when it agrees. */
+function sampleDisagrees(sample: VectorSample, cache: CachedVectors): string | null {
+  const d = cache.dimensions;
+  let compared = 0;
+  for (let i = 0; i < sample.size; i++) {
+    const row = cache.position.get(sample.ids[i]!);
+    if (row === undefined || cache.seqs[row] !== sample.seqs[i]) continue;
+    compared++;
+    for (let j = 0; j < d; j++) {
+      if (cache.matrix[row * d + j] !== sample.vectors[i * d + j]) return `passage ${sample.ids[i]} has another vector under the same write seq`;
+    }
+  }
+  return sample.size > 0 && compared === 0 ? 'none of the sampled vectors is left to compare' : null;
+}
 
 function dot(matrix: Float32Array, row: number, query: Float32Array): number {
   const d = query.length;
@@ -51,16 +111,43 @@ export class ApproximateSearch {
   private building: Promise<void> | null = null;
   /** The cache object the graph mirrors (changes to any other cache cannot be applied as a diff). */
   private mirrors: CachedVectors | null = null;
+  /** Where the graph is saved between runs; null: memory only. */
+  readonly store: AnnGraphStore | null;
+  /** Whether the first graph was looked for in the store yet (only the first graph of a run is loaded). */
+  private looked = false;
+  /** The saved manifest is being read: changes reach the graph as one diff once it is loaded, not one by one. */
+  private restoring = false;
+  private saving: Promise<void> | null = null;
+  private changesSinceSave = 0;
+  /** The graph file this process saved last (removed once a newer one is named by the manifest). */
+  private savedFile: string | null = null;
   /** Searches the graph answered (the rest fell back to the exact scan). */
   answered = 0;
+  /** Full builds started, graphs loaded from the store, and saves finished (tests, benchmarks, status). */
+  builds = 0;
+  restores = 0;
+  saves = 0;
+  /** Why the last look in the store did not give a graph, or null when it did (or there was no look). */
+  restoreSkipped: string | null = null;
   /** Candidates asked of the graph at least: more costs time, finds more of the exact top hits (benchmarks tune it). */
   minCandidates: number;
 
   constructor(readonly options: ApproximateSearchOptions) {
     this.minCandidates = options.minCandidates ?? MIN_CANDIDATES;
+    const persist = options.persist;
+    this.store = persist
+      ? new AnnGraphStore(persist.directory, {
+          model: persist.model,
+          dimensions: options.dimensions,
+          metric: 'cos',
+          quantization: 'i8',
+          ...graphShape(options.graph),
+        })
+      : null;
   }
 
   get state(): AnnGraphState | 'off' {
+    if (this.restoring) return 'building';
     return this.graph ? this.graph.state : 'off';
   }
 
@@ -68,10 +155,11 @@ export class ApproximateSearch {
     return this.options.above > 0 && cache.size >= this.options.above;
   }
 
-  private startBuild(cache: CachedVectors): void {
-    this.graph ??= new AnnGraph({ dimensions: this.options.dimensions, ...this.options.graph });
-    this.mirrors = cache;
-    const building = this.graph.build(cache.ids, cache.matrix, cache.size);
+  private newGraph(): AnnGraph {
+    return new AnnGraph({ dimensions: this.options.dimensions, ...this.options.graph });
+  }
+
+  private track(building: Promise<void>): void {
     this.building = building;
     building.then(
       () => {
@@ -81,57 +169,168 @@ export class ApproximateSearch {
     );
   }
 
-  private async dropGraph(): Promise<void> {
+  /** The first graph of a run comes from the store when it holds a fitting one; later ones are built. */
+  private startGraph(cache: CachedVectors): void {
+    if (this.store && !this.looked) this.startRestore(cache, this.store);
+    else this.startBuild(cache);
+  }
+
+  private startBuild(cache: CachedVectors): void {
+    this.graph ??= this.newGraph();
+    this.mirrors = cache;
+    this.builds++;
+    this.track(this.graph.build(cache.ids, cache.matrix, cache.size));
+    this.save(cache, { sizeAtBuild: cache.size, changedSinceBuild: 0 });
+  }
+
+  private startRestore(cache: CachedVectors, store: AnnGraphStore): void {
+    this.looked = true;
+    const graph = this.newGraph();
+    this.graph = graph;
+    this.mirrors = cache;
+    this.restoring = true;
+    this.track(
+      (async () => {
+        const found = await store.read().catch((error: unknown) => ({ ignored: `unreadable manifest: ${String(error)}` }));
+        this.restoring = false;
+        if (this.graph !== graph) return; // dropped meanwhile
+        // Changes made while the manifest was read are in the cache the graph mirrors now: the diff covers them.
+        const current = this.mirrors!;
+        const ignored = 'ignored' in found ? found.ignored : this.unfit(found.saved, current);
+        if (ignored !== null || !('saved' in found)) {
+          this.restoreSkipped = ignored;
+          this.startBuild(current);
+          return;
+        }
+        const { changed, removed } = changesSince(found.saved.vectors, current);
+        const loading = graph.load(found.saved.graph, found.saved.wear);
+        this.postChanges(graph, current, changed, removed);
+        try {
+          await loading;
+        } catch (error) {
+          this.restoreSkipped = error instanceof Error ? error.message : String(error);
+          if (this.graph === graph) this.startBuild(this.mirrors!);
+          return;
+        }
+        this.restores++;
+        this.restoreSkipped = null;
+        this.savedFile = found.saved.graph.file;
+        this.changesSinceSave = changed.length + removed.length;
+        this.saveIfWorn();
+      })(),
+    );
+  }
+
+  /** Why a saved graph cannot stand in for a build of `cache`, or null when it can. */
+  private unfit(saved: SavedAnnGraph, cache: CachedVectors): string | null {
+    const disagreement = sampleDisagrees(saved.sample, cache);
+    if (disagreement) return `saved graph is of other vectors: ${disagreement}`;
+    const { changed, removed } = changesSince(saved.vectors, cache);
+    const changes = changed.length + removed.length;
+    if (changes > REBUILD_ABOVE_CHANGED_SHARE * cache.size) return `${changes} vectors changed since the graph was saved: a build is cheaper`;
+    return null;
+  }
+
+  /** Sends the rows `changed` of `cache` and the `removed` ids to the graph (applied in order, not awaited). */
+  private postChanges(graph: AnnGraph, cache: CachedVectors, changed: readonly number[], removed: readonly number[]): void {
+    const d = this.options.dimensions;
+    const vectors = new Float32Array(changed.length * d);
+    changed.forEach((row, i) => vectors.set(cache.matrix.subarray(row * d, row * d + d), i * d));
+    // A failure leaves the graph 'failed': searches scan exactly and the next reload builds a new one.
+    graph.remove(removed).catch(() => undefined);
+    graph.upsert(changed.map((row) => cache.ids[row]!), vectors).catch(() => undefined);
+  }
+
+  /**
+   * Saves the graph as it will be once every request made so far is applied — which is `cache`, the cache it
+   * mirrors. The worker writes the graph file; the manifest follows, saves in the order they were asked for.
+   * (A manifest behind its graph would be harmless: a restart re-applies what it lacks.)
+   */
+  private save(cache: CachedVectors, wear: AnnGraphWear): void {
+    const store = this.store;
+    const graph = this.graph;
+    if (!store || !graph) return;
+    const vectors: VersionedIds = { size: cache.size, ids: cache.ids.slice(0, cache.size), seqs: cache.seqs.slice(0, cache.size) };
+    const sample = sampleOf(cache);
+    this.changesSinceSave = 0;
+    const file = store.nextGraphFile();
+    const written = graph.save(file);
+    const previous = this.saving ?? Promise.resolve();
+    const saving = previous.then(async () => {
+      try {
+        await store.write({ graph: await written, wear, vectors, sample }, this.savedFile);
+        this.savedFile = file;
+        this.saves++;
+      } catch {
+        // Not fatal: the graph keeps serving, and the next start builds if no saved graph fits.
+        await store.discard(file);
+      }
+    });
+    this.saving = saving;
+    void saving.then(() => {
+      if (this.saving === saving) this.saving = null;
+    });
+  }
+
+  private saveIfWorn(): void {
+    const graph = this.graph;
+    const cache = this.mirrors;
+    if (!this.store || !graph || !cache || this.restoring || this.saving) return;
+    if (this.changesSinceSave > SAVE_AFTER_CHANGED_SHARE * Math.max(cache.size, 1000)) this.save(cache, graph.wear);
+  }
+
+  /** Closes the graph; `forget` also removes its saved files (the collection fell below `above`). */
+  private async dropGraph(forget: boolean): Promise<void> {
     const graph = this.graph;
     this.graph = null;
     this.mirrors = null;
     this.building = null;
+    this.restoring = false;
     await graph?.close();
+    await this.saving;
+    if (forget && this.store) {
+      await this.store.remove().catch(() => undefined);
+      this.savedFile = null;
+    }
   }
 
   /** `next` replaced `previous` as the cache (a reload after writes this process did not make, or the first load). */
   async reloaded(previous: CachedVectors | null, next: CachedVectors): Promise<void> {
     if (!this.enabledFor(next)) {
-      if (this.graph) await this.dropGraph();
+      // A collection below the threshold has no graph, in memory or saved.
+      if (this.graph || (this.store && !this.looked)) await this.dropGraph(true);
+      this.looked = true;
+      return;
+    }
+    if (this.restoring) {
+      this.mirrors = next;
       return;
     }
     const graph = this.graph;
     if (!graph || graph.state === 'failed' || previous === null || previous !== this.mirrors) {
-      if (graph?.state === 'failed') await this.dropGraph();
-      this.startBuild(next);
+      if (graph?.state === 'failed') await this.dropGraph(false);
+      if (this.graph) this.startBuild(next);
+      else this.startGraph(next);
       return;
     }
-    const changed: number[] = [];
-    for (let row = 0; row < next.size; row++) {
-      const id = next.ids[row]!;
-      const before = previous.position.get(id);
-      if (before === undefined || previous.seqs[before] !== next.seqs[row]) changed.push(row);
-    }
-    const removed: number[] = [];
-    for (let row = 0; row < previous.size; row++) {
-      const id = previous.ids[row]!;
-      if (!next.position.has(id)) removed.push(id);
-    }
-    if (graph.worthRebuilding || changed.length + removed.length > 0.25 * next.size) {
+    const { changed, removed } = changesSince(previous, next);
+    if (graph.worthRebuilding || changed.length + removed.length > REBUILD_ABOVE_CHANGED_SHARE * next.size) {
       this.startBuild(next);
       return;
     }
     this.mirrors = next;
-    const d = this.options.dimensions;
-    const vectors = new Float32Array(changed.length * d);
-    changed.forEach((row, i) => vectors.set(next.matrix.subarray(row * d, row * d + d), i * d));
-    // Not awaited: requests are applied in order before any later search; a failure leaves the graph 'failed'.
-    graph.remove(removed).catch(() => undefined);
-    graph.upsert(changed.map((row) => next.ids[row]!), vectors).catch(() => undefined);
+    this.postChanges(graph, next, changed, removed);
+    this.changesSinceSave += changed.length + removed.length;
+    this.saveIfWorn();
   }
 
   /** These ids were written into `cache` in place (it is the cache the graph mirrors when a graph exists). */
   upserted(cache: CachedVectors, ids: readonly number[]): void {
     if (!this.graph) {
-      if (this.enabledFor(cache)) this.startBuild(cache);
+      if (this.enabledFor(cache)) this.startGraph(cache);
       return;
     }
-    if (cache !== this.mirrors) return;
+    if (cache !== this.mirrors || this.restoring) return;
     const d = this.options.dimensions;
     const vectors = new Float32Array(ids.length * d);
     ids.forEach((id, i) => {
@@ -139,14 +338,18 @@ export class ApproximateSearch {
       if (row !== undefined) vectors.set(cache.matrix.subarray(row * d, row * d + d), i * d);
     });
     this.graph.upsert(ids, vectors).catch(() => undefined);
+    this.changesSinceSave += ids.length;
     if (this.graph.worthRebuilding) this.startBuild(cache);
+    else this.saveIfWorn();
   }
 
   /** These ids were removed from the cache in place. */
   removed(cache: CachedVectors, ids: readonly number[]): void {
-    if (!this.graph || cache !== this.mirrors) return;
+    if (!this.graph || cache !== this.mirrors || this.restoring) return;
     this.graph.remove(ids).catch(() => undefined);
+    this.changesSinceSave += ids.length;
     if (this.graph.worthRebuilding) this.startBuild(cache);
+    else this.saveIfWorn();
   }
 
   /**
@@ -157,9 +360,11 @@ export class ApproximateSearch {
   async search(cache: CachedVectors, query: Float32Array, limit: number, perPage: number): Promise<VectorHit[] | null> {
     const graph = this.graph;
     if (!graph || !this.enabledFor(cache) || cache !== this.mirrors) return null;
-    if (this.building) {
+    if (this.building || this.saving) {
+      // A save holds the worker for a while (seconds at a million vectors): the exact scan answers meanwhile.
       if (!this.options.waitForBuild) return null;
-      await this.building.catch(() => undefined);
+      while (this.building) await this.building.catch(() => undefined);
+      if (this.graph !== graph) return null;
     }
     if (graph.state !== 'ready') return null;
     let k = Math.min(cache.size, Math.max(this.minCandidates, limit * (Number.isFinite(perPage) ? 8 : 4)));
@@ -211,12 +416,19 @@ export class ApproximateSearch {
     return this.graph?.state === 'ready' ? this.graph.lastBuildMs : null;
   }
 
-  /** Resolves when no build is running (tests and benchmarks). */
+  /** Resolves when no build, load or save is running (tests and benchmarks). */
   async settled(): Promise<void> {
-    while (this.building) await this.building.catch(() => undefined);
+    while (this.building || this.saving) {
+      await this.building?.catch(() => undefined);
+      await this.saving;
+    }
   }
 
+  /** Saves a ready graph changed since its last save (not one still building: that would hold up the close). */
   async close(): Promise<void> {
-    await this.dropGraph();
+    const graph = this.graph;
+    if (graph?.state === 'ready' && !this.building && this.mirrors && this.changesSinceSave > 0) this.save(this.mirrors, graph.wear);
+    if (!this.building) await this.saving;
+    await this.dropGraph(false);
   }
 }

@@ -11,8 +11,11 @@ export interface SqlVectorIndexOptions {
   /** Embedding model name; rows written by another model (or with other dimensions) are stale to this index. */
   model: string;
   dimensions: number;
-  /** Approximate search (HNSW) from `above` vectors on (indexer/ann-search.ts); absent or above 0: exact only. */
-  ann?: Omit<ApproximateSearchOptions, 'dimensions'>;
+  /**
+   * Approximate search (HNSW) from `above` vectors on (indexer/ann-search.ts); absent or above 0: exact only.
+   * `directory`: the graph of this model is saved there and loaded at the next start instead of built.
+   */
+  ann?: Omit<ApproximateSearchOptions, 'dimensions' | 'persist'> & { directory?: string };
 }
 
 /** Rows per INSERT and ids per IN list: well under SQLite's and PostgreSQL's bound-parameter limits. */
@@ -230,7 +233,11 @@ export class SqlVectorIndex implements VectorIndex {
     this.countsChanges = storage.dialect === 'sqlite';
     this.model = options.model;
     this.dimensions = options.dimensions;
-    this.approximate = options.ann && options.ann.above > 0 ? new ApproximateSearch({ ...options.ann, dimensions: options.dimensions }) : null;
+    const { directory, ...ann } = options.ann ?? { above: 0 };
+    this.approximate =
+      ann.above > 0
+        ? new ApproximateSearch({ ...ann, dimensions: options.dimensions, ...(directory ? { persist: { directory, model: options.model } } : {}) })
+        : null;
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {

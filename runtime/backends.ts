@@ -43,9 +43,16 @@ export function meilisearchConnection(config: NotaryConfig): MeilisearchConnecti
   });
 }
 
+/** HNSW settings of the SQL vector store: its graph is saved beside the SQLite file (PostgreSQL: in data_dir). */
+export function sqlVectorAnn(config: NotaryConfig, storage: Storage): { above: number; directory?: string } {
+  const above = config.embeddings.ann_above;
+  if (!config.embeddings.ann_persist || storage.file === ':memory:') return { above };
+  return { above, directory: storage.file ? `${storage.file}.hnsw` : path.join(config.data_dir, 'vector-graphs') };
+}
+
 export async function openIndexBackend(config: NotaryConfig, storage: Storage): Promise<IndexBackend> {
   const sqlVectors = async (options: { model: string; dimensions: number }) =>
-    new SqlVectorIndex(storage, { ...options, ann: { above: config.embeddings.ann_above } });
+    new SqlVectorIndex(storage, { ...options, ann: sqlVectorAnn(config, storage) });
   switch (config.indexer.backend) {
     case 'sqlite-fts5': {
       // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.

@@ -1,6 +1,7 @@
 import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
+import { sqlVectorAnn } from './backends.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { resolveModelFiles } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
@@ -78,7 +79,7 @@ export async function openDense(
   const rerankerModel =
     reranker === model ? embedder.model : reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder' ? (await reranker.embedder()).model : null;
   const vectorOptions = { model: embedder.model, dimensions: embedder.dimensions };
-  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: { above: cfg.embeddings.ann_above } });
+  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: sqlVectorAnn(cfg, storage) });
   options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) in ${index.name} beside the full-text index`);
   return {
     dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },
