@@ -1,7 +1,11 @@
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClusteredCorpus, recallAtK } from '../bench/perf/synthetic-vectors.js';
 import { AnnGraph } from './ann-graph.js';
 import { ApproximateSearch, type CachedVectors } from './ann-search.js';
+import { AnnGraphStore } from './ann-store.js';
 
 const D = 32;
 
@@ -42,6 +46,17 @@ function rowsFor(n: number, seq = 1, offset = 0) {
   });
 }
 
+/** Another process's writes: passage 7 moved onto a far-away direction (returned), 9 deleted, 50 passages added. */
+function writtenElsewhere(before: ReturnType<typeof rowsFor>): { far: Float32Array; after: ReturnType<typeof rowsFor> } {
+  const far = new Float32Array(D);
+  far[0] = -1;
+  const after = before
+    .filter((r) => r.id !== 9)
+    .map((r) => (r.id === 7 ? { ...r, seq: 2, vector: far } : r))
+    .concat(rowsFor(50, 2, before.length));
+  return { far, after };
+}
+
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const o of open.splice(0)) await o.close();
@@ -79,13 +94,7 @@ describe('ApproximateSearch', () => {
     open.push(ann);
     await ann.reloaded(null, first);
     await ann.settled();
-    // Another process: moves passage 7 onto a far-away direction, deletes passage 9, adds 50 new passages.
-    const far = new Float32Array(D);
-    far[0] = -1;
-    const after = before
-      .filter((r) => r.id !== 9)
-      .map((r) => (r.id === 7 ? { ...r, seq: 2, vector: far } : r))
-      .concat(rowsFor(50, 2, 2000));
+    const { far, after } = writtenElsewhere(before);
     const second = cacheOf(after);
     await ann.reloaded(first, second);
     expect(ann.state).toBe('ready'); // applied as a diff, not rebuilt
@@ -161,5 +170,182 @@ describe('AnnGraph', () => {
     await graph.close();
     expect(graph.state).toBe('failed');
     await expect(graph.search(new Float32Array([1, 0, 0, 0]), 1)).rejects.toMatchObject({ code: 'internal_error' });
+  });
+});
+
+describe('ApproximateSearch with a saved graph', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  function tempDir(): string {
+    const d = mkdtempSync(path.join(tmpdir(), 'notary-ann-persist-'));
+    dirs.push(d);
+    return d;
+  }
+  function persisted(directory: string, model = 'm', graph: { connectivity?: number } = {}): ApproximateSearch {
+    const ann = new ApproximateSearch({ dimensions: D, above: 100, waitForBuild: true, persist: { directory, model }, graph });
+    open.push(ann);
+    return ann;
+  }
+  const queries = Array.from({ length: 20 }, (_, q) => corpus.query(q, 600));
+  /** The ids each query finds, and the searches the graph answered. */
+  async function answers(ann: ApproximateSearch, cache: CachedVectors): Promise<number[][]> {
+    const out: number[][] = [];
+    for (const query of queries) out.push((await ann.search(cache, query, 10, Infinity))?.map((h) => h.id) ?? []);
+    return out;
+  }
+  /** Builds and saves a graph of `rows`; returns its answers to `queries`. */
+  async function savedOnce(directory: string, rows: ReturnType<typeof rowsFor>): Promise<number[][]> {
+    const ann = persisted(directory);
+    const cache = cacheOf(rows);
+    await ann.reloaded(null, cache);
+    await ann.settled();
+    expect(ann).toMatchObject({ builds: 1, restores: 0, saves: 1 });
+    const found = await answers(ann, cache);
+    await ann.close();
+    return found;
+  }
+
+  it('loads a saved graph without building and answers as the graph did before the restart', async () => {
+    const directory = tempDir();
+    const rows = rowsFor(600);
+    const beforeRestart = await savedOnce(directory, rows);
+    expect(readdirSync(directory).sort()).toEqual([expect.stringMatching(/^vectors-[0-9a-f]{16}-[0-9a-f]{12}\.usearch$/), expect.stringMatching(/^vectors-[0-9a-f]{16}\.manifest$/)]);
+
+    const cache = cacheOf(rows);
+    const ann = persisted(directory);
+    await ann.reloaded(null, cache);
+    await ann.settled();
+    expect(ann).toMatchObject({ builds: 0, restores: 1, saves: 0, restoreSkipped: null, state: 'ready' });
+    // The same graph: the same answers as before the restart, as good as the exact scan's.
+    const afterRestart = await answers(ann, cache);
+    expect(ann.answered).toBe(20);
+    expect(afterRestart).toEqual(beforeRestart);
+    expect(recallAtK(queries.map((q) => exactTop(cache, q, 10)), afterRestart, 10)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('applies vectors written elsewhere between the save and the load as a diff', async () => {
+    const directory = tempDir();
+    const before = rowsFor(2000);
+    await savedOnce(directory, before);
+    const { far, after } = writtenElsewhere(before); // while this process was down
+    const cache = cacheOf(after);
+    const ann = new ApproximateSearch({ dimensions: D, above: 100, waitForBuild: true, persist: { directory, model: 'm' } });
+    open.push(ann);
+    await ann.reloaded(null, cache);
+    await ann.settled();
+    expect(ann).toMatchObject({ builds: 0, restores: 1 });
+    expect((await ann.search(cache, far, 1, Infinity))?.[0]).toMatchObject({ id: 7, score: expect.closeTo(1, 6) });
+    for (const added of after.slice(-50)) {
+      expect((await ann.search(cache, new Float32Array(added.vector), 1, Infinity))?.[0]?.id).toBe(added.id);
+    }
+    // Saved again with the diff once closed: the next start has nothing left to apply.
+    await ann.close();
+    const saved = await ann.store!.read();
+    expect('saved' in saved && saved.saved.vectors.size).toBe(after.length);
+  });
+
+  it('ignores a saved graph of another model or other graph options, and of another database, and builds', async () => {
+    const directory = tempDir();
+    const rows = rowsFor(600);
+    await savedOnce(directory, rows);
+    const options = persisted(directory, 'm', { connectivity: 16 });
+    await options.reloaded(null, cacheOf(rows));
+    await options.settled();
+    expect(options).toMatchObject({ builds: 1, restores: 0 });
+    expect(options.restoreSkipped).toMatch(/connectivity 32, expected 16/);
+    await options.close(); // saved over the first: model m now has a connectivity-16 graph
+
+    const other = persisted(directory, 'other');
+    copyFileSync(options.store!.manifestFile, other.store!.manifestFile);
+    await other.reloaded(null, cacheOf(rows));
+    await other.settled();
+    expect(other.restoreSkipped).toMatch(/model "m", expected "other"/);
+    expect(other).toMatchObject({ builds: 1, restores: 0 });
+
+    const dimensions = new AnnGraphStore(directory, { ...options.store!.identity, dimensions: D * 2 });
+    copyFileSync(options.store!.manifestFile, dimensions.manifestFile);
+    expect(await dimensions.read()).toEqual({ ignored: `saved graph built with dimensions ${D}, expected ${D * 2}` });
+
+    // Same ids and write seqs, other vectors (another database): the sampled vectors tell.
+    const foreign = persisted(directory, 'm', { connectivity: 16 });
+    const shifted = rows.map((r, i) => ({ ...r, vector: rows[(i + 1) % rows.length]!.vector }));
+    await foreign.reloaded(null, cacheOf(shifted));
+    await foreign.settled();
+    expect(foreign.restoreSkipped).toMatch(/other vectors: passage \d+ has another vector under the same write seq/);
+    expect(foreign).toMatchObject({ builds: 1, restores: 0 });
+  });
+
+  it('builds when the graph file is truncated or corrupt, or the manifest is cut short', async () => {
+    const directory = tempDir();
+    const rows = rowsFor(600);
+    await savedOnce(directory, rows);
+    const store = new AnnGraphStore(directory, { model: 'm', dimensions: D, metric: 'cos', quantization: 'i8', connectivity: 32, expansionAdd: 128 });
+    const found = await store.read();
+    if (!('saved' in found)) throw new Error(found.ignored);
+    const graphFile = found.saved.graph.file;
+    const good = readFileSync(graphFile);
+    const manifest = readFileSync(store.manifestFile);
+
+    const damaged: Array<[string, () => void, RegExp]> = [
+      ['truncated graph', () => writeFileSync(graphFile, good.subarray(0, good.length >> 1)), /is not the graph its manifest describes/],
+      ['corrupt graph', () => writeFileSync(graphFile, Buffer.from(good).fill(0x55, 4096, 4200)), /is not the graph its manifest describes/],
+      ['missing graph', () => rmSync(graphFile), /ENOENT/],
+      ['truncated manifest', () => writeFileSync(store.manifestFile, manifest.subarray(0, manifest.length - 8)), /manifest has \d+ bytes, expected \d+/],
+    ];
+    for (const [what, damage, reason] of damaged) {
+      writeFileSync(graphFile, good);
+      writeFileSync(store.manifestFile, manifest);
+      damage();
+      const cache = cacheOf(rows);
+      const ann = persisted(directory);
+      await ann.reloaded(null, cache);
+      await ann.settled();
+      expect({ what, skipped: ann.restoreSkipped, builds: ann.builds, restores: ann.restores }).toEqual({ what, skipped: expect.stringMatching(reason), builds: 1, restores: 0 });
+      expect(recallAtK(queries.map((q) => exactTop(cache, q, 10)), await answers(ann, cache), 10)).toBeGreaterThanOrEqual(0.95);
+      await ann.close();
+    }
+  });
+
+  it('never shows a graph file under its final name before it is complete', async () => {
+    const directory = tempDir();
+    const cache = cacheOf(rowsFor(20_000));
+    const ann = persisted(directory);
+    await ann.reloaded(null, cache);
+    // Once the build and the save are posted (after the look for a manifest), the worker builds, then saves while
+    // this thread watches the folder; the manifest follows on this thread.
+    while (ann.builds === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    const sizes = new Map<string, Set<number>>();
+    const until = Date.now() + 50_000;
+    let seenAt = 0;
+    while (Date.now() < until && (seenAt === 0 || Date.now() - seenAt < 200)) {
+      for (const name of readdirSync(directory)) {
+        if (!name.endsWith('.usearch')) continue;
+        const size = statSync(path.join(directory, name), { throwIfNoEntry: false })?.size;
+        if (size === undefined) continue;
+        seenAt ||= Date.now();
+        sizes.set(name, (sizes.get(name) ?? new Set()).add(size));
+      }
+    }
+    await ann.settled();
+    expect(ann.saves).toBe(1);
+    const [name, seen] = [...sizes][0]!;
+    expect({ name, sizes: [...seen] }).toEqual({ name, sizes: [statSync(path.join(directory, name)).size] });
+    expect(readdirSync(directory).filter((n) => n.includes('.tmp-'))).toEqual([]);
+  }, 60_000);
+
+  it('removes the saved graph when the collection falls below the threshold', async () => {
+    const directory = tempDir();
+    const rows = rowsFor(600);
+    await savedOnce(directory, rows);
+    const ann = persisted(directory);
+    const cache = cacheOf(rows);
+    await ann.reloaded(null, cache);
+    await ann.settled();
+    expect(ann.restores).toBe(1);
+    await ann.reloaded(cache, cacheOf(rows.slice(0, 50)));
+    expect(ann.state).toBe('off');
+    expect(readdirSync(directory)).toEqual([]);
   });
 });
