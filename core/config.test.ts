@@ -99,6 +99,11 @@ describe('loadConfig: embeddings.ann_above', () => {
     expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: 'many' }, overrides: { data_dir: dataDir() } })).toThrow(/NOTARY_EMBEDDING_ANN_ABOVE/);
     expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_ABOVE: '-1' }, overrides: { data_dir: dataDir() } })).toThrow(/ann_above/);
   });
+  it('saves the graph by default; NOTARY_EMBEDDING_ANN_PERSIST=false turns that off, and a non-boolean is refused', () => {
+    expect(loadConfig({ env: {}, overrides: { data_dir: dataDir() } }).embeddings.ann_persist).toBe(true);
+    expect(loadConfig({ env: { NOTARY_EMBEDDING_ANN_PERSIST: 'false' }, overrides: { data_dir: dataDir() } }).embeddings.ann_persist).toBe(false);
+    expect(() => loadConfig({ env: { NOTARY_EMBEDDING_ANN_PERSIST: 'maybe' }, overrides: { data_dir: dataDir() } })).toThrow(/NOTARY_EMBEDDING_ANN_PERSIST/);
+  });
 });
 
 describe('modelRunners: reranker.workers and reranker.threads', () => {

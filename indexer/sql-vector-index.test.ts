@@ -9,6 +9,7 @@ import { PageStore } from '../storage/pages.js';
 import { decodeVector, encodeVector, SqlVectorIndex } from './sql-vector-index.js';
 import { vectorHarness } from '../test/support/vector-harness.js';
 import { vectorIndexContract } from './vector-index.contract.js';
+import { ClusteredCorpus, seedPassageRows } from '../bench/perf/synthetic-vectors.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-vectors-'));
 let pgServer: TestPostgres | undefined;
@@ -196,6 +197,53 @@ describe.each([
     });
     await expect(index.delete([Number.NaN])).rejects.toMatchObject({ code: 'invalid_request' });
     await index.close();
+    await storage.close();
+  });
+});
+
+describe('SqlVectorIndex with a saved HNSW graph', () => {
+  it('saves after a build, after enough changes and on close; the next instance loads it and applies what others wrote meanwhile', async () => {
+    const file = path.join(dir, `saved-graph-${counter++}.sqlite`);
+    const storage = openSqlite(file);
+    await migrateToLatest(storage);
+    seedPassageRows(storage.sqlite!, 600, 10);
+    const d = 16;
+    const corpus = new ClusteredCorpus({ dimensions: d, clusters: 20, spread: 1, querySpread: 0.6, seed: 5 });
+    const vectorOf = (i: number) => {
+      const v = new Float32Array(d);
+      corpus.passage(i, v);
+      return v;
+    };
+    /** Passages from..to-1 (ids from+1..), with the vectors of passages from+shift.. */
+    const items = (from: number, to: number, shift = 0) =>
+      Array.from({ length: to - from }, (_, i) => ({ id: from + i + 1, pageId: Math.floor((from + i) / 10) + 1, vector: vectorOf(from + i + shift) }));
+    const ann = { above: 100, waitForBuild: true, directory: `${file}.hnsw` };
+
+    const first = new SqlVectorIndex(storage, { model: 'm', dimensions: d, ann });
+    await first.upsert(items(0, 500));
+    expect(await first.search(vectorOf(3), { limit: 1 })).toMatchObject([{ id: 4 }]);
+    await first.approximate!.settled();
+    expect(first.approximate).toMatchObject({ builds: 1, restores: 0, saves: 1, restoreSkipped: 'no saved graph' });
+    await first.upsert(items(0, 60, 1000)); // rewritten in place: past 5% of max(size, 1000), which saves again
+    await first.approximate!.settled();
+    expect(first.approximate!.saves).toBe(2);
+    await first.upsert(items(60, 65, 1000)); // too few to save now: saved on close
+    await first.close();
+    expect(first.approximate!.saves).toBe(3);
+
+    // Another process, while none serves: adds 100 passages and deletes 3.
+    const writer = new SqlVectorIndex(storage, { model: 'm', dimensions: d });
+    await writer.upsert(items(500, 600));
+    await writer.delete([70, 71, 72]);
+    await writer.close();
+
+    const second = new SqlVectorIndex(storage, { model: 'm', dimensions: d, ann });
+    expect(await second.search(vectorOf(1062), { limit: 1 })).toMatchObject([{ id: 63, score: expect.closeTo(1, 5) }]); // saved on close
+    expect(second.approximate).toMatchObject({ builds: 0, restores: 1, answered: 1 });
+    for (const id of [501, 550, 600]) expect((await second.search(vectorOf(id - 1), { limit: 1 }))[0]?.id).toBe(id);
+    expect((await second.search(vectorOf(70), { limit: 3 })).map((h) => h.id)).not.toContain(71);
+    expect(second.approximate!.answered).toBe(5);
+    await second.close();
     await storage.close();
   });
 });

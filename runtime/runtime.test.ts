@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../core/config.js';
+import { openSqlite } from '../storage/db.js';
+import { sqlVectorAnn } from './backends.js';
 import { Runtime } from './runtime.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-runtime-'));
@@ -30,5 +32,19 @@ describe('Runtime.open', () => {
     expect(messages.some((m) => m.includes('new layout'))).toBe(true);
     expect((await second.index.search('checkpoints', { limit: 5 })).map((h) => h.id)).toEqual([7]);
     await second.close();
+  });
+});
+
+describe('sqlVectorAnn', () => {
+  it('saves the HNSW graph beside the SQLite file, never for an in-memory database, and not when turned off', async () => {
+    const config = configSchema.parse({ data_dir: dir, embeddings: { ann_above: 1000 } });
+    const file = path.join(dir, 'ann.sqlite');
+    const storage = openSqlite(file);
+    const memory = openSqlite(':memory:');
+    expect(sqlVectorAnn(config, storage)).toEqual({ above: 1000, directory: `${file}.hnsw` });
+    expect(sqlVectorAnn(config, memory)).toEqual({ above: 1000 });
+    expect(sqlVectorAnn({ ...config, embeddings: { ...config.embeddings, ann_persist: false } }, storage)).toEqual({ above: 1000 });
+    await storage.close();
+    await memory.close();
   });
 });
