@@ -91,6 +91,14 @@ function sampleDisagrees(sample: VectorSample, cache: CachedVectors): string | n
   return sample.size > 0 && compared === 0 ? 'none of the sampled vectors is left to compare' : null;
 }
 
+/** Why a saved graph cannot stand in for a build of `cache`, `changes` vectors on, or null when it can. */
+function unfit(saved: SavedAnnGraph, cache: CachedVectors, changes: number): string | null {
+  const disagreement = sampleDisagrees(saved.sample, cache);
+  if (disagreement) return `saved graph is of other vectors: ${disagreement}`;
+  if (changes > REBUILD_ABOVE_CHANGED_SHARE * cache.size) return `${changes} vectors changed since the graph was saved: a build is cheaper`;
+  return null;
+}
+
 function dot(matrix: Float32Array, row: number, query: Float32Array): number {
   const d = query.length;
   const base = row * d;
@@ -189,46 +197,38 @@ export class ApproximateSearch {
     this.graph = graph;
     this.mirrors = cache;
     this.restoring = true;
-    this.track(
-      (async () => {
-        const found = await store.read().catch((error: unknown) => ({ ignored: `unreadable manifest: ${String(error)}` }));
-        this.restoring = false;
-        if (this.graph !== graph) return; // dropped meanwhile
-        // Changes made while the manifest was read are in the cache the graph mirrors now: the diff covers them.
-        const current = this.mirrors!;
-        const ignored = 'ignored' in found ? found.ignored : this.unfit(found.saved, current);
-        if (ignored !== null || !('saved' in found)) {
-          this.restoreSkipped = ignored;
-          this.startBuild(current);
-          return;
-        }
-        const { changed, removed } = changesSince(found.saved.vectors, current);
-        const loading = graph.load(found.saved.graph, found.saved.wear);
-        this.postChanges(graph, current, changed, removed);
-        try {
-          await loading;
-        } catch (error) {
-          this.restoreSkipped = error instanceof Error ? error.message : String(error);
-          if (this.graph === graph) this.startBuild(this.mirrors!);
-          return;
-        }
-        this.restores++;
-        this.restoreSkipped = null;
-        this.savedFile = found.saved.graph.file;
-        this.changesSinceSave = changed.length + removed.length;
-        this.saveIfWorn();
-      })(),
-    );
+    this.track(this.restore(graph, store));
   }
 
-  /** Why a saved graph cannot stand in for a build of `cache`, or null when it can. */
-  private unfit(saved: SavedAnnGraph, cache: CachedVectors): string | null {
-    const disagreement = sampleDisagrees(saved.sample, cache);
-    if (disagreement) return `saved graph is of other vectors: ${disagreement}`;
-    const { changed, removed } = changesSince(saved.vectors, cache);
-    const changes = changed.length + removed.length;
-    if (changes > REBUILD_ABOVE_CHANGED_SHARE * cache.size) return `${changes} vectors changed since the graph was saved: a build is cheaper`;
-    return null;
+  private async restore(graph: AnnGraph, store: AnnGraphStore): Promise<void> {
+    const found = await store.read().catch((error: unknown) => ({ ignored: `unreadable manifest: ${String(error)}` }));
+    this.restoring = false;
+    if (this.graph !== graph) return; // dropped meanwhile
+    // Changes made while the manifest was read are in the cache the graph mirrors now: the diff covers them.
+    const current = this.mirrors!;
+    if ('ignored' in found) return this.buildInstead(found.ignored, current);
+    const { saved } = found;
+    const { changed, removed } = changesSince(saved.vectors, current);
+    const ignored = unfit(saved, current, changed.length + removed.length);
+    if (ignored) return this.buildInstead(ignored, current);
+    const loading = graph.load(saved.graph, saved.wear);
+    this.postChanges(graph, current, changed, removed);
+    try {
+      await loading;
+    } catch (error) {
+      if (this.graph === graph) this.buildInstead(error instanceof Error ? error.message : String(error), this.mirrors!);
+      return;
+    }
+    this.restores++;
+    this.restoreSkipped = null;
+    this.savedFile = saved.graph.file;
+    this.changesSinceSave = changed.length + removed.length;
+    this.saveIfWorn();
+  }
+
+  private buildInstead(reason: string, cache: CachedVectors): void {
+    this.restoreSkipped = reason;
+    this.startBuild(cache);
   }
 
   /** Sends the rows `changed` of `cache` and the `removed` ids to the graph (applied in order, not awaited). */
