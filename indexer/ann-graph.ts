@@ -68,8 +68,9 @@ export class AnnGraph {
   private changedSinceBuild = 0;
   /** Milliseconds the last full build took in the worker. */
   lastBuildMs = 0;
-  /** Milliseconds the last load from a file took in the worker (hash check included). */
+  /** Milliseconds the last load from a file took in the worker (hash check included), and the last save. */
   lastLoadMs = 0;
+  lastSaveMs = 0;
 
   constructor(readonly options: AnnGraphOptions) {
     const config: AnnWorkerConfig = {
@@ -163,6 +164,7 @@ export class AnnGraph {
   /** Writes the graph, as it stands after every request made before this one, to `file` (atomically). */
   async save(file: string): Promise<AnnGraphFile> {
     const reply = await this.request({ id: this.nextId++, op: 'save', file });
+    this.lastSaveMs = reply.ms ?? 0;
     return { file, bytes: reply.bytes ?? 0, sha256: reply.sha256 ?? '', size: reply.size };
   }
 

@@ -416,6 +416,16 @@ export class ApproximateSearch {
     return this.graph?.state === 'ready' ? this.graph.lastBuildMs : null;
   }
 
+  /** Milliseconds the last load of a saved graph took in the worker (SHA-256 check included), once one finished. */
+  get lastLoadMs(): number | null {
+    return this.restores > 0 && this.graph?.state === 'ready' ? this.graph.lastLoadMs : null;
+  }
+
+  /** Milliseconds the worker took to write the graph file (SHA-256 and sync included) at its last save. */
+  get lastSaveMs(): number | null {
+    return this.saves > 0 && this.graph ? this.graph.lastSaveMs : null;
+  }
+
   /** Resolves when no build, load or save is running (tests and benchmarks). */
   async settled(): Promise<void> {
     while (this.building || this.saving) {
