@@ -141,7 +141,7 @@ try {
   // The first build, saved: what a process pays once.
   const storage = openSqlite(file);
   const first = new SqlVectorIndex(storage, { model: MODEL, dimensions: d, ann: ann(graphDirectory) });
-  let t = performance.now();
+  const t = performance.now();
   await first.search(queries[0]!, { limit: 10 });
   const firstBuildMs = performance.now() - t;
   await first.approximate!.settled();
