@@ -42,6 +42,7 @@ const SAVE_AFTER_CHANGED_SHARE = 0.05;
 const REBUILD_ABOVE_CHANGED_SHARE = 0.25;
 /** Rows whose exact vectors are kept with a saved graph to tell it from one of another database. */
 const SAMPLE_ROWS = 16;
+
 /** Rows of `next` that are new or rewritten since `previous`, and the ids of `previous` that `next` no longer holds. */
 function changesSince(previous: VersionedIds, next: CachedVectors): { changed: number[]; removed: number[] } {
   const kept = new Uint8Array(next.size);
@@ -76,19 +77,21 @@ function sampleOf(cache: CachedVectors): VectorSample {
   return { size, ids, seqs, vectors };
 }
 
-/** Why a saved sample shows the graph was built from other vectors than `cache` holds, or null when it agrees. */
+/**
+ * Why a saved sample shows the graph was built from other vectors than `cache` holds, or null when it agrees. Rows
+ * rewritten since the save are not compared: the diff replaces them, and a cache whose rows all differ from the
+ * graph's (id, seq) pairs is more than the diff takes anyway.
+ */
 function sampleDisagrees(sample: VectorSample, cache: CachedVectors): string | null {
   const d = cache.dimensions;
-  let compared = 0;
   for (let i = 0; i < sample.size; i++) {
     const row = cache.position.get(sample.ids[i]!);
     if (row === undefined || cache.seqs[row] !== sample.seqs[i]) continue;
-    compared++;
     for (let j = 0; j < d; j++) {
       if (cache.matrix[row * d + j] !== sample.vectors[i * d + j]) return `passage ${sample.ids[i]} has another vector under the same write seq`;
     }
   }
-  return sample.size > 0 && compared === 0 ? 'none of the sampled vectors is left to compare' : null;
+  return null;
 }
 
 /** Why a saved graph cannot stand in for a build of `cache`, `changes` vectors on, or null when it can. */
@@ -413,7 +416,7 @@ export class ApproximateSearch {
 
   /** Milliseconds the last full build took, once one finished. */
   get lastBuildMs(): number | null {
-    return this.graph?.state === 'ready' ? this.graph.lastBuildMs : null;
+    return this.builds > 0 && this.graph?.state === 'ready' ? this.graph.lastBuildMs : null;
   }
 
   /** Milliseconds the last load of a saved graph took in the worker (SHA-256 check included), once one finished. */
