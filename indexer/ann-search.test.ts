@@ -246,6 +246,17 @@ describe('ApproximateSearch with a saved graph', () => {
     expect('saved' in saved && saved.saved.vectors.size).toBe(after.length);
   });
 
+  it('loads a saved graph whose sampled rows were all rewritten since (same vectors, new seqs): the diff covers them', async () => {
+    const directory = tempDir();
+    const rows = rowsFor(1600);
+    await savedOnce(directory, rows);
+    const rewritten = rows.map((r, i) => (i % 100 === 0 ? { ...r, seq: 2 } : r)); // rows 0, 100, ...: every sampled row
+    const ann = persisted(directory);
+    await ann.reloaded(null, cacheOf(rewritten));
+    await ann.settled();
+    expect(ann).toMatchObject({ builds: 0, restores: 1, restoreSkipped: null });
+  });
+
   it('ignores a saved graph of another model or other graph options, and of another database, and builds', async () => {
     const directory = tempDir();
     const rows = rowsFor(600);
