@@ -99,6 +99,15 @@ export class Postings {
   }
 
   /**
+   * Whether rank() gives these phrases SQL's ranking: not when a phrase holds a facet token. Where a row holds that
+   * token in its facets, FTS5 (SQLite 3.54) scores the row 0 in a MATCH with a column filter, AND and NOT, though the
+   * row has other words of the query; SQL ranks such queries, as it always has.
+   */
+  ranks(phrases: readonly (readonly string[])[]): boolean {
+    return !phrases.some((tokens) => tokens.some((token) => this.facetIds.has(token)));
+  }
+
+  /**
    * The best `want` matching rows, best first (ties by rowid). `phrases`: the query's phrases, each as its tokens, in
    * the order of the MATCH expression; `weights`: bm25's weight of each column by index.
    */
@@ -300,7 +309,10 @@ const FEW_ROWS = 1024;
 const MAX_FACET_MARKS = 64;
 
 export interface MemoryRankingOptions {
-  /** Whether a caller waits for a build under way (tests) instead of being told to rank in SQL meanwhile. */
+  /**
+   * Whether a caller waits for a build under way instead of being told to rank in SQL meanwhile, and a build follows
+   * every write at once (tests).
+   */
   waitForBuild?: boolean;
 }
 
@@ -311,7 +323,8 @@ export interface MemoryRankingOptions {
  * of the time), so a crawl writing all along does not keep a core busy rebuilding.
  */
 export class MemoryRanking {
-  private postings: Postings | null = null;
+  /** The latest copy built (of whichever generation). */
+  postings: Postings | null = null;
   private building: Promise<void> | null = null;
   private worker: Worker | null = null;
   private lastStart = -Infinity;
@@ -329,7 +342,8 @@ export class MemoryRanking {
   /** The postings of `generation`, or null (a build is started when none is under way and enough time has passed). */
   async current(generation: string): Promise<Postings | null> {
     if (this.postings?.generation === generation) return this.postings;
-    if (!this.building && !this.closed && performance.now() - this.lastStart >= Math.max(MIN_REBUILD_MS, 10 * this.lastMs)) this.startBuild();
+    const interval = this.options.waitForBuild ? 0 : Math.max(MIN_REBUILD_MS, 10 * this.lastMs);
+    if (!this.building && !this.closed && performance.now() - this.lastStart >= interval) this.startBuild();
     if (this.options.waitForBuild && this.building) {
       await this.building;
       if (this.postings?.generation === generation) return this.postings;

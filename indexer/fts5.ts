@@ -298,7 +298,7 @@ export class Fts5SearchIndex implements SearchIndex {
        * absent = never.
        */
       memoryRankingUpTo?: number;
-      /** Searches wait for a memory build under way instead of ranking in SQL meanwhile (tests). */
+      /** Searches wait for a memory build under way, and each write is followed by a build at once (tests). */
       waitForMemoryRanking?: boolean;
     } = {},
   ) {
@@ -557,6 +557,13 @@ export class Fts5SearchIndex implements SearchIndex {
     return this.statement(key, () => sql).all(...params);
   }
 
+  /** Builds and rankings of the in-memory copies (null when options.memoryRankingUpTo is off or not reached yet). */
+  memoryRankingCounts(): { passages: MemoryRanking['counts']; pages: MemoryRanking['counts']; bytes: number } | null {
+    if (!this.memory) return null;
+    const bytes = (this.memory.passages.postings?.bytes ?? 0) + (this.memory.pages.postings?.bytes ?? 0);
+    return { passages: { ...this.memory.passages.counts }, pages: { ...this.memory.pages.counts }, bytes };
+  }
+
   /** The memory rankings when asked for and the passage table holds at most memoryRankingUpTo rows; else null. */
   private memoryRankings(): { passages: MemoryRanking; pages: MemoryRanking; tokenizer: Fts5Tokenizer } | null {
     const upTo = this.options.memoryRankingUpTo ?? 0;
@@ -599,9 +606,9 @@ export class Fts5SearchIndex implements SearchIndex {
     const memory = this.memoryRankings();
     const postings = memory ? await memory.passages.current(this.generationStmt.get() ?? '0') : null;
     const planned = memory && postings ? this.memoryQuery(memory.tokenizer, query, filter) : null;
-    if (!memory || !postings || !planned) return null;
-    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+    if (!memory || !postings || !planned || !postings.ranks(planned.phrases)) return null;
     memory.passages.answered();
+    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
     // As in SQL: the best `window` rows, the window growing while the per-page cap leaves fewer than `limit`.
     let window = perPage >= limit ? limit : Math.max(TOP_WINDOW_MIN, limit * 2);
     for (;;) {
@@ -616,7 +623,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const memory = this.memoryRankings();
     const postings = memory ? await memory.pages.current(this.generationStmt.get() ?? '0') : null;
     const planned = memory && postings ? this.memoryQuery(memory.tokenizer, query, filter) : null;
-    if (!memory || !postings || !planned) return null;
+    if (!memory || !postings || !planned || !postings.ranks(planned.phrases)) return null;
     const ranked = postings.rank(planned.phrases, [w.title, w.headings, w.path, w.body, 0, 0, 0, 0, 0], planned.facets, limit);
     memory.pages.answered();
     return ranked.map((row) => ({ page_id: row.id, score: row.score }));
