@@ -226,6 +226,19 @@ describe('Fts5Tokenizer', () => {
     expect(tokenizer.tokens('')).toEqual([]);
     tokenizer.close();
   });
+
+  it('takes a lower-case ASCII text ending in a digit as its own token, as the table does', () => {
+    const shortcut = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`);
+    const table = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`, { shortcut: false });
+    const texts = ['zzpg1', 'zzpg123456789', 'v14', '9', 'sses9', 'ies1', 'relational2', 'runnings3', 'y7', `${'a'.repeat(62)}1`];
+    for (const text of texts) expect(shortcut.tokens(text), text).toEqual(table.tokens(text));
+    expect(table.tokens('zzpg12')).toEqual(['zzpg12']);
+    // Without a digit at the end Porter applies: no shortcut.
+    expect(shortcut.tokens('zzpgs')).toEqual(table.tokens('zzpgs'));
+    expect(shortcut.tokens('running')).toEqual(['run']);
+    shortcut.close();
+    table.close();
+  });
 });
 
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {

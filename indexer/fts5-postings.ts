@@ -30,7 +30,14 @@ export class Fts5Tokenizer {
   private readonly clear: BetterSqlite3.Statement<[]>;
   private readonly cache = new Map<string, readonly string[]>();
 
-  constructor(tokenize: string, private readonly capacity = 10_000) {
+  /**
+   * `shortcut`: a text of lower-case ASCII letters and digits that ends in a digit (a page token, "v14") is its own
+   * token without asking the table: unicode61 keeps it one token, and no Porter rule ends in a digit.
+   */
+  constructor(
+    tokenize: string,
+    private readonly options: { shortcut?: boolean; capacity?: number } = {},
+  ) {
     this.db = new BetterSqlite3(':memory:');
     this.db.exec(`CREATE VIRTUAL TABLE tok USING fts5(x, ${tokenize}); CREATE VIRTUAL TABLE tokv USING fts5vocab(tok, instance);`);
     this.insert = this.db.prepare('INSERT INTO tok (rowid, x) VALUES (1, ?)');
@@ -39,12 +46,13 @@ export class Fts5Tokenizer {
   }
 
   tokens(text: string): readonly string[] {
+    if ((this.options.shortcut ?? true) && OWN_TOKEN.test(text)) return [text];
     const cached = this.cache.get(text);
     if (cached) return cached;
     this.insert.run(text);
     const tokens = this.read.all();
     this.clear.run();
-    if (this.cache.size >= this.capacity) this.cache.clear();
+    if (this.cache.size >= (this.options.capacity ?? 10_000)) this.cache.clear();
     this.cache.set(text, tokens);
     return tokens;
   }
@@ -53,6 +61,9 @@ export class Fts5Tokenizer {
     this.db.close();
   }
 }
+
+/** Texts that are their own token (see Fts5Tokenizer's shortcut). */
+const OWN_TOKEN = /^[a-z0-9]{0,62}[0-9]$/;
 
 /** A phrase's matches: rows in ascending order and the weighted count of its instances in each (bm25's f). */
 interface PhraseMatches {
