@@ -186,6 +186,20 @@ describe('memory ranking', () => {
     db.close();
   });
 
+  it('is made at warm() (a server starting), so the first search is ranked from memory', async () => {
+    const { db, sql, file } = pair();
+    await sql.upsert([passage(1, 'vacuum full'), passage(2, 'autovacuum')]);
+    const memory = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, memoryRankingUpTo: 1_000_000 });
+    await memory.warm();
+    expect(memory.memoryRankingCounts()?.passages).toEqual({ builds: 1, failures: 0, answered: 0 });
+    expect(memory.memoryRankingCounts()?.pages.builds).toBe(1);
+    expect((await memory.search('vacuum', { limit: 10 })).map((h) => h.id)).toEqual([1]);
+    expect(memory.memoryRankingCounts()?.passages.answered).toBe(1);
+    await memory.close();
+    await sql.close();
+    db.close();
+  });
+
   it('is not used above its size, nor for an in-memory database', async () => {
     const { db, sql, file } = pair();
     const small = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, memoryRankingUpTo: 2, waitForMemoryRanking: true });

@@ -362,6 +362,13 @@ export class MemoryRanking {
     return null;
   }
 
+  /** Builds a copy of `generation` now if there is none (whatever the time since the last), and waits for it. */
+  async ready(generation: string): Promise<boolean> {
+    if (this.postings?.generation !== generation && !this.building && !this.closed) this.startBuild();
+    await this.building;
+    return this.postings?.generation === generation;
+  }
+
   answered(): void {
     this.counts.answered++;
   }

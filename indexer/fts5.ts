@@ -564,6 +564,23 @@ export class Fts5SearchIndex implements SearchIndex {
     return { passages: { ...this.memory.passages.counts }, pages: { ...this.memory.pages.counts }, bytes };
   }
 
+  /** The in-memory copies of the index, when memory ranking applies (see memoryRankingReady). */
+  async warm(): Promise<void> {
+    await this.memoryRankingReady();
+  }
+
+  /**
+   * Builds the in-memory copies now, when memory ranking applies, and waits for them (a server warming up, a
+   * benchmark timing the shipped path); false when it does not apply or a build failed.
+   */
+  async memoryRankingReady(): Promise<boolean> {
+    const memory = this.memoryRankings();
+    if (!memory) return false;
+    const generation = this.generationStmt.get() ?? '0';
+    const [passages, pages] = await Promise.all([memory.passages.ready(generation), memory.pages.ready(generation)]);
+    return passages && pages;
+  }
+
   /** The memory rankings when asked for and the passage table holds at most memoryRankingUpTo rows; else null. */
   private memoryRankings(): { passages: MemoryRanking; pages: MemoryRanking; tokenizer: Fts5Tokenizer } | null {
     const upTo = this.options.memoryRankingUpTo ?? 0;
