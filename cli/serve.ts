@@ -177,6 +177,8 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
       `log ${receipts.settings.origin} with ${await receipts.log.treeSize()} receipts`,
   );
+  // The index's in-memory structures are made now rather than at the first searches (those rank without them meanwhile).
+  ctx.index.warm?.().catch((err: unknown) => app.log.warn(`index warm-up failed: ${(err as Error).message}`));
   const counts = await ctx.pages.counts();
   app.log.info(
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +

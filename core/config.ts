@@ -400,6 +400,14 @@ export const configSchema = z
          * million passages the full text is most of a search). 0 = never.
          */
         parallel_passage_ranking_above: z.number().int().min(0).default(100_000),
+        /**
+         * Up to this many passages, the embedded FTS5 index ranks from a copy of its full-text index held in memory,
+         * with bm25 computed as FTS5 computes it (the same rankings): FTS5 reads and scores every matching row in SQL,
+         * several times the cost. The copy is made in a worker thread and used only while nothing has been written
+         * since (any process); after a write SQL ranks until the next copy is in. About 4 KB of memory a passage in
+         * each API process (both tables' token positions, 30 MB for the PostgreSQL docs' 7,456 passages). 0 = never.
+         */
+        memory_ranking_up_to: z.number().int().min(0).default(50_000),
         /** Deprecated: pricing.search.credits_by_depth. */
         credits_by_depth: creditsByDepth.optional(),
         /** Generated navigation pages (site indexes, listings, HTML sitemaps) are kept out of results unless this is true. */

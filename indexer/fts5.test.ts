@@ -37,6 +37,13 @@ searchIndexContract('sqlite-fts5 with a passage reader', async () => {
   return new Fts5SearchIndex(db, { ownsHandle: true, pageReader: true, passageReaderAbove: 1, rankingCache: 0 });
 });
 
+// And ranked from the in-memory copy of the index, made anew after every write.
+searchIndexContract('sqlite-fts5 ranking from memory', async () => {
+  const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
+  db.pragma('journal_mode = WAL');
+  return new Fts5SearchIndex(db, { ownsHandle: true, memoryRankingUpTo: 1_000_000, waitForMemoryRanking: true, rankingCache: 100 });
+});
+
 describe('readVarint', () => {
   it('reads SQLite varints of one to nine bytes', () => {
     expect(readVarint(Uint8Array.of(0x05))).toBe(5);

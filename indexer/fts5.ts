@@ -4,6 +4,7 @@ import { contentWords, identifiers } from '../core/text.js';
 import { createHash } from 'node:crypto';
 import { primaryLanguage } from '../core/language.js';
 import { Fts5Reader } from './fts5-reader.js';
+import { Fts5Tokenizer, MemoryRanking, type FacetFilter, type MemoryRankedRow } from './fts5-postings.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from './search-index.js';
 
 /**
@@ -28,12 +29,18 @@ const MAX_QUERY_TERMS = 32;
  * parser. Returns null when no word is left.
  */
 export function toFts5Query(input: string): string | null {
+  const phrases = queryPhrases(input);
+  return phrases ? phrases.map((phrase) => `"${phrase}"`).join(' OR ') : null;
+}
+
+/** The phrases of toFts5Query's expression, in its order (words and spaces only); null when the query has no word. */
+function queryPhrases(input: string): string[] | null {
   const terms = [...new Set(contentWords(input))].slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0) return null;
   // The tokenizer splits identifiers (lc_numeric, pg_stat_activity, max.connections) into their parts; the
   // identifier itself also goes in as a phrase, so a passage holding it exactly outscores one holding a part.
   const phrases = identifiers(input).slice(0, MAX_QUERY_TERMS);
-  return [...terms.map((t) => `"${t}"`), ...phrases.map((parts) => `"${parts.join(' ')}"`)].join(' OR ');
+  return [...terms, ...phrases.map((parts) => parts.join(' '))];
 }
 
 interface HitRow {
@@ -128,6 +135,20 @@ export const PASSAGE_ROWID_RANGE_SQL = `SELECT (SELECT min(id) FROM ${TABLE}_doc
 /** The text columns of each table: a query's words match these only, never the filter tokens of `facets`. */
 const PASSAGE_TEXT = '{title headings body}';
 const PAGE_TEXT = '{title headings path body}';
+
+/** The most of `perPage` rows a page and of `limit` rows in all, from a ranking best first. */
+function keepPerPage(ranked: readonly MemoryRankedRow[], perPage: number, limit: number): RankedRow[] {
+  const perPageCount = new Map<number, number>();
+  const kept: RankedRow[] = [];
+  for (const row of ranked) {
+    if (kept.length >= limit) break;
+    const n = perPageCount.get(row.page_id) ?? 0;
+    if (n >= perPage) continue;
+    perPageCount.set(row.page_id, n + 1);
+    kept.push(row);
+  }
+  return kept;
+}
 
 /** The MATCH expression of `query` over `columns`, narrowed by `filter`'s facets; null when the query has no word. */
 function filteredMatch(query: string, filter: IndexFilter | undefined, columns: string): string | null {
@@ -244,6 +265,8 @@ export class Fts5SearchIndex implements SearchIndex {
   private readonly countStmt: BetterSqlite3.Statement<[]>;
   private readonly getManyStmt: BetterSqlite3.Statement<[string]>;
   private readonly upsertMany: (docs: readonly IndexDoc[]) => void;
+  /** In-memory rankings of the passage and page tables (made at first use; see options.memoryRankingUpTo). */
+  private memory: { passages: MemoryRanking; pages: MemoryRanking; tokenizer: Fts5Tokenizer } | null = null;
   private readonly deleteMany: (ids: readonly number[]) => void;
   private readonly upsertPagesMany: (docs: readonly PageDoc[]) => void;
   private readonly deletePagesMany: (ids: readonly number[]) => void;
@@ -268,6 +291,15 @@ export class Fts5SearchIndex implements SearchIndex {
        * never.
        */
       passageReaderAbove?: number;
+      /**
+       * Up to this many passages, rank from a copy of both tables' full-text index held in memory (built in a worker
+       * thread from a read-only connection, used only while no write has happened since) with bm25 computed as FTS5
+       * computes it: the same rankings, without FTS5 scoring every match row by row. Needs a database file; 0 or
+       * absent = never.
+       */
+      memoryRankingUpTo?: number;
+      /** Searches wait for a memory build under way, and each write is followed by a build at once (tests). */
+      waitForMemoryRanking?: boolean;
     } = {},
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -370,7 +402,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const key = `passages\u0000${match}\u0000${limit}\u0000${perPage}\u0000${pageIds ? pageIds.join(',') : ''}`;
     const cached = this.rankings.get(key, this.generation());
     if (cached) return this.hitsOf(cached);
-    const ranked = await this.rankPassages(match, limit, perPage, pageIds);
+    const ranked = (await this.passagesInMemory(query, options.filter, limit, perPage)) ?? (await this.rankPassages(match, limit, perPage, pageIds));
     this.rankings.set(key, ranked);
     return this.hitsOf(ranked);
   }
@@ -445,7 +477,9 @@ export class Fts5SearchIndex implements SearchIndex {
     if (!ranked) {
       const sql = `SELECT rowid AS page_id, -bm25(${PAGES}, ${w.title}, ${w.headings}, ${w.path}, ${w.body}, 0, 0, 0, 0, 0) AS score
          FROM ${PAGES} WHERE ${PAGES} MATCH ? ORDER BY score DESC, rowid LIMIT ?`;
-      ranked = (await this.rankOn(this.pageReader(), 'pages-top', sql, [match, limit])) as Array<{ page_id: number; score: number }>;
+      ranked =
+        (await this.pagesInMemory(query, options.filter, w, limit)) ??
+        ((await this.rankOn(this.pageReader(), 'pages-top', sql, [match, limit])) as Array<{ page_id: number; score: number }>);
       this.rankings.set(key, ranked.map((r) => ({ id: r.page_id, page_id: r.page_id, score: r.score })));
     }
     if (ranked.length === 0) return [];
@@ -523,6 +557,95 @@ export class Fts5SearchIndex implements SearchIndex {
     return this.statement(key, () => sql).all(...params);
   }
 
+  /** Builds and rankings of the in-memory copies (null when options.memoryRankingUpTo is off or not reached yet). */
+  memoryRankingCounts(): { passages: MemoryRanking['counts']; pages: MemoryRanking['counts']; bytes: number } | null {
+    if (!this.memory) return null;
+    const bytes = (this.memory.passages.postings?.bytes ?? 0) + (this.memory.pages.postings?.bytes ?? 0);
+    return { passages: { ...this.memory.passages.counts }, pages: { ...this.memory.pages.counts }, bytes };
+  }
+
+  /** The in-memory copies of the index, when memory ranking applies (see memoryRankingReady). */
+  async warm(): Promise<void> {
+    await this.memoryRankingReady();
+  }
+
+  /**
+   * Builds the in-memory copies now, when memory ranking applies, and waits for them (a server warming up, a
+   * benchmark timing the shipped path); false when it does not apply or a build failed.
+   */
+  async memoryRankingReady(): Promise<boolean> {
+    const memory = this.memoryRankings();
+    if (!memory) return false;
+    const generation = this.generationStmt.get() ?? '0';
+    const [passages, pages] = await Promise.all([memory.passages.ready(generation), memory.pages.ready(generation)]);
+    return passages && pages;
+  }
+
+  /** The memory rankings when asked for and the passage table holds at most memoryRankingUpTo rows; else null. */
+  private memoryRankings(): { passages: MemoryRanking; pages: MemoryRanking; tokenizer: Fts5Tokenizer } | null {
+    const upTo = this.options.memoryRankingUpTo ?? 0;
+    const file = this.db.name;
+    if (upTo <= 0 || !file || file === ':memory:' || this.db.memory) return null;
+    if (this.passageCount() > upTo) return null;
+    if (!this.memory) {
+      const generationSql = `SELECT value FROM ${META} WHERE key = 'generation'`;
+      const options = { waitForBuild: this.options.waitForMemoryRanking ?? false };
+      this.memory = {
+        passages: new MemoryRanking({ file, table: TABLE, facetsColumn: 'facets', pageIdColumn: 'page_id', generationSql }, options),
+        pages: new MemoryRanking({ file, table: PAGES, facetsColumn: 'facets', pageIdColumn: null, generationSql }, options),
+        tokenizer: new Fts5Tokenizer(TOKENIZE),
+      };
+    }
+    return this.memory;
+  }
+
+  /**
+   * The query's phrases and the filter's facet tokens as the index holds them (through its tokenizer); null when one
+   * is not a single token where FTS5 would read one, or a phrase has no token (SQL ranks those).
+   */
+  private memoryQuery(tokenizer: Fts5Tokenizer, query: string, filter: IndexFilter | undefined): { phrases: (readonly string[])[]; facets: FacetFilter } | null {
+    const phrases = queryPhrases(query)?.map((phrase) => tokenizer.tokens(phrase));
+    if (!phrases || phrases.some((tokens) => tokens.length === 0)) return null;
+    const token = (text: string): string | null => {
+      const tokens = tokenizer.tokens(text);
+      return tokens.length === 1 ? tokens[0]! : null;
+    };
+    const groups: Array<Array<string | null>> = [];
+    if (filter?.languages && filter.languages.length > 0) groups.push([...new Set([...filter.languages.map(languageToken), languageToken(null)])].map(token));
+    if (filter?.translationKey) groups.push([token(translationToken(filter.translationKey))]);
+    if (filter?.pageIds) groups.push(filter.pageIds.filter((id) => Number.isSafeInteger(id)).map((id) => token(pageToken(id))));
+    const without = filter?.excludeNavigation ? [token(NAVIGATION_TOKEN)] : [];
+    if (groups.some((group) => group.includes(null)) || without.includes(null)) return null;
+    return { phrases, facets: { anyOf: groups as string[][], without: without as string[] } };
+  }
+
+  private async passagesInMemory(query: string, filter: IndexFilter | undefined, limit: number, perPage: number): Promise<RankedRow[] | null> {
+    const memory = this.memoryRankings();
+    const postings = memory ? await memory.passages.current(this.generationStmt.get() ?? '0') : null;
+    const planned = memory && postings ? this.memoryQuery(memory.tokenizer, query, filter) : null;
+    if (!memory || !postings || !planned || !postings.ranks(planned.phrases)) return null;
+    memory.passages.answered();
+    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+    // As in SQL: the best `window` rows, the window growing while the per-page cap leaves fewer than `limit`.
+    let window = perPage >= limit ? limit : Math.max(TOP_WINDOW_MIN, limit * 2);
+    for (;;) {
+      const ranked = postings.rank(planned.phrases, [title, headings, body, 0, 0, 0, 0, 0, 0], planned.facets, window);
+      const kept = keepPerPage(ranked, perPage, limit);
+      if (kept.length >= limit || ranked.length < window) return kept;
+      window *= 4;
+    }
+  }
+
+  private async pagesInMemory(query: string, filter: IndexFilter | undefined, w: typeof FTS5_PAGE_WEIGHTS, limit: number): Promise<Array<{ page_id: number; score: number }> | null> {
+    const memory = this.memoryRankings();
+    const postings = memory ? await memory.pages.current(this.generationStmt.get() ?? '0') : null;
+    const planned = memory && postings ? this.memoryQuery(memory.tokenizer, query, filter) : null;
+    if (!memory || !postings || !planned || !postings.ranks(planned.phrases)) return null;
+    const ranked = postings.rank(planned.phrases, [w.title, w.headings, w.path, w.body, 0, 0, 0, 0, 0], planned.facets, limit);
+    memory.pages.answered();
+    return ranked.map((row) => ({ page_id: row.id, score: row.score }));
+  }
+
   /** The page reader when asked for and usable: made at first use, over this connection's database file. */
   private pageReader(): Fts5Reader | null {
     if (!this.options.pageReader) return null;
@@ -555,6 +678,10 @@ export class Fts5SearchIndex implements SearchIndex {
   }
 
   async close(): Promise<void> {
+    const memory = this.memory;
+    this.memory = null;
+    await Promise.all([memory?.passages.close(), memory?.pages.close()]);
+    memory?.tokenizer.close();
     await this.reader?.close();
     this.reader = null;
     await Promise.all(this.passagesReaders.map((reader) => reader.close()));

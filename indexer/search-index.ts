@@ -100,5 +100,7 @@ export interface SearchIndex {
   /** The stored documents with these ids, in the order asked (unknown ids are skipped, duplicates returned once). */
   get(ids: readonly number[]): Promise<IndexDoc[]>;
   stats(): Promise<IndexStats>;
+  /** Makes now what searches would otherwise make at their first use (a server starting); optional. */
+  warm?(): Promise<void>;
   close(): Promise<void>;
 }

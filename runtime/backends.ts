@@ -60,6 +60,7 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage): 
         rankingCache: config.search.ranking_cache,
         pageReader: config.search.parallel_page_ranking,
         passageReaderAbove: config.search.parallel_passage_ranking_above,
+        memoryRankingUpTo: config.search.memory_ranking_up_to,
       };
       const index = storage.sqlite
         ? new Fts5SearchIndex(storage.sqlite, fts5Options)

@@ -2,7 +2,9 @@ import { STOPWORDS, foldCase, stem } from '../core/text.js';
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 /** WORD within printable ASCII, where the letters, numbers and marks are [a-z0-9] once lower-cased. */
-const ASCII_WORD = /[a-z0-9]+/g;
+function isAsciiWordCode(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+}
 /** Any character but printable ASCII (the text has its whitespace collapsed to spaces already). */
 const NON_ASCII = /[^ -~]/;
 
@@ -25,12 +27,29 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   // query term cannot match one, and is not stemmed. Most words of a passage are skipped so.
   const initials = new Set([...terms].map((term) => term[0]));
   const words: Array<{ start: number; end: number; hit: string | null }> = [];
-  // ASCII text folds by lower-casing, which keeps every offset: fold it once instead of word by word.
-  const ascii = !NON_ASCII.test(clean);
-  for (const m of ascii ? clean.toLowerCase().matchAll(ASCII_WORD) : clean.matchAll(WORD)) {
-    const word = ascii ? m[0] : foldCase(m[0]);
-    const key = initials.has(word[0]) ? stem(word) : null;
-    words.push({ start: m.index, end: m.index + m[0].length, hit: key !== null && terms.has(key) ? key : null });
+  const addWord = (start: number, end: number, initial: string | undefined, word: () => string) => {
+    const key = initials.has(initial) ? stem(word()) : null;
+    words.push({ start, end, hit: key !== null && terms.has(key) ? key : null });
+  };
+  if (NON_ASCII.test(clean)) {
+    for (const m of clean.matchAll(WORD)) {
+      const folded = foldCase(m[0]);
+      addWord(m.index, m.index + m[0].length, folded[0], () => folded);
+    }
+  } else {
+    // ASCII text folds by lower-casing, which keeps every offset: fold it once, and find its words ([a-z0-9]+, as
+    // WORD finds them there) by character code.
+    const lower = clean.toLowerCase();
+    for (let i = 0; i < lower.length; ) {
+      if (!isAsciiWordCode(lower.charCodeAt(i))) {
+        i++;
+        continue;
+      }
+      const start = i;
+      while (i < lower.length && isAsciiWordCode(lower.charCodeAt(i))) i++;
+      const end = i;
+      addWord(start, end, lower[start], () => lower.slice(start, end));
+    }
   }
   let bestStart = 0;
   let bestScore = -1;

@@ -188,6 +188,8 @@ export async function servePhase(options: {
     const passages = (await runtime.pages.counts()).passages;
     note(`serve phase: ${vectors} vectors of ${dense.embedder.model} (${hits} from the embedding cache), ${embedS.toFixed(1)} s`);
 
+    // As `notary serve` does at its start (the FTS5 index's in-memory copy, below search.memory_ranking_up_to).
+    await runtime.index.warm?.();
     const pipeline = runtime.searchPipeline({ reranker: await runtime.reranker(), dense, search: { query_vector_cache: 0 } });
     const cfg = config.search;
     const limit = Math.max(cfg.rerank_top_n, cfg.max_results * 3);
@@ -226,7 +228,7 @@ export async function servePhase(options: {
     const parts = Math.max(sum('embed').mean, sum('fts').mean + sum('pages').mean) + sum('vectors').mean;
     const rows: StageRow[] = [
       row('query embedding (model, batch 1)', sum('embed')),
-      row('full text: passages (FTS5 bm25, best 3 a page)', sum('fts')),
+      row('full text: passages (bm25, best 3 a page)', sum('fts')),
       row('full text: whole pages', sum('pages')),
       row('vector scan (exact, every passage)', sum('vectors')),
       row('search in process (all of the above + fusion, scores, snippets)', sum('total')),
