@@ -183,8 +183,11 @@ describe('ApproximateSearch with a saved graph', () => {
     dirs.push(d);
     return d;
   }
+  /** What the instances told their log. */
+  const told: string[] = [];
   function persisted(directory: string, model = 'm', graph: { connectivity?: number } = {}): ApproximateSearch {
-    const ann = new ApproximateSearch({ dimensions: D, above: 100, waitForBuild: true, persist: { directory, model }, graph });
+    const log = (message: string) => void told.push(message);
+    const ann = new ApproximateSearch({ dimensions: D, above: 100, waitForBuild: true, persist: { directory, model }, graph, log });
     open.push(ann);
     return ann;
   }
@@ -214,10 +217,12 @@ describe('ApproximateSearch with a saved graph', () => {
     expect(readdirSync(directory).sort()).toEqual([expect.stringMatching(/^vectors-[0-9a-f]{16}-[0-9a-f]{12}\.usearch$/), expect.stringMatching(/^vectors-[0-9a-f]{16}\.manifest$/)]);
 
     const cache = cacheOf(rows);
+    told.length = 0;
     const ann = persisted(directory);
     await ann.reloaded(null, cache);
     await ann.settled();
     expect(ann).toMatchObject({ builds: 0, restores: 1, saves: 0, restoreSkipped: null, state: 'ready' });
+    expect(told).toEqual([expect.stringMatching(/^vector graph: loaded 600 vectors from .*\.usearch in \d+ ms; 0 changed since it was saved$/)]);
     // The same graph: the same answers as before the restart, as good as the exact scan's.
     const afterRestart = await answers(ann, cache);
     expect(ann.answered).toBe(20);
@@ -310,9 +315,11 @@ describe('ApproximateSearch with a saved graph', () => {
       writeFileSync(store.manifestFile, manifest);
       damage();
       const cache = cacheOf(rows);
+      told.length = 0;
       const ann = persisted(directory);
       await ann.reloaded(null, cache);
       await ann.settled();
+      expect(told).toEqual([expect.stringMatching(new RegExp(`^vector graph: building 600 vectors \\(.*${reason.source}`))]);
       expect({ what, skipped: ann.restoreSkipped, builds: ann.builds, restores: ann.restores }).toEqual({ what, skipped: expect.stringMatching(reason), builds: 1, restores: 0 });
       expect(recallAtK(queries.map((q) => exactTop(cache, q, 10)), await answers(ann, cache), 10)).toBeGreaterThanOrEqual(0.95);
       await ann.close();

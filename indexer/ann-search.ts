@@ -31,6 +31,8 @@ export interface ApproximateSearchOptions {
    * enough changes. Absent: the graph lives in memory only.
    */
   persist?: { directory: string; model: string };
+  /** Told whether the saved graph was loaded or why it was built instead, and of saves that failed. */
+  log?: (message: string) => void;
 }
 
 /** Candidates asked of the graph at least, and the most before giving up on it for an exact scan. */
@@ -226,11 +228,15 @@ export class ApproximateSearch {
     this.restoreSkipped = null;
     this.savedFile = saved.graph.file;
     this.changesSinceSave = changed.length + removed.length;
+    this.options.log?.(
+      `vector graph: loaded ${saved.graph.size} vectors from ${saved.graph.file} in ${Math.round(graph.lastLoadMs)} ms; ${this.changesSinceSave} changed since it was saved`,
+    );
     this.saveIfWorn();
   }
 
   private buildInstead(reason: string, cache: CachedVectors): void {
     this.restoreSkipped = reason;
+    this.options.log?.(`vector graph: building ${cache.size} vectors (${reason})`);
     this.startBuild(cache);
   }
 
@@ -264,8 +270,9 @@ export class ApproximateSearch {
         await store.write({ graph: await written, wear, vectors, sample }, this.savedFile);
         this.savedFile = file;
         this.saves++;
-      } catch {
+      } catch (error) {
         // Not fatal: the graph keeps serving, and the next start builds if no saved graph fits.
+        if (this.graph === graph) this.options.log?.(`vector graph: not saved to ${store.directory} (${error instanceof Error ? error.message : String(error)})`);
         await store.discard(file);
       }
     });

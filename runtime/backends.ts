@@ -13,6 +13,7 @@ import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from '../payments/stores/redis.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
 import type { Storage } from '../storage/db.js';
+import type { Log } from './log.js';
 
 /** The search index of `indexer.backend`, where its vectors go, and what its readiness probe asks. */
 export interface IndexBackend {
@@ -44,15 +45,16 @@ export function meilisearchConnection(config: NotaryConfig): MeilisearchConnecti
 }
 
 /** HNSW settings of the SQL vector store: its graph is saved beside the SQLite file (PostgreSQL: in data_dir). */
-export function sqlVectorAnn(config: NotaryConfig, storage: Storage): { above: number; directory?: string } {
+export function sqlVectorAnn(config: NotaryConfig, storage: Storage, log?: Log): { above: number; directory?: string; log?: (message: string) => void } {
   const above = config.embeddings.ann_above;
-  if (!config.embeddings.ann_persist || storage.file === ':memory:') return { above };
-  return { above, directory: storage.file ? `${storage.file}.hnsw` : path.join(config.data_dir, 'vector-graphs') };
+  const told = log ? { log: (message: string) => log('info', message) } : {};
+  if (!config.embeddings.ann_persist || storage.file === ':memory:') return { above, ...told };
+  return { above, directory: storage.file ? `${storage.file}.hnsw` : path.join(config.data_dir, 'vector-graphs'), ...told };
 }
 
-export async function openIndexBackend(config: NotaryConfig, storage: Storage): Promise<IndexBackend> {
+export async function openIndexBackend(config: NotaryConfig, storage: Storage, log?: Log): Promise<IndexBackend> {
   const sqlVectors = async (options: { model: string; dimensions: number }) =>
-    new SqlVectorIndex(storage, { ...options, ann: sqlVectorAnn(config, storage) });
+    new SqlVectorIndex(storage, { ...options, ann: sqlVectorAnn(config, storage, log) });
   switch (config.indexer.backend) {
     case 'sqlite-fts5': {
       // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.

@@ -79,7 +79,7 @@ export async function openDense(
   const rerankerModel =
     reranker === model ? embedder.model : reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder' ? (await reranker.embedder()).model : null;
   const vectorOptions = { model: embedder.model, dimensions: embedder.dimensions };
-  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: sqlVectorAnn(cfg, storage) });
+  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: sqlVectorAnn(cfg, storage, options.log) });
   options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) in ${index.name} beside the full-text index`);
   return {
     dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },

@@ -212,7 +212,7 @@ export class Runtime {
     const storage = await openStorage(config);
     let backend: IndexBackend;
     try {
-      backend = await openIndexBackend(config, storage);
+      backend = await openIndexBackend(config, storage, options.log ?? stderrLog);
     } catch (err) {
       await storage.close();
       throw err;
