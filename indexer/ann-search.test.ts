@@ -353,6 +353,19 @@ describe('ApproximateSearch with a saved graph', () => {
     expect(readdirSync(directory).filter((n) => n.includes('.tmp-'))).toEqual([]);
   }, 60_000);
 
+  it('keeps serving when the graph cannot be saved, and says so', async () => {
+    const blocked = path.join(tempDir(), 'not-a-folder');
+    writeFileSync(blocked, 'a file where the folder should be');
+    told.length = 0;
+    const ann = persisted(blocked);
+    const cache = cacheOf(rowsFor(600));
+    await ann.reloaded(null, cache);
+    await ann.settled();
+    expect(ann).toMatchObject({ builds: 1, saves: 0, state: 'ready' });
+    expect(told).toEqual([expect.stringMatching(/^vector graph: building 600 vectors/), expect.stringMatching(/^vector graph: not saved to .*not-a-folder \(.*(EEXIST|ENOTDIR)/)]);
+    expect(await ann.search(cache, queries[0]!, 10, Infinity)).toHaveLength(10);
+  });
+
   it('removes the saved graph when the collection falls below the threshold', async () => {
     const directory = tempDir();
     const rows = rowsFor(600);
