@@ -175,7 +175,8 @@ describe('AnnGraph', () => {
 
 describe('ApproximateSearch with a saved graph', () => {
   const dirs: string[] = [];
-  afterEach(() => {
+  afterEach(async () => {
+    for (const o of open.splice(0)) await o.close(); // first: a close saves what changed since the last save
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
   function tempDir(): string {
