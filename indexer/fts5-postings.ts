@@ -334,8 +334,7 @@ export interface MemoryRankingOptions {
  * of the time), so a crawl writing all along does not keep a core busy rebuilding.
  */
 export class MemoryRanking {
-  /** The latest copy built (of whichever generation). */
-  postings: Postings | null = null;
+  private postings: Postings | null = null;
   private building: Promise<void> | null = null;
   private worker: Worker | null = null;
   private lastStart = -Infinity;
@@ -367,6 +366,11 @@ export class MemoryRanking {
     if (this.postings?.generation !== generation && !this.building && !this.closed) this.startBuild();
     await this.building;
     return this.postings?.generation === generation;
+  }
+
+  /** Bytes of the latest copy built (of whichever generation). */
+  get bytes(): number {
+    return this.postings?.bytes ?? 0;
   }
 
   answered(): void {

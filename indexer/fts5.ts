@@ -560,7 +560,7 @@ export class Fts5SearchIndex implements SearchIndex {
   /** Builds and rankings of the in-memory copies (null when options.memoryRankingUpTo is off or not reached yet). */
   memoryRankingCounts(): { passages: MemoryRanking['counts']; pages: MemoryRanking['counts']; bytes: number } | null {
     if (!this.memory) return null;
-    const bytes = (this.memory.passages.postings?.bytes ?? 0) + (this.memory.pages.postings?.bytes ?? 0);
+    const bytes = this.memory.passages.bytes + this.memory.pages.bytes;
     return { passages: { ...this.memory.passages.counts }, pages: { ...this.memory.pages.counts }, bytes };
   }
 
