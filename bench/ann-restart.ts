@@ -21,6 +21,7 @@ import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { round2 } from './perf/stats.js';
 import { ClusteredCorpus, DEFAULT_CORPUS, recallAtK, seedPassageRows } from './perf/synthetic-vectors.js';
+import { positiveInt } from './perf/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PER_PAGE = 10;
@@ -38,15 +39,10 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
   },
 });
-const count = (name: string, raw: string | undefined, min: number): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${raw}`);
-  return n;
-};
-const vectors = count('vectors', args.vectors, 1000);
-const rounds = count('rounds', args.rounds, 1);
-const changed = count('changed', args.changed, 0);
-const queryCount = count('queries', args.queries, 1);
+const vectors = positiveInt('--vectors', args.vectors, 1000);
+const rounds = positiveInt('--rounds', args.rounds, 1);
+const changed = positiveInt('--changed', args.changed, 0);
+const queryCount = positiveInt('--queries', args.queries, 1);
 const log = (message: string) => process.stderr.write(`[bench:ann-restart ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 const d = DEFAULT_CORPUS.dimensions;

@@ -27,6 +27,7 @@ import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machin
 import { perSecond, round2, summarise } from './perf/stats.js';
 import { CALIBRATED_CORPUS, ClusteredCorpus, DEFAULT_CORPUS, neighbourhoodStats, recallAtK, seedPassageRows, seededRandom } from './perf/synthetic-vectors.js';
 import { runFullTextScale } from './perf/fts-scale.js';
+import { positiveInt } from './perf/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MB = 1024 * 1024;
@@ -46,16 +47,11 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
   },
 });
-const count = (name: string, raw: string | undefined, min = 0): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${raw}`);
-  return n;
-};
-const passages = count('passages', args.passages, 1);
-const timedQueries = count('queries', args.queries, 1);
-const recallQueries = count('recall-queries', args['recall-queries'], 1);
-const annAbove = count('ann-above', args['ann-above'], 1);
-const ftsDocs = count('fts', args.fts);
+const passages = positiveInt('--passages', args.passages, 1);
+const timedQueries = positiveInt('--queries', args.queries, 1);
+const recallQueries = positiveInt('--recall-queries', args['recall-queries'], 1);
+const annAbove = positiveInt('--ann-above', args['ann-above'], 1);
+const ftsDocs = positiveInt('--fts', args.fts, 0);
 const CORPORA = { clustered: DEFAULT_CORPUS, calibrated: CALIBRATED_CORPUS } as const;
 if (!(args.corpus in CORPORA)) throw new Error(`--corpus must be one of ${Object.keys(CORPORA).join(', ')}, got ${args.corpus}`);
 const corpusOptions = CORPORA[args.corpus as keyof typeof CORPORA];

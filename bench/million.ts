@@ -31,6 +31,7 @@ import { vocabulary, zipfSampler } from './perf/fts-scale.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { perSecond, round2, summarise } from './perf/stats.js';
 import { ClusteredCorpus, DEFAULT_CORPUS, seedPassageRows, seededRandom } from './perf/synthetic-vectors.js';
+import { positiveInt } from './perf/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PER_PAGE = 10;
@@ -45,13 +46,8 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
   },
 });
-const count = (name: string, raw: string | undefined, min: number): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${raw}`);
-  return n;
-};
-const passages = count('passages', args.passages, PER_PAGE);
-const timedQueries = count('queries', args.queries, 10);
+const passages = positiveInt('--passages', args.passages, PER_PAGE);
+const timedQueries = positiveInt('--queries', args.queries, 10);
 const modelDir = process.env['NOTARY_BENCH_MODEL'] ?? path.join(root, '..', 'shared', 'models', 'all-MiniLM-L6-v2');
 const log = (message: string) => process.stderr.write(`[bench:million ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const progress = (what: string, done: number, started: number) => {

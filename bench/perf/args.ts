@@ -68,7 +68,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
 
 export class BenchArgsError extends Error {}
 
-function positiveInt(flag: string, raw: string | undefined, min = 1): number {
+/** An integer flag's value (at least `min`); a BenchArgsError naming the flag otherwise. */
+export function positiveInt(flag: string, raw: string | undefined, min = 1): number {
   if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) {
     throw new BenchArgsError(`${flag} needs an integer >= ${min}, got ${raw === undefined ? 'nothing' : `"${raw}"`}`);
   }
