@@ -12,14 +12,22 @@ const dir = mkdtempSync(path.join(tmpdir(), 'notary-postings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let counter = 0;
 
-/** Two handles on one new file: one ranking in SQL only, one from memory (waiting for each build). */
-function pair(): { db: BetterSqlite3.Database; sql: Fts5SearchIndex; memory: Fts5SearchIndex; file: string } {
+/**
+ * Two handles on one new file: one ranking in SQL only, one from memory (by default waiting for each build), and a
+ * close for both.
+ */
+function pair(memoryOptions: { memoryRankingUpTo: number; waitForMemoryRanking?: boolean } = { memoryRankingUpTo: 1_000_000, waitForMemoryRanking: true }) {
   const file = path.join(dir, `index-${counter++}.sqlite`);
   const db = new BetterSqlite3(file);
   db.pragma('journal_mode = WAL');
   const sql = new Fts5SearchIndex(db);
-  const memory = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, memoryRankingUpTo: 1_000_000, waitForMemoryRanking: true });
-  return { db, sql, memory, file };
+  const memory = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, ...memoryOptions });
+  const close = async () => {
+    await memory.close();
+    await sql.close();
+    db.close();
+  };
+  return { sql, memory, close };
 }
 
 type Ranked = Array<{ id?: number; pageId: number; score: number }>;
@@ -50,7 +58,7 @@ function cranfieldRecords(file: string): Array<Record<string, string>> {
 
 describe.runIf(fileAvailable('Cranfield collection', cranfieldDocs))('memory ranking against FTS5 on the Cranfield collection', () => {
   it('ranks passages and pages as SQL does, under every filter, with the per-page cap', async () => {
-    const { db, sql, memory } = pair();
+    const { sql, memory, close } = pair();
     const records = cranfieldRecords(cranfieldDocs);
     const languages = ['en', 'de', undefined];
     const docs: IndexDoc[] = records.map((r, i) => {
@@ -116,9 +124,7 @@ describe.runIf(fileAvailable('Cranfield collection', cranfieldDocs))('memory ran
     expect(counts?.pages).toEqual({ builds: 1, failures: 0, answered: queries.length - 2 });
     const ties = await memory.search(docs[0]!.text, { limit: 3 });
     expect(ties.map((h) => h.id)).toEqual([1, 5000, 5001]);
-    await memory.close();
-    await sql.close();
-    db.close();
+    await close();
   }, 120_000);
 });
 
@@ -126,7 +132,7 @@ describe('memory ranking', () => {
   const passage = (id: number, text: string, pageId = id): IndexDoc => ({ id, pageId, url: `http://a.test/${pageId}`, title: `Page ${pageId}`, headingPath: '', text });
 
   it('counts a phrase only where its words stand together in one column, each occurrence (overlaps too)', async () => {
-    const { db, sql, memory } = pair();
+    const { sql, memory, close } = pair();
     await sql.upsert([
       passage(1, 'pg stat activity shows sessions'),
       passage(2, 'activity of the stat collector in pg'),
@@ -141,13 +147,11 @@ describe('memory ranking', () => {
       expect(fromMemory.length).toBeGreaterThan(0);
     }
     expect(memory.memoryRankingCounts()?.passages.answered).toBe(3);
-    await memory.close();
-    await sql.close();
-    db.close();
+    await close();
   });
 
   it('leaves a query holding a facet token to SQL (FTS5 scores rows holding it in their facets 0 under AND and NOT)', async () => {
-    const { db, sql, memory } = pair();
+    const { sql, memory, close } = pair();
     await sql.upsert([
       { ...passage(1, 'boundary layer flow', 1), language: 'en', translationKey: 'k' },
       { ...passage(2, 'boundary conditions', 2), language: 'de', translationKey: 'k' },
@@ -160,14 +164,11 @@ describe('memory ranking', () => {
     expect(memory.memoryRankingCounts()?.passages.answered).toBe(0);
     expectSameRanking(await memory.search('boundary', options), await sql.search('boundary', options), 'boundary');
     expect(memory.memoryRankingCounts()?.passages.answered).toBe(1);
-    await memory.close();
-    await sql.close();
-    db.close();
+    await close();
   });
 
   it('leaves ranking to SQL after a write, by this handle or another process, until a new copy is built', async () => {
-    const { db, sql, file } = pair();
-    const memory = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, memoryRankingUpTo: 1_000_000 });
+    const { sql, memory, close } = pair({ memoryRankingUpTo: 1_000_000 });
     await sql.upsert([passage(1, 'vacuum full rewrites the table'), passage(2, 'autovacuum daemon')]);
     // The first search starts a build and ranks in SQL meanwhile.
     expect((await memory.search('vacuum', { limit: 10 })).map((h) => h.id)).toEqual([1]);
@@ -181,28 +182,22 @@ describe('memory ranking', () => {
     await memory.delete([1]);
     expect((await memory.search('vacuum', { limit: 10 })).map((h) => h.id)).toEqual([3]);
     expect(memory.memoryRankingCounts()?.passages.answered).toBe(1);
-    await memory.close();
-    await sql.close();
-    db.close();
+    await close();
   });
 
   it('is made at warm() (a server starting), so the first search is ranked from memory', async () => {
-    const { db, sql, file } = pair();
+    const { sql, memory, close } = pair({ memoryRankingUpTo: 1_000_000 });
     await sql.upsert([passage(1, 'vacuum full'), passage(2, 'autovacuum')]);
-    const memory = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, memoryRankingUpTo: 1_000_000 });
     await memory.warm();
     expect(memory.memoryRankingCounts()?.passages).toEqual({ builds: 1, failures: 0, answered: 0 });
     expect(memory.memoryRankingCounts()?.pages.builds).toBe(1);
     expect((await memory.search('vacuum', { limit: 10 })).map((h) => h.id)).toEqual([1]);
     expect(memory.memoryRankingCounts()?.passages.answered).toBe(1);
-    await memory.close();
-    await sql.close();
-    db.close();
+    await close();
   });
 
   it('is not used above its size, nor for an in-memory database', async () => {
-    const { db, sql, file } = pair();
-    const small = new Fts5SearchIndex(new BetterSqlite3(file), { ownsHandle: true, memoryRankingUpTo: 2, waitForMemoryRanking: true });
+    const { sql, memory: small, close } = pair({ memoryRankingUpTo: 2, waitForMemoryRanking: true });
     await sql.upsert([passage(1, 'alpha'), passage(2, 'alpha beta'), passage(3, 'alpha gamma')]);
     expect(await small.search('alpha', { limit: 10 })).toHaveLength(3);
     expect(small.memoryRankingCounts()).toBeNull();
@@ -210,10 +205,8 @@ describe('memory ranking', () => {
     await inMemory.upsert([passage(1, 'alpha')]);
     expect(await inMemory.search('alpha', { limit: 10 })).toHaveLength(1);
     expect(inMemory.memoryRankingCounts()).toBeNull();
-    await small.close();
     await inMemory.close();
-    await sql.close();
-    db.close();
+    await close();
   });
 
   it('reports a failed build and lets the caller rank in SQL', async () => {

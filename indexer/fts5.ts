@@ -4,7 +4,7 @@ import { contentWords, identifiers } from '../core/text.js';
 import { createHash } from 'node:crypto';
 import { primaryLanguage } from '../core/language.js';
 import { Fts5Reader } from './fts5-reader.js';
-import { Fts5Tokenizer, MemoryRanking, type FacetFilter, type MemoryRankedRow } from './fts5-postings.js';
+import { Fts5Tokenizer, MemoryRanking, type FacetFilter } from './fts5-postings.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from './search-index.js';
 
 /**
@@ -137,7 +137,7 @@ const PASSAGE_TEXT = '{title headings body}';
 const PAGE_TEXT = '{title headings path body}';
 
 /** The most of `perPage` rows a page and of `limit` rows in all, from a ranking best first. */
-function keepPerPage(ranked: readonly MemoryRankedRow[], perPage: number, limit: number): RankedRow[] {
+function keepPerPage(ranked: readonly RankedRow[], perPage: number, limit: number): RankedRow[] {
   const perPageCount = new Map<number, number>();
   const kept: RankedRow[] = [];
   for (const row of ranked) {
@@ -439,17 +439,11 @@ export class Fts5SearchIndex implements SearchIndex {
     for (;;) {
       const ranked = await this.topPassages(readers, bm25, match, window);
       const pages = new Map((pageOf.all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ id: number; page_id: number }>).map((r) => [r.id, r.page_id]));
-      const perPageCount = new Map<number, number>();
-      const kept: RankedRow[] = [];
-      for (const row of ranked) {
+      const withPages = ranked.flatMap((row) => {
         const pageId = pages.get(row.id);
-        if (pageId === undefined) continue;
-        const n = perPageCount.get(pageId) ?? 0;
-        if (n >= perPage) continue;
-        perPageCount.set(pageId, n + 1);
-        kept.push({ id: row.id, page_id: pageId, score: row.score });
-        if (kept.length >= limit) break;
-      }
+        return pageId === undefined ? [] : [{ id: row.id, page_id: pageId, score: row.score }];
+      });
+      const kept = keepPerPage(withPages, perPage, limit);
       // Fewer than `limit` survive the per-page cap only when the window was too small (or the matches ran out).
       if (kept.length >= limit || ranked.length < window) return kept;
       window *= 4;
