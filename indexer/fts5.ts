@@ -4,7 +4,7 @@ import { contentWords, identifiers } from '../core/text.js';
 import { createHash } from 'node:crypto';
 import { primaryLanguage } from '../core/language.js';
 import { Fts5Reader } from './fts5-reader.js';
-import { Fts5Tokenizer, MemoryRanking, type FacetFilter } from './fts5-postings.js';
+import { Fts5Tokenizer, MemoryRanking, type FacetFilter, type Postings } from './fts5-postings.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from './search-index.js';
 
 /**
@@ -613,17 +613,31 @@ export class Fts5SearchIndex implements SearchIndex {
     return { phrases, facets: { anyOf: groups as string[][], without: without as string[] } };
   }
 
-  private async passagesInMemory(query: string, filter: IndexFilter | undefined, limit: number, perPage: number): Promise<RankedRow[] | null> {
+  /**
+   * The current in-memory copy of `table` and the query as it reads it, when memory ranking applies and gives SQL's
+   * ranking for this query (counted as answered); else null.
+   */
+  private async memoryPlan(
+    table: 'passages' | 'pages',
+    query: string,
+    filter: IndexFilter | undefined,
+  ): Promise<{ postings: Postings; phrases: (readonly string[])[]; facets: FacetFilter } | null> {
     const memory = this.memoryRankings();
-    const postings = memory ? await memory.passages.current(this.generationStmt.get() ?? '0') : null;
+    const postings = memory ? await memory[table].current(this.generationStmt.get() ?? '0') : null;
     const planned = memory && postings ? this.memoryQuery(memory.tokenizer, query, filter) : null;
     if (!memory || !postings || !planned || !postings.ranks(planned.phrases)) return null;
-    memory.passages.answered();
+    memory[table].answered();
+    return { postings, ...planned };
+  }
+
+  private async passagesInMemory(query: string, filter: IndexFilter | undefined, limit: number, perPage: number): Promise<RankedRow[] | null> {
+    const plan = await this.memoryPlan('passages', query, filter);
+    if (!plan) return null;
     const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
     // As in SQL: the best `window` rows, the window growing while the per-page cap leaves fewer than `limit`.
     let window = perPage >= limit ? limit : Math.max(TOP_WINDOW_MIN, limit * 2);
     for (;;) {
-      const ranked = postings.rank(planned.phrases, [title, headings, body, 0, 0, 0, 0, 0, 0], planned.facets, window);
+      const ranked = plan.postings.rank(plan.phrases, [title, headings, body, 0, 0, 0, 0, 0, 0], plan.facets, window);
       const kept = keepPerPage(ranked, perPage, limit);
       if (kept.length >= limit || ranked.length < window) return kept;
       window *= 4;
@@ -631,12 +645,9 @@ export class Fts5SearchIndex implements SearchIndex {
   }
 
   private async pagesInMemory(query: string, filter: IndexFilter | undefined, w: typeof FTS5_PAGE_WEIGHTS, limit: number): Promise<Array<{ page_id: number; score: number }> | null> {
-    const memory = this.memoryRankings();
-    const postings = memory ? await memory.pages.current(this.generationStmt.get() ?? '0') : null;
-    const planned = memory && postings ? this.memoryQuery(memory.tokenizer, query, filter) : null;
-    if (!memory || !postings || !planned || !postings.ranks(planned.phrases)) return null;
-    const ranked = postings.rank(planned.phrases, [w.title, w.headings, w.path, w.body, 0, 0, 0, 0, 0], planned.facets, limit);
-    memory.pages.answered();
+    const plan = await this.memoryPlan('pages', query, filter);
+    if (!plan) return null;
+    const ranked = plan.postings.rank(plan.phrases, [w.title, w.headings, w.path, w.body, 0, 0, 0, 0, 0], plan.facets, limit);
     return ranked.map((row) => ({ page_id: row.id, score: row.score }));
   }
 
