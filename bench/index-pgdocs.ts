@@ -38,8 +38,8 @@ export async function benchIndex(
     maxWords?: number;
     /** Also the .html files of subdirectories, up to this many (sorted by path). */
     recursiveLimit?: number;
-    /** Runs on the built index before it is deleted (e.g. timed searches). */
-    afterIndex?: (index: Fts5SearchIndex) => Promise<unknown>;
+    /** Runs on the built index before it is deleted (e.g. timed searches); `file` is its SQLite file. */
+    afterIndex?: (index: Fts5SearchIndex, file: string) => Promise<unknown>;
   } = {},
 ): Promise<IndexBenchResult> {
   const htmlDir = options.htmlDir ?? process.env['NOTARY_PG_DOC_DIR'] ?? DEFAULT_PG_DOC_DIR;
@@ -49,7 +49,8 @@ export async function benchIndex(
       : readdirSync(htmlDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.html')).sort().slice(0, options.recursiveLimit);
   if (files.length === 0) throw new Error(`no .html files in ${htmlDir} (apt-get install postgresql-doc-15)`);
   const workDir = mkdtempSync(path.join(tmpdir(), 'notary-bench-index-'));
-  const storage = openSqlite(path.join(workDir, 'storage.sqlite'));
+  const file = path.join(workDir, 'storage.sqlite');
+  const storage = openSqlite(file);
   try {
     await migrateToLatest(storage);
     const pages = new PageStore(storage.db);
@@ -96,7 +97,7 @@ export async function benchIndex(
       pagesPerSecond: Math.round(run.indexedPages / seconds),
       passagesPerSecond: Math.round(run.passages / seconds),
       indexBytes: stats.bytes,
-      ...(options.afterIndex ? { after: await options.afterIndex(index) } : {}),
+      ...(options.afterIndex ? { after: await options.afterIndex(index, file) } : {}),
     };
   } finally {
     await storage.close();

@@ -405,7 +405,8 @@ export const configSchema = z
          * with bm25 computed as FTS5 computes it (the same rankings): FTS5 reads and scores every matching row in SQL,
          * several times the cost. The copy is made in a worker thread and used only while nothing has been written
          * since (any process); after a write SQL ranks until the next copy is in. About 4 KB of memory a passage in
-         * each API process (both tables' token positions, 30 MB for the PostgreSQL docs' 7,456 passages). 0 = never.
+         * each API process (both tables' token positions: 17.9 MB of arrays plus term strings for the PostgreSQL
+         * docs' 7,456 passages, `npm run bench:fts-memory`). 0 = never.
          */
         memory_ranking_up_to: z.number().int().min(0).default(50_000),
         /** Deprecated: pricing.search.credits_by_depth. */
