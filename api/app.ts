@@ -99,12 +99,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // A body that trickles in (or never completes its Content-Length) gets a 408 problem after body_timeout_ms.
-  app.addHook('preParsing', async (_request, _reply, payload) => {
+  app.addHook('preParsing', async (_request, reply, payload) => {
     const guarded = new PassThrough();
     const timer = setTimeout(() => {
       payload.unpipe(guarded);
       guarded.destroy(new NotaryError('request_timeout', `The request body was not received within ${server.body_timeout_ms} ms`));
     }, server.body_timeout_ms);
+    // A request answered before its body was read (413, 415, 401, ...) leaves this stream unread: once the answer is
+    // out, the timer has nothing to guard, and an error raised on the stream then has no reader to go to.
+    reply.raw.once('close', () => clearTimeout(timer));
+    guarded.on('error', () => clearTimeout(timer));
     payload.on('end', () => clearTimeout(timer));
     payload.on('error', (err) => {
       clearTimeout(timer);
