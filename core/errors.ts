@@ -18,6 +18,7 @@ export const errorCodes = {
   idempotency_key_reused: { status: 422, title: 'The Idempotency-Key was used for a different request', retryable: false },
   idempotency_in_progress: { status: 409, title: 'A request with this Idempotency-Key is still being processed', retryable: true },
   request_timeout: { status: 408, title: 'The request was not received in time', retryable: true },
+  client_closed_request: { status: 499, title: 'The caller closed the connection before the answer was ready; nothing was charged', retryable: true },
   header_too_large: { status: 431, title: 'The request headers are too large', retryable: false },
   forbidden: { status: 403, title: 'This call is not allowed', retryable: false },
   not_found: { status: 404, title: 'Not found', retryable: false },

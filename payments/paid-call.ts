@@ -96,6 +96,11 @@ export interface PaidResponseContext {
 export interface ResponsePresenter<R> {
   body(result: R, context: PaidResponseContext): Record<string, unknown>;
   serialize(body: Record<string, unknown>): string;
+  /**
+   * Whether the answer can still reach the caller (its connection is open and will carry this answer). Asked once
+   * the work is done, just before the charge: a call whose caller is gone is released, not charged.
+   */
+  deliverable?(): boolean;
 }
 
 export type Begun = { kind: 'replay'; response: StoredResponse } | { kind: 'call'; call: PaidCall };
@@ -333,6 +338,12 @@ export class PaidCall {
     } catch (err) {
       await this.release('the work failed');
       throw err;
+    }
+    // The rule: no charge without a deliverable answer. A caller that hangs up after this point is charged and gets
+    // the answer again by retrying with its Idempotency-Key.
+    if (presenter.deliverable && !presenter.deliverable()) {
+      await this.release('the caller closed the connection before the answer was ready');
+      throw new NotaryError('client_closed_request', 'The connection was closed before the answer was ready; nothing was charged');
     }
     let settlement: Settlement;
     try {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { Socket } from 'node:net';
 import { NotaryError } from '../../core/errors.js';
 import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseContext } from '../../payments/paid-call.js';
 import type { PriceRequest } from '../../payments/pricing.js';
@@ -114,12 +115,24 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
               ...(context.test ? { test: true } : {}),
             }),
             serialize: (value) => String(reply.code(200).serialize(value)),
+            deliverable: () => answerCanReachCaller(request, reply),
           });
           return sendStored(reply, response, false);
         },
       );
     },
   };
+}
+
+/**
+ * Whether this answer can still be written to its caller: the response was not destroyed, and the connection is open
+ * for writing (a connection that an earlier answer closed, e.g. a 413 ahead of this call in a pipeline, is not).
+ */
+function answerCanReachCaller(request: FastifyRequest, reply: FastifyReply): boolean {
+  const socket = request.raw.socket as Socket | null;
+  if (reply.raw.destroyed || reply.raw.writableEnded || socket === null) return false;
+  // Compared with true/false: an injected request (tests, light-my-request) has a socket without these members.
+  return socket.destroyed !== true && socket.writable !== false;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
