@@ -12,6 +12,7 @@ import { dashboardPlugin, type DashboardDeps } from './dashboard/index.js';
 import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { problemSchema } from './paid/schemas.js';
+import { guardHttpEdges } from './http-edges.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
 import { healthzRoute, readyzRoute } from './routes/healthz.js';
@@ -60,11 +61,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const problemContext = { maxDepth: config.search.max_depth, bodyLimitBytes: server.body_limit_bytes };
   const tls = server.tls.cert_file && server.tls.key_file ? { cert: readFileSync(server.tls.cert_file), key: readFileSync(server.tls.key_file) } : null;
   const trusted = server.trusted_proxies;
+  // Node's own limits, as backstops of the body timeout below (HTTP/1.1 servers; HTTP/2 has its own).
+  const http1Limits = {
+    maxHeaderSize: server.max_header_bytes,
+    headersTimeout: server.headers_timeout_ms,
+    // Node sweeps for expired headers and request timeouts every 30 s by default: a limit of 10 s held 33 s.
+    connectionsCheckingInterval: Math.max(250, Math.min(1_000, Math.floor(server.headers_timeout_ms / 4))),
+    // A missing Host is answered by checkHttpEdges with a problem (Node would send a bare 400).
+    requireHostHeader: false,
+  };
   const transport = tls
     ? server.tls.http2
       ? { http2: true as const, https: { ...tls, allowHTTP1: true } }
-      : { https: tls }
-    : {};
+      : { https: { ...tls, ...http1Limits } }
+    : { http: http1Limits };
   const app = Fastify({
     ...(transport as object),
     // X-Forwarded-For/-Proto/-Host are believed only from the configured proxies (request.ip, request.protocol).
@@ -73,8 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: server.body_limit_bytes,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
-    // Node's own limits, as backstops of the body timeout below: headers, the whole request, idle keep-alive.
-    ...(tls && server.tls.http2 ? {} : { http: { maxHeaderSize: server.max_header_bytes, headersTimeout: server.headers_timeout_ms } }),
+    // The whole request and idle keep-alive (headers: http1Limits above).
     requestTimeout: server.headers_timeout_ms + server.body_timeout_ms + 5_000,
     keepAliveTimeout: server.keep_alive_timeout_ms,
     // Errors Fastify raises before routing (malformed URL, ...) still answer with a problem.
@@ -97,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  guardHttpEdges(app);
 
   // A body that trickles in (or never completes its Content-Length) gets a 408 problem after body_timeout_ms.
   app.addHook('preParsing', async (_request, reply, payload) => {

@@ -25,6 +25,7 @@ export const errorCodes = {
   method_not_allowed: { status: 405, title: 'Method not allowed', retryable: false },
   payload_too_large: { status: 413, title: 'The request body is too large', retryable: false },
   unsupported_media_type: { status: 415, title: 'The content type is not supported', retryable: false },
+  expectation_failed: { status: 417, title: 'The Expect header names an expectation this server does not meet', retryable: false },
   rate_limited: { status: 429, title: 'Too many requests', retryable: true },
   internal_error: { status: 500, title: 'Internal error', retryable: true },
   service_unavailable: { status: 503, title: 'The service is not ready', retryable: true },

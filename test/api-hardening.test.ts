@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,5 +147,70 @@ describe('bad input found by fuzzing the service: each a clear 4xx problem, noth
     expect(auto.statusCode, auto.body).toBe(200);
     expect(auto.json()).toMatchObject({ credits_used: 1, title: 'Static page' });
     expect(await api.runtime.accounts.balance(poor.id)).toBe(0);
+  });
+});
+
+describe('HTTP edges: every answer a problem with a body, every limit as documented', () => {
+  let dir: string;
+  let api: ApiHarness;
+  let port: number;
+  let key: string;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'notary-edges-'));
+    api = await startApi(apiTestConfig(dir, { server: { body_timeout_ms: 1000, headers_timeout_ms: 1500 }, default_tier: 'bulk' }));
+    const address = await api.app.listen({ host: '127.0.0.1', port: 0 });
+    port = Number(new URL(address).port);
+    const tenant = await api.runtime.accounts.createTenant('edges', { credits: 100, tier: 'bulk' });
+    tenantId = tenant.id;
+    key = (await api.runtime.accounts.createKey(tenant.id)).key;
+  });
+  afterAll(async () => {
+    await api?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const body = '{"query":"vacuum","depth":1}';
+  const head = (lines: string[], length = Buffer.byteLength(body)) => [...lines, `Content-Length: ${length}`, 'Connection: close', '', ''].join('\r\n');
+
+  it('half-sent headers get a 408 problem within headers_timeout_ms (plus a second), not Node\'s 30 s sweep', async () => {
+    const { text, ms } = await rawExchange(port, ['POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl'], 10_000);
+    expectRawProblem(text, 408, 'request_timeout');
+    expect(ms).toBeLessThan(1500 + 1500);
+  });
+
+  it('an HTTP/1.1 request without Host gets a 400 problem naming the header', async () => {
+    const { text } = await rawExchange(port, [head(['POST /v1/search HTTP/1.1', 'Content-Type: application/json', `Authorization: Bearer ${key}`]), body]);
+    expectRawProblem(text, 400, 'invalid_header');
+    expect(parseRaw(text).body['detail']).toMatch(/Host/);
+  });
+
+  it('an Expect the server does not support gets a 417 problem', async () => {
+    const { text } = await rawExchange(port, [head(['POST /v1/search HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', 'Expect: 200-ok']), body]);
+    expectRawProblem(text, 417, 'expectation_failed');
+  });
+
+  it('two Host or two Content-Type headers are refused with 400 duplicate_header', async () => {
+    const twoHosts = await rawExchange(port, [head(['POST /v1/search HTTP/1.1', 'Host: 127.0.0.1', 'Host: evil.test', 'Content-Type: application/json', `Authorization: Bearer ${key}`]), body]);
+    expectRawProblem(twoHosts.text, 400, 'duplicate_header');
+    expect(parseRaw(twoHosts.text).body['detail']).toMatch(/Host header was sent 2 times/);
+    const twoTypes = await rawExchange(port, [head(['POST /v1/search HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', 'Content-Type: text/plain', `Authorization: Bearer ${key}`]), body]);
+    expectRawProblem(twoTypes.text, 400, 'duplicate_header');
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(100);
+  });
+
+  it('a compressed body gets 415 naming Content-Encoding, not invalid_json', async () => {
+    const gz = gzipSync(body);
+    const { text } = await rawExchange(port, [head(['POST /v1/search HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', 'Content-Encoding: gzip', `Authorization: Bearer ${key}`], gz.length), gz]);
+    expectRawProblem(text, 415, 'unsupported_media_type');
+    expect(parseRaw(text).body['detail']).toMatch(/Content-Encoding/);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(100);
+  });
+
+  it('the same search with none of these faults is answered and charged once', async () => {
+    const { text } = await rawExchange(port, [head(['POST /v1/search HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', 'Content-Encoding: identity', `Authorization: Bearer ${key}`]), body]);
+    expect(parseRaw(text).status, text).toBe(200);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(99);
   });
 });
