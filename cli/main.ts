@@ -427,5 +427,8 @@ export async function main(argv: string[]): Promise<void> {
       process.stderr.write(`notary: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     }
     process.exitCode = 1;
+    // A command that failed ends, even when something it opened (a model's worker thread, a pool) would keep the
+    // process alive: a half-started server must not linger without serving.
+    setTimeout(() => process.exit(1), 2_000).unref();
   }
 }

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { ApiMetrics } from '../api/metrics.js';
 import { modelRunners, serveWorkers, type NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
 import { RateMeter } from './progress.js';
@@ -68,10 +69,24 @@ async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
   const ctx = await Runtime.open(cfg);
   await ctx.receipts();
   let stopping = false;
-  const fork = () => cluster.fork();
+  const listened = new Set<number>();
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on('message', (message: unknown) => {
+      if ((message as { notary?: string } | null)?.notary === 'listening') listened.add(worker.id);
+    });
+  };
   let lastRestart = 0;
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    if (!listened.has(worker.id) && code !== 0 && signal === null) {
+      // It failed before serving (a taken port, a dependency down): another would fail the same way. It printed why.
+      stopping = true;
+      log.error(`API process ${worker.process.pid} could not start (exit ${code}); stopping`);
+      for (const other of Object.values(cluster.workers ?? {})) other?.kill('SIGTERM');
+      void Promise.allSettled([ctx.close()]).then(() => process.exit(1));
+      return;
+    }
     log.warn(`API process ${worker.process.pid} exited (${signal ?? code}); starting another`);
     // At most one restart a second, so a process that cannot start does not spin.
     const wait = Math.max(0, lastRestart + 1000 - Date.now());
@@ -172,7 +187,15 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
-  const address = await app.listen({ port: cfg.server.port, host: cfg.server.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: cfg.server.port, host: cfg.server.host });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await ctx.close().catch(() => undefined);
+    throw listenFailure(err, cfg);
+  }
+  if (cluster.isWorker) process.send?.({ notary: 'listening' });
   app.log.info(
     `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
       `log ${receipts.settings.origin} with ${await receipts.log.treeSize()} receipts`,
@@ -188,6 +211,22 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     const log: ServeLog = { info: (m) => app.log.info(m), warn: (m) => app.log.warn(m), error: (m) => app.log.error(m) };
     background = await startBackground(ctx, log);
   }
+}
+
+/** The one line a failed listen ends the start with, naming the setting to change. */
+function listenFailure(err: unknown, cfg: NotaryConfig): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const where = `${cfg.server.host}:${cfg.server.port}`;
+  if (code === 'EADDRINUSE') {
+    return new NotaryError('listen_failed', `${where} is already in use by another process: stop it, or serve on another port (--port, NOTARY_PORT, server.port)`);
+  }
+  if (code === 'EACCES') {
+    return new NotaryError('listen_failed', `not allowed to listen on ${where} (ports below 1024 need privileges): use --port 1024 or above (NOTARY_PORT, server.port)`);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new NotaryError('listen_failed', `${cfg.server.host} is not an address of this machine: set --host / NOTARY_HOST (server.host), e.g. 127.0.0.1 or 0.0.0.0`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 /** `notary crawl-worker`: the background crawl loop of `serve` alone, for crawler processes of a scaled-out deployment. */

@@ -170,6 +170,11 @@ export const configSchema = z
         body_timeout_ms: z.number().int().positive().default(10_000),
         /** How long an idle keep-alive connection stays open. */
         keep_alive_timeout_ms: z.number().int().positive().default(5_000),
+        /**
+         * How long a start waits for PostgreSQL, Redis and Meilisearch to answer (retrying each second) before it gives
+         * up with one line naming the setting to fix. NOTARY_START_WAIT_MS overrides.
+         */
+        start_wait_ms: z.number().int().min(0).default(30_000),
         /** Largest request header block; a larger one gets a 431 problem. */
         max_header_bytes: z.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
         /** HTTPS served directly (HTTP/2 with HTTP/1.1 fallback) when a certificate and key are given (PEM files). */
@@ -203,6 +208,8 @@ export const configSchema = z
         driver: z.enum(['sqlite', 'postgres']).default('sqlite'),
         /** PostgreSQL connection string when driver is postgres. */
         postgres_url: z.string().optional(),
+        /** How long one connection attempt to PostgreSQL may take before it counts as failed. */
+        connect_timeout_ms: z.number().int().positive().default(5_000),
       })
       .prefault({}),
     crawler: z
@@ -602,6 +609,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_PORT', path: ['server', 'port'], kind: 'int' },
   { env: 'NOTARY_SERVER_WORKERS', path: ['server', 'workers'], kind: 'int' },
   { env: 'NOTARY_CRAWL_ON_START', path: ['server', 'crawl_on_start'], kind: 'bool' },
+  { env: 'NOTARY_START_WAIT_MS', path: ['server', 'start_wait_ms'], kind: 'int' },
   { env: 'NOTARY_STORAGE', path: ['storage', 'driver'], kind: 'string' },
   { env: 'NOTARY_DATABASE_URL', path: ['storage', 'postgres_url'], kind: 'string' },
   { env: 'NOTARY_SEEDS', path: ['crawler', 'seeds'], kind: 'list' },

@@ -31,6 +31,9 @@ export const errorCodes = {
   service_unavailable: { status: 503, title: 'The service is not ready', retryable: true },
   // Not HTTP-facing: start-up, CLI and storage failures.
   invalid_config: { status: 500, title: 'The configuration is invalid', retryable: false },
+  listen_failed: { status: 500, title: 'The server could not listen on its address', retryable: false },
+  data_dir_unusable: { status: 500, title: 'The data folder cannot be used', retryable: false },
+  dependency_unavailable: { status: 503, title: 'A service notary depends on did not answer at start', retryable: true },
   tenant_not_found: { status: 404, title: 'No such tenant', retryable: false },
   api_key_not_found: { status: 404, title: 'No such API key', retryable: false },
   model_unavailable: { status: 503, title: 'The reranker model could not be loaded', retryable: false },

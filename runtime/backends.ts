@@ -1,6 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import path from 'node:path';
 import type { NotaryConfig } from '../core/config.js';
+import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { MeilisearchConnection, MeilisearchSearchIndex, MeilisearchVectorIndex } from '../indexer/backends/meilisearch.js';
 import { PgVectorIndex, PostgresSearchIndex } from '../indexer/backends/postgres.js';
 import { Fts5SearchIndex } from '../indexer/fts5.js';
@@ -99,7 +100,11 @@ export async function openIndexBackend(config: NotaryConfig, storage: Storage, l
     }
     case 'meilisearch': {
       const connection = meilisearchConnection(config);
-      const index = await MeilisearchSearchIndex.open(connection);
+      const url = config.indexer.meilisearch.url ?? '';
+      const index = await waitAtStart(
+        { what: `Meilisearch at ${endpointOf(url)}`, setting: 'indexer.meilisearch.url (NOTARY_MEILISEARCH_URL)', waitMs: config.server.start_wait_ms },
+        () => MeilisearchSearchIndex.open(connection),
+      );
       return {
         index,
         vectors: (options) => MeilisearchVectorIndex.open(connection, storage, options),

@@ -30,6 +30,7 @@ import { X402PaymentsRepository } from '../storage/x402.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
 import { PageStore } from '../storage/pages.js';
+import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
@@ -218,6 +219,12 @@ export class Runtime {
       throw err;
     }
     const runtime = new Runtime(config, storage, backend, options.log ?? stderrLog, options);
+    try {
+      await runtime.waitForStores();
+    } catch (err) {
+      await runtime.close().catch(() => undefined);
+      throw err;
+    }
     if (backend.layoutChanged) {
       // A new layout of the full-text tables (made empty on open): the index again from the stored passages.
       const log = options.log ?? stderrLog;
@@ -346,6 +353,15 @@ export class Runtime {
       .then(() => true, () => false);
     const [index, stores] = await Promise.all([this.backend.ready().catch(() => false), this.stores.ready().catch(() => false)]);
     return { database, index, stores };
+  }
+
+  /** Waits at start (server.start_wait_ms) for the shared stores (Redis) to answer; fails with the setting to fix. */
+  private async waitForStores(): Promise<void> {
+    const url = this.config.stores.backend === 'redis' ? this.config.stores.redis_url : undefined;
+    if (!url) return;
+    await waitAtStart({ what: `Redis at ${endpointOf(url)}`, setting: 'stores.redis_url (NOTARY_REDIS_URL)', waitMs: this.config.server.start_wait_ms }, async () => {
+      if (!(await this.stores.ready())) throw new Error('no answer to PING');
+    });
   }
 
   /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */

@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type TransactionSettings } from 'kysely';
+import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type TransactionSettings } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { NotaryConfig } from '../core/config.js';
+import { NotaryError } from '../core/errors.js';
+import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { migrationProvider, type Dialect } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -78,8 +80,17 @@ class ImmediateSqliteDialect extends SqliteDialect {
 }
 
 export function openSqlite(file: string): Storage {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-  const sqlite = new BetterSqlite3(file);
+  let sqlite: BetterSqlite3.Database;
+  try {
+    if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+    sqlite = new BetterSqlite3(file);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new NotaryError(
+      'data_dir_unusable',
+      `The data folder ${path.dirname(file)} cannot hold the database (${reason}). Fix: point --data / NOTARY_DATA_DIR (data_dir) at a folder this user can write`,
+    );
+  }
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
@@ -96,8 +107,11 @@ export function openSqlite(file: string): Storage {
   };
 }
 
-export function openPostgres(connectionString: string): Storage {
-  const pool = new pg.Pool({ connectionString, max: 10 });
+export function openPostgres(connectionString: string, connectTimeoutMs = 5_000): Storage {
+  // A server that accepts and never answers fails the connection after connectTimeoutMs instead of hanging.
+  const pool = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: connectTimeoutMs });
+  // An idle connection that breaks (a database restart) is dropped by the pool; the next query reports the failure.
+  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -123,11 +137,19 @@ export async function migrateToLatest(storage: Storage): Promise<void> {
 
 /** Opens the configured database and brings its schema up to date. */
 export async function openStorage(cfg: NotaryConfig): Promise<Storage> {
-  const storage =
-    cfg.storage.driver === 'postgres' && cfg.storage.postgres_url
-      ? openPostgres(cfg.storage.postgres_url)
-      : openSqlite(sqliteFile(cfg.data_dir));
-  await migrateToLatest(storage);
+  const url = cfg.storage.driver === 'postgres' ? cfg.storage.postgres_url : undefined;
+  const storage = url ? openPostgres(url, cfg.storage.connect_timeout_ms) : openSqlite(sqliteFile(cfg.data_dir));
+  try {
+    if (url) {
+      await waitAtStart({ what: `PostgreSQL at ${endpointOf(url)}`, setting: 'storage.postgres_url (NOTARY_DATABASE_URL)', waitMs: cfg.server.start_wait_ms }, () =>
+        sql`select 1`.execute(storage.db),
+      );
+    }
+    await migrateToLatest(storage);
+  } catch (err) {
+    await storage.close().catch(() => undefined);
+    throw err;
+  }
   return storage;
 }
 

@@ -25,7 +25,7 @@ async function setBackend(name: string, indexer: NotaryConfig['indexer']): Promi
     const server = process.env['NOTARY_DATABASE_URL'];
     if (!server) throw new NotaryError('invalid_config', 'the postgres backend needs a PostgreSQL server: set NOTARY_DATABASE_URL');
     const url = await createDatabase(server, tag);
-    return { overrides: { storage: { driver: 'postgres', postgres_url: url } }, drop: () => dropDatabase(server, tag) };
+    return { overrides: { storage: { driver: 'postgres', postgres_url: url, connect_timeout_ms: 5_000 } }, drop: () => dropDatabase(server, tag) };
   }
   if (indexer.backend === 'meilisearch') {
     const { url, api_key: apiKey } = indexer.meilisearch;
