@@ -101,6 +101,8 @@ async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: shutting down`);
+    // The API processes have the same bound; this one also covers the background work.
+    exitAnywayAfter(cfg.server.shutdown_timeout_ms + 1_000, log.error);
     const exited = Object.values(cluster.workers ?? {}).map(
       (worker) => new Promise<void>((resolve) => {
         if (!worker || worker.isDead()) return resolve();
@@ -179,6 +181,7 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
   let background: { stop(): Promise<void> } | null = null;
   const shutdown = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
+    exitAnywayAfter(cfg.server.shutdown_timeout_ms, (m) => app.log.error(m));
     await app.close();
     await background?.stop();
     await ctx.close();
@@ -211,6 +214,14 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     const log: ServeLog = { info: (m) => app.log.info(m), warn: (m) => app.log.warn(m), error: (m) => app.log.error(m) };
     background = await startBackground(ctx, log);
   }
+}
+
+/** A stop that has not finished within `ms` (a request or a crawl that does not end) exits anyway, saying so. */
+function exitAnywayAfter(ms: number, log: (message: string) => void): void {
+  setTimeout(() => {
+    log(`shutdown did not finish within ${ms} ms (server.shutdown_timeout_ms): exiting with requests or background work cut short`);
+    process.exit(1);
+  }, ms).unref();
 }
 
 /** The one line a failed listen ends the start with, naming the setting to change. */

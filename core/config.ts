@@ -175,6 +175,11 @@ export const configSchema = z
          * up with one line naming the setting to fix. NOTARY_START_WAIT_MS overrides.
          */
         start_wait_ms: z.number().int().min(0).default(30_000),
+        /**
+         * How long a stop (SIGTERM, SIGINT) waits for requests in flight and background work to finish before the
+         * process exits anyway (exit 1, with a line saying what was cut short).
+         */
+        shutdown_timeout_ms: z.number().int().positive().default(10_000),
         /** Largest request header block; a larger one gets a 431 problem. */
         max_header_bytes: z.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
         /** HTTPS served directly (HTTP/2 with HTTP/1.1 fallback) when a certificate and key are given (PEM files). */

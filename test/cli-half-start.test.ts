@@ -108,3 +108,4 @@ describe('half-starts end with one line and a non-zero exit', () => {
     });
   }
 });
+
