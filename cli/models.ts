@@ -4,7 +4,11 @@ import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import {
   describeModelFolder,
+  describeProgress,
   failureMarkerFile,
+  installPinnedFrom,
+  pullPinnedModels,
+  stderrLog,
   forgetDownloadFailure,
   installModelFolder,
   isCachedModelComplete,
@@ -88,6 +92,7 @@ export async function modelsInstallCommand(cfg: NotaryConfig, source: string, op
   const cacheDir = modelCacheDir(cfg);
   const from = path.resolve(source);
   if (!existsSync(from)) throw new NotaryError('model_unavailable', `${source} does not exist`);
+  if (!opts.name && (await installPinned(cfg, from))) return;
   const folder = describeModelFolder(from);
   if (folder.problem) throw new NotaryError('model_unavailable', `${from} is not a model folder: ${folder.problem}`);
   const checked = await verifyModelFolder(folder, cfg);
@@ -110,6 +115,49 @@ export async function modelsInstallCommand(cfg: NotaryConfig, source: string, op
   }
   for (const file of ['onnx/model.onnx', 'onnx/model_int8.onnx']) {
     if (existsSync(path.join(target, file))) lines.push(`  ${file} sha256 ${await sha256File(path.join(target, file))}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The pinned models in `from` (see installPinnedFrom), checked and installed; false when it holds none. Exit 1 when one differs. */
+async function installPinned(cfg: NotaryConfig, from: string): Promise<boolean> {
+  const results = await installPinnedFrom(cfg, from);
+  if (!results) return false;
+  const lines: string[] = [];
+  for (const r of results) {
+    if (r.installed) {
+      lines.push(`installed ${r.model.kind} ${r.model.name} from ${r.from} into ${r.installed}: its ${r.model.files.length} files match the pins of ${r.model.repo}`);
+    } else {
+      lines.push(
+        `NOT installed ${r.model.name} from ${r.from}: it differs from the pins of ${r.model.repo}: ${(r.differences ?? []).join('; ')}. ` +
+          `A model of your own: notary models install ${r.from} --name <another-name>, then ${r.model.kind === 'bi-encoder' ? 'NOTARY_EMBEDDING_MODEL' : 'NOTARY_RERANKER_MODEL'}=<its folder>`,
+      );
+      process.exitCode = 1;
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return true;
+}
+
+/** `notary models pull [--to DIR]`: fetches the pinned models ahead of time, with progress on standard error. Exit 1 on a failure. */
+export async function modelsPullCommand(cfg: NotaryConfig, opts: { to?: string }): Promise<void> {
+  const results = await pullPinnedModels(cfg, {
+    to: opts.to,
+    log: (level, message) => {
+      if (level === 'warn') stderrLog(level, message);
+    },
+    onProgress: (p) => process.stderr.write(`  ${describeProgress(p)}\n`),
+  });
+  const lines = results.map((r) =>
+    r.outcome === 'failed'
+      ? `FAILED  ${r.model.name} (${r.model.repo}@${r.model.revision}) from ${cfg.reranker.hub_url}: ${r.error ?? ''}`
+      : `${r.outcome === 'fetched' ? 'fetched' : 'present'} ${r.model.name} (${r.model.kind}, ${r.model.repo}@${r.model.revision}) in ${r.dir}, sha256 of ${r.model.files.length} files match the pins`,
+  );
+  if (results.some((r) => r.outcome === 'failed')) {
+    lines.push(`fix: reach ${cfg.reranker.hub_url} (or a mirror: reranker.hub_url / NOTARY_HUB_URL) and run notary models pull again (it resumes), or notary models install <dir> with a copy`);
+    process.exitCode = 1;
+  } else if (opts.to) {
+    lines.push(`copy ${path.resolve(opts.to)} to the machine and run: notary models install <that folder>`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }
