@@ -6,7 +6,7 @@ ENV ONNXRUNTIME_NODE_INSTALL=skip NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN useradd --system --home /data notary && mkdir -p /data /keys && chown notary /data /keys
+RUN useradd --system --home /data notary && mkdir -p /data /keys /models && chown notary /data /keys /models
 USER notary
 VOLUME ["/data"]
 EXPOSE 8443
