@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import {
+  activePins,
   describeModelFolder,
   describeProgress,
   failureMarkerFile,
@@ -14,7 +15,6 @@ import {
   isCachedModelComplete,
   listCachedModels,
   modelCacheDir,
-  PINNED_MODELS,
   recentDownloadFailure,
   Runtime,
   sha256File,
@@ -32,8 +32,9 @@ function mb(bytes: number): string {
 export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolean }): Promise<void> {
   const cacheDir = modelCacheDir(cfg);
   const folders = listCachedModels(cacheDir);
-  const pinned = PINNED_MODELS[0];
-  const failure = pinned ? recentDownloadFailure(cacheDir, pinned.name) : null;
+  const pins = activePins();
+  const failures = pins.map((p) => recentDownloadFailure(cacheDir, p.name)).filter((f) => f !== null);
+  const failure = failures[0] ?? null;
   // Resolving the reranker as serve would tells which scorer is live (no download while a failure is remembered).
   const runtime = await Runtime.open(cfg, { log: silentLog });
   let live;
@@ -52,12 +53,12 @@ export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolea
   const lines = [`cache       ${cacheDir}`];
   if (folders.length === 0) lines.push('models      none in the cache');
   for (const f of folders) {
-    const pin = PINNED_MODELS.find((p) => p.name === f.name);
+    const pin = pins.find((p) => p.name === f.name);
     const status = f.problem ? `BROKEN: ${f.problem}` : `${f.kind}, ${f.precision}, ${f.onnx_file}`;
     lines.push(`  ${f.name.padEnd(32)} ${mb(f.bytes).padStart(9)}  ${status}${pin ? ' (pinned: notary models verify checks its hashes)' : ''}`);
   }
   lines.push(`configured  ${configured ?? 'none (NOTARY_RERANKER_MODEL / reranker.model_dir)'}; embeddings.precision ${cfg.embeddings.precision}`);
-  if (failure) lines.push(`download    failed at ${failure.failed_at} (${failure.reason}); not tried again before ${failure.retry_after} (${failureMarkerFile(cacheDir, failure.model)})`);
+  for (const f of failures) lines.push(`download    ${f.model} failed at ${f.failed_at} (${f.reason}); not tried again before ${f.retry_after} (${failureMarkerFile(cacheDir, f.model)})`);
   lines.push(`live        ${live.kind}: ${live.model}${live.why ? ` (${live.why})` : ''}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -104,7 +105,7 @@ export async function modelsInstallCommand(cfg: NotaryConfig, source: string, op
   const target = await installModelFolder(from, cacheDir, name);
   forgetDownloadFailure(cacheDir, name);
   const lines = [`installed ${folder.kind} ${folder.precision} model ${name} into ${target} (${mb(folder.bytes)})`];
-  const pin = PINNED_MODELS.find((p) => p.name === name);
+  const pin = activePins().find((p) => p.name === name);
   if (pin) {
     const complete = await isCachedModelComplete(cacheDir, pin);
     lines.push(complete ? `it matches the pinned ${pin.repo}: it is the reranker from now on` : `WARNING: its files do not match the pins of ${pin.repo}, so it will not be used as ${name}; name it otherwise and point NOTARY_RERANKER_MODEL at it`);

@@ -68,6 +68,24 @@ describe('downloadPinnedModel', () => {
     hub.behave = () => ({ kind: 'serve' });
   });
 
+  it('starts over when the server ignores Range, and when a trickle outlasts the transfer cap', async () => {
+    const cacheDir = freshCache();
+    hub.behave = (req) => (req.url === onnxUrl(crossEncoder) && !req.headers.range ? { kind: 'cut', after: 4 * 1024 * 1024 } : { kind: 'ignore-range' });
+    await failure(downloadPinnedModel(hub.url, cacheDir, crossEncoder, quiet));
+    hub.requests.length = 0;
+    await downloadPinnedModel(hub.url, cacheDir, crossEncoder, quiet);
+    expect(hub.requests[0]?.range).toMatch(/^bytes=\d+-$/);
+    expect(readFileSync(path.join(cacheDir, crossEncoder.name, 'onnx', 'model.onnx')).equals(onnxBytes(crossEncoder))).toBe(true);
+
+    hub.behave = () => ({ kind: 'serve' });
+    hub.throttle = 1024 * 1024;
+    const started = Date.now();
+    const slow = await failure(downloadPinnedModel(hub.url, freshCache(), crossEncoder, { ...quiet, transferTimeoutMs: 500 }));
+    hub.throttle = 0;
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(slow.message).toMatch(/not done within 500 ms/);
+  });
+
   it('refuses a file whose sha256 differs from its pin, deletes it, and says so', async () => {
     const cacheDir = freshCache();
     const wrong: PinnedModel = { ...crossEncoder, files: crossEncoder.files.map((f) => (f.path === 'config.json' ? { ...f, sha256: 'ab'.repeat(32) } : f)) };

@@ -33,6 +33,8 @@ export interface DownloadOptions {
   idleTimeoutMs?: number;
   /** Longest wait for another process fetching the same model. */
   lockTimeoutMs?: number;
+  /** Longest time one file's transfer may take, however it trickles (resumed by the next try). */
+  transferTimeoutMs?: number;
   log: DownloadLog;
   /** Progress reports, at most every `progressEveryMs` and once at the end of each file; default: info log lines. */
   onProgress?: (progress: DownloadProgress) => void;
@@ -42,6 +44,7 @@ export interface DownloadOptions {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 export const DEFAULT_LOCK_TIMEOUT_MS = 15 * 60_000;
+export const DEFAULT_TRANSFER_TIMEOUT_MS = 30 * 60_000;
 
 /** The partial file a transfer writes to; it stays after an interruption and the next transfer resumes it. */
 export function partialFile(target: string): string {
@@ -161,6 +164,8 @@ async function transfer(url: string, partial: string, have: number, modelName: s
   const connectMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   let timer = setTimeout(() => controller.abort(new Error(`no answer within ${connectMs} ms`)), connectMs);
+  const transferMs = options.transferTimeoutMs ?? DEFAULT_TRANSFER_TIMEOUT_MS;
+  const cap = setTimeout(() => controller.abort(new Error(`not done within ${transferMs} ms`)), transferMs);
   const resetIdle = (): void => {
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(new Error(`no data for ${idleMs} ms`)), idleMs);
@@ -176,6 +181,7 @@ async function transfer(url: string, partial: string, have: number, modelName: s
     if (response.status === 416 && have > 0) {
       // The partial file is not a prefix the server knows: start over.
       clearTimeout(timer);
+      clearTimeout(cap);
       await response.body?.cancel();
       await rm(partial, { force: true });
       return transfer(url, partial, 0, modelName, pin, options);
@@ -218,6 +224,7 @@ async function transfer(url: string, partial: string, have: number, modelName: s
     return received;
   } finally {
     clearTimeout(timer);
+    clearTimeout(cap);
   }
 }
 

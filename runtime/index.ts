@@ -19,7 +19,7 @@ export {
   type VerifyResult,
 } from './models.js';
 export { installPinnedFrom, pullPinnedModels, type InstallPinnedResult, type PullResult } from './model-fetch.js';
-export { describeProgress, type DownloadProgress } from '../reranker/index.js';
+export { activePins, describeProgress, type DownloadProgress } from '../reranker/index.js';
 // MPP's client-side helpers (key files, envelope building) for `notary mpp`, which needs no database.
 export {
   MAX_ENVELOPE_LIFETIME_S,

@@ -63,7 +63,7 @@ describe('notary without a model, and notary models', () => {
 
     const list = await runCli(['--data', dataDir, 'models', 'list'], env);
     expect(list.stdout).toMatch(/marco-local\s+[\d.]+ MB\s+cross-encoder, int8, onnx\/model_random_weights_int8\.onnx/);
-    expect(list.stdout).toMatch(/download\s+failed at .* not tried again before/);
+    expect(list.stdout).toMatch(/download\s+ms-marco-MiniLM-L-6-v2 failed at .* not tried again before/);
     expect(list.stdout).toMatch(/live\s+lexical/);
 
     const verified = await runCli(['--data', dataDir, 'models', 'verify', 'marco-local'], env);

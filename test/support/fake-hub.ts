@@ -28,7 +28,9 @@ export type Behaviour =
   | { kind: 'silent' }
   /** Sends the headers and `after` bytes, then nothing more. */
   | { kind: 'stall'; after: number }
-  | { kind: 'status'; status: number };
+  | { kind: 'status'; status: number }
+  /** Serves the whole file with 200 whatever Range asks (a server without Range support). */
+  | { kind: 'ignore-range' };
 
 export interface FakeHub {
   url: string;
@@ -121,7 +123,7 @@ export async function startFakeHub(files: Map<string, Buffer>): Promise<FakeHub>
 }
 
 async function send(req: IncomingMessage, res: ServerResponse, body: Buffer, behaviour: Behaviour, record: HubRequest, throttle: number): Promise<void> {
-  const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  const range = behaviour.kind === 'ignore-range' ? null : /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const start = range ? Number(range[1]) : 0;
   if (start >= body.length && range) {
     res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
