@@ -12,7 +12,7 @@ const pinsSchema = z
       repo: z.string().min(1),
       revision: z.string().min(1),
       onnxFile: z.string().min(1),
-      files: z.array(z.object({ path: z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w.\/-]+$/, 'a relative path inside the model folder'), sha256: hex64, bytes: z.number().int().nonnegative().optional() })).min(1),
+      files: z.array(z.object({ path: z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w./-]+$/, 'a relative path inside the model folder'), sha256: hex64, bytes: z.number().int().nonnegative().optional() })).min(1),
     }),
   )
   .min(1);
