@@ -64,7 +64,7 @@ describe('downloadPinnedModel', () => {
     expect(existsSync(partialFile(target))).toBe(false);
     const last = progress.filter((p) => p.file === 'onnx/model.onnx').at(-1);
     expect(last).toMatchObject({ received: total, total, resumedFrom: kept, done: true });
-    expect(describeProgress(last as DownloadProgress)).toMatch(/^all-MiniLM-L6-v2 onnx\/model\.onnx: 90\.\d MB of 90\.\d MB \(100%\), resumed at 3\d\.\d MB, done$/);
+    expect(describeProgress(last as DownloadProgress)).toMatch(/^all-MiniLM-L6-v2 onnx\/model\.onnx: 90\.\d MB of 90\.\d MB \(100%\), resumed at 3\d\.\d MB, done in \d+\.\d s( \([\d.]+ MB\/s\))?$/);
     hub.behave = () => ({ kind: 'serve' });
   });
 

@@ -22,6 +22,8 @@ export interface DownloadProgress {
   resumedFrom: number;
   bytesPerSec?: number;
   secondsLeft?: number;
+  /** Seconds this transfer took, once done. */
+  seconds?: number;
   done: boolean;
 }
 
@@ -91,7 +93,7 @@ export function describeProgress(p: DownloadProgress): string {
   const amount = p.total ? `${mb(p.received)} of ${mb(p.total)} (${Math.floor((p.received / p.total) * 100)}%)` : mb(p.received);
   const parts = [`${p.model} ${p.file}: ${amount}`];
   if (p.resumedFrom > 0) parts.push(`resumed at ${mb(p.resumedFrom)}`);
-  if (p.done) parts.push('done');
+  if (p.done) parts.push(`done${p.seconds !== undefined ? ` in ${p.seconds.toFixed(1)} s` : ''}${p.bytesPerSec !== undefined ? ` (${mb(p.bytesPerSec)}/s)` : ''}`);
   else if (p.bytesPerSec !== undefined) {
     parts.push(`${mb(p.bytesPerSec)}/s`);
     if (p.secondsLeft !== undefined) parts.push(`${Math.ceil(p.secondsLeft)} s left`);
@@ -244,7 +246,7 @@ function progressReporter(model: string, file: string, resumedFrom: number, tota
     last = now;
     const elapsed = (now - started) / 1000;
     const fresh = received - resumedFrom;
-    const progress: DownloadProgress = { model, file, received, total, resumedFrom, done };
+    const progress: DownloadProgress = { model, file, received, total, resumedFrom, done, ...(done ? { seconds: elapsed } : {}) };
     // A rate only once there is one: some bytes over at least half a second.
     if (fresh > 0 && elapsed >= 0.5) {
       progress.bytesPerSec = fresh / elapsed;

@@ -11,8 +11,10 @@ export interface PinnedStatus {
   present: boolean;
   /** Fetched by this check (not found in the cache). */
   fetched: boolean;
-  /** Why it is missing. */
+  /** Why it is missing: `no <name> in <dir>; <cause>`. */
   why?: string;
+  /** Why it is missing, without the folder (the same for models missing for the same reason). */
+  cause?: string;
 }
 
 /**
@@ -51,11 +53,11 @@ export async function ensurePinnedModels(cfg: NotaryConfig['reranker'], models: 
       statuses.push({ model, dir, present: true, fetched: false });
       continue;
     }
-    const missing = (why: string): void => void statuses.push({ model, dir, present: false, fetched: false, why: `no ${model.name} in ${dir}; ${why}` });
+    const missing = (cause: string): void => void statuses.push({ model, dir, present: false, fetched: false, cause, why: `no ${model.name} in ${dir}; ${cause}` });
     const remembered = recentDownloadFailure(cacheDir, model.name);
     if (!cfg.download) missing('reranker.download is false');
     else if (remembered) {
-      missing(`its download failed at ${remembered.failed_at.slice(0, 16)}Z (${remembered.reason}); next try after ${remembered.retry_after.slice(0, 16)}Z`);
+      missing(`download failed at ${remembered.failed_at.slice(0, 16)}Z (${remembered.reason}); next try after ${remembered.retry_after.slice(0, 16)}Z`);
     } else {
       try {
         // A hub that could not be reached for the first model is not tried again for the next one.
@@ -68,7 +70,7 @@ export async function ensurePinnedModels(cfg: NotaryConfig['reranker'], models: 
         const reason = describeError(err);
         if (/cannot reach|no answer within/.test(reason)) unreachable = reason;
         const failure = rememberDownloadFailure(cacheDir, { model: model.name, hub_url: cfg.hub_url, reason }, (cfg.download_retry_hours ?? 6) * 3_600_000);
-        missing(`its download from ${cfg.hub_url} failed (${reason}); next try after ${failure.retry_after.slice(0, 16)}Z`);
+        missing(`download from ${cfg.hub_url} failed (${reason}); next try after ${failure.retry_after.slice(0, 16)}Z`);
       }
     }
   }
@@ -84,7 +86,12 @@ export function missingModelsLine(cfg: NotaryConfig['reranker'], missing: readon
   const effect = noReranker
     ? `LEXICAL FALLBACK, ranking is term overlap only${noEmbedder ? ' over BM25 retrieval' : ''}`
     : 'dense retrieval off, BM25 retrieval only';
-  const why = missing.map((s) => s.why ?? `no ${s.model.name}`).join('; ');
+  // Models missing for the same reason are named together: one reason, said once.
+  const byCause = new Map<string, PinnedStatus[]>();
+  for (const s of missing) byCause.set(s.cause ?? '', [...(byCause.get(s.cause ?? '') ?? []), s]);
+  const why = [...byCause]
+    .map(([cause, group]) => `no ${group.map((s) => s.model.name).join(' and no ')} in ${path.dirname(group[0]?.dir ?? '')}${cause ? ` (${cause})` : ''}`)
+    .join('; ');
   const names = missing.map((s) => s.model.name).join(' and ');
   const remedies = [
     `notary models pull (from ${cfg.hub_url}; reranker.hub_url or NOTARY_HUB_URL names a mirror)`,
@@ -92,5 +99,5 @@ export function missingModelsLine(cfg: NotaryConfig['reranker'], missing: readon
     `or ${[noReranker ? 'NOTARY_RERANKER_MODEL=<dir>' : '', noEmbedder ? 'NOTARY_EMBEDDING_MODEL=<dir>' : ''].filter(Boolean).join(' and ')}`,
   ];
   if (!cfg.download) remedies.push('or NOTARY_MODEL_DOWNLOAD=true');
-  return `models: ${effect} (${noReranker ? 'no neural model: ' : ''}${why}). Fix: ${remedies.join(' ')}`;
+  return `models: ${effect}: ${why}. Fix: ${remedies.join(' ')}`;
 }

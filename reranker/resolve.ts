@@ -97,9 +97,7 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
     )[0];
   if (!status?.present) {
     // Already said in the one warning line of the check.
-    const why = `no neural model: ${status?.why ?? `no ${pinned.name}`}`;
-    log('info', `reranker: lexical fallback (${why})`);
-    return new LexicalReranker('fallback', why);
+    return new LexicalReranker('fallback', `no neural model: ${status?.why ?? `no ${pinned.name}`}`);
   }
   const source = status.fetched ? 'download' : 'cache';
   try {

@@ -74,7 +74,7 @@ describe.runIf(present)('the first start fetches both models', () => {
       const warnings = server.output().split('\n').filter((line) => line.includes('WARNING'));
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(
-        /^WARNING: models: LEXICAL FALLBACK, ranking is term overlap only over BM25 retrieval \(no neural model: no ms-marco-MiniLM-L-6-v2 in .*cannot reach http:\/\/127\.0\.0\.1:9\/.*; no all-MiniLM-L6-v2 in .*\)\. Fix: notary models pull \(from http:\/\/127\.0\.0\.1:9; reranker\.hub_url or NOTARY_HUB_URL names a mirror\) or notary models install <dir> .* or NOTARY_RERANKER_MODEL=<dir> and NOTARY_EMBEDDING_MODEL=<dir>$/,
+        /^WARNING: models: LEXICAL FALLBACK, ranking is term overlap only over BM25 retrieval: no ms-marco-MiniLM-L-6-v2 and no all-MiniLM-L6-v2 in \/\S+\/models \(download from http:\/\/127\.0\.0\.1:9 failed \(cannot reach http:\/\/127\.0\.0\.1:9\/[^;]*\); next try after [\d-]+T[\d:]+Z\)\. Fix: notary models pull \(from http:\/\/127\.0\.0\.1:9; reranker\.hub_url or NOTARY_HUB_URL names a mirror\) or notary models install <dir> .* or NOTARY_RERANKER_MODEL=<dir> and NOTARY_EMBEDDING_MODEL=<dir>$/,
       );
       const health = (await (await fetch(`${server.url}/healthz`)).json()) as Health;
       expect(health.reranker).toMatchObject({ kind: 'lexical', source: 'fallback' });
