@@ -50,6 +50,8 @@ export async function openDense(
     vectors?: (options: { model: string; dimensions: number }) => Promise<VectorIndex>;
     /** The pinned bi-encoder's folder in the model cache, when it is there: embeddings.model "reranker" uses it when the reranker is no bi-encoder. */
     pinnedEmbedder?: string | undefined;
+    /** Why the pinned bi-encoder is not there, when it was wanted. */
+    pinnedMissing?: string | undefined;
   },
 ): Promise<OpenedDense> {
   const choice = cfg.embeddings.model;
@@ -62,6 +64,8 @@ export async function openDense(
       if ((!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') && options.pinnedEmbedder) {
         model = await loadModel(cfg, options.pinnedEmbedder, 'pinned', options.log);
         owned = true;
+      } else if ((!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') && options.pinnedMissing) {
+        return none(`${options.pinnedMissing}; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory, or notary models pull`);
       } else if (!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') {
         const what = options.reranker.info.kind === 'lexical' ? 'the lexical fallback (no neural model)' : `a ${options.reranker.info.kind}`;
         return none(`the reranker is ${what}, not a bi-encoder; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);

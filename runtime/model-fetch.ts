@@ -10,10 +10,18 @@ import {
   pinDifferences,
   type DownloadProgress,
   type PinnedModel,
+  type PinnedStatus,
 } from '../reranker/index.js';
 import type { Log } from './log.js';
 
 /** Fetching and installing the pinned models for `notary models pull` and `notary models install <dir>`. */
+
+/** The pinned bi-encoder for openDense: its folder when the start-up check has it, else why it is missing. */
+export function pinnedEmbedderOf(statuses: readonly PinnedStatus[]): { pinnedEmbedder?: string; pinnedMissing?: string } {
+  const status = statuses.find((s) => s.model.kind === 'bi-encoder');
+  if (!status) return {};
+  return status.present ? { pinnedEmbedder: status.dir } : { pinnedMissing: status.why ?? `no ${status.model.name}` };
+}
 
 export interface PullResult {
   model: PinnedModel;

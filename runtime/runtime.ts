@@ -36,6 +36,7 @@ import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
+import { pinnedEmbedderOf } from './model-fetch.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
 
@@ -178,10 +179,10 @@ export class Runtime {
 
     const env = options.env ?? process.env;
     this.models = lazy(() => ensurePinnedModels(config.reranker, neededPins(config, activePins(env), env), { log }));
-    const pinnedEmbedder = async (): Promise<string | undefined> => (await this.models()).find((s) => s.present && s.model.kind === 'bi-encoder')?.dir;
+    const pinnedEmbedder = async () => pinnedEmbedderOf(await this.models());
     this.reranker = lazy(async () => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision, ensured: await this.models() }));
     this.dense = lazy(async () =>
-      openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors, pinnedEmbedder: await pinnedEmbedder() }),
+      openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors, ...(await pinnedEmbedder()) }),
     );
     // Indexing never downloads: it uses the pinned bi-encoder only when it is already in the cache.
     this.denseForIndexing = lazy(async () => {
