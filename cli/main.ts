@@ -295,7 +295,7 @@ export function buildProgram(): Command {
       await extractCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
     });
 
-  const models = program.command('models').description('list, verify and install reranker and embedding models (no network)');
+  const models = program.command('models').description('list, verify, install and pull reranker and embedding models');
   models
     .command('list')
     .description('models in the cache, the configured one, and which scorer is live and why')
@@ -314,8 +314,16 @@ export function buildProgram(): Command {
       await modelsVerifyCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
     });
   models
+    .command('pull')
+    .description('fetch the pinned models (the bi-encoder and the cross-encoder) from reranker.hub_url now, resuming a cut transfer, each file checked against its sha256 (image builds, air-gapped copies)')
+    .option('--to <dir>', 'write them into this folder instead of the model cache (then `notary models install <dir>` elsewhere)')
+    .action(async (opts: { to?: string }) => {
+      const { modelsPullCommand } = await import('./models.js');
+      await modelsPullCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+  models
     .command('install')
-    .description('copy a local model folder (tokenizer.json, config.json, an .onnx file) into the cache after checking it loads')
+    .description('install the pinned models a folder holds (<dir>/<name>/ as `models pull --to` writes, checked against the pins; what differs is reported), or copy one local model folder into the cache after checking it loads')
     .argument('<dir>')
     .option('--name <name>', 'folder name in the cache (default: the folder\'s own name; the pinned cross-encoder is ms-marco-MiniLM-L-6-v2)')
     .action(async (dir: string, opts: { name?: string }) => {

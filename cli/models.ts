@@ -3,14 +3,18 @@ import path from 'node:path';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import {
+  activePins,
   describeModelFolder,
+  describeProgress,
   failureMarkerFile,
+  installPinnedFrom,
+  pullPinnedModels,
+  stderrLog,
   forgetDownloadFailure,
   installModelFolder,
   isCachedModelComplete,
   listCachedModels,
   modelCacheDir,
-  PINNED_MODELS,
   recentDownloadFailure,
   Runtime,
   sha256File,
@@ -28,8 +32,9 @@ function mb(bytes: number): string {
 export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolean }): Promise<void> {
   const cacheDir = modelCacheDir(cfg);
   const folders = listCachedModels(cacheDir);
-  const pinned = PINNED_MODELS[0];
-  const failure = pinned ? recentDownloadFailure(cacheDir, pinned.name) : null;
+  const pins = activePins();
+  const failures = pins.map((p) => recentDownloadFailure(cacheDir, p.name)).filter((f) => f !== null);
+  const failure = failures[0] ?? null;
   // Resolving the reranker as serve would tells which scorer is live (no download while a failure is remembered).
   const runtime = await Runtime.open(cfg, { log: silentLog });
   let live;
@@ -48,12 +53,12 @@ export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolea
   const lines = [`cache       ${cacheDir}`];
   if (folders.length === 0) lines.push('models      none in the cache');
   for (const f of folders) {
-    const pin = PINNED_MODELS.find((p) => p.name === f.name);
+    const pin = pins.find((p) => p.name === f.name);
     const status = f.problem ? `BROKEN: ${f.problem}` : `${f.kind}, ${f.precision}, ${f.onnx_file}`;
     lines.push(`  ${f.name.padEnd(32)} ${mb(f.bytes).padStart(9)}  ${status}${pin ? ' (pinned: notary models verify checks its hashes)' : ''}`);
   }
   lines.push(`configured  ${configured ?? 'none (NOTARY_RERANKER_MODEL / reranker.model_dir)'}; embeddings.precision ${cfg.embeddings.precision}`);
-  if (failure) lines.push(`download    failed at ${failure.failed_at} (${failure.reason}); not tried again before ${failure.retry_after} (${failureMarkerFile(cacheDir, failure.model)})`);
+  for (const f of failures) lines.push(`download    ${f.model} failed at ${f.failed_at} (${f.reason}); not tried again before ${f.retry_after} (${failureMarkerFile(cacheDir, f.model)})`);
   lines.push(`live        ${live.kind}: ${live.model}${live.why ? ` (${live.why})` : ''}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -88,6 +93,7 @@ export async function modelsInstallCommand(cfg: NotaryConfig, source: string, op
   const cacheDir = modelCacheDir(cfg);
   const from = path.resolve(source);
   if (!existsSync(from)) throw new NotaryError('model_unavailable', `${source} does not exist`);
+  if (!opts.name && (await installPinned(cfg, from))) return;
   const folder = describeModelFolder(from);
   if (folder.problem) throw new NotaryError('model_unavailable', `${from} is not a model folder: ${folder.problem}`);
   const checked = await verifyModelFolder(folder, cfg);
@@ -99,7 +105,7 @@ export async function modelsInstallCommand(cfg: NotaryConfig, source: string, op
   const target = await installModelFolder(from, cacheDir, name);
   forgetDownloadFailure(cacheDir, name);
   const lines = [`installed ${folder.kind} ${folder.precision} model ${name} into ${target} (${mb(folder.bytes)})`];
-  const pin = PINNED_MODELS.find((p) => p.name === name);
+  const pin = activePins().find((p) => p.name === name);
   if (pin) {
     const complete = await isCachedModelComplete(cacheDir, pin);
     lines.push(complete ? `it matches the pinned ${pin.repo}: it is the reranker from now on` : `WARNING: its files do not match the pins of ${pin.repo}, so it will not be used as ${name}; name it otherwise and point NOTARY_RERANKER_MODEL at it`);
@@ -110,6 +116,49 @@ export async function modelsInstallCommand(cfg: NotaryConfig, source: string, op
   }
   for (const file of ['onnx/model.onnx', 'onnx/model_int8.onnx']) {
     if (existsSync(path.join(target, file))) lines.push(`  ${file} sha256 ${await sha256File(path.join(target, file))}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The pinned models in `from` (see installPinnedFrom), checked and installed; false when it holds none. Exit 1 when one differs. */
+async function installPinned(cfg: NotaryConfig, from: string): Promise<boolean> {
+  const results = await installPinnedFrom(cfg, from);
+  if (!results) return false;
+  const lines: string[] = [];
+  for (const r of results) {
+    if (r.installed) {
+      lines.push(`installed ${r.model.kind} ${r.model.name} from ${r.from} into ${r.installed}: its ${r.model.files.length} files match the pins of ${r.model.repo}`);
+    } else {
+      lines.push(
+        `NOT installed ${r.model.name} from ${r.from}: it differs from the pins of ${r.model.repo}: ${(r.differences ?? []).join('; ')}. ` +
+          `A model of your own: notary models install ${r.from} --name <another-name>, then ${r.model.kind === 'bi-encoder' ? 'NOTARY_EMBEDDING_MODEL' : 'NOTARY_RERANKER_MODEL'}=<its folder>`,
+      );
+      process.exitCode = 1;
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return true;
+}
+
+/** `notary models pull [--to DIR]`: fetches the pinned models ahead of time, with progress on standard error. Exit 1 on a failure. */
+export async function modelsPullCommand(cfg: NotaryConfig, opts: { to?: string }): Promise<void> {
+  const results = await pullPinnedModels(cfg, {
+    to: opts.to,
+    log: (level, message) => {
+      if (level === 'warn') stderrLog(level, message);
+    },
+    onProgress: (p) => process.stderr.write(`  ${describeProgress(p)}\n`),
+  });
+  const lines = results.map((r) =>
+    r.outcome === 'failed'
+      ? `FAILED  ${r.model.name} (${r.model.repo}@${r.model.revision}) from ${cfg.reranker.hub_url}: ${r.error ?? ''}`
+      : `${r.outcome === 'fetched' ? 'fetched' : 'present'} ${r.model.name} (${r.model.kind}, ${r.model.repo}@${r.model.revision}) in ${r.dir}, sha256 of ${r.model.files.length} files match the pins`,
+  );
+  if (results.some((r) => r.outcome === 'failed')) {
+    lines.push(`fix: reach ${cfg.reranker.hub_url} (or a mirror: reranker.hub_url / NOTARY_HUB_URL) and run notary models pull again (it resumes), or notary models install <dir> with a copy`);
+    process.exitCode = 1;
+  } else if (opts.to) {
+    lines.push(`copy ${path.resolve(opts.to)} to the machine and run: notary models install <that folder>`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -333,6 +333,7 @@ export const configSchema = z
         download: z.boolean().default(true),
         /** After a failed download, commands do not try again for this long (a marker file in the cache says until when). */
         download_retry_hours: z.number().min(0).default(6),
+        /** The model hub the pinned models come from (`<hub>/<repo>/resolve/<revision>/<path>`); a mirror's URL behind a firewall. NOTARY_HUB_URL overrides. */
         hub_url: z.string().default('https://huggingface.co'),
         /**
          * Worker threads that run each model, each with an ONNX Runtime session of its own (onnxruntime-node blocks
@@ -634,6 +635,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },
   { env: 'NOTARY_MODEL_WORKERS', path: ['reranker', 'workers'], kind: 'int' },
+  { env: 'NOTARY_HUB_URL', path: ['reranker', 'hub_url'], kind: 'string' },
   { env: 'NOTARY_RERANK_TOP_N', path: ['search', 'rerank_top_n'], kind: 'int' },
   { env: 'NOTARY_DEFAULT_LANGUAGE', path: ['search', 'default_language'], kind: 'string' },
   { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },

@@ -14,7 +14,10 @@ export {
 } from './onnx-reranker.js';
 export { LexicalReranker, lexicalTerms } from './lexical.js';
 export { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
-export { PINNED_MODELS, pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';
+export { PINNED_MODELS, pinnedFileUrl, pinnedModel, type PinnedFile, type PinnedKind, type PinnedModel } from './models.js';
+export { activePins } from './pins.js';
+export { describeProgress, partialFile, pinDifferences, type DownloadProgress } from './download.js';
+export { cachedPinnedDir, ensurePinnedModels, missingModelsLine, neededPins, type PinnedStatus } from './ensure.js';
 export {
   downloadPinnedModel,
   isCachedModelComplete,

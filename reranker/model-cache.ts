@@ -139,7 +139,7 @@ export async function installModelFolder(source: string, cacheDir: string, name:
   const temp = path.join(cacheDir, `.${name}.installing-${process.pid}`);
   await rm(temp, { recursive: true, force: true });
   try {
-    await cp(source, temp, { recursive: true, filter: (src) => !path.basename(src).includes('.part-') });
+    await cp(source, temp, { recursive: true, filter: (src) => !/\.part-|\.partial$|\.lock$/.test(path.basename(src)) });
     await rm(target, { recursive: true, force: true });
     await rename(temp, target);
   } finally {

@@ -30,6 +30,7 @@ function pinFor(name: string, repo: string, files: Record<string, Buffer>, overr
   for (const [file, bytes] of Object.entries(files)) hubFiles.set(`/${repo}/resolve/main/${file}`, bytes);
   return {
     name,
+    kind: 'cross-encoder',
     repo,
     revision: 'main',
     onnxFile: 'onnx/model.onnx',
@@ -193,7 +194,7 @@ describe('loadReranker: cache and download', () => {
     expect(reranker.info.kind).toBe('lexical');
     // One line: what happened, until when it is not retried, and the remedy (not advice that is already the setting).
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*cannot reach.*next try after .*Fix: notary models install <dir> --name ms-marco-MiniLM-L-6-v2 .* or NOTARY_RERANKER_MODEL=<dir>$/);
+    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*cannot reach.*next try after .*Fix: notary models pull .* or notary models install <dir> .*--name ms-marco-MiniLM-L-6-v2.* or NOTARY_RERANKER_MODEL=<dir>$/);
     expect(warnings[0]).not.toContain('\n');
     expect(warnings[0]).not.toContain('download=true');
   });

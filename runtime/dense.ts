@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
@@ -20,7 +21,10 @@ export interface OpenedDense {
 
 /** Loads a bi-encoder folder as configured (embeddings.precision picks its int8 copy when there is one). */
 async function loadModel(cfg: NotaryConfig, given: string, source: string, log: Log): Promise<OnnxReranker> {
-  const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log, origin: `named by ${source}` });
+  // The pinned model is fp32 as published: no int8 copy of it is not worth a warning.
+  const quiet: Log = (level, message) => log(source === 'pinned' ? 'info' : level, message);
+  const origin = source === 'pinned' ? `the pinned ${path.basename(given)} in the model cache` : `named by ${source}`;
+  const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log: quiet, origin });
   return OnnxReranker.load(where.dir, {
     ...modelRunners(cfg.reranker),
     spinWait: cfg.reranker.spin_wait,
@@ -40,7 +44,15 @@ async function loadModel(cfg: NotaryConfig, given: string, source: string, log: 
 export async function openDense(
   cfg: NotaryConfig,
   storage: Storage,
-  options: { reranker?: Reranker; log: Log; vectors?: (options: { model: string; dimensions: number }) => Promise<VectorIndex> },
+  options: {
+    reranker?: Reranker;
+    log: Log;
+    vectors?: (options: { model: string; dimensions: number }) => Promise<VectorIndex>;
+    /** The pinned bi-encoder's folder in the model cache, when it is there: embeddings.model "reranker" uses it when the reranker is no bi-encoder. */
+    pinnedEmbedder?: string | undefined;
+    /** Why the pinned bi-encoder is not there, when it was wanted. */
+    pinnedMissing?: string | undefined;
+  },
 ): Promise<OpenedDense> {
   const choice = cfg.embeddings.model;
   const none = (off: string): OpenedDense => ({ dense: undefined, off, close: async () => {} });
@@ -49,11 +61,20 @@ export async function openDense(
   let owned = false;
   if (choice === 'reranker') {
     if (options.reranker) {
-      if (!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') {
+      if ((!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') && options.pinnedEmbedder) {
+        model = await loadModel(cfg, options.pinnedEmbedder, 'pinned', options.log);
+        owned = true;
+      } else if ((!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') && options.pinnedMissing) {
+        return none(`${options.pinnedMissing}; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory, or notary models pull`);
+      } else if (!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') {
         const what = options.reranker.info.kind === 'lexical' ? 'the lexical fallback (no neural model)' : `a ${options.reranker.info.kind}`;
         return none(`the reranker is ${what}, not a bi-encoder; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);
+      } else {
+        model = options.reranker;
       }
-      model = options.reranker;
+    } else if (!cfg.reranker.model_dir && options.pinnedEmbedder) {
+      model = await loadModel(cfg, options.pinnedEmbedder, 'pinned', options.log);
+      owned = true;
     } else {
       const dir = cfg.reranker.model_dir;
       if (!dir) return none('no bi-encoder model is configured');

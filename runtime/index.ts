@@ -18,6 +18,8 @@ export {
   type ModelFolder,
   type VerifyResult,
 } from './models.js';
+export { installPinnedFrom, pullPinnedModels, type InstallPinnedResult, type PullResult } from './model-fetch.js';
+export { activePins, describeProgress, type DownloadProgress } from '../reranker/index.js';
 // MPP's client-side helpers (key files, envelope building) for `notary mpp`, which needs no database.
 export {
   MAX_ENVELOPE_LIFETIME_S,

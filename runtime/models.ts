@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { modelRunners, type NotaryConfig } from '../core/config.js';
 import {
+  activePins,
   describeModelFolder,
   failureMarkerFile,
   forgetDownloadFailure,
@@ -48,7 +49,7 @@ export async function verifyModelFolder(folder: ModelFolder, cfg: NotaryConfig):
   const checks: string[] = [];
   let ok = folder.problem === null;
   if (folder.problem) checks.push(`files: ${folder.problem}`);
-  const pin = PINNED_MODELS.find((p) => p.name === folder.name);
+  const pin = activePins().find((p) => p.name === folder.name);
   if (pin) {
     const complete = await isCachedModelComplete(path.dirname(folder.dir), pin);
     checks.push(complete ? `sha256 of ${pin.files.length} files match the pins of ${pin.repo}` : `sha256 does NOT match the pins of ${pin.repo}`);

@@ -16,6 +16,7 @@ import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlUsageRecorder } from '../payments/usage.js';
 import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
+import { activePins, cachedPinnedDir, ensurePinnedModels, neededPins, type PinnedStatus } from '../reranker/index.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
@@ -36,6 +37,7 @@ import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
+import { pinnedEmbedderOf } from './model-fetch.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
 
@@ -111,6 +113,11 @@ export class Runtime {
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
 
+  /**
+   * The pinned models this configuration needs (the cross-encoder and the bi-encoder, unless models are named), in
+   * the cache or fetched from the hub; missing ones are said once, in one warning line.
+   */
+  readonly models: Lazy<Promise<PinnedStatus[]>>;
   /** The reranker as resolved from config and environment (model, cache, download, lexical fallback). */
   readonly reranker: Lazy<Promise<Reranker>>;
   /** Dense retrieval with the live reranker (embeddings.model "reranker" uses it when it is a bi-encoder). */
@@ -172,9 +179,17 @@ export class Runtime {
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
     const env = options.env ?? process.env;
-    this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
-    this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors }));
-    this.denseForIndexing = lazy(() => openDense(config, storage, { log, vectors: backend.vectors }));
+    this.models = lazy(() => ensurePinnedModels(config.reranker, neededPins(config, activePins(env), env), { log }));
+    const pinnedEmbedder = async () => pinnedEmbedderOf(await this.models());
+    this.reranker = lazy(async () => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision, ensured: await this.models() }));
+    this.dense = lazy(async () =>
+      openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors, ...(await pinnedEmbedder()) }),
+    );
+    // Indexing never downloads: it uses the pinned bi-encoder only when it is already in the cache.
+    this.denseForIndexing = lazy(async () => {
+      const pinnedEmbedder = await cachedPinnedDir(config.reranker, neededPins(config, activePins(env), env), 'bi-encoder');
+      return openDense(config, storage, { log, vectors: backend.vectors, pinnedEmbedder });
+    });
     this.search = lazy(async () => {
       const reranker = await this.reranker();
       const { dense } = await this.dense();

@@ -41,7 +41,7 @@ describe('notary without a model, and notary models', () => {
     expect(hubRequests.length).toBe(1);
     const warnings = first.stderr.split('\n').filter((l) => l.startsWith('WARNING'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*HTTP 404.*next try after .*Fix: notary models install <dir> --name ms-marco-MiniLM-L-6-v2/);
+    expect(warnings[0]).toMatch(/LEXICAL FALLBACK.*HTTP 404.*next try after .*Fix: notary models pull .* or notary models install <dir> .*--name ms-marco-MiniLM-L-6-v2/);
     expect(readdirSync(path.join(dataDir, 'models'))).toEqual(['ms-marco-MiniLM-L-6-v2.download-failed.json']);
 
     const human = await runCli(['--data', dataDir, 'status'], env);
@@ -63,7 +63,7 @@ describe('notary without a model, and notary models', () => {
 
     const list = await runCli(['--data', dataDir, 'models', 'list'], env);
     expect(list.stdout).toMatch(/marco-local\s+[\d.]+ MB\s+cross-encoder, int8, onnx\/model_random_weights_int8\.onnx/);
-    expect(list.stdout).toMatch(/download\s+failed at .* not tried again before/);
+    expect(list.stdout).toMatch(/download\s+ms-marco-MiniLM-L-6-v2 failed at .* not tried again before/);
     expect(list.stdout).toMatch(/live\s+lexical/);
 
     const verified = await runCli(['--data', dataDir, 'models', 'verify', 'marco-local'], env);

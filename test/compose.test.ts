@@ -83,6 +83,12 @@ describe('docker-compose.yml', () => {
     expect(named('api-1')).toContain('receipt-keys');
     expect(named('api-2')).toContain('receipt-keys');
     expect(named('api-1').filter((v) => v !== 'receipt-keys')).not.toEqual(named('api-2').filter((v) => v !== 'receipt-keys'));
+    // The models are fetched once into one volume every notary service shares.
+    for (const name of notaryServices) {
+      expect(services[name]?.volumes, name).toContain('models:/models');
+      expect(environmentOf(name)['NOTARY_MODEL_CACHE_DIR'], name).toBe('/models');
+      expect(environmentOf(name)['NOTARY_MODEL_DOWNLOAD'], name).toBe('true');
+    }
   });
 
   it('serves TLS on the API nodes from a read-only certificate mount', () => {

@@ -1,0 +1,92 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startServer } from './support/cli.js';
+import { fileAvailable } from './support/components.js';
+import { sharedModels, startFakeHub, writePins, type FakeHub } from './support/fake-hub.js';
+import { biEncoderDir } from './support/models.js';
+import { freePort } from './support/postgres.js';
+import { serveDirectory, type StaticServer } from './support/serve-static.js';
+
+/**
+ * What `scripts/quickstart.sh` does after installing (`notary serve` on a fresh data folder): with the hub on
+ * 127.0.0.1 serving ../shared's files under a test pin manifest, the first start fetches both models with progress
+ * and /healthz reports the cross-encoder and hybrid retrieval with the bi-encoder; with no hub, one warning line
+ * says what is missing and the remedy, and the service answers lexically.
+ */
+
+const present = fileAvailable('the shared bi-encoder', path.join(biEncoderDir, 'onnx', 'model.onnx'));
+const root = mkdtempSync(path.join(tmpdir(), 'notary-quickstart-models-'));
+let hub: FakeHub;
+let site: StaticServer;
+let env: Record<string, string> = {};
+
+interface Health {
+  reranker: { kind: string; model: string; source: string; why?: string };
+  retrieval: { mode: string; why?: string | null; vectors?: { model: string } };
+}
+
+beforeAll(async () => {
+  if (!present) return;
+  const { pins, files } = sharedModels();
+  hub = await startFakeHub(files);
+  env = { NOTARY_MODEL_PINS: writePins(path.join(root, 'pins.json'), pins), NOTARY_HUB_URL: hub.url, NOTARY_RERANKER_MODEL: '', NOTARY_EMBEDDING_MODEL: 'reranker', NOTARY_MODEL_DOWNLOAD: 'true' };
+  const siteDir = path.join(root, 'site');
+  mkdirSync(siteDir);
+  writeFileSync(path.join(siteDir, 'index.html'), '<html><head><title>Vacuum</title></head><body><h1>Vacuum</h1><p>' + 'vacuum reclaims storage occupied by dead tuples. '.repeat(30) + '</p></body></html>');
+  site = await serveDirectory(siteDir);
+});
+afterAll(async () => {
+  await hub?.close();
+  await site?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe.runIf(present)('the first start fetches both models', () => {
+  it('with the hub: progress, then the cross-encoder and hybrid retrieval with the bi-encoder', async () => {
+    hub.throttle = 30 * 1024 * 1024;
+    const server = await startServer(['--data', path.join(root, 'online'), '--no-crawl'], await freePort(), env);
+    hub.throttle = 0;
+    try {
+      const health = (await (await fetch(`${server.url}/healthz`)).json()) as Health;
+      expect(health.reranker).toMatchObject({ kind: 'cross-encoder', source: 'download' });
+      expect(health.reranker.model).toMatch(/^ms-marco-MiniLM-L-6-v2/);
+      expect(health.retrieval).toMatchObject({ mode: 'hybrid', vectors: { model: expect.stringMatching(/^all-MiniLM-L6-v2@sha256:/) } });
+      const output = server.output();
+      expect(output).toMatch(/models: fetching http:\/\/127\.0\.0\.1:\d+\/sentence-transformers\/all-MiniLM-L6-v2\/resolve\/test-revision\/onnx\/model\.onnx \(90\.\d MB\)/);
+      expect(output).toMatch(/models: all-MiniLM-L6-v2 onnx\/model\.onnx: [\d.]+ MB of 90\.\d MB \(\d+%\), [\d.]+ MB\/s, \d+ s left/);
+      expect(output).toMatch(/models: ms-marco-MiniLM-L-6-v2 onnx\/model\.onnx: 22\.\d MB of 22\.\d MB \(100%\), done/);
+      expect(output).not.toMatch(/WARNING/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('without a hub: one line with what is missing and the remedy, and a lexical service', async () => {
+    const data = path.join(root, 'offline');
+    const offline = { ...env, NOTARY_HUB_URL: 'http://127.0.0.1:9' };
+    const crawl = await runCli(['--data', data, 'crawl', `${site.url}/index.html`, '--delay-ms', '0'], { ...offline, NOTARY_MODEL_DOWNLOAD: 'false' });
+    expect(crawl.code, crawl.stderr).toBe(0);
+    // A fresh data folder for the models: the crawl above did not try the hub.
+    const server = await startServer(['--data', data, '--no-crawl'], await freePort(), offline);
+    try {
+      const warnings = server.output().split('\n').filter((line) => line.includes('WARNING'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(
+        /^WARNING: models: LEXICAL FALLBACK, ranking is term overlap only over BM25 retrieval: no ms-marco-MiniLM-L-6-v2 and no all-MiniLM-L6-v2 in \/\S+\/models \(download from http:\/\/127\.0\.0\.1:9 failed \(cannot reach http:\/\/127\.0\.0\.1:9\/[^;]*\); next try after [\d-]+T[\d:]+Z\)\. Fix: notary models pull \(from http:\/\/127\.0\.0\.1:9; reranker\.hub_url or NOTARY_HUB_URL names a mirror\) or notary models install <dir> .* or NOTARY_RERANKER_MODEL=<dir> and NOTARY_EMBEDDING_MODEL=<dir>$/,
+      );
+      const health = (await (await fetch(`${server.url}/healthz`)).json()) as Health;
+      expect(health.reranker).toMatchObject({ kind: 'lexical', source: 'fallback' });
+      expect(health.retrieval).toMatchObject({ mode: 'bm25', why: expect.stringMatching(/^no all-MiniLM-L6-v2 in .*download from http:\/\/127\.0\.0\.1:9 failed.*; set embeddings\.model .* or notary models pull$/) });
+    } finally {
+      await server.stop();
+    }
+    const search = await runCli(['--data', data, 'search', 'vacuum', '--json'], offline);
+    expect(search.code, search.stderr).toBe(0);
+    expect((JSON.parse(search.stdout) as { results: unknown[] }).results.length).toBeGreaterThan(0);
+    // The failure is remembered: the next command neither tries the hub again nor says more than one line.
+    expect(search.stderr.split('\n').filter((line) => line.includes('WARNING'))).toHaveLength(1);
+    expect(search.stderr).toMatch(/download failed at .*next try after/);
+  });
+});
