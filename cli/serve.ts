@@ -20,6 +20,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
   const rewriter = ctx.queryRewriter;
   if (rewriter) ctx.log('info', `query rewriter: ${rewriter.model} at ${cfg.search.query_rewriter.url ?? ''} (reflection passes only)`);
   const pipeline = await ctx.search();
+  const { assignment } = await ctx.scorers();
   const app = await buildApp({
     config: cfg,
     gate: ctx.paidCallGate(),
@@ -38,6 +39,8 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
         reranker: reranker.info,
         index: await ctx.index.stats(),
         retrieval: dense ? { mode: 'hybrid', vectors: await dense.index.stats() } : { mode: 'bm25', why: opened.off ?? null },
+        // Which model serves which depth and why: names only.
+        models: assignment,
         query_rewriter: rewriter ? { model: rewriter.model } : null,
         pages: counts.pages,
         passages: counts.passages,

@@ -19,6 +19,7 @@ import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
 import { loadReranker } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
+import type { CrossEncoderStage } from '../search/cross-encoder.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { CrawlSeedStore } from '../storage/crawl-seeds.js';
@@ -35,6 +36,7 @@ import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
+import { assignScorers, type Scorers } from './scorers.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
 
@@ -116,6 +118,8 @@ export class Runtime {
   readonly dense: Lazy<Promise<OpenedDense>>;
   /** Dense retrieval without loading a reranker (crawl and index: only a configured bi-encoder is used). */
   readonly denseForIndexing: Lazy<Promise<OpenedDense>>;
+  /** Which model scores which depth (the bi-encoder the passes, the cross-encoder from search.cross_encoder_from_depth). */
+  readonly scorers: Lazy<Promise<Scorers>>;
   readonly search: Lazy<Promise<SearchPipeline>>;
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
@@ -174,10 +178,11 @@ export class Runtime {
     this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
     this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors }));
     this.denseForIndexing = lazy(() => openDense(config, storage, { log, vectors: backend.vectors }));
+    this.scorers = lazy(async () => assignScorers(config, await this.reranker(), await this.dense()));
     this.search = lazy(async () => {
-      const reranker = await this.reranker();
+      const scorers = await this.scorers();
       const { dense } = await this.dense();
-      return this.searchPipeline({ reranker, dense });
+      return this.searchPipeline({ reranker: scorers.passes, dense, crossEncoder: scorers.crossEncoder });
     });
     // Excerpts chosen against a query load the reranker on first use only. An indexed site's pages are titled with
     // the prefixes and suffixes learnt from its stored pages, as in search results.
@@ -236,6 +241,8 @@ export class Runtime {
   searchPipeline(parts: {
     reranker: Reranker;
     dense?: DenseRetrieval | undefined;
+    /** The cross-encoder's stage (search.cross_encoder_from_depth on); none: every depth keeps `reranker`'s scores. */
+    crossEncoder?: CrossEncoderStage | undefined;
     search?: Partial<NotaryConfig['search']>;
     /** Tuning knobs the relevance harness varies; the service runs with the defaults. */
     options?: SearchPipelineOptions;
@@ -248,6 +255,7 @@ export class Runtime {
       config: { ...this.config.search, ...parts.search },
       ...(parts.options ? { options: parts.options } : {}),
       ...(parts.dense ? { dense: parts.dense } : {}),
+      ...(parts.crossEncoder ? { crossEncoder: parts.crossEncoder } : {}),
       ...(this.queryRewriter ? { rewriter: this.queryRewriter } : {}),
     });
   }
