@@ -394,9 +394,15 @@ export const configSchema = z
          * The cross-encoder reads this many words of a passage, the window holding most query words (the title and
          * headings stay in front); 0: the whole passage, cut at reranker.max_seq_length tokens.
          */
-        cross_encoder_window_words: z.number().int().min(0).default(80),
+        cross_encoder_window_words: z.number().int().min(0).default(60),
         /** (query, passage) cross-encoder scores kept for repeated pairs (least recently used go first); 0 turns it off. */
         cross_encoder_cache: z.number().int().min(0).default(20_000),
+        /**
+         * The cross-encoder's worker threads run at this nice value (Linux, per thread; 0: as the rest), so the
+         * depth-1 searches arriving meanwhile (the bi-encoder, full text) take the cores first: a depth-2 search
+         * waits, a depth-1 search does not.
+         */
+        cross_encoder_nice: z.number().int().min(0).max(19).default(10),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
         /**

@@ -236,6 +236,11 @@ export class OnnxReranker implements Reranker {
     return this.runner.parallelism;
   }
 
+  /** Lowers the CPU priority of this model's worker threads to nice `value`; false where it could not (no workers). */
+  async lowerPriority(value: number): Promise<boolean> {
+    return (await this.runner.lowerPriority?.(value)) ?? false;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

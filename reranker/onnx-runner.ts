@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { NotaryError } from '../core/errors.js';
-import type { OnnxWorkerConfig, OnnxWorkerReply, OnnxWorkerRequest } from './onnx-worker.js';
+import type { OnnxWorkerConfig, OnnxWorkerNice, OnnxWorkerReply, OnnxWorkerRequest } from './onnx-worker.js';
 
 /** One int64 input of a run: row-major data and its shape. */
 export interface OnnxFeed {
@@ -24,6 +24,11 @@ export interface OnnxRunner {
   run(feeds: Record<string, OnnxFeed>, output: string): Promise<OnnxOutput>;
   /** Waits for the runs under way, then frees the sessions. */
   release(): Promise<void>;
+  /**
+   * Lowers the CPU priority of the worker threads to nice `value` (0..19), so that other work of the machine (another
+   * model's searches) goes first; whether every worker took it. In-process runners do not (false).
+   */
+  lowerPriority?(value: number): Promise<boolean>;
 }
 
 /**
@@ -134,6 +139,24 @@ class WorkerPoolRunner implements OnnxRunner {
 
   get parallelism(): number {
     return this.workers.length;
+  }
+
+  async lowerPriority(value: number): Promise<boolean> {
+    const answers = this.workers.map(
+      (slot) =>
+        new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), 5_000);
+          const onReply = (reply: OnnxWorkerReply) => {
+            if (reply.kind !== 'niced') return;
+            slot.worker.off('message', onReply);
+            clearTimeout(timer);
+            resolve(reply.ok);
+          };
+          slot.worker.on('message', onReply);
+          slot.worker.postMessage({ kind: 'nice', value } satisfies OnnxWorkerNice);
+        }),
+    );
+    return (await Promise.all(answers)).every(Boolean);
   }
 
   run(feeds: Record<string, OnnxFeed>, output: string): Promise<OnnxOutput> {

@@ -17,6 +17,7 @@ import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlUsageRecorder } from '../payments/usage.js';
 import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
 import { loadReranker } from '../reranker/resolve.js';
+import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
 import type { CrossEncoderStage } from '../search/cross-encoder.js';
@@ -178,7 +179,15 @@ export class Runtime {
     this.reranker = lazy(() => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision }));
     this.dense = lazy(async () => openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors }));
     this.denseForIndexing = lazy(() => openDense(config, storage, { log, vectors: backend.vectors }));
-    this.scorers = lazy(async () => assignScorers(config, await this.reranker(), await this.dense()));
+    this.scorers = lazy(async () => {
+      const scorers = assignScorers(config, await this.reranker(), await this.dense());
+      const cross = scorers.crossEncoder?.model;
+      const nice = config.search.cross_encoder_nice;
+      if (cross instanceof OnnxReranker && nice > 0 && !(await cross.lowerPriority(nice))) {
+        log('warn', `search.cross_encoder_nice ${nice}: the cross-encoder's threads could not be given a lower priority (reranker.workers 0?)`);
+      }
+      return scorers;
+    });
     this.search = lazy(async () => {
       const scorers = await this.scorers();
       const { dense } = await this.dense();

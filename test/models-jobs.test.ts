@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,19 @@ describe.runIf(present)('two models, two jobs (real bi-encoder and cross-encoder
     // Names only: no folder, URL or error text.
     expect(JSON.stringify(a)).not.toContain(sharedDir);
     expect(assignmentLines(a)).toEqual([expect.stringMatching(/^depth 1 +bi-encoder all-MiniLM-L6-v2: /), expect.stringMatching(/^depths 2-3 +cross-encoder ms-marco-MiniLM-L-6-v2: /)]);
+  });
+
+  it.runIf(process.platform === 'linux')('the cross-encoder’s worker thread runs at search.cross_encoder_nice, the rest of the process does not', async () => {
+    await runtime.scorers();
+    const nices = readdirSync('/proc/self/task').map((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // Fields after the command name (in parentheses): nice is the 19th field of the line, the 17th after ")".
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+    expect(config.search.cross_encoder_nice).toBe(10);
+    // workers 1: one thread of the cross-encoder at 10; the main thread and the bi-encoder's at the process's own.
+    expect(nices.filter((n) => n === 10).length).toBe(1);
+    expect(nices.filter((n) => n !== 10).length).toBeGreaterThan(2);
   });
 
   it('the live pipeline: depth 1 runs no cross-encoder, depth 2 does', async () => {
