@@ -181,6 +181,18 @@ describe.runIf(present)('two models, two jobs (real bi-encoder and cross-encoder
     expect(two.results.some((r) => !oneScores.has(r.rerank_score))).toBe(true);
   });
 
+  it('depth 1 with a cross-encoder configured ranks exactly as without one', async () => {
+    const scorers = await runtime.scorers();
+    const { dense } = await runtime.dense();
+    const withCross = runtime.searchPipeline({ reranker: scorers.passes, dense, crossEncoder: scorers.crossEncoder });
+    const without = runtime.searchPipeline({ reranker: scorers.passes, dense });
+    for (const query of [QUERY, 'checkpoint write-ahead log', 'hash index']) {
+      const a = await withCross.search({ query, depth: 1 });
+      const b = await without.search({ query, depth: 1 });
+      expect(a.results).toEqual(b.results);
+    }
+  });
+
   it('scores a repeated (query, passage) pair from the cache', async () => {
     const scorers = await runtime.scorers();
     const { dense } = await runtime.dense();
