@@ -187,6 +187,9 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +
       `scorer ${reranker.info.kind}: ${reranker.info.model}; retrieval ${pipeline.retrieval})`,
   );
+  for (const d of (await ctx.scorers()).assignment.depths) {
+    app.log.info(`depth ${d.from === d.to ? d.from : `${d.from}-${d.to}`}: ${d.scorer === 'lexical' ? 'lexical' : `${d.scorer} ${d.model}`} (${d.why})`);
+  }
   if (role.background) {
     const log: ServeLog = { info: (m) => app.log.info(m), warn: (m) => app.log.warn(m), error: (m) => app.log.error(m) };
     background = await startBackground(ctx, log);
