@@ -134,6 +134,8 @@ export async function load(url: string, key: string, queries: readonly string[],
     url: `${url}/v1/search`,
     connections,
     duration: durationS,
+    // A deep search queued behind others may take longer than autocannon's default 10 s: counted, not dropped.
+    timeout: 120,
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     requests: [
