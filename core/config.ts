@@ -403,6 +403,11 @@ export const configSchema = z
          * waits, a depth-1 search does not.
          */
         cross_encoder_nice: z.number().int().min(0).max(19).default(10),
+        /**
+         * Worker threads of the cross-encoder in each API process (a search's pairs are spread over them); unset: the
+         * machine's cores, at most 4, whatever reranker.workers gives the other model (they run at cross_encoder_nice).
+         */
+        cross_encoder_workers: z.number().int().min(1).max(64).optional(),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
         /**

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { NotaryConfig } from '../core/config.js';
+import { availableParallelism } from 'node:os';
+import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
@@ -183,8 +184,13 @@ export class Runtime {
       const scorers = assignScorers(config, await this.reranker(), await this.dense());
       const cross = scorers.crossEncoder?.model;
       const nice = config.search.cross_encoder_nice;
-      if (cross instanceof OnnxReranker && nice > 0 && !(await cross.lowerPriority(nice))) {
-        log('warn', `search.cross_encoder_nice ${nice}: the cross-encoder's threads could not be given a lower priority (reranker.workers 0?)`);
+      if (cross instanceof OnnxReranker) {
+        // Its own threads, all the cores at a lower priority: one depth-2 search spreads its pairs over them, and
+        // the depth-1 work (the bi-encoder, full text) goes first.
+        if (modelRunners(config.reranker).workers > 0) await cross.growWorkers(config.search.cross_encoder_workers ?? Math.min(4, availableParallelism()));
+        if (nice > 0 && !(await cross.lowerPriority(nice))) {
+          log('warn', `search.cross_encoder_nice ${nice}: the cross-encoder's threads could not be given a lower priority (reranker.workers 0?)`);
+        }
       }
       return scorers;
     });
