@@ -27,6 +27,7 @@ import { describeReranker, loadEvalReranker } from './eval/reranker-info.js';
 
 const USAGE = `Usage: npm run eval:search -- [--sets cranfield,pgdocs,pydocs] [--rows bm25,page_bm25,hybrid,depth1,depth2,depth3]
     [--reranker lexical|auto|<model dir or .onnx>] [--dense | --embedder <bi-encoder model dir>] [--embedding-cache]
+    [--cross-encoder <model dir>] [--cross-encoder-random-ok]
     [--cranfield-queries N] [--cranfield-held-out] [--pgdocs-queries N] [--pydocs-queries N] [--page-weight W] [--out FILE]
     [--backend sqlite-fts5|postgres|meilisearch]  (postgres: a database per set on NOTARY_DATABASE_URL's server;
                                                    meilisearch: an index per set on NOTARY_MEILISEARCH_URL)`;
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
       dense: { type: 'boolean', default: false },
       embedder: { type: 'string' },
       'embedding-cache': { type: 'boolean', default: false },
+      'cross-encoder': { type: 'string' },
+      'cross-encoder-random-ok': { type: 'boolean', default: false },
       'cranfield-queries': { type: 'string' },
       'cranfield-held-out': { type: 'boolean', default: false },
       'pgdocs-queries': { type: 'string' },
@@ -76,7 +79,12 @@ async function main(): Promise<void> {
   const sets = parseSets(values.sets);
   const denseAsked = values.dense === true || values.embedder !== undefined;
   // The hybrid row needs vectors: by default it is run only when dense retrieval is on.
-  const rows = parseRows(values.rows).filter((row) => values.rows !== undefined || denseAsked || row !== 'hybrid');
+  let rows = parseRows(values.rows).filter((row) => values.rows !== undefined || denseAsked || row !== 'hybrid');
+  // The cross-encoder row runs only with a cross-encoder named (--cross-encoder DIR).
+  if (!values['cross-encoder']) {
+    if (values.rows !== undefined && rows.includes('depth2_cross')) throw new NotaryError('invalid_request', 'the depth2_cross row needs --cross-encoder <model dir>');
+    rows = rows.filter((row) => row !== 'depth2_cross');
+  }
   const loaded = loadConfig();
   const asked = values.backend ?? loaded.indexer.backend;
   const backend = INDEX_BACKENDS.find((b) => b === asked);
@@ -88,6 +96,7 @@ async function main(): Promise<void> {
   const { reranker, chosenBy } = await loadEvalReranker(config.reranker, values.reranker, (level, msg) => log(`${level}: ${msg}`));
   const warnings: string[] = [];
   let embedderModel: OnnxReranker | undefined;
+  let crossModel: OnnxReranker | undefined;
   let embeddingCache: ReturnType<typeof cachedEmbedder> | undefined;
   try {
     const rerankerInfo = await describeReranker(reranker, chosenBy);
@@ -119,6 +128,26 @@ async function main(): Promise<void> {
       dense = { embedder, scoresFromVectors: true, ...(embeddingCache ? { indexEmbedder: embeddingCache } : {}) };
     }
     if (dense) log(`dense retrieval: ${dense.embedder.model} (${dense.embedder.dimensions} dimensions)`);
+    let crossInfo: Awaited<ReturnType<typeof describeReranker>> | undefined;
+    if (values['cross-encoder'] && rows.includes('depth2_cross')) {
+      crossModel = await OnnxReranker.load(path.resolve(values['cross-encoder']), {
+        ...modelRunners(config.reranker),
+        batchSize: config.reranker.batch_size,
+        maxSeqLength: config.reranker.max_seq_length,
+        source: 'eval --cross-encoder',
+      });
+      if (crossModel.kind !== 'cross-encoder') throw new NotaryError('invalid_request', `--cross-encoder ${values['cross-encoder']} is a ${crossModel.kind}; name a cross-encoder`);
+      crossInfo = await describeReranker(crossModel, '--cross-encoder');
+      if (crossInfo.random_weights && !values['cross-encoder-random-ok']) {
+        // Random weights: its scores are noise, so the row would measure nothing about relevance.
+        warnings.push(`the depth2_cross row was NOT run: ${crossInfo.onnx_path ?? values['cross-encoder']} has RANDOM weights (--cross-encoder-random-ok runs it for latency only)`);
+        rows = rows.filter((row) => row !== 'depth2_cross');
+        crossInfo = undefined;
+      } else if (crossInfo.random_weights) {
+        warnings.push('the depth2_cross row ran with a RANDOM-WEIGHT cross-encoder: its relevance numbers are meaningless; latency only.');
+      }
+      if (crossInfo) log(`cross-encoder: ${crossInfo.model} (depth2_cross row, from search.cross_encoder_from_depth ${config.search.cross_encoder_from_depth})`);
+    }
     if (embeddingCache) warnings.push(`passage embeddings came from the eval cache where present (${evalCacheDir()}): embed_ms is not embedding speed`);
     log(`index backend: ${backend}`);
     const report = await runSearchEval({
@@ -127,6 +156,7 @@ async function main(): Promise<void> {
       config,
       reranker,
       rerankerInfo,
+      ...(crossInfo && crossModel ? { crossEncoder: crossModel, crossEncoderInfo: crossInfo } : {}),
       sets,
       rows,
       cranfieldQueries: positiveInt(values['cranfield-queries'], 'cranfield-queries'),
@@ -159,6 +189,7 @@ async function main(): Promise<void> {
   } finally {
     await reranker.close();
     await embedderModel?.close();
+    await crossModel?.close();
     embeddingCache?.close();
   }
 }

@@ -22,6 +22,7 @@ import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '..
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { embeddingVariants, measureEmbedding, SHIPPED_EMBEDDING_VARIANT, type EmbeddingBench, type EmbeddingVariant } from './perf/embedding.js';
 import { servePhase } from './perf/serve-phase.js';
+import { twoModelPhase, type TwoModelPhase } from './perf/two-models.js';
 import { passageModelText } from '../indexer/index.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
 import { checkTargets, formatSearchTable, formatTable, formatTargets, type SearchSeries } from './perf/report.js';
@@ -376,9 +377,33 @@ async function main(args: BenchArgs): Promise<number> {
     });
     memory['after_search'] = memorySample();
     loadAverages['after_search'] = loadAverage();
+    const crossDir = path.join(sharedDir, 'models', RERANK_MODEL_NAME);
+    const wantTwoModels = args.serveSettings.length === 0 || args.serveSettings.includes('two models');
+    let twoModels: TwoModelPhase | null = null;
     const serve =
       args.serveSeconds > 0
         ? await servePhase({
+            only: args.serveSettings,
+            after: async (key, distinct, settings) => {
+              if (!wantTwoModels) return;
+              if (!existsSync(path.join(crossDir, 'tokenizer.json'))) {
+                shout(`NO CROSS-ENCODER in ${crossDir}: the two-model server (issue 28) is not measured`);
+                return;
+              }
+              twoModels = await twoModelPhase({
+                repoRoot,
+                dataDir,
+                config,
+                settings,
+                biDir: path.join(sharedDir, 'models', BI_ENCODER_NAME),
+                crossDir,
+                key,
+                distinct,
+                durationS: args.serveSeconds,
+                workers: 2,
+                note,
+              });
+            },
             repoRoot,
             dataDir,
             config,
@@ -411,6 +436,8 @@ async function main(args: BenchArgs): Promise<number> {
         if (one) targets.push({ name: `serve_p50_ms_1_connection_${queries}`, target: '<= 15 (issue 20)', actual: one.p50_ms, met: one.p50_ms <= 15 });
       }
     }
+    const two = twoModels as TwoModelPhase | null;
+    if (two) targets.push(...two.targets);
     const peakRssMb = memorySample().max_rss_mb;
     const result = {
       date: startedAt.toISOString(),
@@ -437,6 +464,7 @@ async function main(args: BenchArgs): Promise<number> {
       embedding,
       search,
       serve,
+      two_models: two,
       memory: { ...memory, peak_rss_mb: peakRssMb },
       targets,
       all_targets_met: targets.every((t) => t.met),
@@ -497,6 +525,17 @@ async function main(args: BenchArgs): Promise<number> {
                 serve.load.map((r) => [r.setting, r.queries, String(r.connections), String(r.searches_per_s), String(r.p50_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_average.join(' ')]),
               ),
               ...serve.notes,
+              '',
+            ]
+          : []),
+        ...(two
+          ? [
+              `two models (issue 28): ${path.basename(two.bi_encoder_dir)} for depth 1, ${path.basename(two.cross_encoder_dir)} from depth 2 (best ${two.search.cross_encoder_top_n}, windows of ${two.search.cross_encoder_window_words} words), ${two.workers} API processes`,
+              formatTable(
+                ['run', 'searches/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'load before', 'load after'],
+                two.rows.map((r) => [r.run, String(r.searches_per_s), String(r.p50_ms), String(r.p90_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_before.join(' '), r.load_after.join(' ')]),
+              ),
+              ...two.notes,
               '',
             ]
           : []),

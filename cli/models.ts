@@ -17,6 +17,7 @@ import {
   modelCacheDir,
   recentDownloadFailure,
   Runtime,
+  assignmentLines,
   sha256File,
   silentLog,
   verifyModelFolder,
@@ -38,15 +39,17 @@ export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolea
   // Resolving the reranker as serve would tells which scorer is live (no download while a failure is remembered).
   const runtime = await Runtime.open(cfg, { log: silentLog });
   let live;
+  let assignment;
   try {
     live = (await runtime.reranker()).info;
+    assignment = (await runtime.scorers()).assignment;
   } finally {
     await runtime.close();
   }
   const configured = process.env['NOTARY_RERANKER_MODEL'] ?? cfg.reranker.model_dir ?? null;
   if (opts.json) {
     process.stdout.write(
-      `${JSON.stringify({ cache_dir: cacheDir, models: folders, configured_model_dir: configured, embeddings_precision: cfg.embeddings.precision, download_failure: failure, live }, null, 2)}\n`,
+      `${JSON.stringify({ cache_dir: cacheDir, models: folders, configured_model_dir: configured, embeddings_precision: cfg.embeddings.precision, download_failure: failure, live, assignment }, null, 2)}\n`,
     );
     return;
   }
@@ -60,6 +63,7 @@ export async function modelsListCommand(cfg: NotaryConfig, opts: { json?: boolea
   lines.push(`configured  ${configured ?? 'none (NOTARY_RERANKER_MODEL / reranker.model_dir)'}; embeddings.precision ${cfg.embeddings.precision}`);
   for (const f of failures) lines.push(`download    ${f.model} failed at ${f.failed_at} (${f.reason}); not tried again before ${f.retry_after} (${failureMarkerFile(cacheDir, f.model)})`);
   lines.push(`live        ${live.kind}: ${live.model}${live.why ? ` (${live.why})` : ''}`);
+  lines.push(...assignmentLines(assignment));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -1,7 +1,13 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { Runtime, warningsLog } from '../runtime/index.js';
+import { Runtime, warningsLog, type ModelAssignment } from '../runtime/index.js';
 import { normalizeQuery } from '../search/query.js';
+
+/** "bi-encoder all-MiniLM-L6-v2" or "lexical": who gives rerank_score at `depth`. */
+function scorerAt(assignment: ModelAssignment, depth: number): string {
+  const row = assignment.depths.find((d) => depth >= d.from && depth <= d.to);
+  return row ? (row.scorer === 'lexical' ? 'lexical' : `${row.scorer} ${row.model}`) : 'none';
+}
 
 export async function searchCommand(cfg: NotaryConfig, query: string, opts: { depth: number; json?: boolean }): Promise<void> {
   const trimmed = normalizeQuery(query, cfg.search.max_query_length);
@@ -11,7 +17,7 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
   const runtime = await Runtime.open(cfg, { log: warningsLog });
   try {
     const pipeline = await runtime.search();
-    const reranker = await runtime.reranker();
+    const { assignment } = await runtime.scorers();
     const outcome = await pipeline.search({ query: trimmed, depth: opts.depth });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify({ query: trimmed, depth: opts.depth, results: outcome.results }, null, 2)}\n`);
@@ -24,8 +30,11 @@ export async function searchCommand(cfg: NotaryConfig, query: string, opts: { de
     const t = outcome.timings;
     process.stderr.write(
       `${outcome.results.length} results in ${t.total_ms.toFixed(1)} ms (retrieve ${t.retrieve_ms.toFixed(1)} ms, ` +
-        `rerank ${t.reranked} passages ${t.rerank_ms.toFixed(1)} ms; scorer ${reranker.info.kind}: ${reranker.info.model}; ` +
-        `retrieval ${pipeline.retrieval})\n`,
+        `rerank ${t.reranked} passages ${t.rerank_ms.toFixed(1)} ms; ` +
+        (t.cross_encoder
+          ? `cross-encoder ${assignment.cross_encoder ?? ''} judged ${t.cross_encoder.scored} results in ${t.cross_encoder.ms.toFixed(1)} ms (${t.cross_encoder.cached} cached); `
+          : '') +
+        `scorer at depth ${opts.depth}: ${scorerAt(assignment, opts.depth)}; retrieval ${pipeline.retrieval})\n`,
     );
     const rewrite = t.passes.find((p) => p.rewriter)?.rewriter;
     const rewriter = runtime.queryRewriter;

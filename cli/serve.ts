@@ -21,6 +21,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
   const rewriter = ctx.queryRewriter;
   if (rewriter) ctx.log('info', `query rewriter: ${rewriter.model} at ${cfg.search.query_rewriter.url ?? ''} (reflection passes only)`);
   const pipeline = await ctx.search();
+  const { assignment } = await ctx.scorers();
   const app = await buildApp({
     config: cfg,
     gate: ctx.paidCallGate(),
@@ -39,6 +40,8 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
         reranker: reranker.info,
         index: await ctx.index.stats(),
         retrieval: dense ? { mode: 'hybrid', vectors: await dense.index.stats() } : { mode: 'bm25', why: opened.off ?? null },
+        // Which model serves which depth and why: names only.
+        models: assignment,
         query_rewriter: rewriter ? { model: rewriter.model } : null,
         pages: counts.pages,
         passages: counts.passages,
@@ -210,6 +213,9 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     `notary listening on ${address} (data ${cfg.data_dir}; ${counts.pages} pages, ${counts.passages} passages; ` +
       `scorer ${reranker.info.kind}: ${reranker.info.model}; retrieval ${pipeline.retrieval})`,
   );
+  for (const d of (await ctx.scorers()).assignment.depths) {
+    app.log.info(`depth ${d.from === d.to ? d.from : `${d.from}-${d.to}`}: ${d.scorer === 'lexical' ? 'lexical' : `${d.scorer} ${d.model}`} (${d.why})`);
+  }
   if (role.background) {
     const log: ServeLog = { info: (m) => app.log.info(m), warn: (m) => app.log.warn(m), error: (m) => app.log.error(m) };
     background = await startBackground(ctx, log);

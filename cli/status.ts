@@ -1,5 +1,5 @@
 import type { NotaryConfig } from '../core/config.js';
-import { Runtime, silentLog } from '../runtime/index.js';
+import { assignmentLines, Runtime, silentLog, type ModelAssignment } from '../runtime/index.js';
 
 export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, unknown>> {
   const runtime = await Runtime.open(cfg, { log: silentLog });
@@ -16,6 +16,7 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
     const vectors = opened.dense ? await opened.dense.index.stats() : null;
     const missing = opened.dense ? (await opened.dense.index.missing(counts.passages + 1)).length : 0;
     const retrieval = vectors ? { mode: 'hybrid', vectors, missing } : { mode: 'bm25', why: opened.off ?? null };
+    const { assignment } = await runtime.scorers();
     return {
       data_dir: cfg.data_dir,
       storage: runtime.storage.dialect,
@@ -37,6 +38,7 @@ export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, u
       resumable_crawl: resumable ? { id: resumable.id, status: resumable.status, queued: (await runtime.frontier.counts(resumable.id)).queued } : null,
       reranker: info,
       retrieval,
+      models: assignment,
     };
   } finally {
     await runtime.close();
@@ -74,6 +76,7 @@ export async function statusCommand(cfg: NotaryConfig, opts: { json?: boolean })
       reranker.kind === 'lexical'
         ? `reranker    lexical fallback, term overlap only: ${reranker.why ?? 'no neural model'} (notary models list)`
         : `reranker    ${reranker.kind} ${reranker.model}: ${reranker.why ?? `from ${reranker.source}`}`,
+      ...assignmentLines(s['models'] as ModelAssignment),
       '',
     ].join('\n'),
   );

@@ -123,3 +123,17 @@ describe('modelRunners: reranker.workers and reranker.threads', () => {
     expect(() => reranker({ NOTARY_MODEL_WORKERS: '-1' })).toThrow(/workers/);
   });
 });
+
+describe('loadConfig: search.cross_encoder_from_depth', () => {
+  const dataDir = () => mkdtempSync(path.join(tmpdir(), 'notary-config-cross-'));
+  it('defaults to 2; NOTARY_CROSS_ENCODER_FROM_DEPTH sets it; out of range names the setting', () => {
+    expect(loadConfig({ env: {}, overrides: { data_dir: dataDir() } }).search).toMatchObject({ cross_encoder_from_depth: 2, cross_encoder_top_n: 20 });
+    expect(loadConfig({ env: { NOTARY_CROSS_ENCODER_FROM_DEPTH: '3' }, overrides: { data_dir: dataDir() } }).search.cross_encoder_from_depth).toBe(3);
+    expect(() => loadConfig({ env: { NOTARY_CROSS_ENCODER_FROM_DEPTH: '0' }, overrides: { data_dir: dataDir() } })).toThrow(
+      /search\.cross_encoder_from_depth: must be at least 1.*NOTARY_CROSS_ENCODER_FROM_DEPTH/,
+    );
+    expect(() => loadConfig({ env: {}, overrides: { data_dir: dataDir(), search: { cross_encoder_from_depth: 1.5 } } })).toThrow(
+      /search\.cross_encoder_from_depth: must be a whole number from 1 to 10/,
+    );
+  });
+});

@@ -389,6 +389,38 @@ export const configSchema = z
         max_query_length: z.number().int().positive().default(512),
         /** Passages taken from the index and scored by the reranker at depth 1. */
         rerank_top_n: z.number().int().min(0).default(30),
+        /**
+         * With a cross-encoder (NOTARY_RERANKER_MODEL, or the pinned one), searches of this depth or deeper have their
+         * rerank_score from it: after the passes (the bi-encoder's), it judges the best cross_encoder_top_n results
+         * against the original query. Shallower searches never run it (depth 1 stays a bi-encoder search).
+         * NOTARY_CROSS_ENCODER_FROM_DEPTH overrides.
+         */
+        cross_encoder_from_depth: z
+          .number({ error: 'must be a whole number from 1 to 10 (NOTARY_CROSS_ENCODER_FROM_DEPTH)' })
+          .int('must be a whole number from 1 to 10 (NOTARY_CROSS_ENCODER_FROM_DEPTH)')
+          .min(1, 'must be at least 1: the depth from which the cross-encoder scores (NOTARY_CROSS_ENCODER_FROM_DEPTH)')
+          .max(10, 'must be at most 10, the deepest search (NOTARY_CROSS_ENCODER_FROM_DEPTH)')
+          .default(2),
+        /** Results (each URL's best passage, best first by the passes' ranking) the cross-encoder scores per search. */
+        cross_encoder_top_n: z.number().int().min(1).max(200).default(20),
+        /**
+         * The cross-encoder reads this many words of a passage, the window holding most query words (the title and
+         * headings stay in front); 0: the whole passage, cut at reranker.max_seq_length tokens.
+         */
+        cross_encoder_window_words: z.number().int().min(0).default(60),
+        /** (query, passage) cross-encoder scores kept for repeated pairs (least recently used go first); 0 turns it off. */
+        cross_encoder_cache: z.number().int().min(0).default(20_000),
+        /**
+         * The cross-encoder's worker threads run at this nice value (Linux, per thread; 0: as the rest), so the
+         * depth-1 searches arriving meanwhile (the bi-encoder, full text) take the cores first: a depth-2 search
+         * waits, a depth-1 search does not.
+         */
+        cross_encoder_nice: z.number().int().min(0).max(19).default(10),
+        /**
+         * Worker threads of the cross-encoder in each API process (a search's pairs are spread over them); unset: the
+         * machine's cores, at most 4, whatever reranker.workers gives the other model (they run at cross_encoder_nice).
+         */
+        cross_encoder_workers: z.number().int().min(1).max(64).optional(),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
         /**
@@ -637,6 +669,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_MODEL_WORKERS', path: ['reranker', 'workers'], kind: 'int' },
   { env: 'NOTARY_HUB_URL', path: ['reranker', 'hub_url'], kind: 'string' },
   { env: 'NOTARY_RERANK_TOP_N', path: ['search', 'rerank_top_n'], kind: 'int' },
+  { env: 'NOTARY_CROSS_ENCODER_FROM_DEPTH', path: ['search', 'cross_encoder_from_depth'], kind: 'int' },
   { env: 'NOTARY_DEFAULT_LANGUAGE', path: ['search', 'default_language'], kind: 'string' },
   { env: 'NOTARY_INCLUDE_NAVIGATION_PAGES', path: ['search', 'include_navigation_pages'], kind: 'bool' },
   { env: 'NOTARY_EMBEDDING_MODEL', path: ['embeddings', 'model'], kind: 'string' },

@@ -236,6 +236,16 @@ export class OnnxReranker implements Reranker {
     return this.runner.parallelism;
   }
 
+  /** Worker threads running the model: at least `count` from now on (a model run in the calling thread keeps that). */
+  async growWorkers(count: number): Promise<void> {
+    await this.runner.growTo?.(count);
+  }
+
+  /** Lowers the CPU priority of this model's worker threads to nice `value`; false where it could not (no workers). */
+  async lowerPriority(value: number): Promise<boolean> {
+    return (await this.runner.lowerPriority?.(value)) ?? false;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { NotaryError } from '../core/errors.js';
-import type { OnnxWorkerConfig, OnnxWorkerReply, OnnxWorkerRequest } from './onnx-worker.js';
+import type { OnnxWorkerConfig, OnnxWorkerNice, OnnxWorkerReply, OnnxWorkerRequest } from './onnx-worker.js';
 
 /** One int64 input of a run: row-major data and its shape. */
 export interface OnnxFeed {
@@ -24,6 +24,13 @@ export interface OnnxRunner {
   run(feeds: Record<string, OnnxFeed>, output: string): Promise<OnnxOutput>;
   /** Waits for the runs under way, then frees the sessions. */
   release(): Promise<void>;
+  /**
+   * Lowers the CPU priority of the worker threads to nice `value` (0..19), so that other work of the machine (another
+   * model's searches) goes first; whether every worker took it. In-process runners do not (false).
+   */
+  lowerPriority?(value: number): Promise<boolean>;
+  /** Worker pools: starts worker threads (each with its own session) until there are `count`. */
+  growTo?(count: number): Promise<void>;
 }
 
 /**
@@ -100,17 +107,43 @@ class WorkerPoolRunner implements OnnxRunner {
   private failure: Error | null = null;
   private drained: (() => void) | null = null;
 
+  /** The nice value the workers were given (new ones get it too). */
+  private nice = 0;
+
   private constructor(
     private readonly workers: PoolWorker[],
     readonly inputNames: readonly string[],
     readonly outputNames: readonly string[],
+    private readonly config: OnnxWorkerConfig,
   ) {
-    for (const slot of workers) {
-      slot.worker.on('message', (reply: OnnxWorkerReply) => this.settle(slot, reply));
-      const fail = (error: Error) => this.fail(error);
-      slot.worker.on('error', fail);
-      slot.worker.on('exit', (code) => fail(inferenceFailed(`model worker thread exited (code ${code})`)));
+    for (const slot of workers) this.listen(slot);
+  }
+
+  private listen(slot: PoolWorker): void {
+    slot.worker.on('message', (reply: OnnxWorkerReply) => this.settle(slot, reply));
+    const fail = (error: Error) => this.fail(error);
+    slot.worker.on('error', fail);
+    slot.worker.on('exit', (code) => fail(inferenceFailed(`model worker thread exited (code ${code})`)));
+  }
+
+  async growTo(count: number): Promise<void> {
+    const more = count - this.workers.length;
+    if (more <= 0 || this.failure) return;
+    const started = Array.from({ length: more }, () => new Worker(new URL('./onnx-worker.ts', import.meta.url), { workerData: this.config }));
+    const replies = await Promise.allSettled(started.map((worker) => firstReply(worker)));
+    const failed = replies.find((reply) => reply.status === 'rejected');
+    if (failed) {
+      await Promise.all(started.map((worker) => worker.terminate()));
+      throw failed.reason instanceof Error ? failed.reason : new Error('a model worker did not start');
     }
+    const slots = started.map((worker) => ({ worker, task: null }));
+    for (const slot of slots) {
+      slot.worker.unref();
+      if (this.nice > 0) await this.niceOne(slot, this.nice);
+      this.listen(slot);
+      this.workers.push(slot);
+    }
+    this.dispatch();
   }
 
   static async open(config: OnnxWorkerConfig, count: number): Promise<WorkerPoolRunner> {
@@ -129,11 +162,31 @@ class WorkerPoolRunner implements OnnxRunner {
       started.map((worker) => ({ worker, task: null })),
       first.value.inputNames,
       first.value.outputNames,
+      config,
     );
   }
 
   get parallelism(): number {
     return this.workers.length;
+  }
+
+  async lowerPriority(value: number): Promise<boolean> {
+    this.nice = value;
+    return (await Promise.all(this.workers.map((slot) => this.niceOne(slot, value)))).every(Boolean);
+  }
+
+  private niceOne(slot: PoolWorker, value: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 5_000);
+      const onReply = (reply: OnnxWorkerReply) => {
+        if (reply.kind !== 'niced') return;
+        slot.worker.off('message', onReply);
+        clearTimeout(timer);
+        resolve(reply.ok);
+      };
+      slot.worker.on('message', onReply);
+      slot.worker.postMessage({ kind: 'nice', value } satisfies OnnxWorkerNice);
+    });
   }
 
   run(feeds: Record<string, OnnxFeed>, output: string): Promise<OnnxOutput> {

@@ -4,6 +4,7 @@
  * onnxruntime-node runs a session on the thread that calls it, so a model in the main thread blocks its event loop
  * for the whole run; here it blocks only this thread, and several workers run on several cores at once.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 
@@ -19,11 +20,15 @@ export interface OnnxWorkerFeed {
 
 export type OnnxWorkerRequest = { id: number; feeds: Record<string, OnnxWorkerFeed>; output: string };
 
+/** Lowers this thread's CPU priority (Linux: the nice value of the thread alone); answered with `niced`. */
+export type OnnxWorkerNice = { kind: 'nice'; value: number };
+
 export type OnnxWorkerReply =
   | { kind: 'ready'; inputNames: string[]; outputNames: string[] }
   | { kind: 'load_failed'; error: string }
   | { kind: 'result'; id: number; data: Float32Array; dims: number[] }
-  | { kind: 'run_failed'; id: number; error: string };
+  | { kind: 'run_failed'; id: number; error: string }
+  | { kind: 'niced'; ok: boolean };
 
 const config = workerData as OnnxWorkerConfig;
 const port = parentPort;
@@ -37,7 +42,17 @@ async function main(): Promise<void> {
     port.postMessage({ kind: 'load_failed', error: (err as Error).message } satisfies OnnxWorkerReply);
     return;
   }
-  port.on('message', (request: OnnxWorkerRequest) => {
+  port.on('message', (request: OnnxWorkerRequest | OnnxWorkerNice) => {
+    if ('kind' in request) {
+      let ok = true;
+      try {
+        setPriority(0, request.value);
+      } catch {
+        ok = false;
+      }
+      port.postMessage({ kind: 'niced', ok } satisfies OnnxWorkerReply);
+      return;
+    }
     void run(session, request).then(
       (reply) => port.postMessage(reply, reply.kind === 'result' ? [reply.data.buffer as ArrayBuffer] : []),
       (err: unknown) => port.postMessage({ kind: 'run_failed', id: request.id, error: (err as Error).message } satisfies OnnxWorkerReply),

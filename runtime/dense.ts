@@ -16,6 +16,11 @@ export interface OpenedDense {
   dense: DenseRetrieval | undefined;
   /** Why dense retrieval is off, when it is. */
   off?: string;
+  /**
+   * The bi-encoder, as a scorer (cosine of its vectors): what gives depth 1 its rerank_score when the reranker is
+   * not itself a bi-encoder (a cross-encoder, which then serves the deeper searches, or the lexical fallback).
+   */
+  model?: OnnxReranker;
   close(): Promise<void>;
 }
 
@@ -68,7 +73,7 @@ export async function openDense(
         return none(`${options.pinnedMissing}; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory, or notary models pull`);
       } else if (!(options.reranker instanceof OnnxReranker) || options.reranker.kind !== 'bi-encoder') {
         const what = options.reranker.info.kind === 'lexical' ? 'the lexical fallback (no neural model)' : `a ${options.reranker.info.kind}`;
-        return none(`the reranker is ${what}, not a bi-encoder; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);
+        return none(`no bi-encoder: the reranker is ${what}; set embeddings.model (NOTARY_EMBEDDING_MODEL) to a bi-encoder directory`);
       } else {
         model = options.reranker;
       }
@@ -91,19 +96,25 @@ export async function openDense(
     owned = true;
     if (model.kind !== 'bi-encoder') {
       await model.close();
-      throw new NotaryError('model_unavailable', `embeddings.model ${choice} is a cross-encoder; dense retrieval needs a bi-encoder`);
+      throw new NotaryError(
+        'model_unavailable',
+        `embeddings.model (NOTARY_EMBEDDING_MODEL) ${choice} is a cross-encoder; it must name a bi-encoder (e.g. all-MiniLM-L6-v2). ` +
+          'A cross-encoder goes in reranker.model_dir (NOTARY_RERANKER_MODEL)',
+      );
     }
   }
   const embedder = await model.embedder();
   const reranker = options.reranker;
-  // A separately named directory may hold the reranker's own weights: then stored vectors still give its scores.
-  const rerankerModel =
-    reranker === model ? embedder.model : reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder' ? (await reranker.embedder()).model : null;
+  // A separately named directory may hold the reranker's own weights: then stored vectors still give its scores. A
+  // reranker that is not a bi-encoder (a cross-encoder, the lexical fallback) leaves depth 1 to this model's vectors.
+  const rerankerIsBi = reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder';
+  const rerankerModel = reranker === model ? embedder.model : rerankerIsBi ? (await reranker.embedder()).model : reranker ? embedder.model : null;
   const vectorOptions = { model: embedder.model, dimensions: embedder.dimensions };
   const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: sqlVectorAnn(cfg, storage, options.log) });
   options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) in ${index.name} beside the full-text index`);
   return {
     dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },
+    model,
     close: async () => {
       await index.close();
       if (owned) await model.close();

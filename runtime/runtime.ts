@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { NotaryConfig } from '../core/config.js';
+import { availableParallelism } from 'node:os';
+import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
@@ -18,8 +19,10 @@ import { SqlUsageRecorder } from '../payments/usage.js';
 import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
 import { activePins, cachedPinnedDir, ensurePinnedModels, neededPins, type PinnedStatus } from '../reranker/index.js';
 import { loadReranker } from '../reranker/resolve.js';
+import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
+import type { CrossEncoderStage } from '../search/cross-encoder.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { CrawlSeedStore } from '../storage/crawl-seeds.js';
@@ -38,6 +41,7 @@ import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { pinnedEmbedderOf } from './model-fetch.js';
+import { assignScorers, type Scorers } from './scorers.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
 
@@ -124,6 +128,8 @@ export class Runtime {
   readonly dense: Lazy<Promise<OpenedDense>>;
   /** Dense retrieval without loading a reranker (crawl and index: only a configured bi-encoder is used). */
   readonly denseForIndexing: Lazy<Promise<OpenedDense>>;
+  /** Which model scores which depth (the bi-encoder the passes, the cross-encoder from search.cross_encoder_from_depth). */
+  readonly scorers: Lazy<Promise<Scorers>>;
   readonly search: Lazy<Promise<SearchPipeline>>;
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
@@ -190,10 +196,24 @@ export class Runtime {
       const pinnedEmbedder = await cachedPinnedDir(config.reranker, neededPins(config, activePins(env), env), 'bi-encoder');
       return openDense(config, storage, { log, vectors: backend.vectors, pinnedEmbedder });
     });
+    this.scorers = lazy(async () => {
+      const scorers = assignScorers(config, await this.reranker(), await this.dense());
+      const cross = scorers.crossEncoder?.model;
+      const nice = config.search.cross_encoder_nice;
+      if (cross instanceof OnnxReranker) {
+        // Its own threads, all the cores at a lower priority: one depth-2 search spreads its pairs over them, and
+        // the depth-1 work (the bi-encoder, full text) goes first.
+        if (modelRunners(config.reranker).workers > 0) await cross.growWorkers(config.search.cross_encoder_workers ?? Math.min(4, availableParallelism()));
+        if (nice > 0 && !(await cross.lowerPriority(nice))) {
+          log('warn', `search.cross_encoder_nice ${nice}: the cross-encoder's threads could not be given a lower priority (reranker.workers 0?)`);
+        }
+      }
+      return scorers;
+    });
     this.search = lazy(async () => {
-      const reranker = await this.reranker();
+      const scorers = await this.scorers();
       const { dense } = await this.dense();
-      return this.searchPipeline({ reranker, dense });
+      return this.searchPipeline({ reranker: scorers.passes, dense, crossEncoder: scorers.crossEncoder });
     });
     // Excerpts chosen against a query load the reranker on first use only. An indexed site's pages are titled with
     // the prefixes and suffixes learnt from its stored pages, as in search results.
@@ -258,6 +278,8 @@ export class Runtime {
   searchPipeline(parts: {
     reranker: Reranker;
     dense?: DenseRetrieval | undefined;
+    /** The cross-encoder's stage (search.cross_encoder_from_depth on); none: every depth keeps `reranker`'s scores. */
+    crossEncoder?: CrossEncoderStage | undefined;
     search?: Partial<NotaryConfig['search']>;
     /** Tuning knobs the relevance harness varies; the service runs with the defaults. */
     options?: SearchPipelineOptions;
@@ -270,6 +292,7 @@ export class Runtime {
       config: { ...this.config.search, ...parts.search },
       ...(parts.options ? { options: parts.options } : {}),
       ...(parts.dense ? { dense: parts.dense } : {}),
+      ...(parts.crossEncoder ? { crossEncoder: parts.crossEncoder } : {}),
       ...(this.queryRewriter ? { rewriter: this.queryRewriter } : {}),
     });
   }

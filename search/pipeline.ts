@@ -12,6 +12,7 @@ import { DEFAULT_EXPANSION, expansionTerms, queryStems, splitSubQueries, type Ex
 import type { SearchRequest, SearchResponse, SearchService } from './service.js';
 import type { QueryRewriter, RewriteOutcome } from './query-rewriter.js';
 import { makeSnippet } from './snippet.js';
+import type { CrossEncoderStage, CrossEncoderTiming } from './cross-encoder.js';
 
 /** One retrieve -> rerank pass: depth 1 is the first, each further depth level one reflection pass. */
 export interface PassTiming {
@@ -45,6 +46,8 @@ export interface SearchTimings {
   passes: PassTiming[];
   /** Passes run: fewer than the depth asked for when a pass brought no new candidates. */
   depth_reached: number;
+  /** The cross-encoder's judgement of the best results (depth >= search.cross_encoder_from_depth); in rerank_ms too. */
+  cross_encoder?: CrossEncoderTiming;
 }
 
 export interface SearchOutcome extends SearchResponse {
@@ -477,6 +480,8 @@ class RequestState {
 export class SearchPipeline implements SearchService {
   private readonly reflection: ReflectionOptions;
   private readonly retrievalWeight: number;
+  /** The retrieval evidence's share of a cross-encoder-judged score. */
+  private readonly crossEncoderWeight: number;
   private readonly rrfK: number;
   private readonly headPerList: number;
   private readonly hybridEvidence: HybridEvidence;
@@ -495,12 +500,15 @@ export class SearchPipeline implements SearchService {
       dense?: DenseRetrieval;
       /** Asked for alternative queries in the first reflection pass (search.query_rewriter). */
       rewriter?: QueryRewriter;
+      /** The cross-encoder's job: the final rerank_score of searches from its depth on (never below). */
+      crossEncoder?: CrossEncoderStage;
     },
   ) {
     const options = deps.options ?? {};
     this.reflection = { ...(deps.dense ? DEFAULT_HYBRID_REFLECTION : DEFAULT_REFLECTION), ...options.reflection };
     const kind = deps.reranker.info.kind;
     this.retrievalWeight = clamp01(options.retrievalWeight?.[kind] ?? DEFAULT_RETRIEVAL_WEIGHT[kind]);
+    this.crossEncoderWeight = clamp01(options.retrievalWeight?.['cross-encoder'] ?? DEFAULT_RETRIEVAL_WEIGHT['cross-encoder']);
     this.rrfK = Math.max(0, options.rrfK ?? DEFAULT_RRF_K);
     this.headPerList = Math.max(0, Math.floor(options.headPerList ?? DEFAULT_HEAD_PER_LIST));
     this.hybridEvidence = options.hybridEvidence ?? DEFAULT_HYBRID_EVIDENCE;
@@ -582,7 +590,11 @@ export class SearchPipeline implements SearchService {
       }
     }
 
-    const ranked = await this.oneTranslationEach(query, this.rank(state, config.rerank_top_n > 0), preferred, state, config.max_results);
+    let ranking = this.rank(state, config.rerank_top_n > 0);
+    let crossEncoder: CrossEncoderTiming | undefined;
+    const stage = this.deps.crossEncoder;
+    if (stage && config.rerank_top_n > 0 && stage.serves(depth)) ({ ranking, timing: crossEncoder } = await this.crossEncoderRank(query, stage, ranking, state));
+    const ranked = await this.oneTranslationEach(query, ranking, preferred, state, config.max_results);
     const results = ranked.map(({ hit, score }) => ({
       url: hit.url,
       title: hit.title,
@@ -593,13 +605,38 @@ export class SearchPipeline implements SearchService {
       results,
       timings: {
         retrieve_ms: passes.reduce((sum, p) => sum + p.retrieve_ms, 0),
-        rerank_ms: passes.reduce((sum, p) => sum + p.rerank_ms, 0),
+        rerank_ms: passes.reduce((sum, p) => sum + p.rerank_ms, 0) + (crossEncoder?.ms ?? 0),
         total_ms: performance.now() - started,
         reranked: state.rerankScores.size,
         passes,
         depth_reached: passes.length,
+        ...(crossEncoder ? { cross_encoder: crossEncoder } : {}),
       },
     };
+  }
+
+  /**
+   * The cross-encoder judges the best `topN` results of the passes (each URL's best passage, found by any pass)
+   * against the original query: their score is w * retrieval evidence / best + (1 - w) * its score, w by
+   * search retrieval weight of a cross-encoder; every other result follows below them in the passes' order.
+   */
+  private async crossEncoderRank(
+    query: string,
+    stage: CrossEncoderStage,
+    ranking: Array<{ hit: IndexHit; score: number }>,
+    state: RequestState,
+  ): Promise<{ ranking: Array<{ hit: IndexHit; score: number }>; timing: CrossEncoderTiming }> {
+    const head = ranking.slice(0, stage.options.topN);
+    const { scores, timing } = await stage.score(query, head.map(({ hit }) => hit));
+    let best = 0;
+    for (const r of state.evidence.values()) best = Math.max(best, r);
+    const w = this.crossEncoderWeight;
+    const judged = head
+      .map(({ hit }, i) => ({ hit, score: clamp01(w * (best > 0 ? (state.evidence.get(hit.id) ?? 0) / best : 0) + (1 - w) * clamp01(scores[i] ?? 0)), order: i }))
+      .sort((x, y) => y.score - x.score || x.order - y.order);
+    const lowest = judged.reduce((low, { score }) => Math.min(low, score), 1);
+    const rest = ranking.slice(head.length).map(({ hit, score }) => ({ hit, score: clamp01(lowest * 0.999 * score) }));
+    return { ranking: [...judged.map(({ hit, score }) => ({ hit, score })), ...rest], timing };
   }
 
   /** One reflection pass. `firstLists`: the first pass's retrievals (full-text, then dense when there is one). */

@@ -76,6 +76,6 @@ describe('dense retrieval from the command line', () => {
       NOTARY_MODEL_DOWNLOAD: 'false',
     });
     expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/embeddings.model .* is a cross-encoder; dense retrieval needs a bi-encoder/);
+    expect(res.stderr).toMatch(/embeddings\.model \(NOTARY_EMBEDDING_MODEL\) .* is a cross-encoder; it must name a bi-encoder.*NOTARY_RERANKER_MODEL/);
   });
 });

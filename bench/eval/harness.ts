@@ -4,6 +4,7 @@ import { NotaryError } from '../../core/errors.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Reranker } from '../../reranker/reranker.js';
 import type { DenseRetrieval, SearchPipeline, SearchPipelineOptions } from '../../search/pipeline.js';
+import { CrossEncoderStage, crossEncoderStageOptions } from '../../search/cross-encoder.js';
 import type { Runtime } from '../../runtime/index.js';
 import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield } from './cranfield.js';
 import { DOC_SITES } from './doc-sites.js';
@@ -17,7 +18,7 @@ import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type Eva
 
 export const EVAL_SETS = ['cranfield', 'pgdocs', 'pydocs'] as const;
 export type EvalSetName = (typeof EVAL_SETS)[number];
-export const EVAL_ROWS = ['bm25', 'page_bm25', 'hybrid', 'depth1', 'depth2', 'depth3'] as const;
+export const EVAL_ROWS = ['bm25', 'page_bm25', 'hybrid', 'depth1', 'depth2', 'depth3', 'depth2_cross'] as const;
 export type EvalRowName = (typeof EVAL_ROWS)[number];
 
 export const ROW_LABELS: Record<EvalRowName, string> = {
@@ -27,6 +28,7 @@ export const ROW_LABELS: Record<EvalRowName, string> = {
   depth1: 'depth 1',
   depth2: 'depth 2',
   depth3: 'depth 3',
+  depth2_cross: 'depth 2, rerank_score from the cross-encoder',
 };
 
 export interface SetReport {
@@ -58,6 +60,8 @@ export const COMPARED_ROWS: ReadonlyArray<readonly [EvalRowName, EvalRowName]> =
   ['depth1', 'depth2'],
   ['depth2', 'depth3'],
   ['depth1', 'depth3'],
+  ['depth1', 'depth2_cross'],
+  ['depth2', 'depth2_cross'],
 ];
 const COMPARED_METRICS = ['ndcg_10', 'mrr_10', 'success_1'] as const;
 /** The metric each set is judged on: graded relevance on Cranfield, the known item's rank on the documentation sets. */
@@ -70,6 +74,8 @@ export interface EvalReport {
   machine: { cpu: string; cores: number; node: string; os: string; memory_gb: number; load_average_at_start: number[] };
   reranker: EvalRerankerInfo;
   reranker_random_weights: boolean;
+  /** The depth2_cross row's cross-encoder; null without that row. */
+  cross_encoder?: EvalRerankerInfo | null;
   /** First stage of the depth rows: "bm25" or "hybrid (bm25 + <embedding model>)". */
   retrieval: string;
   /** The passage index backend the sets were searched through (the "bm25" row is that backend's own ranking). */
@@ -94,6 +100,9 @@ export interface SearchEvalOptions {
   rows: readonly EvalRowName[];
   /** Dense retrieval: embed every passage; the depth rows then retrieve with BM25 + dense (RRF). */
   dense?: EvalDenseOptions;
+  /** The depth2_cross row's cross-encoder (from search.cross_encoder_from_depth on, as the service runs it). */
+  crossEncoder?: Reranker;
+  crossEncoderInfo?: EvalRerankerInfo;
   /** Cranfield: only the queries bench/tune-search.ts never saw (the 2nd, 4th, ...: 112 of 225). */
   cranfieldHeldOut?: boolean;
   /** Cranfield: the first n queries; default all 225. */
@@ -141,8 +150,12 @@ export function machineInfo(): EvalReport['machine'] {
   };
 }
 
-function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null, pageBm25: Ranker): Ranker {
+function rankerFor(row: EvalRowName, index: SearchIndex, pipeline: SearchPipeline, firstStage: SearchPipeline | null, pageBm25: Ranker, cross: SearchPipeline | null): Ranker {
   if (row === 'bm25') return bm25Ranker(index);
+  if (row === 'depth2_cross') {
+    if (!cross) throw new NotaryError('invalid_request', 'the depth2_cross row needs a cross-encoder (--cross-encoder DIR)');
+    return pipelineRanker(cross, 2);
+  }
   if (row === 'page_bm25') return pageBm25;
   if (row === 'hybrid') {
     if (!firstStage) throw new NotaryError('invalid_request', 'the hybrid row needs dense retrieval (--dense or --embedder)');
@@ -168,11 +181,14 @@ async function runRows(
   const firstStage = dense
     ? runtime.searchPipeline({ reranker: options.reranker, search: { ...searchConfig, rerank_top_n: 0 }, options: pipelineOptions, dense })
     : null;
+  const cross = options.crossEncoder
+    ? runtime.searchPipeline({ reranker: options.reranker, search: searchConfig, options: pipelineOptions, dense, crossEncoder: new CrossEncoderStage(options.crossEncoder, crossEncoderStageOptions(searchConfig)) })
+    : null;
   const started = performance.now();
   let lastShown = performance.now();
   const results = await evaluateRankers(
     queries,
-    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage, pageBm25) })),
+    options.rows.map((row) => ({ name: row, ranker: rankerFor(row, index, pipeline, firstStage, pageBm25, cross) })),
     keyOf,
     {
       onProgress: (done, total) => {
@@ -291,6 +307,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
     machine,
     reranker: options.rerankerInfo,
     reranker_random_weights: options.rerankerInfo.random_weights,
+    cross_encoder: options.crossEncoderInfo ?? null,
     retrieval: options.dense ? `hybrid (bm25 + ${options.dense.embedder.model}, RRF)` : 'bm25',
     index_backend: options.indexBackend ?? 'sqlite-fts5',
     warnings: options.warnings,
@@ -320,7 +337,9 @@ export function formatTable(report: EvalReport): string {
       const m = row.metrics;
       lines.push([
         setName,
-        report.reranker_random_weights && rowName !== 'bm25' ? `${row.label} (RANDOM model)` : row.label,
+        (rowName === 'depth2_cross' && report.cross_encoder?.random_weights) || (report.reranker_random_weights && rowName !== 'bm25')
+          ? `${row.label} (RANDOM model)`
+          : row.label,
         fmt(m.ndcg_10),
         fmt(m.mrr_10),
         fmt(m.recall_100),

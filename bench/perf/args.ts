@@ -20,6 +20,8 @@ export interface BenchArgs {
   skipSearch: boolean;
   /** Seconds of load per server setting and connection count in the serve phase; 0 skips the phase. */
   serveSeconds: number;
+  /** Serve-phase server settings by name ("1 process, no caches", "1 process", "2 processes", "two models"); empty: all. */
+  serveSettings: string[];
   /** Output file; the default is chosen by the runner from the date. */
   out: string | null;
   /** The index backend measured (indexer.backend); postgres and meilisearch need their server. */
@@ -42,6 +44,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   embedSettings: [],
   skipSearch: false,
   serveSeconds: 15,
+  serveSettings: [],
   out: null,
   backend: 'sqlite-fts5',
   databaseUrl: null,
@@ -62,6 +65,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
   --no-search            skip the search phase
   --serve-seconds N      load per setting in the serve phase (notary serve with the real bi-encoder over HTTP at 1 and
                          10 connections, and the per-stage table; default 15, 0 skips it)
+  --serve-settings LIST  serve-phase servers by name, separated by ";": "1 process, no caches", "1 process",
+                         "2 processes", "two models" (the bi-encoder for depth 1 and the cross-encoder of ../shared
+                         from depth 2: depth 1 and 2 at 1 and 10 connections, depth 1 beside depth 2); default all
   --backend NAME         the index backend: sqlite-fts5 (default), postgres (pages and index in PostgreSQL; needs
                          --database-url of a server, where a database of its own is made and dropped) or meilisearch
                          (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)`;
@@ -120,6 +126,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--serve-seconds':
         args.serveSeconds = positiveInt('--serve-seconds', value(), 0);
+        break;
+      case '--serve-settings':
+        args.serveSettings = (value() ?? '').split(';').map((s) => s.trim()).filter((s) => s.length > 0);
+        if (args.serveSettings.length === 0) throw new BenchArgsError('--serve-settings needs a list of setting names');
         break;
       case '--no-search':
         args.skipSearch = true;

@@ -74,7 +74,7 @@ function row(stage: string, s: LatencySummary): StageRow {
 }
 
 /** Starts `notary serve` over `dataDir` and waits for both /healthz and, with several processes, every process. */
-async function startServe(repoRoot: string, configFile: string, dataDir: string, workers: number): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startServe(repoRoot: string, configFile: string, dataDir: string, workers: number): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'notary.js'), '--config', configFile, '--data', dataDir, 'serve', '--no-crawl', '--port', String(port), '--workers', String(workers)], {
     cwd: repoRoot,
@@ -128,17 +128,19 @@ export function distinctQueries(base: readonly string[]): string[] {
   return [...out];
 }
 
-async function load(url: string, key: string, queries: readonly string[], connections: number, durationS: number): Promise<autocannon.Result> {
+export async function load(url: string, key: string, queries: readonly string[], connections: number, durationS: number, depth = 1): Promise<autocannon.Result> {
   let next = 0;
   return autocannon({
     url: `${url}/v1/search`,
     connections,
     duration: durationS,
+    // A deep search queued behind others may take longer than autocannon's default 10 s: counted, not dropped.
+    timeout: 120,
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     requests: [
       {
-        setupRequest: (request) => ({ ...request, body: JSON.stringify({ query: queries[next++ % queries.length], depth: 1 }) }),
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ query: queries[next++ % queries.length], depth }) }),
       },
     ],
   });
@@ -154,6 +156,10 @@ export async function servePhase(options: {
   stageQueries: number;
   durationS: number;
   connections: readonly number[];
+  /** Server settings to run by name (SERVE_SETTINGS); empty: all. */
+  only?: readonly string[];
+  /** Runs after the settings with the API key and the distinct queries (the two-model server of issue 28). */
+  after?: (key: string, distinct: readonly string[], settings: Record<string, unknown>) => Promise<void>;
   note: (message: string) => void;
 }): Promise<ServePhase> {
   const { note } = options;
@@ -256,7 +262,7 @@ export async function servePhase(options: {
     const loadRows: LoadRow[] = [];
     const rotating = options.queries.slice(0, 200);
     const distinct = distinctQueries(options.queries.slice(200));
-    for (const setting of SERVE_SETTINGS) {
+    for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) {
       const file = path.join(options.dataDir, `bench-serve-${setting.workers}-${setting.queryVectorCache}.json`);
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(
@@ -312,6 +318,7 @@ export async function servePhase(options: {
         await server.stop();
       }
     }
+    await options.after?.(key, distinct, settings);
     notes.push('the load generator (autocannon) runs in the benchmark process on the same cores as the server');
     return {
       model: dense.embedder.model,

@@ -1,0 +1,159 @@
+/**
+ * The two-model server of issue 28 in the serve phase of `npm run bench`: `notary serve` with the bi-encoder
+ * (embeddings.model) for retrieval and depth 1 and the cross-encoder (reranker.model_dir) from
+ * search.cross_encoder_from_depth on, measured over HTTP with queries it never had: depth 1 at 1 and 10 connections,
+ * depth 2 at 1 and 10 connections, and depth 1 at 1 connection while depth 2 runs at 10 (does depth 2 starve it?).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type autocannon from 'autocannon';
+import { configSchema, type NotaryConfig } from '../../core/config.js';
+import { loadAverage } from './machine.js';
+import { load, startServe } from './serve-phase.js';
+import { round2 } from './stats.js';
+
+export interface TwoModelRow {
+  run: string;
+  depth: number;
+  connections: number;
+  duration_s: number;
+  requests: number;
+  searches_per_s: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  errors: number;
+  non_2xx: number;
+  /** 1, 5 and 15 minute load averages when the run began and when it ended. */
+  load_before: [number, number, number];
+  load_after: [number, number, number];
+}
+
+export interface TwoModelPhase {
+  bi_encoder_dir: string;
+  cross_encoder_dir: string;
+  /** What the server said it runs (GET /healthz models). */
+  models: unknown;
+  workers: number;
+  search: Pick<NotaryConfig['search'], 'cross_encoder_from_depth' | 'cross_encoder_top_n' | 'cross_encoder_window_words' | 'cross_encoder_cache' | 'cross_encoder_nice'>;
+  rows: TwoModelRow[];
+  targets: Array<{ name: string; target: string; actual: number; met: boolean }>;
+  notes: string[];
+}
+
+function toRow(run: string, depth: number, connections: number, durationS: number, r: autocannon.Result, before: [number, number, number]): TwoModelRow {
+  return {
+    run,
+    depth,
+    connections,
+    duration_s: durationS,
+    requests: r.requests.total,
+    searches_per_s: round2(r.requests.total / durationS),
+    p50_ms: r.latency.p50,
+    p90_ms: r.latency.p90,
+    p99_ms: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non_2xx: r.non2xx,
+    load_before: before,
+    load_after: loadAverage(),
+  };
+}
+
+export async function twoModelPhase(options: {
+  repoRoot: string;
+  dataDir: string;
+  config: NotaryConfig;
+  /** The serve phase's settings (model cache, bench tier). */
+  settings: Record<string, unknown>;
+  biDir: string;
+  crossDir: string;
+  key: string;
+  /** Queries none of which this server has seen: each run takes the next ones. */
+  distinct: readonly string[];
+  durationS: number;
+  workers: number;
+  note: (message: string) => void;
+}): Promise<TwoModelPhase> {
+  const { note, durationS } = options;
+  // The shipped defaults, written out so the results say what ran.
+  const d = configSchema.parse({}).search;
+  const search = {
+    cross_encoder_from_depth: d.cross_encoder_from_depth,
+    cross_encoder_top_n: d.cross_encoder_top_n,
+    cross_encoder_window_words: d.cross_encoder_window_words,
+    cross_encoder_cache: d.cross_encoder_cache,
+    cross_encoder_nice: d.cross_encoder_nice,
+  };
+  const file = path.join(options.dataDir, 'bench-serve-two-models.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...options.settings,
+      reranker: { ...(options.settings['reranker'] as object), model_dir: options.crossDir },
+      embeddings: { model: options.biDir, precision: options.config.embeddings.precision },
+      indexer: options.config.indexer,
+      storage: options.config.storage,
+      search,
+      log_level: 'info',
+    }),
+  );
+  note(`serve phase: two models (${path.basename(options.biDir)} for depth 1, ${path.basename(options.crossDir)} from depth 2), ${options.workers} API processes`);
+  const server = await startServe(options.repoRoot, file, options.dataDir, options.workers);
+  const rows: TwoModelRow[] = [];
+  const notes: string[] = [];
+  let models: unknown = null;
+  let unused = 0;
+  const fresh = (): string[] => options.distinct.slice(unused);
+  try {
+    models = ((await (await fetch(`${server.url}/healthz`)).json()) as { models?: unknown }).models ?? null;
+    await load(server.url, options.key, options.distinct.slice(-200), 2, 3, 2); // warm-up (its queries are never timed)
+    const run = async (name: string, depth: number, connections: number): Promise<TwoModelRow> => {
+      const before = loadAverage();
+      const r = await load(server.url, options.key, fresh(), connections, durationS, depth);
+      unused += r.requests.total;
+      const row = toRow(name, depth, connections, durationS, r, before);
+      rows.push(row);
+      note(`serve phase: two models, ${name}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms (load ${before.join(' ')})`);
+      return row;
+    };
+    await run('depth 1, 1 connection', 1, 1);
+    await run('depth 1, 10 connections', 1, 10);
+    await run('depth 2, 1 connection', 2, 1);
+    await run('depth 2, 10 connections', 2, 10);
+    // Depth 1 at one connection while depth 2 keeps ten busy: two load generators at once, on their own queries.
+    const before = loadAverage();
+    const deepPool = fresh();
+    const shallowPool = deepPool.slice(Math.floor(deepPool.length / 2));
+    const [deep, shallow] = await Promise.all([
+      load(server.url, options.key, deepPool, 10, durationS, 2),
+      load(server.url, options.key, shallowPool, 1, durationS, 1),
+    ]);
+    if (deep.requests.total > deepPool.length - shallowPool.length) notes.push('depth 2 beside depth 1: the depth-2 queries ran into the depth-1 ones (some repeated)');
+    for (const [name, depth, connections, r] of [
+      ['depth 2, 10 connections, beside depth 1', 2, 10, deep],
+      ['depth 1, 1 connection, beside depth 2 at 10', 1, 1, shallow],
+    ] as const) {
+      const row = toRow(name, depth, connections, durationS, r, before);
+      rows.push(row);
+      note(`serve phase: two models, ${name}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms (load ${before.join(' ')})`);
+    }
+  } finally {
+    await server.stop();
+  }
+  const find = (name: string) => rows.find((r) => r.run === name);
+  const targets: TwoModelPhase['targets'] = [];
+  const add = (name: string, target: string, row: TwoModelRow | undefined, value: (r: TwoModelRow) => number, met: (v: number) => boolean) => {
+    if (row) targets.push({ name, target, actual: value(row), met: met(value(row)) && row.errors + row.non_2xx === 0 });
+  };
+  add('two_models_depth1_searches_per_s_10_connections', '>= 200 (issue 28)', find('depth 1, 10 connections'), (r) => r.searches_per_s, (v) => v >= 200);
+  add('two_models_depth1_p50_ms_1_connection', '<= 15 (issue 28)', find('depth 1, 1 connection'), (r) => r.p50_ms, (v) => v <= 15);
+  add('two_models_depth2_p50_ms_1_connection', '<= 400 (issue 28)', find('depth 2, 1 connection'), (r) => r.p50_ms, (v) => v <= 400);
+  add('two_models_depth2_searches_per_s_10_connections', '>= 5 (issue 28)', find('depth 2, 10 connections'), (r) => r.searches_per_s, (v) => v >= 5);
+  add('two_models_depth1_p50_ms_beside_depth2', '< 30 (issue 28)', find('depth 1, 1 connection, beside depth 2 at 10'), (r) => r.p50_ms, (v) => v < 30);
+  notes.push(
+    'the cross-encoder of ../shared has the real architecture and tokenizer with RANDOM int8 weights: speed and wiring only, its scores mean nothing',
+    'queries are never repeated within the server (each run takes queries it never had), so neither the query-vector, ranking nor cross-encoder score cache answers',
+  );
+  return { bi_encoder_dir: options.biDir, cross_encoder_dir: options.crossDir, models, workers: options.workers, search, rows, targets, notes };
+}
