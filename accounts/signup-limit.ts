@@ -11,8 +11,8 @@ export interface SignupLimitOptions {
 
 /**
  * Sign-ups per client address, counted in the database (the sign-in failures table, key `signup:<address>`) so that
- * every node counts the same. An attempt is counted before the account is made, so a burst of concurrent sign-ups
- * from one address cannot slip past the count between check and insert.
+ * every node counts the same. Each attempt is counted in one upsert before the account is made, so a burst of
+ * concurrent sign-ups from one address cannot slip past the count; refused attempts count too.
  */
 export class SignupLimit {
   private readonly now: () => number;
@@ -27,26 +27,15 @@ export class SignupLimit {
   /** Counts one sign-up from this address, or throws signup_throttled (with Retry-After) when it has had its share. */
   async take(address: string): Promise<void> {
     if (this.options.maxPerAddress <= 0) return;
-    const key = `signup:${address}`;
     const now = this.now();
-    const [row] = await this.repository.failures([key]);
-    const fresh = !row || now - Date.parse(row.first_failure_at) > this.options.windowMs;
-    const count = fresh ? 0 : row.failures;
-    if (count >= this.options.maxPerAddress && row) {
-      const seconds = Math.max(1, Math.ceil((Date.parse(row.first_failure_at) + this.options.windowMs - now) / 1000));
-      throw new NotaryError(
-        'signup_throttled',
-        `This address created ${count} accounts in the last ${Math.round(this.options.windowMs / 60_000)} minutes (dashboard.signup_limit.max_per_address); try again in ${seconds} s`,
-        { retry_after_s: seconds },
-        { 'Retry-After': String(seconds) },
-      );
-    }
-    await this.repository.putFailure({
-      key,
-      failures: count + 1,
-      first_failure_at: fresh ? nowIso(new Date(now)) : (row as { first_failure_at: string }).first_failure_at,
-      last_failure_at: nowIso(new Date(now)),
-      locked_until: null,
-    });
+    const { count, since } = await this.repository.countAttempt(`signup:${address}`, nowIso(new Date(now)), nowIso(new Date(now - this.options.windowMs)));
+    if (count <= this.options.maxPerAddress) return;
+    const seconds = Math.max(1, Math.ceil((Date.parse(since) + this.options.windowMs - now) / 1000));
+    throw new NotaryError(
+      'signup_throttled',
+      `This address has used its ${this.options.maxPerAddress} sign-ups for the last ${Math.round(this.options.windowMs / 60_000)} minutes (dashboard.signup_limit.max_per_address); try again in ${seconds} s`,
+      { retry_after_s: seconds },
+      { 'Retry-After': String(seconds) },
+    );
   }
 }
