@@ -17,6 +17,7 @@ import { createDatabase, startPostgres, type TestPostgres } from '../test/suppor
 import { PasswordHasher } from './passwords.js';
 import { Sessions } from './sessions.js';
 import { SigninThrottle } from './throttle.js';
+import { SignupLimit } from './signup-limit.js';
 import { Users } from './users.js';
 
 let pg: TestPostgres | undefined;
@@ -105,6 +106,23 @@ describe.each([
     expect(user).toBeDefined();
     await users.signIn({ email: 'old@example.org', password: 'old password 1' }, '10.0.0.3');
     expect((await repository.getUserByEmail('old@example.org'))?.password_hash).toMatch(/^\$scrypt\$ln=14,/);
+  });
+
+  it('sign-ups per address: 12 racing from one address get exactly the limit; another address and a later window are free', async () => {
+    const limit = new SignupLimit(repository, { maxPerAddress: 3, windowMs: 3_600_000, now });
+    const limited = new Users(repository, new PasswordHasher({ logN: 14, r: 8, p: 1 }), new SigninThrottle(repository, { maxFailures: 3, maxFailuresPerAddress: 100, lockoutMs: 60_000, lockoutMaxMs: 600_000, windowMs: 900_000, now }), {
+      passwordMinLength: 10,
+      signup: 'open',
+      signupCredits: 5,
+      defaultTier: 'free',
+      signupLimit: limit,
+    });
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => limited.signUp({ email: `race-${i}@example.org`, password: 'correct horse battery' }, '203.0.113.7').then(() => 'ok', (err: unknown) => codeOf(Promise.reject(err)))));
+    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(3);
+    expect(outcomes.filter((o) => o === 'signup_throttled')).toHaveLength(9);
+    expect(await limited.signUp({ email: 'race-other@example.org', password: 'correct horse battery' }, '203.0.113.8')).toBeTruthy();
+    clock += 3_600_001;
+    expect(await limited.signUp({ email: 'race-later@example.org', password: 'correct horse battery' }, '203.0.113.7')).toBeTruthy();
   });
 
   it('sessions: only the token hash is stored; expiry, idleness and destroy end them', async () => {

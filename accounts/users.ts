@@ -3,6 +3,7 @@ import { newId } from '../core/ids.js';
 import type { Tenant, User, UserRole } from '../storage/schema.js';
 import type { UsersRepository } from '../storage/users.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
+import type { SignupLimit } from './signup-limit.js';
 import type { SigninThrottle } from './throttle.js';
 
 export type { User, UserRole } from '../storage/schema.js';
@@ -11,8 +12,11 @@ export interface UsersOptions {
   passwordMinLength: number;
   /** Whether anyone may sign up (a new tenant each), or only operators create accounts. */
   signup: 'open' | 'closed';
+  /** Opening balance of a tenant made by sign-up (`dashboard.signup_credits`). */
   signupCredits: number;
   defaultTier: string;
+  /** Sign-ups per client address (`dashboard.signup_limit`); without it, unlimited. */
+  signupLimit?: SignupLimit;
 }
 
 /** A user as it may be shown: never the password hash. */
@@ -64,8 +68,9 @@ export class Users {
   }
 
   /** A new member with a tenant of its own (named `organisation`, or the email) on the default tier with the sign-up credits. */
-  async signUp(input: { email: unknown; password: unknown; organisation?: unknown }): Promise<{ user: User; tenant: Tenant }> {
+  async signUp(input: { email: unknown; password: unknown; organisation?: unknown }, clientAddress?: string): Promise<{ user: User; tenant: Tenant }> {
     if (!this.signupOpen) throw new NotaryError('signup_closed', 'Sign-up is closed on this server: ask its operator for an account');
+    if (clientAddress !== undefined) await this.options.signupLimit?.take(clientAddress);
     const email = normalizeEmail(input.email);
     const password = typeof input.password === 'string' ? input.password : '';
     checkPasswordPolicy(password, { minLength: this.options.passwordMinLength, email });

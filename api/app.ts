@@ -131,11 +131,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerProblemHandlers(app, problemContext);
   const recorded = recordRoutes(app);
 
-  if (deps.metrics) await app.register(metricsPlugin, { metrics: deps.metrics });
+  if (deps.metrics) await app.register(metricsPlugin, { metrics: deps.metrics, token: server.metrics_token });
   await app.register(healthzRoute, { health: deps.health });
   if (deps.ready) await app.register(readyzRoute, { ready: deps.ready });
   for (const route of deps.publicRoutes ?? []) await app.register(route);
-  if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard });
+  if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard, status: { health: deps.health, ready: deps.ready } });
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
   await app.register(paidRoutes, { context: { gate: deps.gate }, routes });

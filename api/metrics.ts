@@ -1,4 +1,6 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { NotaryError } from '../core/errors.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What the metrics read from the process on each scrape (pages and passages in storage, the index's documents). */
@@ -46,9 +48,21 @@ export class ApiMetrics {
   }
 }
 
-/** Records every request and serves GET /metrics. */
-export async function metricsPlugin(app: FastifyInstance, options: { metrics: ApiMetrics }): Promise<void> {
-  const { metrics } = options;
+/** Whether an Authorization header carries this bearer token (compared in constant time). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+  if (!match?.[1]) return false;
+  const given = createHash('sha256').update(match[1]).digest();
+  return timingSafeEqual(given, createHash('sha256').update(token).digest());
+}
+
+/**
+ * Records every request; serves GET /metrics only with a token (`server.metrics_token`), to `Authorization: Bearer
+ * <token>` (401 otherwise). Without a token the route does not exist: the counters show traffic per route and payment
+ * mode, the process's memory and Node version, which is an operator's business.
+ */
+export async function metricsPlugin(app: FastifyInstance, options: { metrics: ApiMetrics; token?: string | undefined }): Promise<void> {
+  const { metrics, token } = options;
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url ?? 'unmatched';
     if (reply.statusCode === 200 && request.admission?.payer && reply.getHeader('Idempotency-Replayed') === undefined && typeof payload === 'string') {
@@ -67,7 +81,12 @@ export async function metricsPlugin(app: FastifyInstance, options: { metrics: Ap
     metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode), mode });
     metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics: requests by route, status and payment mode, latency, credits charged, crawl and index counters.', tags: ['public'] } }, async (_request, reply) => {
+  if (token === undefined) return;
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics (Authorization: Bearer <server.metrics_token>): requests by route, status and payment mode, latency, credits charged, crawl and index counters.', tags: ['operator'] } }, async (request, reply) => {
+    if (!bearerMatches(request.headers.authorization, token)) {
+      reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
+      throw new NotaryError('metrics_token_required', 'GET /metrics needs Authorization: Bearer <server.metrics_token> (NOTARY_METRICS_TOKEN)');
+    }
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openReceipts, type NotaryReceipt, type Receipts } from '../payments/receipts/index.js';
+import { newRequestSalt, openReceipts, type NotaryReceipt, type Receipts } from '../payments/receipts/index.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { gitCommit, loadAverage, machineInfo } from './perf/machine.js';
@@ -57,7 +57,7 @@ async function runEngine(engine: 'sqlite' | 'postgres', count: number, dir: stri
   const appendCold: number[] = [];
   const issue: number[] = [];
   const signed: NotaryReceipt[] = [];
-  const input = (i: number) => ({ claim: 'search_call_consumed' as const, credits: 1, requestId: `req_bench${String(i).padStart(15, '0')}`, requestBody: body, responseBody: response(i) });
+  const input = (i: number) => ({ claim: 'search_call_consumed' as const, credits: 1, requestId: `req_bench${String(i).padStart(15, '0')}`, requestBody: body, requestSalt: newRequestSalt(), responseBody: response(i) });
   for (let i = 0; i < count; i++) {
     const t = now();
     signed.push(receipts.issuer.sign(input(i)));

@@ -250,7 +250,7 @@ export function buildProgram(): Command {
     .description('verify a saved response (or receipt) offline: signature, kid, key validity at issued_at, response digest')
     .argument('<saved-response.json>')
     .option('--jwks <file-or-url>', 'the published key set to trust (default: <issuer>/.well-known/jwks.json)')
-    .option('--request <file>', 'the exact request body that was sent, to check request_digest')
+    .option('--request <file>', 'the exact request body that was sent, to check request_digest (a salted one with the saved response\'s notary_request_salt)')
     .action(async (file: string, opts: { jwks?: string; request?: string }) => {
       const { verifyCommand } = await import('./receipts.js');
       await verifyCommand(configFrom(program.opts<GlobalOptions>()), file, opts);

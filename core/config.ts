@@ -196,6 +196,11 @@ export const configSchema = z
          * CIDR ranges, e.g. ["10.0.0.0/8"]; true trusts every hop). Default none: the client address is the socket's.
          */
         trusted_proxies: z.union([z.boolean(), z.array(z.string().min(1))]).default(false),
+        /**
+         * GET /metrics is served only to `Authorization: Bearer <metrics_token>` (at least 16 characters). Unset: not
+         * served at all (it shows per-route traffic, payment modes and the process's memory and version).
+         */
+        metrics_token: z.string().min(16, 'server.metrics_token must be at least 16 characters').optional(),
       })
       .prefault({}),
     /** Shared stores of a scaled-out deployment: rate limits and idempotency records (memory/SQL, or Redis). */
@@ -561,8 +566,15 @@ export const configSchema = z
         enabled: z.boolean().default(true),
         /** open: anyone who reaches the server can sign up (a new tenant on default_tier); closed: operators only create accounts. */
         signup: z.enum(['open', 'closed']).default('open'),
-        /** Opening balance of a tenant created by sign-up. */
+        /** Free credits granted to a tenant created by sign-up (its opening balance); 0 grants none. */
         signup_credits: z.number().int().min(0).default(100),
+        /** Sign-ups from one client address within the window (counted in the database, across nodes); 0: no limit. */
+        signup_limit: z
+          .object({
+            max_per_address: z.number().int().min(0).default(3),
+            window_minutes: z.number().int().positive().default(24 * 60),
+          })
+          .prefault({}),
         /** Secure attribute of the session cookie: auto sets it when the request came over TLS. */
         secure_cookies: z.enum(['auto', 'always', 'never']).default('auto'),
         /** A session ends this long after sign-in, whatever its use. */
@@ -680,6 +692,8 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_QUERY_REWRITER_MODEL', path: ['search', 'query_rewriter', 'model'], kind: 'string' },
   { env: 'NOTARY_QUERY_REWRITER_API_KEY', path: ['search', 'query_rewriter', 'api_key'], kind: 'string' },
   { env: 'NOTARY_DASHBOARD_SIGNUP', path: ['dashboard', 'signup'], kind: 'string' },
+  { env: 'NOTARY_DASHBOARD_SIGNUP_CREDITS', path: ['dashboard', 'signup_credits'], kind: 'int' },
+  { env: 'NOTARY_DASHBOARD_SIGNUPS_PER_ADDRESS', path: ['dashboard', 'signup_limit', 'max_per_address'], kind: 'int' },
   { env: 'NOTARY_SECURE_COOKIES', path: ['dashboard', 'secure_cookies'], kind: 'string' },
   { env: 'NOTARY_X402_CHALLENGE_SECRET', path: ['payments', 'modes', 'x402', 'challenge_secret'], kind: 'string' },
   { env: 'NOTARY_FACILITATOR_RPC_URL', path: ['facilitator', 'rpc_url'], kind: 'string' },
@@ -696,6 +710,7 @@ export const envBindings: ReadonlyArray<{ env: string; path: string[]; kind: 'st
   { env: 'NOTARY_TLS_CERT_FILE', path: ['server', 'tls', 'cert_file'], kind: 'string' },
   { env: 'NOTARY_TLS_KEY_FILE', path: ['server', 'tls', 'key_file'], kind: 'string' },
   { env: 'NOTARY_TRUSTED_PROXIES', path: ['server', 'trusted_proxies'], kind: 'list' },
+  { env: 'NOTARY_METRICS_TOKEN', path: ['server', 'metrics_token'], kind: 'string' },
 ];
 
 function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {

@@ -88,6 +88,8 @@ export const errorCodes = {
   signin_throttled: { status: 429, title: 'Too many failed sign-ins: wait before trying again', retryable: true },
   csrf_failed: { status: 403, title: 'The request did not carry this session\'s CSRF token, or came from another site', retryable: false },
   operator_only: { status: 403, title: 'Only operators may do this', retryable: false },
+  signup_throttled: { status: 429, title: 'Too many sign-ups from this address: wait before trying again', retryable: true },
+  metrics_token_required: { status: 401, title: 'GET /metrics needs the metrics bearer token', retryable: false },
   signup_closed: { status: 403, title: 'Sign-up is closed on this server', retryable: false },
   email_taken: { status: 409, title: 'An account with this email already exists', retryable: false },
   weak_password: { status: 400, title: 'The password is too short or too common', retryable: false },

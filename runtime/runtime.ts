@@ -5,7 +5,7 @@ import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import type { SearchIndex } from '../indexer/search-index.js';
-import { PasswordHasher, Sessions, SigninThrottle, Users } from '../accounts/index.js';
+import { PasswordHasher, Sessions, SigninThrottle, SignupLimit, Users } from '../accounts/index.js';
 import { Accounts } from '../payments/accounts.js';
 import { Catalog, catalogDefaults } from '../payments/catalog.js';
 import type { PaymentMode } from '../payments/mode.js';
@@ -171,6 +171,7 @@ export class Runtime {
       signup: dashboard.signup,
       signupCredits: dashboard.signup_credits,
       defaultTier: config.default_tier,
+      signupLimit: new SignupLimit(people, { maxPerAddress: dashboard.signup_limit.max_per_address, windowMs: dashboard.signup_limit.window_minutes * 60_000 }),
     });
     this.sessions = new Sessions(people, { ttlMs: dashboard.session_hours * 3_600_000, idleMs: dashboard.session_idle_hours * 3_600_000 });
     this.seeds = new CrawlSeedStore(storage.db);

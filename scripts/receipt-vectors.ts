@@ -21,6 +21,8 @@ import {
   receiptSigningInput,
   requestDigest,
   responseDigest,
+  saltedRequestDigest,
+  REQUEST_SALT_MEMBER,
   signBytes,
   signNote,
   toBase64,
@@ -102,11 +104,14 @@ interface ReceiptVectorInput {
   request_id: string;
   request_body: string;
   response_body: Record<string, unknown>;
+  /** Version 2: the request salt (base64url of 32 bytes) the response carries; absent for a version 1 receipt. */
+  request_salt?: string;
 }
 const receiptVector = (v: ReceiptVectorInput) => {
   const publicKey = publicKeyFromSeed(v.seed);
   const kid = jwkThumbprint(publicKey);
   const requestBytes = utf8(v.request_body);
+  const responseBody = v.request_salt === undefined ? v.response_body : { ...v.response_body, [REQUEST_SALT_MEMBER]: v.request_salt };
   const unsigned: UnsignedReceipt = {
     issuer: v.issuer,
     issued_at: v.issued_at,
@@ -114,19 +119,20 @@ const receiptVector = (v: ReceiptVectorInput) => {
     credits: v.credits,
     kid,
     request_id: v.request_id,
-    request_digest: requestDigest(requestBytes),
-    response_digest: responseDigest(v.response_body),
+    request_digest: v.request_salt === undefined ? requestDigest(requestBytes) : saltedRequestDigest(requestBytes, v.request_salt),
+    response_digest: responseDigest(responseBody),
   };
   const signingInput = receiptSigningInput(unsigned);
   const receipt: NotaryReceipt = { ...unsigned, signature: formatSignature(signBytes(signingInput, v.seed)) };
   return {
     name: v.name,
+    digest_version: v.request_salt === undefined ? 1 : 2,
     seed_hex: toHex(v.seed),
     public_key_hex: toHex(publicKey),
     jwk: { kty: 'OKP', crv: 'Ed25519', x: toBase64Url(publicKey), kid, alg: 'EdDSA', use: 'sig', nbf: 1763856000 },
     request_body_hex: toHex(requestBytes),
-    response_body: v.response_body,
-    response_body_jcs: canonicalJson((({ notary_receipt: _r, ...rest }) => rest)(v.response_body)),
+    response_body: responseBody,
+    response_body_jcs: canonicalJson((({ notary_receipt: _r, ...rest }) => rest)(responseBody)),
     unsigned_receipt_jcs: canonicalJson(unsigned),
     signed_bytes_hex: toHex(signingInput),
     signature: receipt.signature,
@@ -147,7 +153,7 @@ const searchBody = {
 };
 write('receipts.json', {
   description:
-    'Signed receipts (field-notes §5). signed bytes = UTF-8("notary-receipt-v1\\n" + JCS(receipt without signature)); signature = "ed25519:" + base64url(Ed25519(seed, signed bytes)); kid = RFC 7638 thumbprint of the JWK; request_digest = sha-256 of the request body bytes; response_digest = sha-256 of JCS(response body without notary_receipt); log leaf = JCS(receipt with signature), leaf hash = SHA-256(0x00 || leaf). A verifier must refuse the receipt after any change to any field.',
+    'Signed receipts (field-notes §5). signed bytes = UTF-8("notary-receipt-v1\\n" + JCS(receipt without signature)); signature = "ed25519:" + base64url(Ed25519(seed, signed bytes)); kid = RFC 7638 thumbprint of the JWK; request_digest (digest_version 2, issued now) = "hmac-sha-256=:" + base64(HMAC-SHA-256(key = base64url-decoded notary_request_salt of the response body, 32 bytes; message = the request body bytes)) + ":"; request_digest (digest_version 1, issued before salts, still valid) = sha-256 of the request body bytes; response_digest = sha-256 of JCS(response body without notary_receipt); log leaf = JCS(receipt with signature), leaf hash = SHA-256(0x00 || leaf). A verifier must refuse the receipt after any change to any field.',
   known_answers: {
     rfc8032_test1: { seed_hex: toHex(rfc8032Seed), public_key_hex: toHex(publicKeyFromSeed(rfc8032Seed)), message_hex: '', signature_hex: rfc8032Signature },
     rfc8037_thumbprint: { x: toBase64Url(publicKeyFromSeed(rfc8032Seed)), kid: rfc8037Kid },
@@ -175,15 +181,45 @@ write('receipts.json', {
       request_body: '{ "url" : "https://example.org/a",\n  "mode": "excerpt" }',
       response_body: { url: 'https://example.org/a', mode: 'excerpt', content: 'Ça va — ok', word_count: 3, credits_used: 0, notary_receipt: { ignored: true } },
     }),
+    receiptVector({
+      name: 'search, version 2 request digest (salted), RFC 8032 test key',
+      seed: rfc8032Seed,
+      issuer: 'https://search.example.org',
+      issued_at: '2026-11-26T12:00:00Z',
+      claim: 'search_call_consumed',
+      credits: 2,
+      request_id: 'req_0123456789ABCDEFGHik',
+      request_body: '{"query":"vacuum dead tuples","depth":2}',
+      request_salt: toBase64Url(seedFrom('notary request salt vector 1')),
+      response_body: { ...searchBody, facts: searchBody.results },
+    }),
+    receiptVector({
+      name: 'extract, version 2 request digest (salted), zero credits, body with whitespace',
+      seed: seedFrom('notary receipt vector key 2'),
+      issuer: 'http://127.0.0.1:8080',
+      issued_at: '2026-11-26T23:59:59Z',
+      claim: 'extract_call_consumed',
+      credits: 0,
+      request_id: 'req_zzzzzzzzzzzzzzzzzzzy',
+      request_body: '{ "url" : "https://example.org/a",\n  "mode": "excerpt" }',
+      request_salt: toBase64Url(seedFrom('notary request salt vector 2')),
+      response_body: { url: 'https://example.org/a', mode: 'excerpt', content: 'Ça va — ok', word_count: 3, credits_used: 0, notary_receipt: { ignored: true } },
+    }),
   ],
 });
 
 write('digests.json', {
-  description: 'request_digest: RFC 9530 sha-256 of the exact body bytes. response_digest: sha-256 of the JCS of the parsed body with notary_receipt removed.',
+  description:
+    'request_digest version 2 (entries with `salt`): "hmac-sha-256=:" + base64(HMAC-SHA-256(key = base64url-decoded salt, 32 bytes; message = the exact body bytes)) + ":". Version 1 (no `salt`, issued before salts): RFC 9530 sha-256 of the exact body bytes. response_digest: sha-256 of the JCS of the parsed body with notary_receipt removed (notary_request_salt stays in).',
   request: [
     { body_hex: '', digest: requestDigest(new Uint8Array(0)) },
     { body_hex: toHex(utf8('{"query":"x","depth":1}')), digest: requestDigest(utf8('{"query":"x","depth":1}')) },
     { body_hex: toHex(utf8('{"depth":1,"query":"x"}')), digest: requestDigest(utf8('{"depth":1,"query":"x"}')), note: 'the same JSON in another member order is other bytes: another digest' },
+    ...[
+      { body: '', salt: toBase64Url(seedFrom('notary digest salt 1')) },
+      { body: '{"query":"x","depth":1}', salt: toBase64Url(seedFrom('notary digest salt 1')) },
+      { body: '{"query":"x","depth":1}', salt: toBase64Url(seedFrom('notary digest salt 2')), note: 'the same body under another salt: another digest' },
+    ].map((r) => ({ body_hex: toHex(utf8(r.body)), salt: r.salt, digest: saltedRequestDigest(utf8(r.body), r.salt), ...(r.note ? { note: r.note } : {}) })),
   ],
   response: [
     { body: searchBody, jcs: canonicalJson(searchBody), digest: responseDigest(searchBody) },

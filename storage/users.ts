@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { nowIso } from './db.js';
 import type { Database, SessionRow, SigninFailuresTable, Tenant, User, UserRole } from './schema.js';
 
@@ -154,6 +154,26 @@ export class UsersRepository {
         }),
       )
       .execute();
+  }
+
+  /**
+   * Counts one attempt under `key` in one statement (an upsert), so concurrent attempts each get their own count: a
+   * row whose window began before `cutoff` starts again at 1. Returns the count and when its window began.
+   */
+  async countAttempt(key: string, now: string, cutoff: string): Promise<{ count: number; since: string }> {
+    const row = await this.db
+      .insertInto('signin_failures')
+      .values({ key, failures: 1, first_failure_at: now, last_failure_at: now, locked_until: null })
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet({
+          failures: sql<number>`CASE WHEN signin_failures.first_failure_at < ${cutoff} THEN 1 ELSE signin_failures.failures + 1 END`,
+          first_failure_at: sql<string>`CASE WHEN signin_failures.first_failure_at < ${cutoff} THEN ${now} ELSE signin_failures.first_failure_at END`,
+          last_failure_at: now,
+        }),
+      )
+      .returning(['failures', 'first_failure_at'])
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.failures), since: row.first_failure_at };
   }
 
   async clearFailures(key: string): Promise<void> {

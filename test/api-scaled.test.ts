@@ -14,6 +14,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 let counter = 0;
+const METRICS_TOKEN = 'scrape-token-0123456789';
 
 async function api(overrides: Parameters<typeof apiTestConfig>[1] = {}) {
   const config = apiTestConfig(path.join(dir, `d${counter++}`), overrides);
@@ -27,7 +28,7 @@ async function api(overrides: Parameters<typeof apiTestConfig>[1] = {}) {
 
 describe('stateless API node: /metrics, /readyz, proxies, TLS', () => {
   it('counts requests by route, status and mode, latency, and credits charged (not replays)', async () => {
-    const { app, runtime } = await api();
+    const { app, runtime } = await api({ server: { metrics_token: METRICS_TOKEN } });
     const tenant = await runtime.accounts.createTenant('acme', { credits: 100, tier: 'bulk' });
     const { key } = await runtime.accounts.createKey(tenant.id);
     const call = (idem: string) =>
@@ -36,7 +37,7 @@ describe('stateless API node: /metrics, /readyz, proxies, TLS', () => {
     expect((await call('a')).headers['idempotency-replayed']).toBe('true');
     expect((await call('b')).statusCode).toBe(200);
     await app.inject({ method: 'POST', url: '/v1/search', headers: { 'content-type': 'application/json' }, payload: { query: 'vacuum', depth: 1 } });
-    const res = await app.inject({ method: 'GET', url: '/metrics' });
+    const res = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0.0.4/);
     const text = res.body;

@@ -190,6 +190,10 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard in Chromium (
     await operator.keyboard.type(OPERATOR.password);
     await operator.keyboard.press('Enter');
     await operator.getByRole('heading', { name: 'Operator', level: 1 }).waitFor();
+    // Why the service is (not) healthy: the detail /healthz keeps to itself, for operators.
+    await operator.getByTestId('service-health').waitFor();
+    expect(await operator.getByTestId('service-health').textContent()).toContain('ok');
+    expect(await accessibility(operator)).toEqual([]);
     await shot(operator, 'operator-overview');
 
     await nav(operator, 'Prices').click();

@@ -102,12 +102,19 @@ describe('dashboard security', () => {
     it('the cookie is HttpOnly, SameSite=Strict, scoped to /dashboard; Secure when configured (and not from a forged X-Forwarded-Proto)', async () => {
       const visitor = h.client();
       const answer = await visitor.get('session', { headers: { 'x-forwarded-proto': 'https' } });
-      const cookie = answer.headers.get('set-cookie') ?? '';
-      expect(cookie).toMatch(/^notary_session=[A-Za-z0-9_-]{43};/);
-      expect(cookie).toContain('HttpOnly');
-      expect(cookie).toContain('SameSite=Strict');
-      expect(cookie).toContain('Path=/dashboard');
-      expect(cookie).not.toContain('Secure');
+      // Signed out: only the CSRF cookie of the forms (no session row); signing up sets the session cookie.
+      const signedOut = answer.headers.get('set-cookie') ?? '';
+      expect(signedOut).toMatch(/^notary_csrf=[A-Za-z0-9_-]{43};/);
+      const signedUp = await visitor.post('signup', { email: 'cookie-attributes@example.org', password: PASSWORD }, { headers: { 'x-forwarded-proto': 'https' } });
+      expect(signedUp.status, signedUp.text).toBe(201);
+      const session = signedUp.headers.get('set-cookie') ?? '';
+      expect(session).toMatch(/^notary_session=[A-Za-z0-9_-]{43};/);
+      for (const cookie of [signedOut, session]) {
+        expect(cookie).toContain('HttpOnly');
+        expect(cookie).toContain('SameSite=Strict');
+        expect(cookie).toContain('Path=/dashboard');
+        expect(cookie).not.toContain('Secure');
+      }
       const secure = await startDashboard({ dashboard: { secure_cookies: 'always' } });
       try {
         const over = await secure.client().get('session');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  newRequestSalt,
   openCheckpoint,
   openReceipts,
   parseVerifierKey,
@@ -63,7 +64,7 @@ describe.each(['sqlite', 'postgres'] as const)('10,000 receipts on %s', (engine)
     const body = new TextEncoder().encode('{"query":"q","depth":1}');
     for (let i = 0; i < COUNT; i++) {
       issued.push(
-        await receipts.issuer.issue({ claim: i % 2 ? 'extract_call_consumed' : 'search_call_consumed', credits: i % 5, requestId: `req_${String(i).padStart(20, '0')}`, requestBody: body, responseBody: { i } }),
+        await receipts.issuer.issue({ claim: i % 2 ? 'extract_call_consumed' : 'search_call_consumed', credits: i % 5, requestId: `req_${String(i).padStart(20, '0')}`, requestBody: body, requestSalt: newRequestSalt(), responseBody: { i } }),
       );
       if (CHECKPOINT_SIZES.includes(i + 1)) checkpoints.push(await receipts.log.checkpoint());
     }
@@ -117,7 +118,7 @@ describe.each(['sqlite', 'postgres'] as const)('10,000 receipts on %s', (engine)
     // The operator replays the log into a fresh database with receipt 2000 replaced by one of their making,
     // and signs checkpoints with the real key.
     const forger = await openReceipts((await open(engine, dir, 'forged')).db, settings);
-    const replaced = forger.issuer.sign({ claim: 'search_call_consumed', credits: 0, requestId: 'req_forged000000000000', requestBody: new Uint8Array(), responseBody: {} });
+    const replaced = forger.issuer.sign({ claim: 'search_call_consumed', credits: 0, requestId: 'req_forged000000000000', requestBody: new Uint8Array(), requestSalt: newRequestSalt(), responseBody: {} });
     for (const [i, receipt] of issued.entries()) await forger.log.append(i === 2000 ? replaced : receipt);
     const forged = await forger.log.checkpoint();
     expect(openCheckpoint(forged.note, verifiers()).size).toBe(COUNT);

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -108,6 +109,24 @@ describe('signed receipts end to end', () => {
     writeFileSync(files('jwks.json'), jwks);
   });
 
+  it('the public log cannot confirm a guessed request: its request_digest is keyed with a salt only the response carries', async () => {
+    const res = await fetch(`${base}/v1/receipts/log/entries?start=0&end=${await (await runtime.receipts()).log.treeSize()}`);
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const entries = (JSON.parse(text) as { entries: Array<{ receipt: NotaryReceipt }> }).entries;
+    const logged = entries.find((e) => e.receipt.request_id === receipt.request_id)?.receipt;
+    expect(logged).toEqual(receipt);
+    // What anyone can compute from a guessed body: its SHA-256 (the version 1 digest), also as JSON re-serialised.
+    for (const guess of [requestBody, JSON.stringify(JSON.parse(requestBody))]) {
+      expect(text).not.toContain(createHash('sha256').update(guess).digest('base64'));
+    }
+    const salt = saved['notary_request_salt'];
+    expect(salt).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(text).not.toContain(String(salt));
+    const keyed = createHmac('sha256', Buffer.from(String(salt), 'base64url')).update(requestBody).digest('base64');
+    expect(receipt.request_digest).toBe(`hmac-sha-256=:${keyed}:`);
+  });
+
   it('the Python verifier accepts it: signature, kid, validity, digests, checkpoint, inclusion, consistency', async () => {
     const out = await runPythonVerifier([
       'verify', '--server', base, '--response', files('response.json'), '--request', files('request.bin'),
@@ -170,6 +189,18 @@ describe('signed receipts end to end', () => {
     const cli = await runCli(['receipts', 'verify', file, '--jwks', files('jwks.json')], cliEnv());
     expect(cli.code).toBe(1);
     expect(cli.stdout).toMatch(/^FAIL\s+response_digest/m);
+  });
+
+  it('a changed request salt fails request_digest in both verifiers', async () => {
+    const salt = String(saved['notary_request_salt']);
+    const file = files('tampered-salt.json');
+    writeFileSync(file, JSON.stringify({ ...saved, notary_request_salt: `${salt.slice(0, 10)}${salt[10] === 'A' ? 'B' : 'A'}${salt.slice(11)}` }));
+    const py = await runPythonVerifier(['verify', '--server', base, '--response', file, '--request', files('request.bin')]);
+    expect(py.code).toBe(1);
+    expect(py.stdout).toMatch(/^FAIL\s+request_digest/m);
+    const cli = await runCli(['receipts', 'verify', file, '--jwks', files('jwks.json'), '--request', files('request.bin')], cliEnv());
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toMatch(/^FAIL\s+request_digest/m);
   });
 
   it('a flipped bit of the signature is refused by both verifiers', async () => {

@@ -3,11 +3,13 @@ import { NotaryError } from '../../core/errors.js';
 import { dashboardAssets, type Asset } from './assets.js';
 import type { DashboardDeps } from './deps.js';
 import { authRoutes } from './routes/auth.js';
+import { operatorHealthRoutes, type ServiceStatus } from './routes/operator-health.js';
 import { operatorRoutes } from './routes/operator.js';
 import { tenantRoutes } from './routes/tenant.js';
 import { checkCsrf, sessionToken } from './session.js';
 
 export type { DashboardDeps } from './deps.js';
+export type { ServiceStatus } from './routes/operator-health.js';
 
 /** Where the dashboard's JSON endpoints live; the version is in the path, so a later v2 can sit beside it. */
 export const DASHBOARD_API = '/dashboard/api/v1';
@@ -40,7 +42,7 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, file: Asset, ca
 }
 
 /** The JSON endpoints: the session is read from the cookie on every request, and every change is CSRF-checked. */
-async function dashboardApi(app: FastifyInstance, { deps }: { deps: DashboardDeps }): Promise<void> {
+async function dashboardApi(app: FastifyInstance, { deps, status }: { deps: DashboardDeps; status?: ServiceStatus | undefined }): Promise<void> {
   app.decorateRequest('dashboardSession', null);
   app.addHook('onRequest', async (request, reply) => {
     securityHeaders(reply);
@@ -54,6 +56,7 @@ async function dashboardApi(app: FastifyInstance, { deps }: { deps: DashboardDep
   await app.register(authRoutes, { deps });
   await app.register(tenantRoutes, { deps });
   await app.register(operatorRoutes, { deps, prefix: '/operator' });
+  if (status) await app.register(operatorHealthRoutes, { status, prefix: '/operator' });
   app.all('/*', async (request) => {
     throw new NotaryError('not_found', `No dashboard endpoint ${request.method} ${request.url.split('?')[0]}`);
   });
@@ -63,9 +66,9 @@ async function dashboardApi(app: FastifyInstance, { deps }: { deps: DashboardDep
  * The web dashboard under /dashboard/: the single-page app (built at start, served from memory) and its versioned
  * JSON endpoints under /dashboard/api/v1/.
  */
-export async function dashboardPlugin(app: FastifyInstance, { deps }: { deps: DashboardDeps }): Promise<void> {
+export async function dashboardPlugin(app: FastifyInstance, { deps, status }: { deps: DashboardDeps; status?: ServiceStatus | undefined }): Promise<void> {
   const assets = await dashboardAssets();
-  await app.register(dashboardApi, { deps, prefix: DASHBOARD_API });
+  await app.register(dashboardApi, { deps, status, prefix: DASHBOARD_API });
   app.get('/dashboard', async (_request, reply) => reply.redirect('/dashboard/', 308));
   app.get('/dashboard/assets/:name', async (request, reply) => {
     const file = assets.files.get((request.params as { name: string }).name);

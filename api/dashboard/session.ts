@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokensEqual, type Session } from '../../accounts/index.js';
@@ -18,10 +19,33 @@ declare module 'fastify' {
   }
 }
 
-export function sessionToken(request: FastifyRequest): string | undefined {
+/**
+ * The signed-out visitor's CSRF cookie (double submit): GET /session without a session sets it and returns the same
+ * random value as csrf_token; a sign-in or sign-up then carries it in X-CSRF-Token. Nothing is stored server-side, so
+ * reading the session page writes no row: a session row is made only by signing in or up.
+ */
+export const PRE_SESSION_COOKIE = 'notary_csrf';
+
+function cookieValue(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie;
   if (!header) return undefined;
-  return parseCookie(header)[SESSION_COOKIE];
+  return parseCookie(header)[name];
+}
+
+export function sessionToken(request: FastifyRequest): string | undefined {
+  return cookieValue(request, SESSION_COOKIE);
+}
+
+/** The signed-out visitor's CSRF token: the one its cookie already holds, else a new one set on the reply. */
+export function preSessionToken(request: FastifyRequest, reply: FastifyReply, config: NotaryConfig): string {
+  const existing = cookieValue(request, PRE_SESSION_COOKIE);
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const token = randomBytes(32).toString('base64url');
+  reply.header(
+    'Set-Cookie',
+    stringifySetCookie({ name: PRE_SESSION_COOKIE, value: token, path: COOKIE_PATH, httpOnly: true, sameSite: 'strict', secure: secureCookie(request, config.dashboard.secure_cookies) }),
+  );
+  return token;
 }
 
 /** Whether the session cookie gets the Secure attribute for this request. */
@@ -80,7 +104,13 @@ export function checkCsrf(request: FastifyRequest): void {
   }
   const token = request.headers[CSRF_HEADER];
   const session = request.dashboardSession;
-  if (!session) throw new NotaryError('csrf_failed', 'No session: load the dashboard (GET /dashboard/api/v1/session) to get a CSRF token first');
+  if (!session) {
+    // Signed out: the token must be the one of the visitor's CSRF cookie (double submit).
+    const cookie = cookieValue(request, PRE_SESSION_COOKIE);
+    if (cookie === undefined) throw new NotaryError('csrf_failed', 'No session: load the dashboard (GET /dashboard/api/v1/session) to get a CSRF token first');
+    if (typeof token !== 'string' || !tokensEqual(token, cookie)) throw new NotaryError('csrf_failed', `The ${CSRF_HEADER} header is missing or is not the token GET /dashboard/api/v1/session gave`);
+    return;
+  }
   if (typeof token !== 'string' || !tokensEqual(token, session.csrfToken)) {
     throw new NotaryError('csrf_failed', `The ${CSRF_HEADER} header is missing or is not this session's token`);
   }

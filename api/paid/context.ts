@@ -81,6 +81,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           rate_limit: rateLimitBodySchema,
           receipts: partyReceiptsSchema,
           ...(definition.facts ? { facts: { type: 'array', items: definition.facts.items } } : {}),
+          notary_request_salt: { type: 'string', description: 'With notary_receipt: the salt its request_digest is keyed with (HMAC-SHA-256). Keep it with the request body to prove the request later; the public log never holds it.' },
           notary_receipt: notaryReceiptSchema,
           test: { type: 'boolean', description: 'Present and true when the call was made with a test key (sk_test_): nothing was charged.' },
         },

@@ -24,7 +24,9 @@ export interface IssueReceiptInput {
   requestId: string;
   /** The exact request body bytes as received. */
   requestBody: Uint8Array;
-  /** The response body exactly as it will be sent, without `notary_receipt`. */
+  /** The request salt ({@link newRequestSalt}) the response will carry as `notary_request_salt`. */
+  requestSalt: string;
+  /** The response body exactly as it will be sent, without `notary_receipt` and `notary_request_salt`. */
   responseBody: Record<string, unknown>;
 }
 
@@ -86,6 +88,7 @@ export class ReceiptIssuer {
       kid: key.kid,
       requestId: input.requestId,
       requestBody: input.requestBody,
+      requestSalt: input.requestSalt,
       responseBody: input.responseBody,
     });
     return { ...unsigned, signature: formatSignature(key.sign(receiptSigningInput(unsigned))) };

@@ -8,12 +8,14 @@ import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../../s
 import { createDatabase, startPostgres, type TestPostgres } from '../../test/support/postgres.js';
 import {
   formatVerifierKey,
+  newRequestSalt,
   openCheckpoint,
   openReceipts,
   parseJwks,
   parseNotarySignHeader,
   parseVerifierKey,
   receiptLeafHash,
+  saltedResponseBody,
   ReceiptKeyring,
   verifyConsistency,
   verifyInclusion,
@@ -69,8 +71,12 @@ function settings(dir: string): ReceiptSettings {
 const requestBody = new TextEncoder().encode('{"query":"vacuum","depth":1}');
 const responseBody = (i: number) => ({ query: 'vacuum', depth: 1, results: [{ url: `http://h/${i}`, title: 't', snippet: 's', rerank_score: i / 1000 }], credits_used: 1 });
 
+const requestSalt = newRequestSalt();
+/** The body as the caller saw it: with the request salt its receipt's request_digest is keyed with. */
+const savedBody = (i: number) => saltedResponseBody(responseBody(i), requestSalt);
+
 async function issue(receipts: Receipts, i: number) {
-  return receipts.issuer.issue({ claim: 'search_call_consumed', credits: 1, requestId: `req_test${String(i).padStart(16, '0')}`, requestBody, responseBody: responseBody(i) });
+  return receipts.issuer.issue({ claim: 'search_call_consumed', credits: 1, requestId: `req_test${String(i).padStart(16, '0')}`, requestBody, requestSalt, responseBody: responseBody(i) });
 }
 
 function verifiersOf(receipts: Receipts) {
@@ -116,7 +122,7 @@ describe.each([
     }
     const keys = parseJwks(receipts.keyring.jwks());
     for (const [i, receipt] of issued.entries()) {
-      const result = verifyReceipt({ receipt, keys, responseBody: responseBody(i), requestBody });
+      const result = verifyReceipt({ receipt, keys, responseBody: savedBody(i), requestBody });
       expect(result.ok, JSON.stringify(result.checks)).toBe(true);
     }
     await storage.close();
@@ -182,11 +188,11 @@ describe.each([
     const { current, retired } = ReceiptKeyring.rotate(settings(dir).keyFile, new Date());
     expect(retired?.kid).toBe(old.kid);
     // The server's clock is now past the rotation; the new key signs.
-    const fresh = await receipts.issuer.issue({ claim: 'extract_call_consumed', credits: 2, requestId: 'req_after_rotation_0001', requestBody, responseBody: responseBody(1) });
+    const fresh = await receipts.issuer.issue({ claim: 'extract_call_consumed', credits: 2, requestId: 'req_after_rotation_0001', requestBody, requestSalt, responseBody: responseBody(1) });
     expect(fresh.kid).toBe(current.kid);
     const keys = parseJwks(receipts.keyring.jwks());
-    expect(verifyReceipt({ receipt: old, keys, responseBody: responseBody(0) }).ok).toBe(true);
-    expect(verifyReceipt({ receipt: fresh, keys, responseBody: responseBody(1) }).ok).toBe(true);
+    expect(verifyReceipt({ receipt: old, keys, responseBody: savedBody(0) }).ok).toBe(true);
+    expect(verifyReceipt({ receipt: fresh, keys, responseBody: savedBody(1) }).ok).toBe(true);
     const unknown = verifyReceipt({ receipt: { ...old, kid: current.kid.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }, keys });
     expect(unknown.checks.find((c) => c.name === 'kid')?.ok).toBe(false);
     const newCheckpoint = await receipts.log.checkpoint();

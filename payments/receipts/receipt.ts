@@ -1,4 +1,4 @@
-import { parseSha256Digest, requestDigest, responseDigest } from './digest.js';
+import { checkRequestDigest, parseSha256Digest, REQUEST_SALT_MEMBER, requestDigestVersion, responseDigest, saltedRequestDigest } from './digest.js';
 import { formatSignature, parseSignature, signBytes, verifyBytes } from './ed25519.js';
 import { canonicalJson } from './jcs.js';
 import type { VerificationKey } from './jwk.js';
@@ -19,7 +19,11 @@ export interface NotaryReceipt {
   /** RFC 7638 thumbprint of the signing key. */
   kid: string;
   request_id: string;
-  /** `sha-256=:<base64>:` of the exact request body bytes. */
+  /**
+   * `hmac-sha-256=:<base64>:` (version 2): HMAC-SHA-256 of the exact request body bytes keyed with the request salt
+   * that only the response carries (`notary_request_salt`). `sha-256=:<base64>:` (version 1, issued before salts):
+   * SHA-256 of the body.
+   */
   request_digest: string;
   /** `sha-256=:<base64>:` of the JCS of the response body without `notary_receipt`. */
   response_digest: string;
@@ -59,8 +63,15 @@ export interface ReceiptFields {
   requestId: string;
   /** The exact request body bytes as received. */
   requestBody: Uint8Array;
-  /** The response body as it will be serialised, without `notary_receipt`. */
+  /** The request salt ({@link newRequestSalt}); the response carries it as `notary_request_salt`. */
+  requestSalt: string;
+  /** The response body as it will be serialised, without `notary_receipt` and `notary_request_salt`. */
   responseBody: Record<string, unknown>;
+}
+
+/** The response body a receipt's `response_digest` covers: the body with its request salt member. */
+export function saltedResponseBody(body: Record<string, unknown>, salt: string): Record<string, unknown> {
+  return { ...body, [REQUEST_SALT_MEMBER]: salt };
 }
 
 export function buildUnsignedReceipt(fields: ReceiptFields): UnsignedReceipt {
@@ -74,8 +85,8 @@ export function buildUnsignedReceipt(fields: ReceiptFields): UnsignedReceipt {
     credits: fields.credits,
     kid: fields.kid,
     request_id: fields.requestId,
-    request_digest: requestDigest(fields.requestBody),
-    response_digest: responseDigest(fields.responseBody),
+    request_digest: saltedRequestDigest(fields.requestBody, fields.requestSalt),
+    response_digest: responseDigest(saltedResponseBody(fields.responseBody, fields.requestSalt)),
   };
 }
 
@@ -112,7 +123,7 @@ export function readReceipt(value: unknown): { receipt: NotaryReceipt } | { erro
   if (!Number.isSafeInteger(record['credits']) || (record['credits'] as number) < 0) return { error: '"credits" is not a non-negative integer' };
   const receipt = record as unknown as NotaryReceipt;
   if (parseIssuedAt(receipt.issued_at) === null) return { error: `"issued_at" ${JSON.stringify(receipt.issued_at)} is not YYYY-MM-DDTHH:MM:SSZ` };
-  if (!parseSha256Digest(receipt.request_digest)) return { error: '"request_digest" is not sha-256=:<base64>:' };
+  if (requestDigestVersion(receipt.request_digest) === null) return { error: '"request_digest" is neither hmac-sha-256=:<base64>: nor sha-256=:<base64>:' };
   if (!parseSha256Digest(receipt.response_digest)) return { error: '"response_digest" is not sha-256=:<base64>:' };
   if (!parseSignature(receipt.signature)) return { error: '"signature" is not ed25519:<64 bytes in base64url>' };
   return { receipt };
@@ -125,6 +136,8 @@ export interface VerifyReceiptInput {
   responseBody?: Record<string, unknown>;
   /** The exact bytes of the request body that was sent. */
   requestBody?: Uint8Array;
+  /** The request salt of a version 2 receipt; by default the saved response body's `notary_request_salt`. */
+  requestSalt?: string;
 }
 
 function isoSeconds(seconds: number): string {
@@ -179,9 +192,10 @@ export function verifyReceipt(input: VerifyReceiptInput): ReceiptVerification {
     checks.push({ name: 'response_digest', ok: null, detail: 'not checked: no saved response body' });
   }
   if (input.requestBody) {
-    const actual = requestDigest(input.requestBody);
-    const same = actual === receipt.request_digest;
-    checks.push({ name: 'request_digest', ok: same, detail: same ? `matches the saved request (${actual})` : `the saved request hashes to ${actual}, the receipt says ${receipt.request_digest}` });
+    const saved = input.responseBody?.[REQUEST_SALT_MEMBER];
+    const salt = input.requestSalt ?? (typeof saved === 'string' ? saved : undefined);
+    const check = checkRequestDigest(receipt.request_digest, input.requestBody, salt);
+    checks.push({ name: 'request_digest', ok: check.ok, detail: check.detail });
   } else {
     checks.push({ name: 'request_digest', ok: null, detail: 'not checked: no saved request body' });
   }

@@ -25,6 +25,9 @@ import {
   receiptLeaf,
   receiptSigningInput,
   requestDigest,
+  requestDigestVersion,
+  REQUEST_SALT_MEMBER,
+  saltedRequestDigest,
   responseDigest,
   rootHash,
   signBytes,
@@ -58,6 +61,7 @@ interface Jwk {
 type Body = Record<string, unknown>;
 interface ReceiptCase {
   name: string;
+  digest_version: 1 | 2;
   seed_hex: string;
   public_key_hex: string;
   jwk: Jwk;
@@ -76,7 +80,7 @@ interface ReceiptVectors {
   cases: ReceiptCase[];
 }
 interface DigestVectors {
-  request: Array<{ body_hex: string; digest: string }>;
+  request: Array<{ body_hex: string; digest: string; salt?: string }>;
   response: Array<{ body: Body; jcs: string; digest: string }>;
 }
 interface TreeVectors {
@@ -154,7 +158,10 @@ describe('receipt vectors (spec/vectors/receipts.json)', () => {
       const seed = fromHex(c.seed_hex);
       expect(toHex(publicKeyFromSeed(seed))).toBe(c.public_key_hex);
       expect(jwkThumbprint(fromHex(c.public_key_hex))).toBe(receipt.kid);
-      expect(requestDigest(requestBody)).toBe(receipt.request_digest);
+      const salt = c.response_body[REQUEST_SALT_MEMBER];
+      if (c.digest_version === 1) expect(requestDigest(requestBody)).toBe(receipt.request_digest);
+      else expect(saltedRequestDigest(requestBody, String(salt))).toBe(receipt.request_digest);
+      expect(requestDigestVersion(receipt.request_digest)).toBe(c.digest_version);
       expect(responseDigest(c.response_body)).toBe(receipt.response_digest);
       const { notary_receipt: _ignored, ...bodyWithout } = c.response_body;
       expect(canonicalJson(bodyWithout)).toBe(c.response_body_jcs);
@@ -186,7 +193,22 @@ describe('receipt vectors (spec/vectors/receipts.json)', () => {
       expect(verifyReceipt({ receipt, keys, responseBody: body }).checks.find((x) => x.name === 'response_digest')?.ok).toBe(false);
       const request = new Uint8Array(requestBody);
       request[0] = (request[0] ?? 0) ^ 1;
-      expect(verifyReceipt({ receipt, keys, requestBody: request }).ok).toBe(false);
+      const wrong = verifyReceipt({ receipt, keys, responseBody: c.response_body, requestBody: request });
+      expect(wrong.checks.find((x) => x.name === 'request_digest')?.ok).toBe(false);
+    });
+
+    it.runIf(c.digest_version === 2)('version 2: the log leaf cannot confirm a guessed request; a changed or missing salt is refused', () => {
+      const salt = String(c.response_body[REQUEST_SALT_MEMBER]);
+      const leaf = Buffer.from(receiptLeaf(receipt)).toString('utf8');
+      // What a log reader can compute from a guessed body: the version 1 digest. It is not in the leaf, nor the salt.
+      expect(leaf).not.toContain(requestDigest(requestBody).slice('sha-256=:'.length, -1));
+      expect(leaf).not.toContain(salt);
+      const otherSalt = `${salt.slice(0, -2)}${salt.at(-2) === 'A' ? 'B' : 'A'}${salt.at(-1)}`;
+      const changed = verifyReceipt({ receipt, keys, responseBody: { ...c.response_body }, requestBody, requestSalt: otherSalt });
+      expect(changed.checks.find((x) => x.name === 'request_digest')?.ok).toBe(false);
+      const { [REQUEST_SALT_MEMBER]: _salt, ...withoutSalt } = c.response_body;
+      const missing = verifyReceipt({ receipt, keys, responseBody: withoutSalt, requestBody });
+      expect(missing.checks.find((x) => x.name === 'request_digest')).toMatchObject({ ok: false, detail: expect.stringContaining('notary_request_salt') });
     });
 
     it('an unknown kid, or a key outside its window, is refused', () => {
@@ -208,7 +230,8 @@ describe('receipt vectors (spec/vectors/receipts.json)', () => {
 describe('digest vectors (spec/vectors/digests.json)', () => {
   const digests = load<DigestVectors>('digests.json');
   it('request and response digests', () => {
-    for (const r of digests.request) expect(requestDigest(fromHex(r.body_hex))).toBe(r.digest);
+    for (const r of digests.request) expect(r.salt === undefined ? requestDigest(fromHex(r.body_hex)) : saltedRequestDigest(fromHex(r.body_hex), r.salt)).toBe(r.digest);
+    expect(digests.request.filter((r) => r.salt !== undefined).length).toBeGreaterThan(0);
     for (const r of digests.response) {
       expect(responseDigest(r.body)).toBe(r.digest);
       const { notary_receipt: _r, ...rest } = r.body;

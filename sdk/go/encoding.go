@@ -1,6 +1,7 @@
 package notary
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -32,3 +33,15 @@ func SHA256Digest(data []byte) string {
 func b64url(data []byte) string { return base64.RawURLEncoding.EncodeToString(data) }
 
 func unb64url(text string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(text) }
+
+// SaltedRequestDigest is the version 2 request_digest: "hmac-sha-256=:<base64>:", HMAC-SHA-256 over the request body
+// keyed with the 32 bytes of the response's notary_request_salt (base64url). The public receipt log never holds the salt.
+func SaltedRequestDigest(data []byte, salt string) (string, error) {
+	key, err := unb64url(salt)
+	if err != nil || len(key) != 32 {
+		return "", fmt.Errorf("notary_request_salt is not 32 bytes of base64url")
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write(data)
+	return fmt.Sprintf("hmac-sha-256=:%s:", base64.StdEncoding.EncodeToString(mac.Sum(nil))), nil
+}

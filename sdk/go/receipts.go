@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -121,6 +122,7 @@ func ParseIssuedAt(value string) (time.Time, error) {
 func VerifyReceipt(body []byte, jwks JWKS, requestBody []byte) (*ReceiptVerification, error) {
 	var envelope struct {
 		Receipt *Receipt `json:"notary_receipt"`
+		Salt    *string  `json:"notary_request_salt"`
 	}
 	if err := json.Unmarshal(body, &envelope); err != nil {
 		return nil, err
@@ -160,13 +162,31 @@ func VerifyReceipt(body []byte, jwks JWKS, requestBody []byte) (*ReceiptVerifica
 	}
 	add("response_digest", digest == r.ResponseDigest, "the body is the one signed")
 	if requestBody != nil {
-		add("request_digest", SHA256Digest(requestBody) == r.RequestDigest, "the request body is the one signed")
+		got, err := RequestDigestFor(r.RequestDigest, requestBody, envelope.Salt)
+		detail := "the request body is the one signed"
+		if err != nil {
+			detail = err.Error() + ": keep the response body as received (it holds the salt)"
+		}
+		add("request_digest", err == nil && got == r.RequestDigest, detail)
 	}
 	v.Valid = true
 	for _, c := range v.Checks {
 		v.Valid = v.Valid && c.OK
 	}
 	return v, nil
+}
+
+// RequestDigestFor is the request_digest requestBody gives under the scheme of receiptDigest: version 2
+// ("hmac-sha-256=:") is keyed with the salt (the response's notary_request_salt), version 1 ("sha-256=:", issued
+// before salts) is plain SHA-256.
+func RequestDigestFor(receiptDigest string, requestBody []byte, salt *string) (string, error) {
+	if !strings.HasPrefix(receiptDigest, "hmac-sha-256=:") {
+		return SHA256Digest(requestBody), nil
+	}
+	if salt == nil {
+		return "", errors.New("no notary_request_salt")
+	}
+	return SaltedRequestDigest(requestBody, *salt)
 }
 
 // ErrInvalidReceipt is returned by helpers that need a valid receipt.

@@ -48,6 +48,8 @@ type Paid struct {
 	RateLimit     RateLimit      `json:"rate_limit"`
 	Receipts      []PartyReceipt `json:"receipts,omitempty"`
 	NotaryReceipt *Receipt       `json:"notary_receipt,omitempty"`
+	// NotaryRequestSalt is the salt NotaryReceipt's request_digest is keyed with (keep it with the request).
+	NotaryRequestSalt string `json:"notary_request_salt,omitempty"`
 }
 
 // SearchResponse is the 200 body of POST /v1/search.

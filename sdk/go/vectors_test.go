@@ -104,6 +104,7 @@ func TestDigestVectors(t *testing.T) {
 		Request []struct {
 			BodyHex string `json:"body_hex"`
 			Digest  string `json:"digest"`
+			Salt    string `json:"salt"`
 		} `json:"request"`
 		Response []struct {
 			Body   json.RawMessage `json:"body"`
@@ -112,10 +113,19 @@ func TestDigestVectors(t *testing.T) {
 		} `json:"response"`
 	}
 	load(t, "digests.json", &v)
+	salted := 0
 	for _, r := range v.Request {
-		if got := SHA256Digest(unhex(t, r.BodyHex)); got != r.Digest {
+		got := SHA256Digest(unhex(t, r.BodyHex))
+		if r.Salt != "" {
+			salted++
+			got, _ = SaltedRequestDigest(unhex(t, r.BodyHex), r.Salt)
+		}
+		if got != r.Digest {
 			t.Errorf("request digest %s, want %s", got, r.Digest)
 		}
+	}
+	if salted == 0 {
+		t.Error("no version 2 (salted) request digests in digests.json")
 	}
 	for _, r := range v.Response {
 		if got, err := ResponseDigest(r.Body); err != nil || got != r.Digest {
@@ -137,6 +147,7 @@ func TestReceiptVectors(t *testing.T) {
 		} `json:"known_answers"`
 		Cases []struct {
 			Name           string          `json:"name"`
+			DigestVersion  int             `json:"digest_version"`
 			SeedHex        string          `json:"seed_hex"`
 			JWK            JWK             `json:"jwk"`
 			RequestBodyHex string          `json:"request_body_hex"`
@@ -212,6 +223,17 @@ func TestReceiptVectors(t *testing.T) {
 		}
 		if res, _ := VerifyReceipt(with(c.Receipt, c.ResponseBody), jwks, []byte("{}")); res.Valid {
 			t.Errorf("%s: another request body verifies", c.Name)
+		}
+		if c.DigestVersion == 2 {
+			// The salt lives in the body: without it the request cannot be confirmed.
+			var members map[string]json.RawMessage
+			_ = json.Unmarshal(c.ResponseBody, &members)
+			delete(members, "notary_request_salt")
+			without, _ := json.Marshal(members)
+			res, _ := VerifyReceipt(with(c.Receipt, without), jwks, request)
+			if res == nil || res.Valid || !failed(res, "request_digest") {
+				t.Errorf("%s: verifies without notary_request_salt", c.Name)
+			}
 		}
 		altered := bytes.Replace(with(c.Receipt, c.ResponseBody), []byte(`"credits_used":`), []byte(`"credits_used":1`), 1)
 		if res, err := VerifyReceipt(altered, jwks, nil); err == nil && res.Valid {
@@ -416,4 +438,13 @@ func TestMPPVectors(t *testing.T) {
 			t.Errorf("%s: %v, want %v (%v)", c.Name, got, c.Credits, err)
 		}
 	}
+}
+
+func failed(v *ReceiptVerification, name string) bool {
+	for _, c := range v.Failures() {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }

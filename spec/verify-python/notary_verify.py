@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import hmac
 import json
 import re
 import sys
@@ -59,6 +60,22 @@ def sha256(data: bytes) -> bytes:
 
 def digest_value(data: bytes) -> str:
     return "sha-256=:" + base64.b64encode(sha256(data)).decode() + ":"
+
+
+def request_digest_value(data: bytes, receipt_digest: str, salt) -> str:
+    """request_digest by the receipt's scheme: version 2 (hmac-sha-256=:) is HMAC-SHA-256 keyed with the 32-byte salt
+    (base64url, the response's notary_request_salt) over the body; version 1 (sha-256=:) is SHA-256 of the body."""
+    if not receipt_digest.startswith("hmac-sha-256=:"):
+        return digest_value(data)
+    if not isinstance(salt, str):
+        return "(no notary_request_salt in the saved response)"
+    try:
+        key = b64url_decode(salt)
+    except Failed:
+        key = b""
+    if len(key) != 32:
+        return "(notary_request_salt is not 32 bytes of base64url)"
+    return "hmac-sha-256=:" + base64.b64encode(hmac.new(key, data, hashlib.sha256).digest()).decode() + ":"
 
 
 def thumbprint(x: str) -> str:
@@ -120,7 +137,7 @@ def verify_receipt(receipt, keys: dict, body=None, request_bytes: bytes | None =
         actual = digest_value(jcs({k: v for k, v in body.items() if k != "notary_receipt"}))
         checks.append(("response_digest", actual == receipt["response_digest"], f"saved body hashes to {actual}"))
     if request_bytes is not None:
-        actual = digest_value(request_bytes)
+        actual = request_digest_value(request_bytes, receipt["request_digest"], (body or {}).get("notary_request_salt"))
         checks.append(("request_digest", actual == receipt["request_digest"], f"saved request hashes to {actual}"))
     return checks
 
@@ -312,7 +329,7 @@ def command_vectors(args) -> int:
 
     v = loads(open(f"{d}/digests.json", encoding="utf-8").read())
     for r in v["request"]:
-        check("request digest", digest_value(bytes.fromhex(r["body_hex"])) == r["digest"])
+        check("request digest", request_digest_value(bytes.fromhex(r["body_hex"]), r["digest"], r.get("salt")) == r["digest"])
     for r in v["response"]:
         check("response digest", digest_value(jcs({k: x for k, x in r["body"].items() if k != "notary_receipt"})) == r["digest"])
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ConfigInput } from '../../core/config.js';
 import { deepMerge } from '../../core/config.js';
+import type { AppDeps } from '../../api/app.js';
 import { apiTestConfig, startApi, type ApiHarness } from './app.js';
 
 export interface Answer {
@@ -98,15 +99,16 @@ export const PASSWORD = 'correct horse battery';
  * The API with the dashboard, listening on 127.0.0.1 (the real search pipeline over the four API test documents),
  * with the scrypt cost at its floor (2^14) so that suites with many sign-ins stay quick.
  */
-export async function startDashboard(overrides: ConfigInput = {}): Promise<DashboardHarness & { dataDir: string }> {
+export async function startDashboard(overrides: ConfigInput = {}, deps: Partial<Pick<AppDeps, 'health' | 'ready' | 'metrics'>> = {}): Promise<DashboardHarness & { dataDir: string }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'notary-dashboard-'));
-  const base: ConfigInput = { dashboard: { scrypt_log_n: 14, settings_refresh_ms: 0 }, server: { body_limit_bytes: 16 * 1024 } };
+  // Suites sign many members up from 127.0.0.1: the per-address sign-up limit is lifted unless a suite sets it.
+  const base: ConfigInput = { dashboard: { scrypt_log_n: 14, settings_refresh_ms: 0, signup_limit: { max_per_address: 0 } }, server: { body_limit_bytes: 16 * 1024 } };
   const config = apiTestConfig(dataDir, deepMerge(base as Record<string, unknown>, overrides as Record<string, unknown>) as ConfigInput);
   const api = await startApi(config, { deps: {} });
   // startApi builds the app without the dashboard: rebuild with it, as `notary serve` does.
   await api.app.close();
   const { buildApp } = await import('../../api/app.js');
-  const app = await buildApp({ config, gate: api.runtime.paidCallGate(), search: api.search, extract: api.runtime.extract(), health: async () => ({ status: 'ok' }), dashboard: api.runtime });
+  const app = await buildApp({ config, gate: api.runtime.paidCallGate(), search: api.search, extract: api.runtime.extract(), health: async () => ({ status: 'ok' }), dashboard: api.runtime, ...deps });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const harness: DashboardHarness & { dataDir: string } = {
     ...api,

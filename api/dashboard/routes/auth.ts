@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { publicUser, type Session } from '../../../accounts/index.js';
 import type { User } from '../../../storage/schema.js';
 import type { DashboardDeps } from '../deps.js';
-import { clearSessionCookie, requireUser, setSessionCookie } from '../session.js';
+import { clearSessionCookie, preSessionToken, requireUser, setSessionCookie } from '../session.js';
 
 const credentials = {
   type: 'object',
@@ -36,12 +36,11 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Dashboa
     return sessionBody(deps, session);
   };
 
-  // The current session; a visitor without one gets a signed-out session carrying the CSRF token of the forms.
+  // The current session; a visitor without one gets the CSRF token of the forms in a cookie (no session row: those
+  // are made by signing in or up).
   app.get('/session', async (request, reply) => {
     if (request.dashboardSession) return sessionBody(deps, request.dashboardSession);
-    const session = await deps.sessions.create(null, client(request));
-    setSessionCookie(request, reply, deps.config, session.token, session.expiresAt);
-    return sessionBody(deps, session);
+    return { ...sessionBody(deps, null), csrf_token: preSessionToken(request, reply, deps.config) };
   });
 
   app.post(
@@ -57,7 +56,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Dashboa
       },
     },
     async (request, reply) => {
-      const { user } = await deps.users.signUp(request.body as { email: string; password: string; organisation?: string });
+      const { user } = await deps.users.signUp(request.body as { email: string; password: string; organisation?: string }, request.ip);
       reply.code(201);
       return startSession(request, reply, user);
     },

@@ -22,6 +22,7 @@ from notary_client import (
     receipt_signing_input,
     response_digest,
     root_from_inclusion_proof,
+    salted_request_digest,
     sha256_digest,
     sign_ed25519,
     sign_envelope,
@@ -60,8 +61,10 @@ def test_api_keys():
 
 def test_digests():
     v = load("digests.json")
+    assert any("salt" in r for r in v["request"])
     for r in v["request"]:
-        assert sha256_digest(bytes.fromhex(r["body_hex"])) == r["digest"]
+        body = bytes.fromhex(r["body_hex"])
+        assert (salted_request_digest(body, r["salt"]) if "salt" in r else sha256_digest(body)) == r["digest"]
     for r in v["response"]:
         assert canonical_json({k: x for k, x in r["body"].items() if k != "notary_receipt"}).decode() == r["jcs"]
         assert response_digest(r["body"]) == r["digest"]
@@ -99,6 +102,13 @@ def test_receipts(case):
     first = next(iter(case["response_body"]))
     assert not verify_receipt({**body, first: "changed"}, jwks).valid
     assert not verify_receipt(body, jwks, request_body=b"{}").valid
+    if case["digest_version"] == 2:
+        # The salt lives in the body: without it, or with another, the request cannot be confirmed.
+        salt = body["notary_request_salt"]
+        without = {k: x for k, x in body.items() if k != "notary_request_salt"}
+        assert "request_digest" in [c.name for c in verify_receipt(without, jwks, request_body=request).failures()]
+        other = salt[:-1] + ("B" if salt[-1] == "A" else "A")
+        assert [c.name for c in verify_receipt(body, jwks, request_body=request, request_salt=other).failures()] == ["request_digest"]
 
 
 def test_merkle_trees():

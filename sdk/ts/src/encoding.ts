@@ -68,3 +68,15 @@ export async function sha256(data: Uint8Array | string): Promise<Uint8Array> {
 export async function sha256Digest(data: Uint8Array | string): Promise<string> {
   return `sha-256=:${toBase64(await sha256(data))}:`;
 }
+
+/**
+ * Version 2 `request_digest`: `hmac-sha-256=:<base64>:`, HMAC-SHA-256 over the request body keyed with the 32 bytes
+ * of the response's `notary_request_salt` (base64url). The public receipt log never holds the salt.
+ */
+export async function saltedRequestDigest(data: Uint8Array | string, salt: string): Promise<string> {
+  const key = fromBase64Url(salt);
+  if (key.length !== 32) throw new Error('notary_request_salt is not 32 bytes of base64url');
+  const bytes = typeof data === 'string' ? utf8.encode(data) : data;
+  const hmacKey = await crypto.subtle.importKey('raw', key as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return `hmac-sha-256=:${toBase64(new Uint8Array(await crypto.subtle.sign('HMAC', hmacKey, bytes as Uint8Array<ArrayBuffer>)))}:`;
+}

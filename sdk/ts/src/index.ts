@@ -16,7 +16,7 @@ export {
   retryAfterMs,
 } from './errors.js';
 export type * from './types.js';
-export { verifyReceipt, responseDigest, receiptSigningInput, receiptLeaf, parseIssuedAt, RECEIPT_SIGNING_PREFIX, type NotaryReceipt, type ReceiptCheck, type ReceiptVerification, type VerifyReceiptOptions } from './receipts.js';
+export { verifyReceipt, responseDigest, requestDigestFor, receiptSigningInput, receiptLeaf, parseIssuedAt, RECEIPT_SIGNING_PREFIX, type NotaryReceipt, type ReceiptCheck, type ReceiptVerification, type VerifyReceiptOptions } from './receipts.js';
 export { leafHash, nodeHash, rootFromInclusionProof, verifyInclusion, verifyConsistency } from './merkle.js';
 export { openCheckpoint, openNote, parseVerifierKey, noteKeyId, type Checkpoint, type VerifierKey } from './checkpoint.js';
 export type { LogProofs, LogInfo } from './log.js';
@@ -55,4 +55,4 @@ export {
   type X402Payer,
 } from './x402.js';
 export { publicKeyFromSeed, randomSeed, signEd25519, verifyEd25519, formatSignature, parseSignature } from './ed25519.js';
-export { sha256, sha256Digest, toBase64, fromBase64, toBase64Url, fromBase64Url, toHex, fromHex } from './encoding.js';
+export { sha256, sha256Digest, saltedRequestDigest, toBase64, fromBase64, toBase64Url, fromBase64Url, toHex, fromHex } from './encoding.js';

@@ -1,5 +1,5 @@
 import { parseSignature, verifyEd25519 } from './ed25519.js';
-import { sha256Digest, utf8 } from './encoding.js';
+import { saltedRequestDigest, sha256Digest, utf8 } from './encoding.js';
 import { canonicalJson } from './jcs.js';
 import { jwkPublicKey, type Jwks } from './jwk.js';
 
@@ -13,7 +13,10 @@ export interface NotaryReceipt {
   /** RFC 7638 thumbprint of the signing key in the issuer's JWKS. */
   kid: string;
   request_id: string;
-  /** `sha-256=:<base64>:` of the exact request body bytes. */
+  /**
+   * `hmac-sha-256=:<base64>:` (version 2): HMAC-SHA-256 of the exact request body bytes keyed with the response's
+   * `notary_request_salt`; `sha-256=:<base64>:` (version 1, before salts): SHA-256 of the body.
+   */
   request_digest: string;
   /** `sha-256=:<base64>:` of the JCS of the response body without `notary_receipt`. */
   response_digest: string;
@@ -69,6 +72,22 @@ function isReceipt(value: unknown): value is NotaryReceipt {
 export interface VerifyReceiptOptions {
   /** The exact request body bytes the call sent: checks `request_digest` too. */
   requestBody?: Uint8Array | string;
+  /** The request salt of a version 2 receipt; by default the body's `notary_request_salt`. */
+  requestSalt?: string;
+}
+
+/**
+ * The `request_digest` a request body gives under the scheme of `receiptDigest` (version 2 `hmac-sha-256=:` needs the
+ * salt; version 1 `sha-256=:` is plain SHA-256), or null when the salt is missing or malformed.
+ */
+export async function requestDigestFor(receiptDigest: string, requestBody: Uint8Array | string, salt: unknown): Promise<string | null> {
+  if (!receiptDigest.startsWith('hmac-sha-256=:')) return sha256Digest(requestBody);
+  if (typeof salt !== 'string') return null;
+  try {
+    return await saltedRequestDigest(requestBody, salt);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -114,11 +133,16 @@ export async function verifyReceipt(body: Readonly<Record<string, unknown>> | st
     detail: digest === receipt.response_digest ? 'the body is the one signed' : 'the response body was changed after signing',
   });
   if (options.requestBody !== undefined) {
-    const requestDigest = await sha256Digest(options.requestBody);
+    const requestDigest = await requestDigestFor(receipt.request_digest, options.requestBody, options.requestSalt ?? parsed['notary_request_salt']);
     checks.push({
       name: 'request_digest',
       ok: requestDigest === receipt.request_digest,
-      detail: requestDigest === receipt.request_digest ? 'the request body is the one signed' : 'the receipt is for another request body',
+      detail:
+        requestDigest === null
+          ? 'no valid notary_request_salt: keep the response body as received (it holds the salt the request_digest is keyed with)'
+          : requestDigest === receipt.request_digest
+            ? 'the request body is the one signed'
+            : 'the receipt is for another request body (or another salt)',
     });
   }
   return done(receipt);

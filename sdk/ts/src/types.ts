@@ -48,6 +48,8 @@ export interface PaidResponseBody {
   rate_limit: RateLimitInfo;
   receipts?: PartyReceipt[];
   notary_receipt?: NotaryReceipt;
+  /** With `notary_receipt`: the salt its `request_digest` is keyed with (keep it with the request to prove it later). */
+  notary_request_salt?: string;
 }
 
 export interface SearchResponseBody extends PaidResponseBody {

@@ -20,6 +20,7 @@ import {
   receiptLeaf,
   receiptSigningInput,
   responseDigest,
+  saltedRequestDigest,
   rootFromInclusionProof,
   sha256Digest,
   signEd25519,
@@ -69,9 +70,12 @@ describe('API keys (api-keys.json)', () => {
 });
 
 describe('digests (digests.json)', () => {
-  const v = load<{ request: Array<{ body_hex: string; digest: string }>; response: Array<{ body: Record<string, unknown>; jcs: string; digest: string }> }>('digests.json');
+  const v = load<{ request: Array<{ body_hex: string; digest: string; salt?: string }>; response: Array<{ body: Record<string, unknown>; jcs: string; digest: string }> }>('digests.json');
   it('request and response digests', async () => {
-    for (const r of v.request) expect(await sha256Digest(fromHex(r.body_hex))).toBe(r.digest);
+    for (const r of v.request) {
+      const bytes = fromHex(r.body_hex);
+      expect(r.salt === undefined ? await sha256Digest(bytes) : await saltedRequestDigest(bytes, r.salt)).toBe(r.digest);
+    }
     for (const r of v.response) {
       expect(canonicalJson({ ...r.body, notary_receipt: undefined })).toBe(r.jcs);
       expect(await responseDigest(r.body)).toBe(r.digest);
@@ -81,6 +85,7 @@ describe('digests (digests.json)', () => {
 
 interface ReceiptCase {
   name: string;
+  digest_version: 1 | 2;
   seed_hex: string;
   public_key_hex: string;
   jwk: { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; nbf: number };
@@ -123,6 +128,15 @@ describe('receipts (receipts.json)', () => {
     const firstKey = Object.keys(c.response_body)[0] as string;
     expect((await verifyReceipt({ ...body, [firstKey]: 'changed' }, jwks)).valid).toBe(false);
     expect((await verifyReceipt(body, jwks, { requestBody: '{}' })).valid).toBe(false);
+    if (c.digest_version === 2) {
+      // The salt lives in the body: without it (or with another) the request cannot be confirmed.
+      const { notary_request_salt: salt, ...withoutSalt } = body as Record<string, unknown>;
+      expect(typeof salt).toBe('string');
+      const missing = await verifyReceipt(withoutSalt, jwks, { requestBody: fromHex(c.request_body_hex) });
+      expect(missing.checks.find((x) => x.name === 'request_digest')?.ok).toBe(false);
+      const other = await verifyReceipt(body, jwks, { requestBody: fromHex(c.request_body_hex), requestSalt: `${String(salt).slice(0, -1)}${String(salt).endsWith('A') ? 'B' : 'A'}` });
+      expect(other.checks.find((x) => x.name === 'request_digest')?.ok).toBe(false);
+    }
     expect((await verifyReceipt(body, { keys: [{ ...c.jwk, nbf: Date.parse(c.receipt.issued_at) / 1000 + 1 }] })).valid).toBe(false);
   });
 });

@@ -41,7 +41,31 @@ export function OperatorOverview(): JSX.Element {
           Prices from {o.prices_from === 'config' ? 'the configuration file' : 'an operator’s edit'}; tiers from {o.tiers_from === 'config' ? 'the configuration file' : 'an operator’s edit'}.
         </p>
       ) : null}
+      <ServiceHealth />
     </Page>
+  );
+}
+
+interface HealthAnswer {
+  health: { ok: true; report: Record<string, unknown> } | { ok: false; error: string };
+  ready: Record<string, boolean> | null;
+}
+
+/** Why the service is (not) healthy: what /healthz keeps to itself (model sources, why a model is off, errors). */
+function ServiceHealth(): JSX.Element {
+  const data = useLoad(() => api<HealthAnswer>('GET', '/operator/health'), [], 15000);
+  const h = data.data;
+  if (!h) return <ErrorNotice error={data.error} />;
+  const down = h.ready ? Object.entries(h.ready).filter(([, up]) => !up).map(([name]) => name) : [];
+  return (
+    <section data-testid="service-health">
+      <h2>Health</h2>
+      <p>
+        {h.health.ok ? <Badge kind="ok">ok</Badge> : <Badge kind="bad">probe failed</Badge>}{' '}
+        {down.length > 0 ? `not ready: ${down.join(', ')} not answering` : h.ready ? 'every dependency answers' : ''}
+      </p>
+      <pre class="muted">{h.health.ok ? JSON.stringify(h.health.report, null, 2) : h.health.error}</pre>
+    </section>
   );
 }
 

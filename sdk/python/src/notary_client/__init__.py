@@ -10,7 +10,7 @@ from ._api_keys import api_key_checksum, api_key_problem
 from ._checkpoint import Checkpoint, VerifierKey, open_checkpoint, open_note, parse_verifier_key
 from ._client import SDK_VERSION, ApiKey, AsyncClient, Client, Mpp, X402, X402Challenge, X402Payer
 from ._ed25519 import jwk_thumbprint, public_key_from_seed, random_seed, sign_ed25519, verify_ed25519
-from ._encoding import canonical_json, sha256_digest
+from ._encoding import canonical_json, salted_request_digest, sha256_digest
 from ._errors import (
     AuthenticationError,
     BadRequestError,
@@ -29,7 +29,7 @@ from ._errors import (
 )
 from ._merkle import leaf_hash, node_hash, root_from_inclusion_proof, verify_consistency, verify_inclusion
 from ._mpp import MppParty, build_envelope, encode_envelope, envelope_signing_input, parse_share, party_kid, sign_envelope, split_credits
-from ._receipts import ReceiptCheck, ReceiptVerification, receipt_leaf, receipt_signing_input, response_digest, verify_receipt
+from ._receipts import ReceiptCheck, ReceiptVerification, request_digest_for, receipt_leaf, receipt_signing_input, response_digest, verify_receipt
 from ._types import ExtractResponse, ExtractResult, Result, SearchResponse, SearchResult
 
 __all__ = [
@@ -41,6 +41,6 @@ __all__ = [
     "leaf_hash", "node_hash", "root_from_inclusion_proof", "verify_inclusion", "verify_consistency",
     "Checkpoint", "VerifierKey", "open_checkpoint", "open_note", "parse_verifier_key",
     "build_envelope", "sign_envelope", "encode_envelope", "envelope_signing_input", "parse_share", "split_credits", "party_kid",
-    "api_key_checksum", "api_key_problem", "canonical_json", "sha256_digest",
+    "api_key_checksum", "api_key_problem", "canonical_json", "sha256_digest", "salted_request_digest", "request_digest_for",
     "jwk_thumbprint", "public_key_from_seed", "random_seed", "sign_ed25519", "verify_ed25519",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 from typing import Any
 
@@ -36,6 +37,16 @@ def sha256_digest(data: bytes | str) -> str:
     """RFC 9530 digest field value: ``sha-256=:<base64>:``."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return f"sha-256=:{b64(sha256(raw))}:"
+
+
+def salted_request_digest(data: bytes | str, salt: str) -> str:
+    """Version 2 ``request_digest``: ``hmac-sha-256=:<base64>:``, HMAC-SHA-256 over the request body keyed with the 32
+    bytes of the response's ``notary_request_salt`` (base64url). The public receipt log never holds the salt."""
+    key = unb64url(salt)
+    if len(key) != 32:
+        raise ValueError("notary_request_salt is not 32 bytes of base64url")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return f"hmac-sha-256=:{b64(hmac.new(key, raw, hashlib.sha256).digest())}:"
 
 
 _SAFE_INT = 2**53 - 1

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from ._ed25519 import parse_signature, verify_ed25519
-from ._encoding import canonical_json, sha256_digest, unb64url
+from ._encoding import canonical_json, salted_request_digest, sha256_digest, unb64url
 
 RECEIPT_SIGNING_PREFIX = b"notary-receipt-v1\n"
 _ISSUED_AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
@@ -67,9 +67,23 @@ def _is_receipt(value: Any) -> bool:
     )
 
 
-def verify_receipt(body: Mapping[str, Any] | str | bytes, jwks: Mapping[str, Any], *, request_body: bytes | str | None = None) -> ReceiptVerification:
+def request_digest_for(receipt_digest: str, request_body: bytes | str, salt: Any) -> str | None:
+    """The ``request_digest`` a request body gives under the scheme of ``receipt_digest``: version 2
+    (``hmac-sha-256=:``) is keyed with the salt, version 1 (``sha-256=:``) is plain SHA-256; None without a valid salt."""
+    if not receipt_digest.startswith("hmac-sha-256=:"):
+        return sha256_digest(request_body)
+    if not isinstance(salt, str):
+        return None
+    try:
+        return salted_request_digest(request_body, salt)
+    except ValueError:
+        return None
+
+
+def verify_receipt(body: Mapping[str, Any] | str | bytes, jwks: Mapping[str, Any], *, request_body: bytes | str | None = None, request_salt: str | None = None) -> ReceiptVerification:
     """Verifies a signed response offline: the key named by ``kid`` exists and was valid at ``issued_at``, the Ed25519
-    signature holds, the body is the one signed (``response_digest``) and, with ``request_body``, the request too."""
+    signature holds, the body is the one signed (``response_digest``) and, with ``request_body``, the request too
+    (a version 2 digest is keyed with the body's ``notary_request_salt``, or ``request_salt``)."""
     parsed: dict[str, Any] = json.loads(body) if isinstance(body, (str, bytes)) else dict(body)
     checks: list[ReceiptCheck] = []
     receipt = parsed.get("notary_receipt")
@@ -94,6 +108,12 @@ def verify_receipt(body: Mapping[str, Any] | str | bytes, jwks: Mapping[str, Any
     digest = response_digest(parsed)
     checks.append(ReceiptCheck("response_digest", digest == receipt["response_digest"], "the body is the one signed" if digest == receipt["response_digest"] else "the response body was changed after signing"))
     if request_body is not None:
-        request_digest = sha256_digest(request_body)
-        checks.append(ReceiptCheck("request_digest", request_digest == receipt["request_digest"], "the request body is the one signed" if request_digest == receipt["request_digest"] else "the receipt is for another request body"))
+        salt = request_salt if request_salt is not None else parsed.get("notary_request_salt")
+        request_digest = request_digest_for(receipt["request_digest"], request_body, salt)
+        ok = request_digest == receipt["request_digest"]
+        detail = (
+            "no valid notary_request_salt: keep the response body as received (it holds the salt)" if request_digest is None
+            else "the request body is the one signed" if ok else "the receipt is for another request body (or another salt)"
+        )
+        checks.append(ReceiptCheck("request_digest", ok, detail))
     return ReceiptVerification(all(c.ok for c in checks), receipt, checks)

@@ -48,6 +48,7 @@ class SearchResponse(TypedDict, total=False):
     rate_limit: RateLimitInfo
     receipts: List[PartyReceipt]
     notary_receipt: NotaryReceipt
+    notary_request_salt: str
 
 
 class ExtractResponse(TypedDict, total=False):
@@ -67,6 +68,7 @@ class ExtractResponse(TypedDict, total=False):
     rate_limit: RateLimitInfo
     receipts: List[PartyReceipt]
     notary_receipt: NotaryReceipt
+    notary_request_salt: str
 
 
 BodyT = TypeVar("BodyT", SearchResponse, ExtractResponse)
