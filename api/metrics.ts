@@ -67,7 +67,7 @@ export async function metricsPlugin(app: FastifyInstance, options: { metrics: Ap
     metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode), mode });
     metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics: requests by route, status and payment mode, latency, credits charged, crawl and index counters.', tags: ['public'] } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics: requests by route, status and payment mode, latency, credits charged, crawl and index counters.', tags: ['public'], 'x-notary-produces': 'text/plain; version=0.0.4' } }, async (_request, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
