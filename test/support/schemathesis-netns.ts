@@ -3,6 +3,8 @@
  * starts the external suites' `notary serve` and runs Schemathesis against it with an API key and without one.
  * Generated extraction URLs name arbitrary hosts: here no request can leave the machine, whatever they name.
  * Prints each run's output after a `@@schemathesis {...}` line (label, exit code, milliseconds); exits 1 if any failed.
+ * One worker: Hypothesis describes its filters by parsing source with `ast`, which is not thread-safe on Python 3.11
+ * ("AST constructor recursion depth mismatch" runtime errors with two workers).
  * Usage: node --import tsx test/support/schemathesis-netns.ts <schemathesis> <examples> <seed> <report dir>
  */
 import { spawn } from 'node:child_process';
@@ -41,16 +43,17 @@ try {
     const result = await run([
       '--config-file', path.join(repoRoot, 'test/fixtures/schemathesis.toml'),
       'run', `${world.server.url}/openapi.json`,
-      '--checks', 'all', '--max-examples', examples, '--seed', seed, '--workers', '2', '--max-time', '90',
+      '--checks', 'all', '--max-examples', examples, '--seed', seed, '--workers', '1', '--max-time', '90',
       '--request-timeout', '20', '--generation-database', 'none', '--no-color', '--report', 'junit', '--report-dir', path.join(reports, label),
       ...headers.flatMap((h) => ['--header', h]),
     ]);
     failed ||= result.code !== 0;
     process.stdout.write(`@@schemathesis ${JSON.stringify({ label, code: result.code, ms: result.ms })}\n${result.output}\n`);
   }
-  const health = await fetch(`${world.server.url}/healthz`);
-  process.stdout.write(`@@healthz ${health.status}\n`);
-  failed ||= health.status !== 200;
+  const health = await fetch(`${world.server.url}/healthz`).then((r) => r.status, (err: unknown) => `unreachable (${String(err)})`);
+  process.stdout.write(`@@healthz ${health}\n`);
+  if (health !== 200) process.stdout.write(`notary serve's output:\n${world.server.output().slice(-4000)}\n`);
+  failed ||= health !== 200;
 } finally {
   await world.close();
 }
