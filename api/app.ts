@@ -9,6 +9,7 @@ import type { PaidCallGate } from '../payments/paid-call.js';
 import { Pricing } from '../payments/pricing.js';
 import type { SearchService } from '../search/service.js';
 import { dashboardPlugin, type DashboardDeps } from './dashboard/index.js';
+import { answerUnsupportedMethods } from './methods.js';
 import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { problemSchema } from './paid/schemas.js';
@@ -128,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return guarded;
   });
 
+  answerUnsupportedMethods(app);
   registerProblemHandlers(app, problemContext);
   const recorded = recordRoutes(app);
 

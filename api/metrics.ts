@@ -82,7 +82,7 @@ export async function metricsPlugin(app: FastifyInstance, options: { metrics: Ap
     metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
   if (token === undefined) return;
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics (Authorization: Bearer <server.metrics_token>): requests by route, status and payment mode, latency, credits charged, crawl and index counters.', tags: ['operator'] } }, async (request, reply) => {
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics (Authorization: Bearer <server.metrics_token>): requests by route, status and payment mode, latency, credits charged, crawl and index counters.', tags: ['operator'], 'x-notary-produces': 'text/plain; version=0.0.4' } }, async (request, reply) => {
     if (!bearerMatches(request.headers.authorization, token)) {
       reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
       throw new NotaryError('metrics_token_required', 'GET /metrics needs Authorization: Bearer <server.metrics_token> (NOTARY_METRICS_TOKEN)');

@@ -19,6 +19,11 @@ export interface RouteDocs {
   'x-notary-paid'?: boolean;
   /** Response media types of a route without a response schema, e.g. text/plain for the checkpoint. */
   'x-notary-produces'?: string;
+  /**
+   * Query members of which a request names exactly one (the handler checks it and says so): the document makes the
+   * query string one exploded object parameter whose schema says it, so no generated request breaks the rule.
+   */
+  'x-notary-query-one-of'?: readonly string[];
 }
 
 declare module 'fastify' {
@@ -85,7 +90,8 @@ const paidHeaders: Json[] = [
     in: 'header',
     required: false,
     description: 'A retried call with the same key and body gets the stored response and is charged once (1-255 visible ASCII characters).',
-    schema: { type: 'string', maxLength: 257 },
+    // payments/paid-call.ts: 1-255 visible ASCII characters but `"` and `\`, bare or as a structured-field string.
+    schema: { type: 'string', maxLength: 257, pattern: '^(?:[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,255}|"[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,255}")$' },
   },
   {
     name: 'X-Notary-Sign',
@@ -98,8 +104,9 @@ const paidHeaders: Json[] = [
     name: 'X-Request-Id',
     in: 'header',
     required: false,
+    // Any value is taken (none is refused), so the schema constrains nothing: its size is bounded by server.max_header_bytes.
     description: 'Echoed when well-formed (8-64 of A-Z a-z 0-9 _ -); otherwise the service assigns one.',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,64}$' },
+    schema: { type: 'string' },
   },
 ];
 
@@ -115,7 +122,7 @@ const paidResponseHeaders: Json = {
 
 const retryAfterHeaders: Json = {
   ...paidResponseHeaders,
-  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } },
 };
 
 /** `/v1/receipts/log/:id` style paths become `/v1/receipts/log/{id}`. */
@@ -132,8 +139,12 @@ function operationId(method: string, url: string): string {
   return method === 'POST' ? name : `${method.toLowerCase()}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
 }
 
-function queryParameters(schema: Json | undefined): Json[] {
+function queryParameters(schema: Json | undefined, oneOf: readonly string[] | undefined): Json[] {
   if (!schema) return [];
+  if (oneOf) {
+    const named = { ...schema, oneOf: oneOf.map((name) => ({ required: [name] })) };
+    return [{ name: 'query', in: 'query', required: true, style: 'form', explode: true, description: `Exactly one of ${oneOf.join(', ')}.`, schema: named }];
+  }
   const properties = (schema['properties'] ?? {}) as Record<string, Json>;
   const required = new Set((schema['required'] ?? []) as string[]);
   return Object.entries(properties).map(([name, property]) => ({ name, in: 'query', required: required.has(name), schema: property }));
@@ -155,7 +166,11 @@ function responses(schema: Json, docs: RouteDocs, paid: boolean): Json {
     out['200'] = { description: 'Success', headers: responseHeaders, content: { [docs['x-notary-produces'] ?? 'application/json']: { schema: {} } } };
   }
   if (!paid) {
-    out['default'] = { description: 'Problem', headers: responseHeaders, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    // Any route answers a malformed request, an unknown method or a fault of its own with a problem.
+    const problem = (description: string) => ({ description, headers: responseHeaders, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+    out['4XX'] ??= problem('Problem: the request (its method, query or headers)');
+    out['500'] ??= problem('Problem: internal_error');
+    out['default'] = problem('Problem');
   }
   return out;
 }
@@ -186,7 +201,7 @@ export function openApiDocument(routes: readonly RouteRecord[], options: OpenApi
         ...(docs.description ? { description: docs.description } : {}),
         tags: docs.tags ?? [paid ? 'paid' : 'public'],
       };
-      const parameters = [...queryParameters(route.schema['querystring'] as Json | undefined), ...(paid ? paidHeaders : [])];
+      const parameters = [...queryParameters(route.schema['querystring'] as Json | undefined, docs['x-notary-query-one-of']), ...(paid ? paidHeaders : [])];
       if (parameters.length > 0) operation['parameters'] = parameters;
       if (route.schema['body']) {
         operation['requestBody'] = { required: true, content: { 'application/json': { schema: route.schema['body'] } } };

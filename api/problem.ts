@@ -40,8 +40,11 @@ function validationProblem(error: FastifyError, context: ProblemContext): Notary
   if (first?.instancePath === '/depth' && (first.keyword === 'maximum' || first.keyword === 'minimum')) {
     return new NotaryError('depth_out_of_range', `depth must be an integer from 1 to ${context.maxDepth}`, { max_depth: context.maxDepth });
   }
+  if (where === 'body' && first?.instancePath === '/url' && (first.keyword === 'pattern' || first.keyword === 'minLength')) {
+    return new NotaryError('invalid_url', 'url must be an absolute http or https URL without credentials, e.g. https://example.org/page');
+  }
   if (first?.instancePath === '/query' && (first.keyword === 'pattern' || first.keyword === 'minLength')) {
-    return new NotaryError('invalid_request', 'query must contain at least one non-space character');
+    return new NotaryError('invalid_request', 'query must contain at least one letter or digit and no control characters');
   }
   const field = first?.instancePath ? `${where}${first.instancePath.replaceAll('/', '.')}` : where;
   const detail = first?.message ? `${field} ${first.message}` : error.message;

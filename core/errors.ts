@@ -42,7 +42,7 @@ export const errorCodes = {
   tenant_exists: { status: 409, title: 'A tenant with this name already exists', retryable: false },
   // Extraction (POST /v1/extract): the URL, the fetch and the page's content.
   invalid_url: { status: 400, title: 'The URL is not an absolute http(s) URL', retryable: false },
-  blocked_address: { status: 400, title: 'The URL resolves to an address this service does not fetch', retryable: false },
+  blocked_address: { status: 403, title: 'The URL resolves to an address this service does not fetch', retryable: false },
   robots_disallowed: { status: 403, title: "The site's robots.txt disallows fetching this URL", retryable: false },
   too_many_redirects: { status: 502, title: 'The URL redirects too many times', retryable: false },
   upstream_error: { status: 502, title: 'The site answered with an error status', retryable: true },
@@ -127,7 +127,7 @@ export const errorCodes = {
   // Signed receipts and the receipt log (issue 14).
   invalid_notary_sign: { status: 400, title: 'X-Notary-Sign must be "required"', retryable: false },
   receipt_not_found: { status: 404, title: 'No such receipt in the log at that tree size', retryable: false },
-  tree_size_out_of_range: { status: 400, title: 'The tree size is outside the receipt log', retryable: false },
+  tree_size_out_of_range: { status: 404, title: 'The tree size is outside the receipt log', retryable: false },
   receipt_key_invalid: { status: 503, title: 'The receipt signing key is missing or corrupted', retryable: false },
   receipt_key_insecure: { status: 503, title: 'The receipt key file is readable by other users', retryable: false },
   receipt_log_corrupt: { status: 503, title: 'The receipt log does not match its published checkpoints', retryable: false },

@@ -62,7 +62,7 @@ afterAll(async () => {
 describe('extractUrl', () => {
   it('refuses loopback with the default configuration', async () => {
     const defaults = createExtractDeps(loadConfig({ env: {}, overrides: { data_dir: '/nonexistent/notary-extract-test' } }));
-    await expect(extractUrl({ url: `${server.origin}/article`, mode: 'text' }, defaults)).rejects.toMatchObject({ code: 'blocked_address', status: 400 });
+    await expect(extractUrl({ url: `${server.origin}/article`, mode: 'text' }, defaults)).rejects.toMatchObject({ code: 'blocked_address', status: 403 });
     await defaults.close();
   });
 

@@ -20,6 +20,8 @@ export NOTARY_SDK_PYTHON
 . scripts/go-env.sh
 npm run typecheck
 npm run lint
+# Schemathesis, Spectral + OWASP ruleset and MCP conformance at pinned versions, for test/external-suites.test.ts.
+eval "$(bash scripts/external-suites.sh --env)"
 report="$(mktemp -t notary-vitest-XXXXXX.json)"
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$report" || status=$?

@@ -130,7 +130,7 @@ describe('POST /v1/extract', () => {
       const before = upstream.hits.length;
       for (const url of [`${upstream.origin}/article`, `http://localhost:${upstream.port}/article`, 'http://169.254.169.254/latest/meta-data/']) {
         const r = await app.inject({ method: 'POST', url: '/v1/extract', headers: { authorization: `Bearer ${key}` }, payload: { url, mode: 'text' } });
-        expect(r.statusCode, url).toBe(400);
+        expect(r.statusCode, url).toBe(403);
         expect((r.json() as { code: string }).code).toBe('blocked_address');
       }
       expect(upstream.hits.length).toBe(before);
@@ -152,10 +152,10 @@ describe('POST /v1/extract', () => {
       const deadPort = dead.port;
       await dead.close();
       const cases: Array<[string, number, string, boolean]> = [
-        [`${upstream.origin}/to-metadata`, 400, 'blocked_address', false],
-        [`${upstream.origin}/to-metadata-mapped`, 400, 'blocked_address', false],
-        ['http://169.254.169.254/latest/meta-data/', 400, 'blocked_address', false],
-        ['http://[::ffff:a9fe:a9fe]/latest/meta-data/', 400, 'blocked_address', false],
+        [`${upstream.origin}/to-metadata`, 403, 'blocked_address', false],
+        [`${upstream.origin}/to-metadata-mapped`, 403, 'blocked_address', false],
+        ['http://169.254.169.254/latest/meta-data/', 403, 'blocked_address', false],
+        ['http://[::ffff:a9fe:a9fe]/latest/meta-data/', 403, 'blocked_address', false],
         [`http://127.0.0.1:${deadPort}/page`, 502, 'upstream_unreachable', true],
         ['http://no-such-host.invalid/page', 502, 'upstream_unreachable', true],
         [`${upstream.origin}/gone`, 422, 'upstream_not_found', false],

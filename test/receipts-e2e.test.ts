@@ -351,7 +351,7 @@ describe('signed receipts end to end', () => {
     expect(info.origin).toBe(`127.0.0.1:${new URL(base).port}/receipt-log`);
     expect(info.verifier_keys).toHaveLength(2);
     const tooBig = await fetch(`${base}/v1/receipts/log/consistency?first=1&second=99999`);
-    expect(tooBig.status).toBe(400);
+    expect(tooBig.status).toBe(404);
     expect(((await tooBig.json()) as { code: string }).code).toBe('tree_size_out_of_range');
     const unknown = await fetch(`${base}/v1/receipts/log/inclusion?leaf_hash=${'00'.repeat(32)}&tree_size=1`);
     expect(unknown.status).toBe(404);
@@ -363,6 +363,20 @@ describe('signed receipts end to end', () => {
     expect(entries.entries.map((e) => e.receipt.request_id)).toContain(receipt.request_id);
     const malformed = await fetch(`${base}/v1/receipts/log/inclusion?leaf_hash=nope&tree_size=1`);
     expect(malformed.status).toBe(400);
+    // The entries range is a slice (what the OpenAPI document can say): reversed or past the log is empty, not refused;
+    // a range longer than 1,000 gets its first 1,000.
+    for (const query of ['start=5&end=1', 'start=0&end=0', 'start=999999&end=1000001']) {
+      const slice = await fetch(`${base}/v1/receipts/log/entries?${query}`);
+      expect(slice.status, query).toBe(200);
+      expect(((await slice.json()) as { entries: unknown[] }).entries, query).toEqual([]);
+    }
+    const long = await fetch(`${base}/v1/receipts/log/entries?start=0&end=5000`);
+    expect(long.status).toBe(200);
+    expect(((await long.json()) as { entries: unknown[] }).entries.length).toBeGreaterThan(0);
+    // What the document refuses, the server refuses: a tree size of 0, and an inclusion proof named twice or not at all.
+    expect((await fetch(`${base}/v1/receipts/log/consistency?first=0&second=1`)).status).toBe(400);
+    expect((await fetch(`${base}/v1/receipts/log/inclusion?tree_size=1`)).status).toBe(400);
+    expect((await fetch(`${base}/v1/receipts/log/inclusion?leaf_index=0&request_id=${receipt.request_id}`)).status).toBe(400);
   });
 });
 

@@ -35,7 +35,7 @@ export interface PaidRouteDefinition<Body, Result extends object> {
   /** Statuses the work itself can answer with a problem, besides the ones every paid route has. */
   problems?: readonly number[];
   /** The result list that `facts` repeats, with its item schema. */
-  facts?: { items: JsonSchema; from(result: Result): readonly unknown[] };
+  facts?: { items: JsonSchema; maxItems: number; from(result: Result): readonly unknown[] };
   /** Checks beyond the schema (400 NotaryErrors) and the body the route works on (e.g. its query trimmed). */
   prepare?(body: Body): Body;
   price(body: Body): PriceRequest;
@@ -80,7 +80,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           credits_used: creditsUsedSchema,
           rate_limit: rateLimitBodySchema,
           receipts: partyReceiptsSchema,
-          ...(definition.facts ? { facts: { type: 'array', items: definition.facts.items } } : {}),
+          ...(definition.facts ? { facts: { type: 'array', maxItems: definition.facts.maxItems, items: definition.facts.items } } : {}),
           notary_request_salt: { type: 'string', description: 'With notary_receipt: the salt its request_digest is keyed with (HMAC-SHA-256). Keep it with the request body to prove the request later; the public log never holds it.' },
           notary_receipt: notaryReceiptSchema,
           test: { type: 'boolean', description: 'Present and true when the call was made with a test key (sk_test_): nothing was charged.' },

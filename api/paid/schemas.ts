@@ -1,23 +1,34 @@
 import { errorCodes } from '../../core/errors.js';
 
 /** Shared JSON Schema fragments of paid responses; the OpenAPI document is generated from the route schemas. */
-export const creditsUsedSchema = { type: 'integer', minimum: 0, description: 'Credits this call cost: never more than quoted.' } as const;
+
+/** A count (credits, words, milliseconds): a JSON integer is exact up to 2^53 - 1. */
+export const countSchema = { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
+/** An HTTP status code. */
+export const httpStatusSchema = { type: 'integer', format: 'int32', minimum: 100, maximum: 599 } as const;
+
+/** The most parties an MPP envelope can name (payments.modes.mpp.max_parties is at most 64). */
+export const MAX_PAYING_PARTIES = 64;
+
+export const creditsUsedSchema = { ...countSchema, description: 'Credits this call cost: never more than quoted.' } as const;
 
 export const rateLimitBodySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['limit', 'remaining', 'reset_ms'],
-  properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, reset_ms: { type: 'integer' } },
+  properties: { limit: countSchema, remaining: countSchema, reset_ms: countSchema },
 } as const;
 
 /** MPP: one receipt per paying party, adding up to credits_used. */
 export const partyReceiptsSchema = {
   type: 'array',
+  maxItems: MAX_PAYING_PARTIES,
   items: {
     type: 'object',
     additionalProperties: false,
     required: ['party', 'credits', 'share'],
-    properties: { party: { type: 'string' }, credits: { type: 'integer' }, share: { type: 'string' } },
+    properties: { party: { type: 'string' }, credits: countSchema, share: { type: 'string' } },
   },
 } as const;
 
@@ -30,7 +41,7 @@ export const notaryReceiptSchema = {
     issuer: { type: 'string' },
     issued_at: { type: 'string' },
     claim: { type: 'string' },
-    credits: { type: 'integer' },
+    credits: countSchema,
     kid: { type: 'string' },
     request_id: { type: 'string' },
     request_digest: { type: 'string' },
@@ -47,7 +58,7 @@ export const problemSchema = {
   properties: {
     type: { type: 'string' },
     title: { type: 'string' },
-    status: { type: 'integer' },
+    status: httpStatusSchema,
     detail: { type: 'string' },
     code: { type: 'string', enum: Object.keys(errorCodes) },
     request_id: { type: 'string' },

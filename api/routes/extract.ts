@@ -1,13 +1,26 @@
 import type { NotaryConfig } from '../../core/config.js';
 import { OUTPUT_MODES, RENDER_POLICIES, extractUrl, type ExtractDeps, type ExtractRequest } from '../../extract/index.js';
 import { definePaidRoute, type PaidRoute } from '../paid/context.js';
+import { countSchema, httpStatusSchema } from '../paid/schemas.js';
+
+const label = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const octet = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const hex = '[0-9A-Fa-f]{1,4}';
+/**
+ * An absolute http(s) URL every WHATWG URL parser takes: a host name whose last label starts with a letter (as every
+ * top-level domain does; an all-digit one would be read as an IPv4 number), a dotted IPv4 address or a bracketed
+ * IPv6 one, an optional port, no credentials. What it refuses is answered as invalid_url (api/problem.ts).
+ */
+export const ABSOLUTE_HTTP_URL =
+  `^[Hh][Tt][Tt][Pp][Ss]?://(?:(?:${label}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|(?:${octet}\\.){3}${octet}|\\[(?:(?:${hex}:){7}${hex}|::(?:${hex}:){0,6}${hex}|::)\\])` +
+  '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?(?:[/?#]\\S*)?$';
 
 export const extractBodySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['url'],
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 4096, description: 'An absolute http(s) URL.' },
+    url: { type: 'string', minLength: 1, maxLength: 4096, pattern: ABSOLUTE_HTTP_URL, description: 'An absolute http(s) URL.' },
     mode: { type: 'string', enum: [...OUTPUT_MODES], default: 'excerpt' },
     query: { type: 'string', maxLength: 2000, description: 'With mode excerpt: pick the passages that best answer it.' },
     render: {
@@ -15,7 +28,7 @@ export const extractBodySchema = {
       enum: [...RENDER_POLICIES],
       description: 'auto (default): a browser only for JS shells, at the static price; always: the rendered price.',
     },
-    max_age: { type: 'integer', minimum: 0, description: 'Seconds a cached copy may be old; 0 fetches fresh.' },
+    max_age: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Seconds a cached copy may be old; 0 fetches fresh.' },
   },
 } as const;
 
@@ -24,7 +37,7 @@ const nullableString = { type: ['string', 'null'] } as const;
 const extractResultProperties = {
   url: { type: 'string' },
   final_url: { type: 'string' },
-  status: { type: ['integer', 'null'] },
+  status: { ...httpStatusSchema, type: ['integer', 'null'] },
   title: nullableString,
   byline: nullableString,
   site_name: nullableString,
@@ -33,7 +46,7 @@ const extractResultProperties = {
   mode: { type: 'string' },
   content: { type: 'string' },
   excerpt: { type: 'string' },
-  word_count: { type: 'integer' },
+  word_count: countSchema,
 } as const;
 
 /** `POST /v1/extract`: fetch (SSRF-safe), render when needed, extract the main content. */

@@ -9,7 +9,15 @@ export interface ReceiptRoutesOptions {
 /** Longest range of entries one call returns. */
 export const MAX_LOG_ENTRIES = 1000;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-const sizePattern = '^(0|[1-9][0-9]{0,15})$';
+/** Indexes from 0 and tree sizes from 1, at most 15 digits: every value the pattern allows is an exact integer. */
+const indexParameter = { type: 'string', maxLength: 15, pattern: '^(0|[1-9][0-9]{0,14})$' } as const;
+const sizeParameter = { type: 'string', maxLength: 15, pattern: '^[1-9][0-9]{0,14}$' } as const;
+/** A SHA-256 hash: 64 hex digits, base64 (a "+" may arrive as a space) or base64url, in canonical form. */
+const leafHashParameter = {
+  type: 'string',
+  maxLength: 64,
+  pattern: '^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/ ]{42}[AEIMQUYcgkosw048]=|[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048])$',
+} as const;
 
 function parseSize(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -70,14 +78,15 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
       schema: {
         summary: 'Inclusion proof of one receipt (by leaf_hash, request_id or leaf_index) at a tree size (RFC 9162).',
         tags: ['receipts'],
+        'x-notary-query-one-of': ['leaf_hash', 'request_id', 'leaf_index'],
         querystring: {
           type: 'object',
           additionalProperties: false,
           properties: {
-            leaf_hash: { type: 'string', maxLength: 100 },
-            request_id: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,64}$' },
-            leaf_index: { type: 'string', pattern: sizePattern },
-            tree_size: { type: 'string', pattern: sizePattern },
+            leaf_hash: leafHashParameter,
+            request_id: { type: 'string', maxLength: 64, pattern: '^[A-Za-z0-9_-]{8,64}$' },
+            leaf_index: indexParameter,
+            tree_size: sizeParameter,
           },
         },
       },
@@ -126,7 +135,7 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
           type: 'object',
           additionalProperties: false,
           required: ['first', 'second'],
-          properties: { first: { type: 'string', pattern: sizePattern }, second: { type: 'string', pattern: sizePattern } },
+          properties: { first: sizeParameter, second: sizeParameter },
         },
       },
     },
@@ -141,24 +150,24 @@ export async function receiptRoutes(app: FastifyInstance, options: ReceiptRoutes
     '/v1/receipts/log/entries',
     {
       schema: {
-        summary: 'Up to 1,000 signed receipts in log order, for monitors.',
+        summary: 'The signed receipts with start <= index < end, at most 1,000 from start, in log order, for monitors.',
+        description:
+          'Like a slice: fewer when the log ends before `end` or the range is longer than 1,000 (ask again from the next index), none when `end` is not above `start`.',
         tags: ['receipts'],
         querystring: {
           type: 'object',
           additionalProperties: false,
           required: ['start', 'end'],
-          properties: { start: { type: 'string', pattern: sizePattern }, end: { type: 'string', pattern: sizePattern } },
+          properties: { start: indexParameter, end: indexParameter },
         },
       },
     },
     async (request, reply) => {
       const start = parseSize(request.query.start, 'start') ?? 0;
-      const end = parseSize(request.query.end, 'end') ?? 0;
-      if (end <= start || end - start > MAX_LOG_ENTRIES) {
-        throw new NotaryError('invalid_request', `end must be above start and at most ${MAX_LOG_ENTRIES} past it`);
-      }
-      const entries = await log.entries(start, end);
-      reply.header('Cache-Control', entries.length === end - start ? IMMUTABLE : 'no-cache');
+      const end = Math.min(parseSize(request.query.end, 'end') ?? 0, start + MAX_LOG_ENTRIES);
+      const entries = end > start ? await log.entries(start, end) : [];
+      // A full range never changes; a short one grows as the log does.
+      reply.header('Cache-Control', entries.length === Math.max(0, end - start) ? IMMUTABLE : 'no-cache');
       return { entries: entries.map((e) => ({ leaf_index: e.leafIndex, receipt: e.receipt })) };
     },
   );

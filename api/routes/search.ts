@@ -10,15 +10,22 @@ export interface SearchBody {
   language?: string;
 }
 
+/** No control characters (tab, LF, CR aside), at least one letter or digit of the common scripts (search/query.ts refuses the rest). */
+const TEXT = '[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]';
+const LETTER_OR_DIGIT =
+  '[0-9A-Za-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u024F\\u0391-\\u03A9\\u03B1-\\u03C9\\u0410-\\u044F\\u05D0-\\u05EA\\u0621-\\u064A\\u0905-\\u0939\\u3041-\\u3096\\u30A1-\\u30FA\\u4E00-\\u9FFF\\uAC00-\\uD7A3]';
+export const QUERY_PATTERN = `^${TEXT}*${LETTER_OR_DIGIT}${TEXT}*$`;
+
 export function searchBodySchema(config: NotaryConfig) {
   return {
     type: 'object',
     additionalProperties: false,
     required: ['query', 'depth'],
     properties: {
-      query: { type: 'string', minLength: 1, maxLength: config.search.max_query_length, pattern: '\\S', description: 'What to search for.' },
+      query: { type: 'string', minLength: 1, maxLength: config.search.max_query_length, pattern: QUERY_PATTERN, description: 'What to search for: at least one letter or digit, no control characters.' },
       depth: {
         type: 'integer',
+        format: 'int32',
         minimum: 1,
         maximum: config.search.max_depth,
         description: 'Higher depth adds reflection passes for hard queries; its price is set per depth (pricing.search.credits_by_depth, in every challenge and in credits_used).',
@@ -52,10 +59,14 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
     summary: 'Search the index; higher depth adds reflection passes, priced per depth.',
     body: searchBodySchema(config),
     result: {
-      properties: { query: { type: 'string' }, depth: { type: 'integer' }, results: { type: 'array', items: searchResultItemSchema } },
+      properties: {
+        query: { type: 'string' },
+        depth: { type: 'integer', format: 'int32', minimum: 1, maximum: config.search.max_depth },
+        results: { type: 'array', maxItems: config.search.max_results, items: searchResultItemSchema },
+      },
       required: ['query', 'depth', 'results'],
     },
-    facts: { items: searchResultItemSchema, from: (result) => result.results },
+    facts: { items: searchResultItemSchema, maxItems: config.search.max_results, from: (result) => result.results },
     prepare: (body) => ({ ...body, query: normalizeQuery(body.query, config.search.max_query_length) }),
     price: (body) => ({ operation: 'search', depth: body.depth }),
     async work(body, { requestId }) {
