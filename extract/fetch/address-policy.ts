@@ -178,7 +178,10 @@ export async function vetUrl(url: URL, policy: AddressPolicy): Promise<ResolvedA
     if (verdict.class === 'public') continue;
     if (verdict.class === 'private' && (exempt || inRanges(address, rangesOf(policy)))) continue;
     const range = verdict.embedded ? `${verdict.range}, embedded in ${address}` : verdict.range;
-    const why = verdict.class === 'forbidden' ? 'which is never fetched' : 'which this deployment does not fetch';
+    const why =
+      verdict.class === 'forbidden'
+        ? 'which is never fetched (link-local, metadata and broadcast ranges cannot be allowed)'
+        : `which this deployment does not fetch; an operator can allow it with extract.allowed_private_ranges (NOTARY_ALLOWED_PRIVATE_RANGES, e.g. ${verdict.range}) or extract.allow_private_networks (NOTARY_ALLOW_PRIVATE_NETWORKS=true)`;
     throw new NotaryError('blocked_address', `${bare} resolves to ${address} (${range}), ${why}`, {
       host: bare,
       address,

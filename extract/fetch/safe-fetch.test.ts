@@ -200,6 +200,9 @@ describe('address policy', () => {
     const policy: AddressPolicy = { allowPrivateNetworks: false, allowedPrivateRanges: ['10.20.0.0/16', 'fd12::/16'], resolver };
     await expect(vetUrl(new URL('http://wiki.test/'), policy)).resolves.toEqual({ address: '10.20.0.5', family: 4 });
     await expect(vetUrl(new URL('http://db.test/'), policy)).rejects.toEqual(err('blocked_address'));
+    // The refusal names the settings that would allow it; a forbidden range says it cannot be allowed.
+    await expect(vetUrl(new URL('http://db.test/'), policy)).rejects.toThrow(/extract\.allowed_private_ranges \(NOTARY_ALLOWED_PRIVATE_RANGES.*NOTARY_ALLOW_PRIVATE_NETWORKS=true/);
+    await expect(vetUrl(new URL('http://169.254.169.254/'), policy)).rejects.toThrow(/cannot be allowed/);
     await expect(vetUrl(new URL('http://[fd12::1]/'), policy)).resolves.toEqual({ address: 'fd12::1', family: 6 });
     await expect(vetUrl(new URL('http://[::ffff:10.20.1.1]/'), policy)).resolves.toMatchObject({ family: 6 });
     await expect(vetUrl(new URL('http://127.0.0.1:8080/'), policy)).rejects.toEqual(err('blocked_address'));
