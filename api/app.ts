@@ -14,6 +14,7 @@ import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
 import { paidRoutes, type PaidRoute } from './paid/context.js';
 import { problemSchema } from './paid/schemas.js';
 import { guardHttpEdges } from './http-edges.js';
+import { readCertificates, reloadCertificatesOnChange, TLS_HARDENING } from './tls.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
 import { extractRoute } from './routes/extract.js';
 import { healthzRoute, readyzRoute } from './routes/healthz.js';
@@ -60,7 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const server = config.server;
   const problemContext = { maxDepth: config.search.max_depth, bodyLimitBytes: server.body_limit_bytes };
-  const tls = server.tls.cert_file && server.tls.key_file ? { cert: readFileSync(server.tls.cert_file), key: readFileSync(server.tls.key_file) } : null;
+  const certificates = readCertificates(server.tls);
+  const tls = certificates ? { ...certificates, ...TLS_HARDENING } : null;
   const trusted = server.trusted_proxies;
   // Node's own limits, as backstops of the body timeout below (HTTP/1.1 servers; HTTP/2 has its own).
   const http1Limits = {
@@ -108,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('X-Request-Id', request.id);
   });
   guardHttpEdges(app);
+  if (tls) reloadCertificatesOnChange(app, server.tls, (level, message) => app.log[level](message));
 
   // A body that trickles in (or never completes its Content-Length) gets a 408 problem after body_timeout_ms.
   app.addHook('preParsing', async (_request, reply, payload) => {
