@@ -70,6 +70,7 @@ async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
   const log: ServeLog = { info: (m) => line('info', m), warn: (m) => line('warn', m), error: (m) => line('error', m) };
   // Opened before forking: migrations run once, the receipt keys are made once.
   const ctx = await Runtime.open(cfg);
+  await ctx.waitForStores();
   await ctx.receipts();
   let stopping = false;
   const listened = new Set<number>();
@@ -179,6 +180,12 @@ async function startBackground(ctx: Runtime, log: ServeLog): Promise<{ stop(): P
 /** One process answering requests; with `background` also the background work (a single-process serve). */
 async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): Promise<void> {
   const ctx = await Runtime.open(cfg, { sharedRateLimits: !role.background });
+  try {
+    await ctx.waitForStores();
+  } catch (err) {
+    await ctx.close().catch(() => undefined);
+    throw err;
+  }
   const { app, receipts, reranker, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
   await ctx.checkPaymentSetup();
   let background: { stop(): Promise<void> } | null = null;

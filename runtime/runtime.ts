@@ -255,12 +255,6 @@ export class Runtime {
       throw err;
     }
     const runtime = new Runtime(config, storage, backend, options.log ?? stderrLog, options);
-    try {
-      await runtime.waitForStores();
-    } catch (err) {
-      await runtime.close().catch(() => undefined);
-      throw err;
-    }
     if (backend.layoutChanged) {
       // A new layout of the full-text tables (made empty on open): the index again from the stored passages.
       const log = options.log ?? stderrLog;
@@ -394,8 +388,12 @@ export class Runtime {
     return { database, index, stores };
   }
 
-  /** Waits at start (server.start_wait_ms) for the shared stores (Redis) to answer; fails with the setting to fix. */
-  private async waitForStores(): Promise<void> {
+  /**
+   * For long-running processes (serve, crawl-worker): waits (server.start_wait_ms) for the shared stores (Redis) to
+   * answer and fails with the setting to fix. PostgreSQL and Meilisearch are waited for when the runtime opens; a
+   * runtime without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
+   */
+  async waitForStores(): Promise<void> {
     const url = this.config.stores.backend === 'redis' ? this.config.stores.redis_url : undefined;
     if (!url) return;
     await waitAtStart({ what: `Redis at ${endpointOf(url)}`, setting: 'stores.redis_url (NOTARY_REDIS_URL)', waitMs: this.config.server.start_wait_ms }, async () => {
