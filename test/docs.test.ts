@@ -13,6 +13,17 @@ describe('docs match the code', () => {
     }
   });
 
+  it('docs/errors.md says for every code what the caller or operator can do', () => {
+    const page = readFileSync(path.join(repoRoot, 'docs/errors.md'), 'utf8');
+    for (const code of Object.keys(errorCodes)) {
+      const row = page.split('\n').find((line) => line.startsWith(`| <a id="${code}"></a>`)) ?? '';
+      const cells = row.split('|').map((cell) => cell.trim()).filter((cell) => cell !== '');
+      const remedy = cells[cells.length - 1] ?? '';
+      expect(cells.length, code).toBeGreaterThanOrEqual(4);
+      expect(remedy, `${code}: the "what to do" column`).not.toMatch(/^(—|-|)$/);
+    }
+  });
+
   it('the README lists every environment variable the config reads', () => {
     const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
     for (const binding of envBindings) expect(readme, binding.env).toContain(`\`${binding.env}\``);
