@@ -127,10 +127,19 @@ export function openPostgres(connectionString: string, connectTimeoutMs = 5_000)
 export async function migrateToLatest(storage: Storage): Promise<void> {
   // Migrations are named by the issue that added them, so they may land out of name order.
   const migrator = new Migrator({ db: storage.db, provider: migrationProvider(storage.dialect), allowUnorderedMigrations: true });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
+  // Kysely takes no lock across processes on SQLite: two processes starting on a new data folder at once both begin
+  // migrating, and the one that loses fails on a table the other made. Its transaction rolled back, so running again
+  // finds the winner's migrations recorded.
+  const attempts = storage.dialect === 'sqlite' ? 5 : 1;
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    const failed = results?.find((r) => r.status === 'Error');
+    if (!error && !failed) return;
     const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);
+    if (attempt < attempts && /already exists|SQLITE_BUSY|database is locked/i.test(reason)) {
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      continue;
+    }
     throw new Error(`database migration failed: ${reason}`);
   }
 }
