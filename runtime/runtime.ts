@@ -389,7 +389,7 @@ export class Runtime {
   }
 
   /**
-   * For long-running processes (serve, crawl-worker): waits (server.start_wait_ms) for the shared stores (Redis) to
+   * For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis) to
    * answer and fails with the setting to fix. PostgreSQL and Meilisearch are waited for when the runtime opens; a
    * runtime without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
    */
