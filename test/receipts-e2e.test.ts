@@ -9,7 +9,8 @@ import { canonicalJson, type NotaryReceipt } from '../payments/receipts/index.js
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs, apiTestConfig } from './support/app.js';
 import { startTestServer, type TestServer } from './support/upstream-server.js';
-import { repoRoot, runCli } from './support/cli.js';
+import { docExample } from './support/doc-examples.js';
+import { runCli } from './support/cli.js';
 import { freePort } from './support/postgres.js';
 import { mutateField, RECEIPT_FIELDS } from './support/receipt-mutations.js';
 import { runPython, runPythonVerifier } from './support/receipts-python.js';
@@ -139,11 +140,8 @@ describe('signed receipts end to end', () => {
     }
   });
 
-  it("the README's few lines of Python accept it, and refuse a changed body", async () => {
-    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-    const block = /<!-- verify-receipt-python -->\n```python\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block).toBeTruthy();
-    writeFileSync(files('readme_verify.py'), block ?? '');
+  it("docs/receipts.md's few lines of Python accept it, and refuse a changed body", async () => {
+    writeFileSync(files('readme_verify.py'), docExample('verify-receipt-python').code);
     const ok = await runPython([files('readme_verify.py'), files('response.json')]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toContain('valid: search_call_consumed 2 credits');

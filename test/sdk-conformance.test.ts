@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMcpHttp } from '../mcp/server.js';
 import { signExactPayment, type PaymentRequired } from '../sdk/ts/src/index.js';
 import { available, repoRoot } from './support/components.js';
+import { docExample } from './support/doc-examples.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-live.js';
 
 /**
@@ -35,6 +36,11 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
     });
   });
 }
+
+/** A snippet of docs/client-libraries.md as a program line: the documented address is this world's server. */
+const fromDocs = (code: string) => code.trim().replaceAll('http://127.0.0.1:8080', world.env['NOTARY_LIVE_URL'] ?? '');
+/** The documented snippets read the key from NOTARY_API_KEY. */
+const docsEnv = () => ({ ...world.env, NOTARY_API_KEY: world.env['NOTARY_LIVE_KEY'] ?? '' });
 
 /** The venv with the Python library's dependencies (scripts/sdk-python-venv.sh), unless NOTARY_SDK_PYTHON names one. */
 function sdkPython(): string | null {
@@ -113,12 +119,11 @@ describe('the libraries as packages', () => {
       path.join(app, 'search.mjs'),
       [
         "import { NotaryClient, apiKey } from '@notary-search/client';",
-        'const client = new NotaryClient({ baseUrl: process.env.NOTARY_LIVE_URL, payment: apiKey(process.env.NOTARY_LIVE_KEY) });',
-        "const r = await client.search({ query: 'vacuum dead tuples', depth: 1 });",
+        fromDocs(docExample('client-ts').code),
         'console.log(JSON.stringify({ url: r.results[0].url, credits: r.creditsUsed, requestId: r.requestId }));',
       ].join('\n'),
     );
-    expectSearched(await run(process.execPath, ['search.mjs'], app, world.env));
+    expectSearched(await run(process.execPath, ['search.mjs'], app, docsEnv()));
     writeFileSync(
       path.join(app, 'check.ts'),
       [
@@ -151,11 +156,10 @@ describe('the libraries as packages', () => {
       'from notary_client import ApiKey, Client',
       `assert pathlib.Path(notary_client.__file__).is_relative_to(${JSON.stringify(site)}), notary_client.__file__`,
       "assert (pathlib.Path(notary_client.__file__).parent / 'py.typed').exists()",
-      "with Client(os.environ['NOTARY_LIVE_URL'], payment=ApiKey(os.environ['NOTARY_LIVE_KEY'])) as notary:",
-      "    r = notary.search('vacuum dead tuples', depth=1)",
+      fromDocs(docExample('client-python').code),
       "print(json.dumps({'url': r['results'][0]['url'], 'credits': r.credits_used, 'requestId': r.request_id}))",
     ].join('\n');
-    expectSearched(await run(python, ['-c', script], scratch, { ...world.env, PYTHONPATH: site }));
+    expectSearched(await run(python, ['-c', script], scratch, { ...docsEnv(), PYTHONPATH: site }));
   });
 
   it.runIf(available('Go (go on PATH)', hasGo))('Go: a new module requires sdk/go, vets and runs', async () => {
@@ -179,11 +183,8 @@ describe('the libraries as packages', () => {
         ')',
         '',
         'func main() {',
-        '\tclient, err := notary.NewClient(os.Getenv("NOTARY_LIVE_URL"), notary.WithPayment(notary.APIKey(os.Getenv("NOTARY_LIVE_KEY"))))',
-        '\tif err != nil {',
-        '\t\tpanic(err)',
-        '\t}',
-        '\tr, err := client.Search(context.Background(), notary.SearchRequest{Query: "vacuum dead tuples", Depth: 1})',
+        '\tctx := context.Background()',
+        ...fromDocs(docExample('client-go').code).split('\n').map((line) => `\t${line}`),
         '\tif err != nil {',
         '\t\tpanic(err)',
         '\t}',
@@ -197,7 +198,7 @@ describe('the libraries as packages', () => {
       const step = await run('go', args, app, {});
       expect(step.code, `go ${args.join(' ')}: ${step.output}`).toBe(0);
     }
-    expectSearched(await run('go', ['run', '.'], app, world.env));
+    expectSearched(await run('go', ['run', '.'], app, docsEnv()));
   });
 });
 

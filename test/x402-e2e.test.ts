@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodePaymentResponseHeader } from '@x402/core/http';
@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { RECEIPT_EXTENSION } from '../payments/modes/x402/facilitator.js';
 import { decodeReceipt } from '../payments/modes/x402/receipt.js';
-import { runCli } from './support/cli.js';
+import { repoRoot, runChild, runCli } from './support/cli.js';
+import { docExample } from './support/doc-examples.js';
 import { startTestServer, type TestServer } from './support/upstream-server.js';
 import {
   challengeFor,
@@ -20,6 +21,14 @@ import {
   type ListeningApi,
   type RunningFacilitator,
 } from './support/x402.js';
+
+/** The command of a documented shell block: continuation lines joined, the shown output (`# …` lines) dropped. */
+const commandOf = (code: string) =>
+  code
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .join('\n');
 
 const article = `<!doctype html><html lang="en"><head><title>Tides explained</title></head><body><article><h1>Tides explained</h1>
 <p>Tides are the rise and fall of sea levels caused by the combined effects of the gravitational forces exerted by the
@@ -115,6 +124,41 @@ describe('x402 end to end on a local EVM chain', () => {
     expect(transfers).toEqual([{ from: payer.address, to: world.payTo, value: 2000n, transactionHash: settlement.transaction }]);
   });
 
+  it("docs/payments-x402.md's challenge command gets a 402 with the headers it shows", async () => {
+    const block = docExample('x402-challenge');
+    const command = commandOf(block.code).replace('localhost:8080', api.url.replace(/^http:\/\//, ''));
+    const run = await runChild('bash', ['-c', command]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^HTTP\/1\.1 402 Payment Required\r?$/m);
+    for (const [, header] of block.code.matchAll(/^# ([A-Za-z][A-Za-z0-9-]*): /gm)) expect(run.stdout.toLowerCase()).toContain(`\n${(header ?? '').toLowerCase()}:`);
+    const body = JSON.parse(run.stdout.slice(run.stdout.indexOf('\r\n\r\n') + 4)) as { code: string; price: { credits: number; amount: string } };
+    expect(body.code).toBe('payment_required');
+    const shown = /"price":\{"credits":(\d+),"amount":"([\d.]+)"/.exec(block.code);
+    expect(body.price).toMatchObject({ credits: Number(shown?.[1]), amount: shown?.[2] });
+  });
+
+  it("docs/payments-x402.md's official-client program pays for one search", async () => {
+    const payer = world.payers[2];
+    if (!payer) throw new Error('no payer');
+    // The one change a reader makes for a token that is not one of the client's default assets (the docs say so).
+    const allow = `client.setSpendControls({ allowedAssets: [{ network: '${world.chain.network}', asset: '${world.token.address}' }] });`;
+    const program = docExample('x402-official-client')
+      .code.replace('https://search.example', api.url)
+      .replace(/^(registerExactEvmScheme\(.*\);)$/m, `$1\n${allow}`);
+    expect(program).toContain(allow);
+    const file = path.join(repoRoot, `test/.x402-docs-example-${process.pid}.ts`);
+    writeFileSync(file, program);
+    try {
+      const run = await runChild(process.execPath, [path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs'), file], { env: { WALLET_KEY: payer.privateKey } });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^200 /);
+      const settlement = decodePaymentResponseHeader(run.stdout.trim().split(/\s+/).at(-1) ?? '');
+      expect(settlement).toMatchObject({ success: true, network: world.chain.network });
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+
   it('the official client pays for an extraction at the static price', async () => {
     const payer = world.payers[1];
     if (!payer) throw new Error('no payer');
@@ -192,7 +236,8 @@ describe('x402 end to end on a local EVM chain', () => {
 
   it('keeps the books: one ledger row per settled call, matching the chain, listed by notary payments list --mode x402 --csv', async () => {
     const rows = await api.runtime.paymentsList({ mode: 'x402' });
-    expect(rows).toHaveLength(4);
+    // The search, the docs' program's search, the extraction, the X-402-Receipt call and the signed call.
+    expect(rows).toHaveLength(5);
     const onChain = (await world.token.transfers()).filter((t) => t.to === world.payTo);
     expect(rows.map((r) => r.transaction).sort()).toEqual(onChain.map((t) => t.transactionHash.toLowerCase()).sort());
     for (const row of rows) {
@@ -204,7 +249,7 @@ describe('x402 end to end on a local EVM chain', () => {
     expect(csv.code, csv.stderr).toBe(0);
     const lines = csv.stdout.trim().split('\n');
     expect(lines[0]).toBe('created_at,mode,payer,amount,asset,network,transaction,credits,request_id');
-    expect(lines).toHaveLength(5);
+    expect(lines).toHaveLength(6);
     for (const row of rows) expect(csv.stdout).toContain(`,x402,${row.payer},${row.amount},${row.asset},${row.network},${row.transaction},${row.credits},${row.request_id}`);
   });
 });

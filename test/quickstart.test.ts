@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServer } from './support/cli.js';
+import { repoRoot, runCli, waitForHealthz, type RunningServer } from './support/cli.js';
 import { fileAvailable } from './support/components.js';
 import { sharedModels, startFakeHub, writePins, type FakeHub } from './support/fake-hub.js';
 import { biEncoderDir } from './support/models.js';
@@ -10,10 +11,11 @@ import { freePort } from './support/postgres.js';
 import { serveDirectory, type StaticServer } from './support/serve-static.js';
 
 /**
- * What `scripts/quickstart.sh` does after installing (`notary serve` on a fresh data folder): with the hub on
- * 127.0.0.1 serving ../shared's files under a test pin manifest, the first start fetches both models with progress
- * and /healthz reports the cross-encoder and hybrid retrieval with the bi-encoder; with no hub, one warning line
- * says what is missing and the remedy, and the service answers lexically.
+ * The README's run command, `bash scripts/quickstart.sh`, from a fresh clone with nothing named by hand (no NOTARY_*
+ * variable but the hub's address and the test pin manifest): with the hub on 127.0.0.1 serving ../shared's files,
+ * the first start fetches both models with progress and /healthz reports the cross-encoder and hybrid retrieval
+ * with the bi-encoder; with no hub, one warning line says what is missing and the remedy, and the service answers
+ * lexically. The clone shares this checkout's node_modules (its lock file dated back so the install step keeps it).
  */
 
 const present = fileAvailable('the shared bi-encoder', path.join(biEncoderDir, 'onnx', 'model.onnx'));
@@ -21,6 +23,18 @@ const root = mkdtempSync(path.join(tmpdir(), 'notary-quickstart-models-'));
 let hub: FakeHub;
 let site: StaticServer;
 let env: Record<string, string> = {};
+let clone = '';
+
+/** This process's environment without any NOTARY_* setting, so the quickstart runs on defaults. */
+const cleanEnv = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !e[0].startsWith('NOTARY_') && e[1] !== undefined));
+
+/** `bash scripts/quickstart.sh --port P` in the clone, until /healthz answers (the first start fetches the models). */
+async function quickstart(extraEnv: Record<string, string>): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn('bash', ['scripts/quickstart.sh', '--port', String(port)], { cwd: clone, env: { ...cleanEnv(), ...extraEnv } });
+  return waitForHealthz(child, `http://127.0.0.1:${port}`, 300_000, 'quickstart.sh');
+}
 
 interface Health {
   reranker: { kind: string; model: string; source: string; why?: string };
@@ -32,7 +46,12 @@ beforeAll(async () => {
   if (!present) return;
   const { pins, files } = sharedModels();
   hub = await startFakeHub(files);
-  env = { NOTARY_MODEL_PINS: writePins(path.join(root, 'pins.json'), pins), NOTARY_HUB_URL: hub.url, NOTARY_RERANKER_MODEL: '', NOTARY_EMBEDDING_MODEL: 'reranker', NOTARY_MODEL_DOWNLOAD: 'true' };
+  env = { NOTARY_MODEL_PINS: writePins(path.join(root, 'pins.json'), pins), NOTARY_HUB_URL: hub.url };
+  clone = path.join(root, 'clone');
+  const cloned = spawnSync('git', ['clone', '-q', '--depth', '1', `file://${repoRoot}`, clone], { encoding: 'utf8' });
+  if (cloned.status !== 0) throw new Error(`git clone: ${cloned.stderr}`);
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(clone, 'node_modules'));
+  utimesSync(path.join(clone, 'package-lock.json'), 0, 0);
   const siteDir = path.join(root, 'site');
   mkdirSync(siteDir);
   writeFileSync(path.join(siteDir, 'index.html'), '<html><head><title>Vacuum</title></head><body><h1>Vacuum</h1><p>' + 'vacuum reclaims storage occupied by dead tuples. '.repeat(30) + '</p></body></html>');
@@ -47,7 +66,7 @@ afterAll(async () => {
 describe.runIf(present)('the first start fetches both models', () => {
   it('with the hub: progress, then the cross-encoder and hybrid retrieval with the bi-encoder', async () => {
     hub.throttle = 30 * 1024 * 1024;
-    const server = await startServer(['--data', path.join(root, 'online'), '--no-crawl'], await freePort(), env);
+    const server = await quickstart(env);
     hub.throttle = 0;
     try {
       const health = (await (await fetch(`${server.url}/healthz`)).json()) as Health;
@@ -67,12 +86,13 @@ describe.runIf(present)('the first start fetches both models', () => {
   });
 
   it('without a hub: one line with what is missing and the remedy, and a lexical service', async () => {
-    const data = path.join(root, 'offline');
+    const data = path.join(clone, 'data');
+    rmSync(data, { recursive: true, force: true });
     const offline = { ...env, NOTARY_HUB_URL: 'http://127.0.0.1:9' };
     const crawl = await runCli(['--data', data, 'crawl', `${site.url}/index.html`, '--delay-ms', '0'], { ...offline, NOTARY_MODEL_DOWNLOAD: 'false' });
     expect(crawl.code, crawl.stderr).toBe(0);
-    // A fresh data folder for the models: the crawl above did not try the hub.
-    const server = await startServer(['--data', data, '--no-crawl'], await freePort(), offline);
+    // The crawl above did not try the hub: the quickstart's first start does.
+    const server = await quickstart(offline);
     try {
       const warnings = server.output().split('\n').filter((line) => line.includes('WARNING'));
       expect(warnings).toHaveLength(1);
