@@ -86,6 +86,9 @@ export function Crawl(): JSX.Element {
       return `Added ${url}; the crawl worker picks it up within ${runs.data?.worker.poll_s ?? 5} s.`;
     });
   };
+  // Runs of URLs that are not seeds: `notary crawl <url>` on the command line (or a seed removed since) crawls once.
+  const seedUrls = new Set((seeds.data?.seeds ?? []).map((seed) => seed.url));
+  const oneOff = seeds.data ? [...new Set((runs.data?.runs ?? []).flatMap((run) => run.seeds))].filter((u) => !seedUrls.has(u)) : [];
   const act = (label: string, request: () => Promise<unknown>) =>
     change.run(async () => {
       await request();
@@ -118,7 +121,15 @@ export function Crawl(): JSX.Element {
                     <th scope="row" class="mono small">
                       {run.id}
                     </th>
-                    <td class="small">{run.seeds.join(', ')}</td>
+                    <td class="small break">
+                      {run.seeds.join(', ')}
+                      {seeds.data && run.seeds.some((u) => !seedUrls.has(u)) ? (
+                        <>
+                          {' '}
+                          <Badge>not a seed</Badge>
+                        </>
+                      ) : null}
+                    </td>
                     <td>{formatDate(run.started_at)}</td>
                     <td>
                       <Badge kind={STATE_KIND[run.state]}>{run.state}</Badge>
@@ -138,6 +149,24 @@ export function Crawl(): JSX.Element {
         <ActionResult action={change} />
         <ErrorNotice error={seeds.error} />
         {seeds.data && seeds.data.seeds.length === 0 ? <p class="muted">No seeds yet: add one below.</p> : null}
+        {oneOff.length > 0 ? (
+          <div class="notice notice-info" data-testid="one-off-crawls">
+            <p>
+              Crawled once, not seeds: a crawl started on the command line (<code>notary crawl &lt;url&gt;</code>) is not a seed, so the worker does not re-check it. Add it as a seed to
+              keep its pages fresh.
+            </p>
+            <ul class="plain">
+              {oneOff.map((u) => (
+                <li key={u}>
+                  <span class="break">{u}</span>{' '}
+                  <button type="button" class="button-small" onClick={() => void act(`Added ${u} as a seed.`, () => api('POST', '/operator/seeds', { url: u }))}>
+                    Add as seed<span class="visually-hidden"> {u}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         {seeds.data && seeds.data.seeds.length > 0 ? (
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="seeds-table">
@@ -156,7 +185,7 @@ export function Crawl(): JSX.Element {
               <tbody>
                 {seeds.data.seeds.map((seed) => (
                   <tr key={seed.id}>
-                    <th scope="row" class="small">
+                    <th scope="row" class="small break">
                       {seed.url} {seed.source === 'config' ? <Badge>config</Badge> : null}
                     </th>
                     <td class="small">
