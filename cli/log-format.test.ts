@@ -17,6 +17,15 @@ describe('server log format', () => {
     expect(tty.text).not.toContain('{');
   });
 
+  it('says a request once, when it is answered', () => {
+    const tty = sink(true);
+    const stream = serverLoggerOptions('info', tty).stream;
+    stream?.write(`${JSON.stringify({ level: 30, time: 0, reqId: 'req-7', req: { method: 'POST', url: '/v1/search' }, msg: 'incoming request' })}\n`);
+    expect(tty.text).toBe('');
+    stream?.write(`${JSON.stringify({ level: 30, time: 0, reqId: 'req-7', res: { statusCode: 402 }, responseTime: 3.2, msg: 'request completed' })}\n`);
+    expect(tty.text).toMatch(/^\d\d:\d\d:\d\d INFO {2}POST \/v1\/search → 402 in 3 ms \(req-7\)\n$/);
+  });
+
   it('writes a finished request as method, path, status and time', () => {
     const line = formatLogLine(JSON.stringify({ level: 30, time: 0, reqId: 'req-1', req: { method: 'GET', url: '/v1/search?q=x' }, res: { statusCode: 200 }, responseTime: 12.4, msg: 'request completed' }));
     expect(line).toMatch(/ INFO {2}GET \/v1\/search\?q=x → 200 in 12 ms \(req-1\)\n$/);

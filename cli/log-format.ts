@@ -31,9 +31,10 @@ function record(value: unknown): Record<string, unknown> {
 /**
  * One JSON log line as a person reads it: `14:02:07 INFO  notary listening on ...`; a finished request as
  * `14:02:09 INFO  GET /v1/search → 200 in 12 ms (req-1)`; other fields as `key=value` after the message, an error's
- * stack on the lines below. A line that is not JSON is returned as it came.
+ * stack on the lines below. A line that is not JSON is returned as it came. Given `requests`, a request's start is
+ * kept there (and '' returned) to be said with its end.
  */
-export function formatLogLine(line: string): string {
+export function formatLogLine(line: string, requests?: Map<string, string>): string {
   let entry: Record<string, unknown>;
   try {
     entry = record(JSON.parse(line));
@@ -42,13 +43,22 @@ export function formatLogLine(line: string): string {
   }
   const req = record(entry['req']);
   const res = record(entry['res']);
+  const id = typeof entry['reqId'] === 'string' || typeof entry['reqId'] === 'number' ? String(entry['reqId']) : null;
   let msg = typeof entry['msg'] === 'string' ? entry['msg'] : '';
   if (typeof res['statusCode'] === 'number') {
     const took = typeof entry['responseTime'] === 'number' ? ` in ${Math.round(entry['responseTime'])} ms` : '';
-    const what = typeof req['method'] === 'string' ? `${req['method']} ${String(req['url'] ?? '')} ` : '';
+    const started = id !== null ? requests?.get(id) : undefined;
+    if (id !== null) requests?.delete(id);
+    const what = typeof req['method'] === 'string' ? `${req['method']} ${String(req['url'] ?? '')} ` : started ? `${started} ` : '';
     msg = `${what}→ ${res['statusCode']}${took}`;
   } else if (typeof req['method'] === 'string') {
     msg = `${req['method']} ${String(req['url'] ?? '')}`;
+    // With a memory of requests, the start is said together with the end: one line a request.
+    if (requests && id !== null) {
+      if (requests.size >= 10_000) requests.clear();
+      requests.set(id, msg);
+      return '';
+    }
   }
   if (typeof entry['reqId'] === 'string' || typeof entry['reqId'] === 'number') msg += ` (${entry['reqId']})`;
   const extra = Object.entries(entry)
@@ -59,12 +69,16 @@ export function formatLogLine(line: string): string {
   return `${clock(entry['time'])} ${levelName(entry['level']).padEnd(5)} ${msg}${extra.length ? ` ${extra.join(' ')}` : ''}${errText}\n`;
 }
 
-/** A stream that writes pino's JSON lines to `out` as human lines. */
+/** A stream that writes pino's JSON lines to `out` as human lines, one a request (`GET /v1/search → 200 in 12 ms`). */
 export function prettyStream(out: LogStream): LogStream {
+  const requests = new Map<string, string>();
   return {
     write: (text: string) => {
       // pino writes one line a call; split anyway, a line is never cut in two.
-      for (const line of text.split('\n')) if (line.trim()) out.write(formatLogLine(line));
+      for (const line of text.split('\n')) {
+        const human = line.trim() ? formatLogLine(line, requests) : '';
+        if (human) out.write(human);
+      }
       return true;
     },
   };
