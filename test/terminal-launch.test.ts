@@ -82,5 +82,9 @@ describe('a new shell whose system Node is older than the project needs', () => 
     expect(stdout).toMatch(/^started: serve --port 9000 on node (2[2-9]|[3-9]\d)\./);
     const said = stderr.split('\n').filter((line) => line.startsWith('notary: using Node'));
     expect(said, stderr).toHaveLength(systemDir ? 1 : 0);
+    // The test command does the same: Node on PATH before install.sh runs.
+    const testScript = readFileSync(path.join(repoRoot, 'scripts', 'test.sh'), 'utf8');
+    expect(testScript.indexOf('. scripts/node-env.sh')).toBeGreaterThan(-1);
+    expect(testScript.indexOf('. scripts/node-env.sh')).toBeLessThan(testScript.indexOf('bash scripts/install.sh'));
   });
 });
