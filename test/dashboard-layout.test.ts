@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -28,6 +29,18 @@ const VIEWPORTS = [
 ];
 const MEMBER_PAGES = ['/', '/keys', '/credits', '/usage', '/plan', '/parties', '/receipts', '/account'];
 const OPERATOR_PAGES = ['/', '/operator/crawl', '/operator/index', '/operator/pricing', '/operator/tiers', '/operator/tenants', '/operator/revenue', '/receipts', '/account'];
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's WCAG 2.1 A/AA violations on the page as it is (ids and targets). */
+async function accessibility(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: object): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
 
 /** How wide the page is against its viewport, and the widest elements when it is too wide (to say what to fix). */
 async function widths(page: Page): Promise<{ scrollWidth: number; innerWidth: number; widest: string[] }> {
@@ -158,6 +171,7 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard at 390 px and
     // search.max_depth is 2 by default; credits_by_depth has 3 entries by default.
     expect(await page.getByLabel(/^Depth \d+/).count()).toBe(2);
     expect(await page.getByText('above max_depth').count()).toBe(0);
+    expect(await accessibility(page)).toEqual([]);
     await page.getByLabel('Depth 2').fill('5');
     await page.getByRole('button', { name: 'Save prices' }).click();
     await page.getByText('Saved: the next call is priced with it.').waitFor();
@@ -211,6 +225,7 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard at 390 px and
     await note.waitFor();
     expect(await note.textContent()).toContain(url);
     expect(await note.textContent()).toContain('notary crawl');
+    expect(await accessibility(page)).toEqual([]);
     await note.getByRole('button', { name: `Add as seed ${url}` }).click();
     await page.getByTestId('seeds-table').getByRole('rowheader', { name: url }).waitFor();
     await expect.poll(() => page.getByTestId('one-off-crawls').count()).toBe(0);
