@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { formatDuration, RateMeter } from './progress.js';
+import type { CrawlProgress } from '../crawler/index.js';
+import { crawlProgressLine, formatDuration, RateMeter } from './progress.js';
 
 describe('progress helpers', () => {
   it('formats durations for people', () => {
@@ -53,5 +54,20 @@ describe('progress helpers', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("the crawl's line shows its rate and time left once the crawl has run two seconds", () => {
+    const base: CrawlProgress = {
+      found: 3, stored: 1, fetched: 1, unchanged: 0, fresh: 0, storedBefore: 0, maxPages: 500, duplicates: 0, failed: 0, failures: {}, gone: 0,
+      skipped: { total: 0, byReason: {} }, queued: 2, outOfScope: [], pagesPerSecond: 40, etaMs: 50, elapsedMs: 25,
+    };
+    expect(crawlProgressLine(base)).toBe('crawl: stored 1/500 · queued 2 · duplicates 0 · failed 0 · skipped 0 · 0 s');
+    expect(crawlProgressLine({ ...base, stored: 60, elapsedMs: 3_000, pagesPerSecond: 20, etaMs: 4_000 })).toBe(
+      'crawl: stored 60/500 · queued 2 · duplicates 0 · failed 0 · skipped 0 · 20.0 pages/s · ~4 s left · 3 s',
+    );
+    // The closing line of a short crawl: its rate is over the whole run; nothing is left.
+    expect(crawlProgressLine({ ...base, stored: 3, queued: 0, elapsedMs: 400, pagesPerSecond: 7.5, etaMs: 0 }, true)).toBe(
+      'crawl: stored 3/500 · queued 0 · duplicates 0 · failed 0 · skipped 0 · 7.5 pages/s · 0 s',
+    );
   });
 });

@@ -1,3 +1,8 @@
+import type { CrawlProgress } from '../crawler/index.js';
+
+/** No rate (and no time left) is shown over less than this: the first samples say nothing of the pace. */
+export const MIN_RATE_SPAN_MS = 2_000;
+
 /**
  * Live progress for long commands: one rewritten line on a terminal, a line every few seconds otherwise
  * (CI logs, pipes), always on stderr so stdout stays machine-readable.
@@ -63,7 +68,7 @@ export class RateMeter {
   constructor(
     private readonly total: number,
     private readonly windowMs = 30_000,
-    private readonly minSpanMs = 2_000,
+    private readonly minSpanMs = MIN_RATE_SPAN_MS,
   ) {}
 
   /** `<done>/<total> <unit>`, then ` · <rate> <unit>/s · <time left> left` once there is a rate to show. */
@@ -80,4 +85,17 @@ export class RateMeter {
     const rate = ((done - first.done) / span) * 1000;
     return `${head} · ${rate.toFixed(1)} ${unit}/s · ${formatDuration((left / rate) * 1000)} left`;
   }
+}
+
+/**
+ * The crawl's progress line: counts at once, the rate and time left once the crawl has run `MIN_RATE_SPAN_MS` and
+ * stored something. `final`: the closing line, whose rate is over the whole run however short.
+ */
+export function crawlProgressLine(p: CrawlProgress, final = false): string {
+  const rated = p.pagesPerSecond > 0 && (final || p.elapsedMs >= MIN_RATE_SPAN_MS);
+  const eta = rated && !final && p.etaMs !== null ? ` · ~${formatDuration(p.etaMs)} left` : '';
+  return (
+    `crawl: stored ${p.stored}/${p.maxPages} · queued ${p.queued} · duplicates ${p.duplicates} · failed ${p.failed}` +
+    ` · skipped ${p.skipped.total}${rated ? ` · ${p.pagesPerSecond.toFixed(1)} pages/s` : ''}${eta} · ${formatDuration(p.elapsedMs)}`
+  );
 }

@@ -32,6 +32,8 @@ function RunProgress(props: { run: CrawlRunView }): JSX.Element {
   const queued = s.queued ?? 0;
   const done = stored + (s.duplicates ?? 0) + (s.failed ?? 0) + (s.skipped?.total ?? 0);
   const running = props.run.state === 'running';
+  // A rate needs time to mean something: none in a running crawl's first two seconds (as on the command line).
+  const rated = !running || (s.elapsedMs ?? 0) >= 2000;
   // The page budget bounds the crawl as much as its queue does.
   const budget = s.maxPages ? stored / s.maxPages : 0;
   const fraction = props.run.state === 'finished' ? 1 : Math.max(budget, done / Math.max(1, done + queued));
@@ -42,8 +44,8 @@ function RunProgress(props: { run: CrawlRunView }): JSX.Element {
         {formatNumber(stored)}
         {s.maxPages ? ` of ${formatNumber(s.maxPages)}` : ''} stored ({formatNumber(s.fetched ?? 0)} new or changed, {formatNumber(s.unchanged ?? 0)} unchanged) · {formatNumber(queued)} queued ·{' '}
         {formatNumber(s.failed ?? 0)} failed
-        {s.pagesPerSecond !== undefined ? ` · ${s.pagesPerSecond.toFixed(1)} pages/s` : ''}
-        {running && s.etaMs !== undefined && s.etaMs !== null ? ` · about ${formatDuration(s.etaMs)} left` : ''}
+        {rated && s.pagesPerSecond !== undefined ? ` · ${s.pagesPerSecond.toFixed(1)} pages/s` : ''}
+        {rated && running && s.etaMs !== undefined && s.etaMs !== null ? ` · about ${formatDuration(s.etaMs)} left` : ''}
         {s.elapsedMs !== undefined ? ` · ${formatDuration(s.elapsedMs)} so far` : ''}
         {props.run.resumed_from ? ` · resumed ${props.run.resumed_from}` : ''}
         {s.phase === 'indexing' ? ' · indexing' : ''}
