@@ -4,15 +4,7 @@ import { normaliseUrl, runCrawl, type CrawlerConfig, type CrawlProgress, type Cr
 import type { IndexerRunResult } from '../indexer/index.js';
 import { Runtime, stderrLog } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/pipeline.js';
-import { formatDuration, ProgressLine, RateMeter } from './progress.js';
-
-function describeCrawl(p: CrawlProgress): string {
-  const eta = p.etaMs === null ? '' : ` · ~${formatDuration(p.etaMs)} left`;
-  return (
-    `crawl: stored ${p.stored}/${p.maxPages} · queued ${p.queued} · duplicates ${p.duplicates} · failed ${p.failed}` +
-    ` · skipped ${p.skipped.total} · ${p.pagesPerSecond.toFixed(1)} pages/s${eta} · ${formatDuration(p.elapsedMs)}`
-  );
-}
+import { crawlProgressLine, formatDuration, ProgressLine, RateMeter } from './progress.js';
 
 function byReason(counts: Partial<Record<string, number>>): string {
   const parts = Object.entries(counts)
@@ -78,7 +70,7 @@ export async function crawlAndIndex(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.shared ? { shared: { leaseMs: ctx.config.crawler.lease_seconds * 1000, hostSlots: ctx.hostSlots } } : {}),
     onProgress: (p) => {
-      progress?.update(describeCrawl(p));
+      progress?.update(crawlProgressLine(p));
       options.onProgress?.(p);
     },
     ...(options.onStart ? { onStart: options.onStart } : {}),
@@ -90,7 +82,7 @@ export async function crawlAndIndex(
       else process.stderr.write(`${line}\n`);
     },
   });
-  progress?.done(describeCrawl(crawl));
+  progress?.done(crawlProgressLine(crawl, true));
   const indexer = ctx.indexer(options.dense);
   const waiting = await ctx.pages.counts();
   const pagesMeter = new RateMeter(waiting.pending + waiting.gone);

@@ -1,6 +1,7 @@
 import { buildFacilitatorApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { buildFacilitator, stderrLog } from '../runtime/index.js';
+import { serverLoggerOptions } from './log-format.js';
 
 export interface FacilitatorCommandOptions {
   /** Print the JWKS after rotating the receipt-signing key, and exit. */
@@ -23,7 +24,7 @@ export async function facilitatorCommand(cfg: NotaryConfig, opts: FacilitatorCom
     process.stdout.write(`${JSON.stringify(keyring.jwks(), null, 2)}\n`);
     return;
   }
-  const app = await buildFacilitatorApp({ facilitator: built.facilitator, network: built.network, address: built.address, logger: { level: cfg.log_level } });
+  const app = await buildFacilitatorApp({ facilitator: built.facilitator, network: built.network, address: built.address, logger: serverLoggerOptions(cfg.log_level) });
   const shutdown = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
     await app.close();

@@ -1,3 +1,8 @@
+import type { CrawlProgress } from '../crawler/index.js';
+
+/** No rate (and no time left) is shown over less than this: the first samples say nothing of the pace. */
+export const MIN_RATE_SPAN_MS = 2_000;
+
 /**
  * Live progress for long commands: one rewritten line on a terminal, a line every few seconds otherwise
  * (CI logs, pipes), always on stderr so stdout stays machine-readable.
@@ -53,27 +58,44 @@ export function formatDuration(ms: number): string {
 
 /**
  * Rate and time left of a phase whose total is known (indexing pages, embedding passages): the rate over the last
- * `windowMs` of samples, so a phase that speeds up or slows down is estimated by what it does now.
+ * `windowMs` of samples, so a phase that speeds up or slows down is estimated by what it does now. No rate and no time
+ * left are shown until the samples span `minSpanMs` and show progress: a first sample a millisecond after the start
+ * would otherwise read "64000.0 passages/s · 0 s left".
  */
 export class RateMeter {
   private readonly samples: Array<{ at: number; done: number }> = [];
-  private readonly startedAt = Date.now();
 
   constructor(
     private readonly total: number,
     private readonly windowMs = 30_000,
+    private readonly minSpanMs = MIN_RATE_SPAN_MS,
   ) {}
 
-  /** `<done>/<total> · <rate> <unit>/s · <time left> left`. */
+  /** `<done>/<total> <unit>`, then ` · <rate> <unit>/s · <time left> left` once there is a rate to show. */
   describe(done: number, unit: string): string {
     const now = Date.now();
     this.samples.push({ at: now, done });
     while (this.samples.length > 2 && now - (this.samples[0]?.at ?? now) > this.windowMs) this.samples.shift();
-    const first = this.samples[0] ?? { at: this.startedAt, done: 0 };
+    const first = this.samples[0] ?? { at: now, done };
     const span = now - first.at;
-    const rate = span > 500 ? ((done - first.done) / span) * 1000 : now > this.startedAt ? (done / (now - this.startedAt)) * 1000 : 0;
     const left = Math.max(0, this.total - done);
-    const eta = rate > 0 && done > 0 ? `${formatDuration((left / rate) * 1000)} left` : 'time left unknown';
-    return `${done}/${this.total} ${unit} · ${rate.toFixed(1)} ${unit}/s · ${left === 0 ? 'done' : eta}`;
+    const head = `${done}/${this.total} ${unit}`;
+    if (left === 0) return `${head} · done`;
+    if (span < this.minSpanMs || done <= first.done) return head;
+    const rate = ((done - first.done) / span) * 1000;
+    return `${head} · ${rate.toFixed(1)} ${unit}/s · ${formatDuration((left / rate) * 1000)} left`;
   }
+}
+
+/**
+ * The crawl's progress line: counts at once, the rate and time left once the crawl has run `MIN_RATE_SPAN_MS` and
+ * stored something. `final`: the closing line, whose rate is over the whole run however short.
+ */
+export function crawlProgressLine(p: CrawlProgress, final = false): string {
+  const rated = p.pagesPerSecond > 0 && (final || p.elapsedMs >= MIN_RATE_SPAN_MS);
+  const eta = rated && !final && p.etaMs !== null ? ` · ~${formatDuration(p.etaMs)} left` : '';
+  return (
+    `crawl: stored ${p.stored}/${p.maxPages} · queued ${p.queued} · duplicates ${p.duplicates} · failed ${p.failed}` +
+    ` · skipped ${p.skipped.total}${rated ? ` · ${p.pagesPerSecond.toFixed(1)} pages/s` : ''}${eta} · ${formatDuration(p.elapsedMs)}`
+  );
 }

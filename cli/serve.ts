@@ -5,6 +5,7 @@ import { modelRunners, serveWorkers, type NotaryConfig } from '../core/config.js
 import { NotaryError } from '../core/errors.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
+import { logWriter, serverLoggerOptions } from './log-format.js';
 import { RateMeter } from './progress.js';
 
 /** How often undecided pay-per-call settlements are looked up on chain. */
@@ -66,7 +67,7 @@ export async function serveCommand(cfg: NotaryConfig): Promise<void> {
 
 /** The main process of a multi-process serve: migrations and keys before the fork, background work, restarts. */
 async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
-  const line = (level: string, msg: string) => process.stderr.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, role: 'primary', msg })}\n`);
+  const line = logWriter(process.stderr, { role: 'primary' });
   const log: ServeLog = { info: (m) => line('info', m), warn: (m) => line('warn', m), error: (m) => line('error', m) };
   // Opened before forking: migrations run once, the receipt keys are made once.
   const ctx = await Runtime.open(cfg);
@@ -186,7 +187,7 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     await ctx.close().catch(() => undefined);
     throw err;
   }
-  const { app, receipts, reranker, pipeline } = await buildServeApp(ctx, { logger: { level: cfg.log_level } });
+  const { app, receipts, reranker, pipeline } = await buildServeApp(ctx, { logger: serverLoggerOptions(cfg.log_level) });
   await ctx.checkPaymentSetup();
   let background: { stop(): Promise<void> } | null = null;
   const shutdown = async (signal: string) => {

@@ -144,6 +144,8 @@ async function main(): Promise<void> {
   let browser: Browser | undefined;
   const shot = async (page: Page, name: string) => {
     await page.waitForLoadState('networkidle');
+    // A page reached by a click in the app loads its data after the click: wait for it, not for the network.
+    await page.locator('[data-loading]').first().waitFor({ state: 'detached', timeout: 10_000 });
     await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
     process.stdout.write(`${path.relative(process.cwd(), path.join(out, `${name}.png`))}\n`);
   };

@@ -5,7 +5,8 @@
 # without a reachable hub (NOTARY_HUB_URL) it says so in one line and serves lexically (README, Fetching the models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh runtime
+# Node first: install.sh then finds Node >= 22 on PATH, so "notary: using Node ..." is said once, here.
 # shellcheck source=scripts/node-env.sh
 . scripts/node-env.sh
+bash scripts/install.sh runtime
 exec node bin/notary.js serve "$@"

@@ -3,9 +3,10 @@
 # the PostgreSQL docs corpus, Go, npm packages), then typecheck, lint and every vitest project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh test
+# Node first: install.sh then finds Node >= 22 on PATH, so "notary: using Node ..." is said once, here.
 # shellcheck source=scripts/node-env.sh
 . scripts/node-env.sh
+bash scripts/install.sh test
 # The Python reference pipeline (tokenizers + onnxruntime) the reranker parity test compares against.
 NOTARY_REFERENCE_PYTHON="$(bash scripts/reference-venv.sh)"
 export NOTARY_REFERENCE_PYTHON

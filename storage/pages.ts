@@ -122,6 +122,20 @@ export class PageStore {
       .execute();
   }
 
+  /** Titles of a few indexed content pages (navigation pages left out), oldest first: the dashboard's example query. */
+  async indexedTitles(limit = 20): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('pages')
+      .select('title')
+      .where('state', '=', 'indexed')
+      .where('title', 'is not', null)
+      .where((eb) => eb.or([eb('navigation', 'is', null), eb('navigation', '=', 0)]))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.title ?? '');
+  }
+
   /** Raw <title> texts of a host's live pages (what site-wide title prefixes and suffixes are learnt from). */
   async titlesOfHost(host: string, limit = 5000): Promise<string[]> {
     const rows = await this.db

@@ -3,6 +3,7 @@ import { NotaryError } from '../../core/errors.js';
 import { dashboardAssets, type Asset } from './assets.js';
 import type { DashboardDeps } from './deps.js';
 import { authRoutes } from './routes/auth.js';
+import { exampleRoutes } from './routes/example.js';
 import { operatorHealthRoutes, type ServiceStatus } from './routes/operator-health.js';
 import { operatorRoutes } from './routes/operator.js';
 import { tenantRoutes } from './routes/tenant.js';
@@ -55,6 +56,7 @@ async function dashboardApi(app: FastifyInstance, { deps, status }: { deps: Dash
   });
   await app.register(authRoutes, { deps });
   await app.register(tenantRoutes, { deps });
+  await app.register(exampleRoutes, { deps });
   await app.register(operatorRoutes, { deps, prefix: '/operator' });
   if (status) await app.register(operatorHealthRoutes, { status, prefix: '/operator' });
   app.all('/*', async (request) => {

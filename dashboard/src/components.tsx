@@ -121,7 +121,7 @@ export function ActionResult(props: { action: { error: unknown; message: string 
 
 export function Loading(): JSX.Element {
   return (
-    <p class="muted" role="status">
+    <p class="muted" role="status" data-loading="">
       Loading…
     </p>
   );

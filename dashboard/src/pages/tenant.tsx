@@ -5,12 +5,14 @@ import { StackedBars } from '../chart';
 import { ActionResult, Badge, ConfirmButton, ErrorNotice, Link, Loading, Notice, Page, Stat, TextField, formatDate, formatNumber, useAction, useLoad } from '../components';
 import { useSession } from '../session';
 import { FEATURE_LABELS, type ApiKey, type PartyKey, type SessionInfo, type TenantInfo, type UsageAnswer } from '../types';
+import { usePeriod } from '../period';
 import { seriesLabel } from './usage';
 
 export function Overview(): JSX.Element {
   const tenant = useLoad(() => api<TenantInfo>('GET', '/tenant'));
   const keys = useLoad(() => api<{ keys: ApiKey[] }>('GET', '/keys'));
-  const usage = useLoad(() => api<UsageAnswer>('GET', `/usage${query({ days: 14, by: 'operation' })}`), [], 5000);
+  const [days] = usePeriod();
+  const usage = useLoad(() => api<UsageAnswer>('GET', `/usage${query({ days, by: 'operation' })}`), [days], 5000);
   const info = tenant.data;
   const active = (keys.data?.keys ?? []).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
   return (
@@ -21,7 +23,7 @@ export function Overview(): JSX.Element {
         <Stat label="Balance" value={info ? `${formatNumber(info.tenant.credits)} credits` : '…'} hint={<Link to="/credits">Ledger</Link>} testid="balance" />
         <Stat label="Tier" value={info ? info.tier.name : '…'} hint={info ? `${formatNumber(info.tier.requests_per_minute)} requests/min, burst ${info.tier.burst}` : undefined} />
         <Stat label="Active keys" value={keys.data ? String(active) : '…'} hint={<Link to="/keys">Manage keys</Link>} />
-        <Stat label="Calls, 14 days" value={usage.data ? formatNumber(usage.data.totals.calls) : '…'} hint={<Link to="/usage">Usage</Link>} />
+        <Stat label={`Calls, last ${days} days`} value={usage.data ? formatNumber(usage.data.totals.calls) : '…'} hint={<Link to="/usage">Usage (pick another period)</Link>} testid="overview-calls" />
       </div>
       {usage.data ? (
         <StackedBars
@@ -33,21 +35,36 @@ export function Overview(): JSX.Element {
       ) : (
         <Loading />
       )}
-      <section class="card">
-        <h2>Quick start</h2>
-        <ol>
-          <li>
-            <Link to="/keys">Create a key</Link>; it is shown once.
-          </li>
-          <li>
-            Call the API:
-            <pre class="code" tabIndex={0} aria-label="Example request">
-              {`curl ${window.location.origin}/v1/search \\\n  -H "Authorization: Bearer $NOTARY_KEY" \\\n  -H 'content-type: application/json' \\\n  -d '{"query":"vacuum dead tuples","depth":1}'`}
-            </pre>
-          </li>
-        </ol>
-      </section>
+      <QuickStart />
     </Page>
+  );
+}
+
+/** A shell-quoted JSON body for the curl example (a title may hold a quote). */
+function exampleBody(queryText: string): string {
+  return `'${JSON.stringify({ query: queryText, depth: 1 }).replace(/'/g, `'\\''`)}'`;
+}
+
+/** The first call to copy, searching for the name of a page that is in this server's index. */
+function QuickStart(): JSX.Element {
+  const example = useLoad(() => api<{ query: string | null }>('GET', '/example-query'));
+  const queryText = example.data?.query ?? null;
+  return (
+    <section class="card" data-testid="quick-start">
+      <h2>Quick start</h2>
+      <ol>
+        <li>
+          <Link to="/keys">Create a key</Link>; it is shown once.
+        </li>
+        <li>
+          Call the API
+          {example.data ? (queryText ? <>, here with the title of a page in this server's index:</> : <>. The index is empty so far: nothing will be found until the operator's crawl has indexed pages.</>) : ':'}
+          <pre class="code" tabIndex={0} aria-label="Example request" data-testid="example-request">
+            {`curl ${window.location.origin}/v1/search \\\n  -H "Authorization: Bearer $NOTARY_KEY" \\\n  -H 'content-type: application/json' \\\n  -d ${exampleBody(queryText ?? 'your question')}`}
+          </pre>
+        </li>
+      </ol>
+    </section>
   );
 }
 

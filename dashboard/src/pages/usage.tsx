@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, query } from '../api';
 import { StackedBars } from '../chart';
 import { ErrorNotice, Loading, Page, Stat, formatNumber, useLoad } from '../components';
+import { PeriodSelect, usePeriod } from '../period';
 import type { UsageAnswer } from '../types';
 
 const BREAKDOWNS: Record<string, string> = { operation: 'Endpoint', depth: 'Search depth', mode: 'Payment mode', environment: 'Live or test' };
@@ -16,7 +17,7 @@ export function seriesLabel(by: string, key: string): string {
 
 /** Calls and credits per day; refreshes every 5 seconds while the tab is visible, so it moves as calls come in. */
 export function Usage(): JSX.Element {
-  const [days, setDays] = useState(30);
+  const [days, setDays] = usePeriod();
   const [by, setBy] = useState('operation');
   const [environment, setEnvironment] = useState('all');
   const usage = useLoad(() => api<UsageAnswer>('GET', `/usage${query({ days, by, environment })}`), [days, by, environment], 5000);
@@ -24,14 +25,7 @@ export function Usage(): JSX.Element {
   return (
     <Page title="Usage" intro="Calls served and credits they cost, per day (UTC). Failed calls are never charged and are not counted.">
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Chart options">
-        <div class="field">
-          <label for="f-days">Period</label>
-          <select id="f-days" value={String(days)} onChange={(e) => setDays(Number((e.currentTarget as HTMLSelectElement).value))}>
-            <option value="7">Last 7 days</option>
-            <option value="30">Last 30 days</option>
-            <option value="90">Last 90 days</option>
-          </select>
-        </div>
+        <PeriodSelect id="f-days" days={days} onPick={setDays} />
         <div class="field">
           <label for="f-by">Break down by</label>
           <select id="f-by" value={by} onChange={(e) => setBy((e.currentTarget as HTMLSelectElement).value)}>

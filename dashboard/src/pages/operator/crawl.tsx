@@ -32,6 +32,8 @@ function RunProgress(props: { run: CrawlRunView }): JSX.Element {
   const queued = s.queued ?? 0;
   const done = stored + (s.duplicates ?? 0) + (s.failed ?? 0) + (s.skipped?.total ?? 0);
   const running = props.run.state === 'running';
+  // A rate needs time to mean something: none in a running crawl's first two seconds (as on the command line).
+  const rated = !running || (s.elapsedMs ?? 0) >= 2000;
   // The page budget bounds the crawl as much as its queue does.
   const budget = s.maxPages ? stored / s.maxPages : 0;
   const fraction = props.run.state === 'finished' ? 1 : Math.max(budget, done / Math.max(1, done + queued));
@@ -42,8 +44,8 @@ function RunProgress(props: { run: CrawlRunView }): JSX.Element {
         {formatNumber(stored)}
         {s.maxPages ? ` of ${formatNumber(s.maxPages)}` : ''} stored ({formatNumber(s.fetched ?? 0)} new or changed, {formatNumber(s.unchanged ?? 0)} unchanged) · {formatNumber(queued)} queued ·{' '}
         {formatNumber(s.failed ?? 0)} failed
-        {s.pagesPerSecond !== undefined ? ` · ${s.pagesPerSecond.toFixed(1)} pages/s` : ''}
-        {running && s.etaMs !== undefined && s.etaMs !== null ? ` · about ${formatDuration(s.etaMs)} left` : ''}
+        {rated && s.pagesPerSecond !== undefined ? ` · ${s.pagesPerSecond.toFixed(1)} pages/s` : ''}
+        {rated && running && s.etaMs !== undefined && s.etaMs !== null ? ` · about ${formatDuration(s.etaMs)} left` : ''}
         {s.elapsedMs !== undefined ? ` · ${formatDuration(s.elapsedMs)} so far` : ''}
         {props.run.resumed_from ? ` · resumed ${props.run.resumed_from}` : ''}
         {s.phase === 'indexing' ? ' · indexing' : ''}
@@ -86,6 +88,9 @@ export function Crawl(): JSX.Element {
       return `Added ${url}; the crawl worker picks it up within ${runs.data?.worker.poll_s ?? 5} s.`;
     });
   };
+  // Runs of URLs that are not seeds: `notary crawl <url>` on the command line (or a seed removed since) crawls once.
+  const seedUrls = new Set((seeds.data?.seeds ?? []).map((seed) => seed.url));
+  const oneOff = seeds.data ? [...new Set((runs.data?.runs ?? []).flatMap((run) => run.seeds))].filter((u) => !seedUrls.has(u)) : [];
   const act = (label: string, request: () => Promise<unknown>) =>
     change.run(async () => {
       await request();
@@ -118,7 +123,15 @@ export function Crawl(): JSX.Element {
                     <th scope="row" class="mono small">
                       {run.id}
                     </th>
-                    <td class="small">{run.seeds.join(', ')}</td>
+                    <td class="small break">
+                      {run.seeds.join(', ')}
+                      {seeds.data && run.seeds.some((u) => !seedUrls.has(u)) ? (
+                        <>
+                          {' '}
+                          <Badge>not a seed</Badge>
+                        </>
+                      ) : null}
+                    </td>
                     <td>{formatDate(run.started_at)}</td>
                     <td>
                       <Badge kind={STATE_KIND[run.state]}>{run.state}</Badge>
@@ -138,6 +151,24 @@ export function Crawl(): JSX.Element {
         <ActionResult action={change} />
         <ErrorNotice error={seeds.error} />
         {seeds.data && seeds.data.seeds.length === 0 ? <p class="muted">No seeds yet: add one below.</p> : null}
+        {oneOff.length > 0 ? (
+          <div class="notice notice-info" data-testid="one-off-crawls">
+            <p>
+              Crawled once, not seeds: a crawl started on the command line (<code>notary crawl &lt;url&gt;</code>) is not a seed, so the worker does not re-check it. Add it as a seed to
+              keep its pages fresh.
+            </p>
+            <ul class="plain">
+              {oneOff.map((u) => (
+                <li key={u}>
+                  <span class="break">{u}</span>{' '}
+                  <button type="button" class="button-small" onClick={() => void act(`Added ${u} as a seed.`, () => api('POST', '/operator/seeds', { url: u }))}>
+                    Add as seed<span class="visually-hidden"> {u}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         {seeds.data && seeds.data.seeds.length > 0 ? (
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="seeds-table">
@@ -156,7 +187,7 @@ export function Crawl(): JSX.Element {
               <tbody>
                 {seeds.data.seeds.map((seed) => (
                   <tr key={seed.id}>
-                    <th scope="row" class="small">
+                    <th scope="row" class="small break">
                       {seed.url} {seed.source === 'config' ? <Badge>config</Badge> : null}
                     </th>
                     <td class="small">

@@ -1,8 +1,8 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
 import { api, query } from '../../api';
 import { StackedBars } from '../../chart';
 import { Badge, ErrorNotice, Link, Loading, Page, Stat, formatDate, formatNumber, useLoad } from '../../components';
+import { PeriodSelect, usePeriod } from '../../period';
 import type { CrawlRunView } from '../../types';
 
 interface OverviewAnswer {
@@ -64,7 +64,7 @@ function ServiceHealth(): JSX.Element {
         {h.health.ok ? <Badge kind="ok">ok</Badge> : <Badge kind="bad">probe failed</Badge>}{' '}
         {down.length > 0 ? `not ready: ${down.join(', ')} not answering` : h.ready ? 'every dependency answers' : ''}
       </p>
-      <pre class="muted">{h.health.ok ? JSON.stringify(h.health.report, null, 2) : h.health.error}</pre>
+      <pre class="muted wrap">{h.health.ok ? JSON.stringify(h.health.report, null, 2) : h.health.error}</pre>
     </section>
   );
 }
@@ -118,20 +118,13 @@ interface RevenueAnswer {
 }
 
 export function Revenue(): JSX.Element {
-  const [days, setDays] = useState(30);
+  const [days, setDays] = usePeriod();
   const data = useLoad(() => api<RevenueAnswer>('GET', `/operator/revenue${query({ days })}`), [days], 10000);
   const d = data.data;
   return (
     <Page title="Revenue" intro="What each payment mode brought in from live calls: the credits of the calls served, and the money pay-per-call modes settled, from the payments ledger.">
       <div class="filters">
-        <div class="field">
-          <label for="f-rdays">Period</label>
-          <select id="f-rdays" value={String(days)} onChange={(e) => setDays(Number((e.currentTarget as HTMLSelectElement).value))}>
-            <option value="7">Last 7 days</option>
-            <option value="30">Last 30 days</option>
-            <option value="90">Last 90 days</option>
-          </select>
-        </div>
+        <PeriodSelect id="f-rdays" days={days} onPick={setDays} />
       </div>
       <ErrorNotice error={data.error} />
       {!d ? <Loading /> : null}

@@ -8,8 +8,8 @@ export function OriginNote(props: { origin: Origin; what: string }): JSX.Element
   return (
     <p class="muted" data-testid="origin">
       {props.origin.source === 'config'
-        ? `These ${props.what} come from the configuration file (no operator edit).`
-        : `Edited by ${props.origin.updated_by ?? 'an operator'} on ${formatDate(props.origin.updated_at)} (revision ${props.origin.revision}); they override the configuration file.`}
+        ? `These ${props.what} come from the configuration file. Saving here keeps your edit in the database, where it overrides the file until you reset it.`
+        : `Edited by ${props.origin.updated_by ?? 'an operator'} on ${formatDate(props.origin.updated_at)} (revision ${props.origin.revision}); they override the configuration file until you reset them.`}
     </p>
   );
 }
@@ -24,9 +24,9 @@ export function Pricing(): JSX.Element {
   const [decimals, setDecimals] = useState('');
   const save = useAction();
   const fill = (pricing: PricingSettings, maxDepth: number) => {
+    // Only the depths a call may ask for (1 to search.max_depth): a price above it could never be charged.
     const table = pricing.search.credits_by_depth;
-    const count = Math.max(maxDepth, table.length);
-    setDepths(Array.from({ length: count }, (_, i) => String(table[Math.min(i, table.length - 1)] ?? 0)));
+    setDepths(Array.from({ length: Math.max(1, maxDepth) }, (_, i) => String(table[Math.min(i, table.length - 1)] ?? 0)));
     setExtract(String(pricing.extract.credits));
     setRendered(String(pricing.extract.credits_rendered));
     setAmount(pricing.credit_price.amount);
@@ -58,12 +58,13 @@ export function Pricing(): JSX.Element {
         <>
           <OriginNote origin={data.origin} what="prices" />
           <form onSubmit={submit} class="card">
-            <fieldset class="form-grid">
+            <fieldset class="form-grid" data-testid="depth-prices">
               <legend>Search, credits by depth</legend>
+              <p class="hint wide">Calls may ask for depth 1 to {data.max_depth} (search.max_depth in the configuration file).</p>
               {depths.map((value, i) => (
                 <TextField
                   key={i}
-                  label={`Depth ${i + 1}${i + 1 > data.max_depth ? ' (above max_depth)' : ''}`}
+                  label={`Depth ${i + 1}`}
                   name={`depth-${i + 1}`}
                   type="number"
                   min={0}
