@@ -15,7 +15,9 @@ import type { Reranker } from '../reranker/reranker.js';
 import { tinyModelDir } from '../test/support/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
-import { rocchio, SearchPipeline, type DenseRetrieval } from './pipeline.js';
+import { SearchPipeline } from './pipeline.js';
+import { rocchio } from './reflection-pass.js';
+import type { DenseRetrieval } from './request-state.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-pipeline-dense-'));
 let storage: Storage;
