@@ -4,7 +4,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { MeilisearchConnection, MeilisearchSearchIndex, MeilisearchVectorIndex } from '../indexer/backends/meilisearch.js';
 import { PgVectorIndex, PostgresSearchIndex } from '../indexer/backends/postgres.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import type { IndexDoc, PageDoc, SearchIndex } from '../indexer/search-index.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import type { VectorIndex } from '../indexer/vector-index.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, type NotaryConfig } from '../core/config.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { passageModelText } from '../indexer/search-index.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';

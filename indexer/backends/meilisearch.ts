@@ -3,7 +3,7 @@ import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settin
 import { NotaryError } from '../../core/errors.js';
 import type { Storage } from '../../storage/db.js';
 import { primaryLanguage } from '../../core/language.js';
-import { pathWords } from '../fts5.js';
+import { pathWords } from './url-path.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { QUERY_STOPWORDS, queryStems, stemmedText, stemWord } from './analysis.js';
