@@ -1,5 +1,6 @@
 import { AnnGraph, graphShape, type AnnGraphOptions, type AnnGraphState, type AnnGraphWear } from './ann-graph.js';
 import { AnnGraphStore, type SavedAnnGraph, type VectorSample, type VersionedIds } from './ann-store.js';
+import { selectPerPage } from './page-cap.js';
 import type { VectorHit } from './vector-index.js';
 
 /** What SqlVectorIndex keeps in memory (its VectorCache): row i is matrix[i*d..), with its id, page and write seq. */
@@ -393,16 +394,7 @@ export class ApproximateSearch {
       const scores = new Map<number, number>();
       for (const row of rows) scores.set(row, dot(cache.matrix, row, query));
       rows.sort((a, b) => scores.get(b)! - scores.get(a)! || cache.ids[a]! - cache.ids[b]!);
-      const used = new Map<number, number>();
-      const out: VectorHit[] = [];
-      for (const row of rows) {
-        const pageId = cache.pageIds[row]!;
-        const n = used.get(pageId) ?? 0;
-        if (n >= perPage) continue;
-        used.set(pageId, n + 1);
-        out.push({ id: cache.ids[row]!, pageId, score: scores.get(row)! });
-        if (out.length === limit) break;
-      }
+      const out = selectPerPage(rows, limit, perPage, (row) => cache.pageIds[row]!).map((row) => ({ id: cache.ids[row]!, pageId: cache.pageIds[row]!, score: scores.get(row)! }));
       // Fewer than k from a collection holding at least k: the graph did not reach them all (HNSW gives no such
       // guarantee), so what it left out could belong in the answer: the exact scan answers instead.
       if (found.length < k) return null;

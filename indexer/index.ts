@@ -13,4 +13,5 @@ export {
   type IndexerProgress,
   type IndexerRunResult,
 } from './indexer.js';
-export { SqlVectorIndex, encodeVector, decodeVector, type SqlVectorIndexOptions } from './sql-vector-index.js';
+export { SqlVectorIndex, type SqlVectorIndexOptions } from './sql-vector-index.js';
+export { encodeVector, decodeVector } from './vector-encoding.js';

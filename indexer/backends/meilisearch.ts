@@ -7,7 +7,9 @@ import { pathWords } from './url-path.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { QUERY_STOPWORDS, queryStems, stemmedText, stemWord } from './analysis.js';
-import { checkVector, dot, existingPassageIds, missingPassages, selectPerPage, vectorSearchBounds, widenedSearch } from './shared.js';
+import { selectPerPage } from '../page-cap.js';
+import { checkVector, vectorSearchBounds } from '../vector-input.js';
+import { dot, existingPassageIds, missingPassages, widenedSearch } from './shared.js';
 
 export interface MeilisearchOptions {
   url: string;
@@ -442,7 +444,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
       const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS);
       const hits = found.map((h) => ({ ...toIndexDoc(h), score: h.score }));
-      const selected = selectPerPage(hits, limit, perPage);
+      const selected = selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
       if (selected.length >= limit || hits.length < k || k >= MAX_TOTAL_HITS) return selected;
     }
   }

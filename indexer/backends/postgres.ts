@@ -9,7 +9,9 @@ import { pathWords } from './url-path.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../search-index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../vector-index.js';
 import { analysedWords, MAX_TERM_LENGTH, QUERY_STOPWORDS } from './analysis.js';
-import { checkVector, dot, selectPerPage, vectorSearchBounds, widenedSearch } from './shared.js';
+import { selectPerPage } from '../page-cap.js';
+import { checkVector, vectorSearchBounds } from '../vector-input.js';
+import { dot, widenedSearch } from './shared.js';
 
 /** Rows per INSERT and ids per IN list. */
 const WRITE_CHUNK = 500;
@@ -585,7 +587,7 @@ export class PgVectorIndex implements VectorIndex {
         const v = parseVector(r.embedding, this.dimensions);
         if (v) hits.push({ id: Number(r.passage_id), pageId: Number(r.page_id), score: dot(v, query) });
       }
-      return selectPerPage(hits.sort((a, b) => b.score - a.score || a.id - b.id), limit, perPage);
+      return selectPerPage(hits.sort((a, b) => b.score - a.score || a.id - b.id), limit, perPage, (hit) => hit.pageId);
     }
     const literal = vectorLiteral(query);
     return widenedSearch(limit, perPage, 100_000, async (k) =>

@@ -1,10 +1,11 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { selectPerPage } from '../../page-cap.js';
 import type { IndexFilter } from '../../search-index.js';
 import { languageToken, NAVIGATION_TOKEN, pageToken, translationToken } from './facets.js';
 import { MemoryRanking } from './memory-ranking.js';
 import type { FacetFilter, Postings } from './postings.js';
 import { queryPhrases } from './query.js';
-import { FTS5_COLUMN_WEIGHTS, keepPerPage, TOP_WINDOW_MIN, type FTS5_PAGE_WEIGHTS, type RankedRow } from './ranking.js';
+import { FTS5_COLUMN_WEIGHTS, TOP_WINDOW_MIN, type FTS5_PAGE_WEIGHTS, type RankedRow } from './ranking.js';
 import { GENERATION_SQL, PAGES, TABLE, TOKENIZE } from './schema.js';
 import { Fts5Tokenizer } from './tokenizer.js';
 
@@ -53,7 +54,7 @@ export class Fts5MemoryRankings {
     let window = perPage >= limit ? limit : Math.max(TOP_WINDOW_MIN, limit * 2);
     for (;;) {
       const ranked = plan.postings.rank(plan.phrases, [title, headings, body, 0, 0, 0, 0, 0, 0], plan.facets, window);
-      const kept = keepPerPage(ranked, perPage, limit);
+      const kept = selectPerPage(ranked, limit, perPage, (row) => row.page_id);
       if (kept.length >= limit || ranked.length < window) return kept;
       window *= 4;
     }

@@ -1,4 +1,4 @@
-/** What an FTS5 ranking is made of: the columns' weights, ranked rows, and the per-page cap over them. */
+/** What an FTS5 ranking is made of: the columns' weights and the rows ranked. */
 
 /**
  * Column weights for bm25(): title, headings, body. Measured on the PostgreSQL 15 docs (7,031 passages) with 106
@@ -29,17 +29,3 @@ export interface RankedRow {
 
 /** Matches ranked at first for the per-page cap (grown fourfold while too few pages survive it). */
 export const TOP_WINDOW_MIN = 64;
-
-/** The most of `perPage` rows a page and of `limit` rows in all, from a ranking best first. */
-export function keepPerPage(ranked: readonly RankedRow[], perPage: number, limit: number): RankedRow[] {
-  const perPageCount = new Map<number, number>();
-  const kept: RankedRow[] = [];
-  for (const row of ranked) {
-    if (kept.length >= limit) break;
-    const n = perPageCount.get(row.page_id) ?? 0;
-    if (n >= perPage) continue;
-    perPageCount.set(row.page_id, n + 1);
-    kept.push(row);
-  }
-  return kept;
-}

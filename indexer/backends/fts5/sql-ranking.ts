@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { selectPerPage } from '../../page-cap.js';
 import { pageToken } from './facets.js';
-import { FTS5_COLUMN_WEIGHTS, keepPerPage, TOP_WINDOW_MIN, type FTS5_PAGE_WEIGHTS, type RankedRow, type ScoredRow } from './ranking.js';
+import { FTS5_COLUMN_WEIGHTS, TOP_WINDOW_MIN, type FTS5_PAGE_WEIGHTS, type RankedRow, type ScoredRow } from './ranking.js';
 import type { Fts5Reader } from './reader.js';
 import type { Fts5ReaderPool } from './reader-pool.js';
 import { PAGES, PASSAGE_ROWID_RANGE_SQL, TABLE } from './schema.js';
@@ -59,7 +60,7 @@ export class SqlRanking {
         const pageId = pages.get(row.id);
         return pageId === undefined ? [] : [{ id: row.id, page_id: pageId, score: row.score }];
       });
-      const kept = keepPerPage(withPages, perPage, limit);
+      const kept = selectPerPage(withPages, limit, perPage, (row) => row.page_id);
       // Fewer than `limit` survive the per-page cap only when the window was too small (or the matches ran out).
       if (kept.length >= limit || ranked.length < window) return kept;
       window *= 4;
