@@ -6,7 +6,7 @@ import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.j
 import { exactSearch, VectorCache } from './vector-cache.js';
 import { decodeInto, decodeVector, encodeVector } from './vector-encoding.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
-import { checkVector, vectorSearchBounds } from './vector-input.js';
+import { checkedVectors, checkVector, vectorSearchBounds } from './vector-input.js';
 
 export interface SqlVectorIndexOptions {
   /** Embedding model name; rows written by another model (or with other dimensions) are stale to this index. */
@@ -125,16 +125,8 @@ export class SqlVectorIndex implements VectorIndex {
   }
 
   async upsert(items: readonly PassageVector[]): Promise<void> {
-    const byId = new Map<number, PassageVector>();
-    items.forEach((item, i) => {
-      if (!Number.isSafeInteger(item.id) || !Number.isSafeInteger(item.pageId)) {
-        throw new NotaryError('invalid_request', `vector ${i}: id and pageId must be integers`);
-      }
-      checkVector(item.vector, this.dimensions, `vector for passage ${item.id}`);
-      byId.set(item.id, item);
-    });
-    if (byId.size === 0) return;
-    const unique = [...byId.values()];
+    const unique = checkedVectors(items, this.dimensions);
+    if (unique.length === 0) return;
     await this.exclusive(async () => {
       const { seq, inSync, stamp } = await this.db.transaction().execute(async (trx) => {
         const seq = await this.bumpGeneration(trx);

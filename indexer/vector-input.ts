@@ -1,5 +1,6 @@
 /** What a vector index is given, checked: vectors of its dimensions, a search's limit and per-page cap. */
 import { NotaryError } from '../core/errors.js';
+import type { PassageVector } from './vector-index.js';
 
 /** A Float32Array of `dimensions` finite values, else invalid_request. */
 export function checkVector(vector: unknown, dimensions: number, what: string): Float32Array {
@@ -22,4 +23,15 @@ export function vectorSearchBounds(options: { limit: number; perPageLimit?: numb
     perPage = Math.max(1, perPage);
   }
   return { limit, perPage };
+}
+
+/** The vectors to write, checked (integer ids, `dimensions` finite values) and one per passage id (the last given). */
+export function checkedVectors(items: readonly PassageVector[], dimensions: number): PassageVector[] {
+  const byId = new Map<number, PassageVector>();
+  items.forEach((item, i) => {
+    if (!Number.isSafeInteger(item.id) || !Number.isSafeInteger(item.pageId)) throw new NotaryError('invalid_request', `vector ${i}: id and pageId must be integers`);
+    checkVector(item.vector, dimensions, `vector for passage ${item.id}`);
+    byId.set(item.id, item);
+  });
+  return [...byId.values()];
 }

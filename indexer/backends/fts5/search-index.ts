@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { NotaryError } from '../../../core/errors.js';
+import { withFacts, type StoredFacts } from '../../hit-facts.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { Fts5MemoryRankings, type Fts5MemoryOptions } from './memory-rankings.js';
 import type { MemoryRanking } from './memory-ranking.js';
@@ -41,13 +42,9 @@ interface PageRow {
   tkey: string | null;
 }
 
-function withFacts<T extends object>(base: T, row: { lang: string | null; nav: number | null; tkey: string | null }): T & Pick<IndexDoc, 'language' | 'navigation' | 'translationKey'> {
-  return {
-    ...base,
-    ...(row.lang ? { language: row.lang } : {}),
-    ...(row.nav ? { navigation: true } : {}),
-    ...(row.tkey ? { translationKey: row.tkey } : {}),
-  };
+/** A row's facts columns (lang, nav, tkey) by their names in IndexDoc. */
+function facts(row: { lang: string | null; nav: number | null; tkey: string | null }): StoredFacts {
+  return { language: row.lang, navigation: row.nav, translationKey: row.tkey };
 }
 
 /**
@@ -139,7 +136,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const rows = new Map((this.getManyStmt.all(JSON.stringify(ranked.map((r) => r.id))) as HitRow[]).map((r) => [r.id, r]));
     return ranked.flatMap(({ id, page_id: pageId, score }) => {
       const r = rows.get(id);
-      return r ? [withFacts({ id, pageId, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score }, r)] : [];
+      return r ? [withFacts({ id, pageId, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score }, facts(r))] : [];
     });
   }
 
@@ -162,7 +159,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const rows = new Map((fields.all(JSON.stringify(ranked.map((r) => r.page_id))) as PageRow[]).map((r) => [r.page_id, r]));
     return ranked.flatMap(({ page_id: pageId, score }) => {
       const r = rows.get(pageId);
-      return r ? [withFacts({ pageId, url: r.url, title: r.title, score }, r)] : [];
+      return r ? [withFacts({ pageId, url: r.url, title: r.title, score }, facts(r))] : [];
     });
   }
 
@@ -173,7 +170,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const rows = new Map((this.getManyStmt.all(JSON.stringify(wanted)) as HitRow[]).map((r) => [r.id, r]));
     return wanted.flatMap((id) => {
       const row = rows.get(id);
-      return row ? [withFacts({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body }, row)] : [];
+      return row ? [withFacts({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body }, facts(row))] : [];
     });
   }
 

@@ -1,5 +1,6 @@
 /** The documents notary keeps in Meilisearch (passages and whole pages), their facts and the filters over them. */
 import { primaryLanguage } from '../../../core/language.js';
+import { withFacts } from '../../hit-facts.js';
 import type { IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
 import { stemmedText } from '../analysis.js';
 import { pathWords } from '../url-path.js';
@@ -38,15 +39,6 @@ export function factFields(doc: { language?: string | undefined; navigation?: bo
     ...(doc.language ? { language: doc.language, language_primary: primaryLanguage(doc.language.toLowerCase()) } : {}),
     navigation: doc.navigation === true,
     ...(doc.translationKey ? { translationKey: doc.translationKey } : {}),
-  };
-}
-
-export function withFacts<T extends object>(base: T, d: FactFields): T & Pick<IndexDoc, 'language' | 'navigation' | 'translationKey'> {
-  return {
-    ...base,
-    ...(d.language ? { language: d.language } : {}),
-    ...(d.navigation ? { navigation: true } : {}),
-    ...(d.translationKey ? { translationKey: d.translationKey } : {}),
   };
 }
 

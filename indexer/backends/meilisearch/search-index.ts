@@ -1,9 +1,10 @@
 import { NotaryError } from '../../../core/errors.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
+import { withFacts } from '../../hit-facts.js';
 import { selectPerPage } from '../../page-cap.js';
 import { queryStems } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
-import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, withFacts, type PassageDocument } from './documents.js';
+import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
 
 /** Meilisearch considers only the first 10 words of a query. */

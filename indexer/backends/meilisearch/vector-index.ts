@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { NotaryError } from '../../../core/errors.js';
 import type { Storage } from '../../../storage/db.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
-import { checkVector, vectorSearchBounds } from '../../vector-input.js';
+import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, existingPassageIds, missingPassages, widenedSearch } from '../shared.js';
 import type { MeilisearchConnection } from './connection.js';
 import { chunks, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
@@ -56,14 +56,9 @@ export class MeilisearchVectorIndex implements VectorIndex {
   }
 
   async upsert(items: readonly PassageVector[]): Promise<void> {
-    const byId = new Map<number, PassageVector>();
-    items.forEach((item, i) => {
-      if (!Number.isSafeInteger(item.id) || !Number.isSafeInteger(item.pageId)) throw new NotaryError('invalid_request', `vector ${i}: id and pageId must be integers`);
-      checkVector(item.vector, this.dimensions, `vector for passage ${item.id}`);
-      byId.set(item.id, item);
-    });
+    const unique = checkedVectors(items, this.dimensions);
     // One vector per passage, as in the SQL backends: writing this model's vector clears any other model's.
-    const docs = [...byId.values()].map((item) => ({
+    const docs = unique.map((item) => ({
       id: item.id,
       pageId: item.pageId,
       vector_model: this.tag,

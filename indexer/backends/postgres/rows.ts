@@ -1,6 +1,7 @@
 /** The rows of the passage and page tables as written and read: the facts columns and the filters over them. */
 import { sql } from 'kysely';
 import { primaryLanguage } from '../../../core/language.js';
+import { withFacts, type StoredFacts } from '../../hit-facts.js';
 import type { IndexDoc, IndexFilter } from '../../search-index.js';
 
 /** Rows per INSERT and ids per IN list. */
@@ -29,13 +30,9 @@ export interface PageRow extends FactColumns {
   score: number;
 }
 
-export function withFacts<T extends object>(base: T, row: FactColumns): T & Pick<IndexDoc, 'language' | 'navigation' | 'translationKey'> {
-  return {
-    ...base,
-    ...(row.language ? { language: row.language } : {}),
-    ...(row.navigation ? { navigation: true } : {}),
-    ...(row.translation_key ? { translationKey: row.translation_key } : {}),
-  };
+/** A row's facts columns by their names in IndexDoc. */
+export function factsOf(row: FactColumns): StoredFacts {
+  return { language: row.language, navigation: row.navigation, translationKey: row.translation_key };
 }
 
 /** The facts of a document as column values: language, its primary subtag (what filters match), navigation, group. */
@@ -57,5 +54,5 @@ export function filterConditions(filter: IndexFilter | undefined) {
 }
 
 export function toDoc(r: HitRow): IndexDoc {
-  return withFacts({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.body }, r);
+  return withFacts({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.body }, factsOf(r));
 }

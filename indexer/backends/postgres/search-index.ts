@@ -3,11 +3,12 @@ import { NotaryError } from '../../../core/errors.js';
 import type { Storage } from '../../../storage/db.js';
 import type { Database } from '../../../storage/schema.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
+import { withFacts } from '../../hit-facts.js';
 import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS } from '../fts5/ranking.js';
 import { pathWords } from '../url-path.js';
 import { queryTerms, toTsQuery } from './query.js';
 import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
-import { factValues, filterConditions, toDoc, withFacts, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
+import { factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
 import { ensureTermStats, identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
 
 /**
@@ -203,7 +204,7 @@ export class PostgresSearchIndex implements SearchIndex {
       from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
       where tsv @@ q and ${filterConditions(options.filter)}
       order by score desc, page_id limit ${limit}`.execute(this.db);
-    return result.rows.map((r) => withFacts({ pageId: Number(r.page_id), url: r.url, title: r.title, score: Number(r.score) }, r));
+    return result.rows.map((r) => withFacts({ pageId: Number(r.page_id), url: r.url, title: r.title, score: Number(r.score) }, factsOf(r)));
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {

@@ -5,7 +5,7 @@ import type { Storage } from '../../../storage/db.js';
 import type { Database } from '../../../storage/schema.js';
 import { selectPerPage } from '../../page-cap.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
-import { checkVector, vectorSearchBounds } from '../../vector-input.js';
+import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, widenedSearch } from '../shared.js';
 import { WRITE_CHUNK } from './rows.js';
 import { requirePostgres, withSchemaLock } from './schema.js';
@@ -84,13 +84,7 @@ export class PgVectorIndex implements VectorIndex {
   }
 
   async upsert(items: readonly PassageVector[]): Promise<void> {
-    const byId = new Map<number, PassageVector>();
-    items.forEach((item, i) => {
-      if (!Number.isSafeInteger(item.id) || !Number.isSafeInteger(item.pageId)) throw new NotaryError('invalid_request', `vector ${i}: id and pageId must be integers`);
-      checkVector(item.vector, this.dimensions, `vector for passage ${item.id}`);
-      byId.set(item.id, item);
-    });
-    const unique = [...byId.values()];
+    const unique = checkedVectors(items, this.dimensions);
     if (unique.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
