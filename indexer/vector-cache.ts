@@ -3,6 +3,20 @@ import { PageCap, selectPerPage } from './page-cap.js';
 import type { VectorHit } from './vector-index.js';
 
 /**
+ * What SqlVectorIndex keeps in memory, as ann-search.ts reads it (VectorCache below): row i is matrix[i*d..), with its
+ * id, page and write seq.
+ */
+export interface CachedVectors {
+  readonly dimensions: number;
+  readonly size: number;
+  readonly matrix: Float32Array;
+  readonly ids: Float64Array;
+  readonly pageIds: Float64Array;
+  readonly seqs: Float64Array;
+  readonly position: ReadonlyMap<number, number>;
+}
+
+/**
  * This model's vectors in memory: row i is matrix[i*d .. (i+1)*d), with its passage id, page id and the write
  * generation (seq) that stored it. `maxSeq` and `size` are what the database said when the cache was last known
  * to equal it; every database row with seq <= maxSeq is in the cache with the same content.
