@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotaryConfig } from '../core/config.js';
 import type { Accounts } from '../payments/accounts.js';
 import { generateApiKey } from '../payments/api-keys.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from '../search/pipeline.js';
 import BetterSqlite3 from 'better-sqlite3';

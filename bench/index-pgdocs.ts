@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { configSchema } from '../core/config.js';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { Indexer } from '../indexer/indexer.js';
 
 export const DEFAULT_PG_DOC_DIR = '/usr/share/doc/postgresql-doc-15/html';

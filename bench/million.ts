@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { configSchema } from '../core/config.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
 import type { IndexDoc, PageDoc } from '../indexer/search-index.js';
 import { Runtime, silentLog } from '../runtime/index.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { normaliseUrl, type CrawlProgress, type CrawlRun } from '../crawler/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import type { Runtime } from '../runtime/index.js';
-import type { DenseRetrieval } from '../search/pipeline.js';
+import type { DenseRetrieval } from '../search/request-state.js';
 import { crawlAndIndex } from './crawl.js';
 
 type Seed = Awaited<ReturnType<Runtime['seeds']['list']>>[number];

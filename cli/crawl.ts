@@ -3,7 +3,7 @@ import { NotaryError } from '../core/errors.js';
 import { normaliseUrl, runCrawl, type CrawlerConfig, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
 import type { IndexerRunResult } from '../indexer/index.js';
 import { Runtime, stderrLog } from '../runtime/index.js';
-import type { DenseRetrieval } from '../search/pipeline.js';
+import type { DenseRetrieval } from '../search/request-state.js';
 import { crawlProgressLine, formatDuration, ProgressLine, RateMeter } from './progress.js';
 
 function byReason(counts: Partial<Record<string, number>>): string {

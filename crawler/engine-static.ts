@@ -4,7 +4,7 @@ import { decodeText, fetchResource, headerValue, type FetchResponse } from '../e
 import type { CrawlSkipReason } from '../storage/crawl-runs.js';
 import type { EngineContext } from './crawl.js';
 import { deliberateStopMarker } from './crawlee-log.js';
-import { isHtmlContentType } from './session.js';
+import { isHtmlContentType } from './page-response.js';
 import { hostOf } from './url.js';
 import { backOffIfAsked, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';
 

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
 import type { NotaryConfig } from '../core/config.js';
 import type { CrawlRunStore, CrawlSkipReason, NewCrawlSkip } from '../storage/crawl-runs.js';
 import type { FrontierStore } from '../storage/frontier.js';
 import type { InTransaction, PageStore } from '../storage/pages.js';
 import type { Page } from '../storage/schema.js';
-import { readHtml, readPage, type HtmlQuery } from './html.js';
+import { readHtml } from './html.js';
+import { processResponse, STORED_AND_DONE, type PageResponse, type ResponseSession } from './page-response.js';
 import type { RobotsCache } from './robots.js';
-import { hostOf, normaliseUrl, type Scope } from './url.js';
+import { normaliseUrl, type Scope } from './url.js';
 
 export type CrawlerConfig = NotaryConfig['crawler'];
 export type CrawlLogLevel = 'info' | 'warn' | 'debug';
@@ -56,38 +56,6 @@ export interface QueuedPage {
   depth: number;
 }
 
-/** processResponse's answer when the page was stored and its frontier entry marked done in one transaction. */
-const STORED_AND_DONE = 'stored and done';
-
-/** A page request that got an HTTP answer, as either engine saw it. */
-export interface PageResponse {
-  /** The normalised URL that was requested (the key it was queued under). */
-  url: string;
-  /** URL after redirects. */
-  finalUrl: string;
-  status: number;
-  depth: number;
-  contentType: string | null;
-  etag: string | null;
-  lastModified: string | null;
-  contentLanguage?: string | null;
-  /** HTML as received (static) or as rendered (browser); empty for a 304. */
-  html: string;
-  /** The parsed document when the engine already has one. */
-  $?: HtmlQuery;
-}
-
-
-/** text/html or application/xhtml+xml; a response without a Content-Type is given the benefit of the doubt. */
-export function isHtmlContentType(contentType: string | null): boolean {
-  if (!contentType) return true;
-  const essence = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return essence === 'text/html' || essence === 'application/xhtml+xml';
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /** Where an out-of-scope URL leads: its origin and first path segment ("http://h/fr/", "http://h/about.html"). */
 function whereOf(url: string): string {
@@ -130,6 +98,8 @@ export class CrawlSession {
   readonly failures: Partial<Record<FailureReason, number>> = {};
   /** Set by runCrawl: the frontier queue admitted pages go to. */
   frontier: SessionFrontier = { add: async () => 0, inFlightCount: 0 };
+  /** This session as processResponse sees it. */
+  private readonly responses: ResponseSession;
 
   constructor(
     readonly runId: string,
@@ -145,7 +115,21 @@ export class CrawlSession {
       log: CrawlLog;
       onProgress?: (p: CrawlProgress) => void;
     },
-  ) {}
+  ) {
+    this.responses = {
+      config: deps.config,
+      pages: deps.pages,
+      scope: deps.scope,
+      seen: this.seen,
+      hashOwner: this.hashOwner,
+      counts: this.counts,
+      skip: (url, reason, detail) => this.skip(url, reason, detail),
+      retire: (url, status) => this.retire(url, status),
+      admit: (urls, depth) => this.admit(urls, depth),
+      markSeen: (urls, depth) => this.markSeen(urls, depth),
+      finishIn: (url, outcome) => this.finishIn(url, outcome),
+    };
+  }
 
   get storedCount(): number {
     return this.ownStored + this.counts.storedBefore + this.othersStored;
@@ -341,7 +325,7 @@ export class CrawlSession {
   async handleResponse(res: PageResponse): Promise<void> {
     const stored = this.storedRows.has(res.url) ? (this.storedRows.get(res.url) ?? undefined) : await this.deps.pages.getByUrl(res.url);
     try {
-      const outcome = await this.processResponse(res, stored);
+      const outcome = await processResponse(this.responses, res, stored);
       // A stored page's entry was marked done in the transaction that stored it; every other outcome is done now.
       if (outcome !== STORED_AND_DONE) await this.deps.store.finish(this.runId, res.url, outcome);
     } finally {
@@ -359,121 +343,6 @@ export class CrawlSession {
   private async markSeen(urls: string[], depth: number): Promise<void> {
     for (const url of urls) this.seen.add(url);
     await this.deps.store.addDone(this.runId, urls.map((url) => ({ url, depth })), 'alias');
-  }
-
-  private async processResponse(res: PageResponse, stored: Page | undefined): Promise<string> {
-    const { url, status, depth } = res;
-    if (status === 304) {
-      if (!stored) {
-        this.skip(url, 'http_error', '304 without a stored copy');
-        return 'http_error';
-      }
-      // Links first, then the page and its frontier entry in one transaction: a process dying in between leaves the
-      // entry leased and the page not marked (fetched again by whoever takes the lease over), never the page marked
-      // and the entry leased (which would fetch a page this run already has).
-      if (stored.html) await this.admit(readHtml(stored.html, stored.final_url).links, depth + 1);
-      await this.deps.pages.markUnchanged(url, this.finishIn(url, 'unchanged'));
-      this.counts.unchanged++;
-      return STORED_AND_DONE;
-    }
-    if (status === 404 || status === 410) {
-      if (stored && stored.state !== 'gone') {
-        await this.deps.pages.markGone(url, status);
-        this.counts.gone++;
-      }
-      this.skip(url, 'http_error', `HTTP ${status}`);
-      return 'http_error';
-    }
-    if (status < 200 || status >= 300) {
-      this.skip(url, 'http_error', `HTTP ${status}`);
-      return 'http_error';
-    }
-    if (!isHtmlContentType(res.contentType)) {
-      await this.retire(url, status);
-      this.skip(url, 'non_html', res.contentType ?? 'no content type');
-      return 'non_html';
-    }
-    const bytes = Buffer.byteLength(res.html);
-    if (bytes > this.deps.config.max_page_bytes) {
-      await this.retire(url, status);
-      this.skip(url, 'too_large', `${bytes} bytes > max_page_bytes ${this.deps.config.max_page_bytes}`);
-      return 'too_large';
-    }
-
-    const finalUrl = normaliseUrl(res.finalUrl) ?? url;
-    if (finalUrl !== url) {
-      const outOfScope = this.deps.scope.check(finalUrl);
-      if (outOfScope) {
-        this.skip(url, 'out_of_scope', `redirected to ${finalUrl}: ${outOfScope}`);
-        return 'out_of_scope';
-      }
-      if (this.seen.has(finalUrl)) {
-        await this.retire(url, status);
-        this.skip(url, 'duplicate', `redirects to ${finalUrl}`);
-        return 'duplicate';
-      }
-      await this.markSeen([finalUrl], depth);
-    }
-
-    const page = res.$ ? readPage(res.$, finalUrl) : readHtml(res.html, finalUrl);
-    const links = page.links;
-    let storeUrl = url;
-    const canonical = page.canonical && hostOf(page.canonical) === hostOf(finalUrl) ? page.canonical : null;
-    if (canonical && canonical !== url) {
-      if (canonical === finalUrl) {
-        storeUrl = finalUrl;
-      } else if (this.seen.has(canonical)) {
-        await this.retire(url, status);
-        this.skip(url, 'duplicate', `canonical ${canonical}`);
-        await this.admit(links, depth + 1);
-        return 'duplicate';
-      } else {
-        await this.markSeen([canonical], depth);
-        storeUrl = canonical;
-      }
-    }
-
-    const contentHash = sha256Hex(res.html);
-    const owner = this.hashOwner.get(contentHash);
-    if (owner !== undefined && owner !== storeUrl) {
-      await this.retire(storeUrl, status);
-      this.skip(url, 'duplicate', `same content as ${owner}`);
-      await this.admit(links, depth + 1);
-      return 'duplicate';
-    }
-    this.hashOwner.set(contentHash, storeUrl);
-    if (owner === undefined) {
-      const twin = await this.deps.pages.findDuplicate(contentHash, storeUrl);
-      if (twin) {
-        this.hashOwner.set(contentHash, twin.url);
-        await this.retire(storeUrl, status);
-        this.skip(url, 'duplicate', `same content as ${twin.url}`);
-        await this.admit(links, depth + 1);
-        return 'duplicate';
-      }
-    }
-
-    const before = storeUrl === url ? stored : await this.deps.pages.getByUrl(storeUrl);
-    const unchanged = before !== undefined && before.state !== 'gone' && before.content_hash === contentHash;
-    // As for a 304: links first, then the page and its frontier entry in one transaction.
-    await this.admit(links, depth + 1);
-    await this.deps.pages.saveFetched({
-      url: storeUrl,
-      final_url: finalUrl,
-      host: hostOf(finalUrl),
-      http_status: status,
-      content_type: res.contentType,
-      etag: res.etag,
-      last_modified: res.lastModified,
-      content_language: res.contentLanguage ?? null,
-      content_hash: contentHash,
-      title: page.title,
-      html: res.html,
-      crawl_depth: depth,
-    }, before ?? null, this.finishIn(url, unchanged ? 'unchanged' : 'stored'));
-    if (unchanged) this.counts.unchanged++;
-    else this.counts.fetched++;
-    return STORED_AND_DONE;
   }
 
   progress(): CrawlProgress {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClusteredCorpus, recallAtK } from '../bench/perf/synthetic-vectors.js';
 import { AnnGraph } from './ann-graph.js';
-import { ApproximateSearch, type CachedVectors } from './ann-search.js';
+import { ApproximateSearch } from './ann-search.js';
+import type { CachedVectors } from './vector-cache.js';
 import { AnnGraphStore } from './ann-store.js';
 
 const D = 32;

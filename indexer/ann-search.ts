@@ -1,17 +1,9 @@
 import { AnnGraph, graphShape, type AnnGraphOptions, type AnnGraphState, type AnnGraphWear } from './ann-graph.js';
-import { AnnGraphStore, type SavedAnnGraph, type VectorSample, type VersionedIds } from './ann-store.js';
+import { changesSince, REBUILD_ABOVE_CHANGED_SHARE, sampleOf, unfit } from './ann-graph-fit.js';
+import { AnnGraphStore, type VersionedIds } from './ann-store.js';
+import { selectPerPage } from './page-cap.js';
+import type { CachedVectors } from './vector-cache.js';
 import type { VectorHit } from './vector-index.js';
-
-/** What SqlVectorIndex keeps in memory (its VectorCache): row i is matrix[i*d..), with its id, page and write seq. */
-export interface CachedVectors {
-  readonly dimensions: number;
-  readonly size: number;
-  readonly matrix: Float32Array;
-  readonly ids: Float64Array;
-  readonly pageIds: Float64Array;
-  readonly seqs: Float64Array;
-  readonly position: ReadonlyMap<number, number>;
-}
 
 export interface ApproximateSearchOptions {
   dimensions: number;
@@ -40,70 +32,6 @@ const MIN_CANDIDATES = 100;
 const MAX_CANDIDATES = 20_000;
 /** Share of the graph changed since its last save after which it is saved again (a restart applies the rest as a diff). */
 const SAVE_AFTER_CHANGED_SHARE = 0.05;
-/** Share of the collection changed (replaced, added, removed) above which a diff costs more than a fresh build. */
-const REBUILD_ABOVE_CHANGED_SHARE = 0.25;
-/** Rows whose exact vectors are kept with a saved graph to tell it from one of another database. */
-const SAMPLE_ROWS = 16;
-
-/** Rows of `next` that are new or rewritten since `previous`, and the ids of `previous` that `next` no longer holds. */
-function changesSince(previous: VersionedIds, next: CachedVectors): { changed: number[]; removed: number[] } {
-  const kept = new Uint8Array(next.size);
-  const changed: number[] = [];
-  const removed: number[] = [];
-  for (let row = 0; row < previous.size; row++) {
-    const id = previous.ids[row]!;
-    const at = next.position.get(id);
-    if (at === undefined) {
-      removed.push(id);
-      continue;
-    }
-    kept[at] = 1;
-    if (next.seqs[at] !== previous.seqs[row]) changed.push(at);
-  }
-  for (let row = 0; row < next.size; row++) if (kept[row] === 0) changed.push(row);
-  return { changed, removed };
-}
-
-function sampleOf(cache: CachedVectors): VectorSample {
-  const d = cache.dimensions;
-  const size = Math.min(SAMPLE_ROWS, cache.size);
-  const ids = new Float64Array(size);
-  const seqs = new Float64Array(size);
-  const vectors = new Float32Array(size * d);
-  for (let i = 0; i < size; i++) {
-    const row = Math.floor((i * cache.size) / size);
-    ids[i] = cache.ids[row]!;
-    seqs[i] = cache.seqs[row]!;
-    vectors.set(cache.matrix.subarray(row * d, row * d + d), i * d);
-  }
-  return { size, ids, seqs, vectors };
-}
-
-/**
- * Why a saved sample shows the graph was built from other vectors than `cache` holds, or null when it agrees. Rows
- * rewritten since the save are not compared: the diff replaces them, and a cache whose rows all differ from the
- * graph's (id, seq) pairs is more than the diff takes anyway.
- */
-function sampleDisagrees(sample: VectorSample, cache: CachedVectors): string | null {
-  const d = cache.dimensions;
-  for (let i = 0; i < sample.size; i++) {
-    const row = cache.position.get(sample.ids[i]!);
-    if (row === undefined || cache.seqs[row] !== sample.seqs[i]) continue;
-    for (let j = 0; j < d; j++) {
-      if (cache.matrix[row * d + j] !== sample.vectors[i * d + j]) return `passage ${sample.ids[i]} has another vector under the same write seq`;
-    }
-  }
-  return null;
-}
-
-/** Why a saved graph cannot stand in for a build of `cache`, `changes` vectors on, or null when it can. */
-function unfit(saved: SavedAnnGraph, cache: CachedVectors, changes: number): string | null {
-  const disagreement = sampleDisagrees(saved.sample, cache);
-  if (disagreement) return `saved graph is of other vectors: ${disagreement}`;
-  if (changes > REBUILD_ABOVE_CHANGED_SHARE * cache.size) return `${changes} vectors changed since the graph was saved: a build is cheaper`;
-  return null;
-}
-
 function dot(matrix: Float32Array, row: number, query: Float32Array): number {
   const d = query.length;
   const base = row * d;
@@ -393,16 +321,7 @@ export class ApproximateSearch {
       const scores = new Map<number, number>();
       for (const row of rows) scores.set(row, dot(cache.matrix, row, query));
       rows.sort((a, b) => scores.get(b)! - scores.get(a)! || cache.ids[a]! - cache.ids[b]!);
-      const used = new Map<number, number>();
-      const out: VectorHit[] = [];
-      for (const row of rows) {
-        const pageId = cache.pageIds[row]!;
-        const n = used.get(pageId) ?? 0;
-        if (n >= perPage) continue;
-        used.set(pageId, n + 1);
-        out.push({ id: cache.ids[row]!, pageId, score: scores.get(row)! });
-        if (out.length === limit) break;
-      }
+      const out = selectPerPage(rows, limit, perPage, (row) => cache.pageIds[row]!).map((row) => ({ id: cache.ids[row]!, pageId: cache.pageIds[row]!, score: scores.get(row)! }));
       // Fewer than k from a collection holding at least k: the graph did not reach them all (HNSW gives no such
       // guarantee), so what it left out could belong in the answer: the exact scan answers instead.
       if (found.length < k) return null;

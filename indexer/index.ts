@@ -2,7 +2,9 @@ export type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } 
 export { passageModelText } from './search-index.js';
 export type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
 export { cutPassages, type CutOptions, type CutPassage } from './passages.js';
-export { Fts5SearchIndex, FTS5_COLUMN_WEIGHTS, toFts5Query } from './fts5.js';
+export { Fts5SearchIndex } from './backends/fts5/search-index.js';
+export { FTS5_COLUMN_WEIGHTS } from './backends/fts5/ranking.js';
+export { toFts5Query } from './backends/fts5/query.js';
 export {
   Indexer,
   MAX_PASSAGES_PER_PAGE,
@@ -11,4 +13,5 @@ export {
   type IndexerProgress,
   type IndexerRunResult,
 } from './indexer.js';
-export { SqlVectorIndex, encodeVector, decodeVector, type SqlVectorIndexOptions } from './sql-vector-index.js';
+export { SqlVectorIndex, type SqlVectorIndexOptions } from './sql-vector-index.js';
+export { encodeVector, decodeVector } from './vector-encoding.js';

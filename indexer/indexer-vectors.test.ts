@@ -9,7 +9,7 @@ import type { Embedder } from '../reranker/embedder.js';
 import { tinyModelDir } from '../test/support/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
-import { Fts5SearchIndex } from './fts5.js';
+import { Fts5SearchIndex } from './backends/fts5/search-index.js';
 import { Indexer } from './indexer.js';
 import { passageModelText } from './search-index.js';
 import { SqlVectorIndex } from './sql-vector-index.js';

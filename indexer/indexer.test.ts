@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_HTML_CHARS } from '../extract/extract.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
-import { Fts5SearchIndex } from './fts5.js';
+import { Fts5SearchIndex } from './backends/fts5/search-index.js';
 import { Indexer, type IndexerLogger } from './indexer.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-indexer-'));

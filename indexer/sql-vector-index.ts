@@ -1,11 +1,12 @@
-import { endianness } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
-import { VectorMatrix } from './wasm/dot-scanner.js';
 import { NotaryError } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';
 import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
+import { exactSearch, VectorCache } from './vector-cache.js';
+import { decodeInto, decodeVector, encodeVector } from './vector-encoding.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
+import { checkedVectors, checkVector, vectorSearchBounds } from './vector-input.js';
 
 export interface SqlVectorIndexOptions {
   /** Embedding model name; rows written by another model (or with other dimensions) are stale to this index. */
@@ -24,182 +25,12 @@ const ID_CHUNK = 1000;
 /** Vectors fetched per query while (re)loading the cache. */
 const LOAD_CHUNK = 2000;
 
-const LITTLE_ENDIAN = endianness() === 'LE';
-
 type Db = Kysely<Database> | Transaction<Database>;
-
-/** Little-endian float32 bytes of a vector (a copy: the caller may reuse its array). */
-export function encodeVector(vector: Float32Array): Buffer {
-  if (LITTLE_ENDIAN) return Buffer.from(new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength));
-  const out = Buffer.alloc(vector.length * 4);
-  for (let i = 0; i < vector.length; i++) out.writeFloatLE(vector[i]!, i * 4);
-  return out;
-}
-
-/** Decodes `dimensions` little-endian float32 values from `bytes` into `target` starting at element `offset`. */
-function decodeInto(bytes: Uint8Array, target: Float32Array, offset: number, dimensions: number): void {
-  if (bytes.byteLength !== dimensions * 4) {
-    throw new NotaryError('internal_error', `stored vector has ${bytes.byteLength} bytes, expected ${dimensions * 4}`);
-  }
-  if (LITTLE_ENDIAN) {
-    new Uint8Array(target.buffer, target.byteOffset + offset * 4, bytes.byteLength).set(bytes);
-    return;
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let i = 0; i < dimensions; i++) target[offset + i] = view.getFloat32(i * 4, true);
-}
-
-export function decodeVector(bytes: Uint8Array, dimensions: number): Float32Array {
-  const out = new Float32Array(dimensions);
-  decodeInto(bytes, out, 0, dimensions);
-  return out;
-}
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
   return out;
-}
-
-/**
- * This model's vectors in memory: row i is matrix[i*d .. (i+1)*d), with its passage id, page id and the write
- * generation (seq) that stored it. `maxSeq` and `size` are what the database said when the cache was last known
- * to equal it; every database row with seq <= maxSeq is in the cache with the same content.
- */
-class VectorCache {
-  readonly store: VectorMatrix;
-  ids: Float64Array;
-  pageIds: Float64Array;
-  seqs: Float64Array;
-  size = 0;
-  maxSeq = 0;
-  /** passage_vector_changes when the cache was last known current (SQLite); null: unknown, check the rows. */
-  stamp: number | null = null;
-  readonly position = new Map<number, number>();
-
-  constructor(
-    readonly dimensions: number,
-    capacity: number,
-  ) {
-    const cap = Math.max(16, capacity);
-    this.store = new VectorMatrix(dimensions, cap);
-    this.ids = new Float64Array(cap);
-    this.pageIds = new Float64Array(cap);
-    this.seqs = new Float64Array(cap);
-  }
-
-  private grow(): void {
-    const cap = this.ids.length * 2;
-    this.store.reserve(cap);
-    for (const key of ['ids', 'pageIds', 'seqs'] as const) {
-      const next = new Float64Array(cap);
-      next.set(this[key]);
-      this[key] = next;
-    }
-  }
-
-  /** Row i is matrix[i*d .. (i+1)*d); a new view after the cache grows. */
-  get matrix(): Float32Array {
-    return this.store.matrix;
-  }
-
-  /** Inserts or overwrites; returns the row. */
-  put(id: number, pageId: number, seq: number): number {
-    let row = this.position.get(id);
-    if (row === undefined) {
-      if (this.size === this.ids.length) this.grow();
-      row = this.size++;
-      this.position.set(id, row);
-      this.ids[row] = id;
-    }
-    this.pageIds[row] = pageId;
-    this.seqs[row] = seq;
-    return row;
-  }
-
-  /** Removes by moving the last row into the hole; returns whether the id was present. */
-  remove(id: number): boolean {
-    const row = this.position.get(id);
-    if (row === undefined) return false;
-    const last = this.size - 1;
-    if (row !== last) {
-      const d = this.dimensions;
-      this.matrix.copyWithin(row * d, last * d, last * d + d);
-      const lastId = this.ids[last]!;
-      this.ids[row] = lastId;
-      this.pageIds[row] = this.pageIds[last]!;
-      this.seqs[row] = this.seqs[last]!;
-      this.position.set(lastId, row);
-    }
-    this.position.delete(id);
-    this.size = last;
-    return true;
-  }
-
-  highestSeq(): number {
-    let max = 0;
-    for (let i = 0; i < this.size; i++) if (this.seqs[i]! > max) max = this.seqs[i]!;
-    return max;
-  }
-}
-
-/**
- * Candidate rows ordered best first: higher score, then lower id. A bounded binary heap keeps the best `k` while
- * scanning, so a search costs O(N log k) rather than sorting all N scores.
- */
-function topK(scores: Float32Array, ids: Float64Array, n: number, k: number): number[] {
-  const heap = new Int32Array(Math.min(k, n));
-  let size = 0;
-  // "a is worse than b": the heap root is the worst kept candidate.
-  const worse = (a: number, b: number): boolean => {
-    const sa = scores[a]!;
-    const sb = scores[b]!;
-    return sa < sb || (sa === sb && ids[a]! > ids[b]!);
-  };
-  const siftDown = (start: number): void => {
-    let i = start;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= size) return;
-      const right = left + 1;
-      const worst = right < size && worse(heap[right]!, heap[left]!) ? right : left;
-      if (!worse(heap[worst]!, heap[i]!)) return;
-      const tmp = heap[i]!;
-      heap[i] = heap[worst]!;
-      heap[worst] = tmp;
-      i = worst;
-    }
-  };
-  for (let row = 0; row < n; row++) {
-    if (size < heap.length) {
-      let i = size++;
-      heap[i] = row;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (!worse(heap[i]!, heap[parent]!)) break;
-        const tmp = heap[i]!;
-        heap[i] = heap[parent]!;
-        heap[parent] = tmp;
-        i = parent;
-      }
-    } else if (size > 0) {
-      const root = heap[0]!;
-      const s = scores[row]!;
-      const rs = scores[root]!;
-      if (s > rs || (s === rs && ids[row]! < ids[root]!)) {
-        heap[0] = row;
-        siftDown(0);
-      }
-    }
-  }
-  const out = Array.from(heap.subarray(0, size));
-  out.sort((a, b) => scores[b]! - scores[a]! || ids[a]! - ids[b]!);
-  return out;
-}
-
-/** Dot product of the query with every cached row (a view valid until the next scan). */
-function scoreAll(cache: VectorCache, query: Float32Array): Float32Array {
-  return cache.store.scores(query, cache.size);
 }
 
 /**
@@ -249,17 +80,6 @@ export class SqlVectorIndex implements VectorIndex {
     return run;
   }
 
-  private checkVector(vector: unknown, what: string): Float32Array {
-    if (!(vector instanceof Float32Array)) throw new NotaryError('invalid_request', `${what} is not a Float32Array`);
-    if (vector.length !== this.dimensions) {
-      throw new NotaryError('invalid_request', `${what} has ${vector.length} dimensions, expected ${this.dimensions}`);
-    }
-    for (let i = 0; i < vector.length; i++) {
-      if (!Number.isFinite(vector[i])) throw new NotaryError('invalid_request', `${what} has a non-finite value at ${i}`);
-    }
-    return vector;
-  }
-
   private checkIds(ids: readonly number[]): void {
     for (const id of ids) {
       if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
@@ -305,16 +125,8 @@ export class SqlVectorIndex implements VectorIndex {
   }
 
   async upsert(items: readonly PassageVector[]): Promise<void> {
-    const byId = new Map<number, PassageVector>();
-    items.forEach((item, i) => {
-      if (!Number.isSafeInteger(item.id) || !Number.isSafeInteger(item.pageId)) {
-        throw new NotaryError('invalid_request', `vector ${i}: id and pageId must be integers`);
-      }
-      this.checkVector(item.vector, `vector for passage ${item.id}`);
-      byId.set(item.id, item);
-    });
-    if (byId.size === 0) return;
-    const unique = [...byId.values()];
+    const unique = checkedVectors(items, this.dimensions);
+    if (unique.length === 0) return;
     await this.exclusive(async () => {
       const { seq, inSync, stamp } = await this.db.transaction().execute(async (trx) => {
         const seq = await this.bumpGeneration(trx);
@@ -419,15 +231,8 @@ export class SqlVectorIndex implements VectorIndex {
   }
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
-    const query = this.checkVector(vector, 'query vector');
-    const limit = Math.floor(options.limit);
-    if (Number.isNaN(limit)) throw new NotaryError('invalid_request', `search limit must be a number, got ${options.limit}`);
-    let perPage = Infinity;
-    if (options.perPageLimit !== undefined) {
-      perPage = Math.floor(options.perPageLimit);
-      if (Number.isNaN(perPage)) throw new NotaryError('invalid_request', `perPageLimit must be a number, got ${options.perPageLimit}`);
-      perPage = Math.max(1, perPage);
-    }
+    const query = checkVector(vector, this.dimensions, 'query vector');
+    const { limit, perPage } = vectorSearchBounds(options);
     if (limit <= 0) return [];
     return this.exclusive(async () => {
       const cache = await this.refresh();
@@ -436,26 +241,7 @@ export class SqlVectorIndex implements VectorIndex {
         const hits = await this.approximate.search(cache, query, limit, perPage);
         if (hits) return hits;
       }
-      const scores = scoreAll(cache, query);
-      if (options.pageIds) {
-        // Every passage of these pages, best first (the scan scores all of them anyway).
-        const pages = new Set(options.pageIds);
-        const rows: number[] = [];
-        for (let row = 0; row < cache.size; row++) if (pages.has(cache.pageIds[row]!)) rows.push(row);
-        rows.sort((a, b) => scores[b]! - scores[a]! || cache.ids[a]! - cache.ids[b]!);
-        const perPageCount = new Map<number, number>();
-        const out: VectorHit[] = [];
-        for (const row of rows) {
-          const pageId = cache.pageIds[row]!;
-          const used = perPageCount.get(pageId) ?? 0;
-          if (used >= perPage) continue;
-          perPageCount.set(pageId, used + 1);
-          out.push({ id: cache.ids[row]!, pageId, score: scores[row]! });
-          if (out.length === limit) break;
-        }
-        return out;
-      }
-      return selectHits(cache, scores, limit, perPage);
+      return exactSearch(cache, query, limit, perPage, options.pageIds);
     });
   }
 
@@ -585,28 +371,5 @@ export class SqlVectorIndex implements VectorIndex {
     this.closed = true;
     this.cache = null;
     await this.approximate?.close();
-  }
-}
-
-/** The best `limit` rows, at most `perPage` of them from one page, best first (ties: lower id). */
-function selectHits(cache: VectorCache, scores: Float32Array, limit: number, perPage: number): VectorHit[] {
-  const n = cache.size;
-  const hit = (row: number): VectorHit => ({ id: cache.ids[row]!, pageId: cache.pageIds[row]!, score: scores[row]! });
-  if (perPage >= limit) return topK(scores, cache.ids, n, limit).map(hit);
-  // Take candidates best first, skipping pages already full. When the best `k` candidates do not fill `limit`
-  // slots, the answer may lie deeper: widen k and select again (at most log2(N / limit) rounds).
-  for (let k = limit * 4; ; k *= 2) {
-    const candidates = topK(scores, cache.ids, n, k);
-    const perPageCount = new Map<number, number>();
-    const out: VectorHit[] = [];
-    for (const row of candidates) {
-      const pageId = cache.pageIds[row]!;
-      const used = perPageCount.get(pageId) ?? 0;
-      if (used >= perPage) continue;
-      perPageCount.set(pageId, used + 1);
-      out.push(hit(row));
-      if (out.length === limit) return out;
-    }
-    if (k >= n) return out;
   }
 }

@@ -6,7 +6,7 @@ import { sqlVectorAnn } from './backends.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { resolveModelFiles } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';
-import type { DenseRetrieval } from '../search/pipeline.js';
+import type { DenseRetrieval } from '../search/request-state.js';
 import type { VectorIndex } from '../indexer/vector-index.js';
 import type { Storage } from '../storage/db.js';
 import type { Log } from './log.js';

@@ -21,7 +21,9 @@ import { activePins, cachedPinnedDir, ensurePinnedModels, neededPins, type Pinne
 import { loadReranker } from '../reranker/resolve.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
-import { SearchPipeline, type DenseRetrieval, type SearchPipelineOptions } from '../search/pipeline.js';
+import { SearchPipeline } from '../search/pipeline.js';
+import type { DenseRetrieval } from '../search/request-state.js';
+import type { SearchPipelineOptions } from '../search/tuning.js';
 import type { CrossEncoderStage } from '../search/cross-encoder.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';

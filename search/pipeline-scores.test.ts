@@ -2,7 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../core/config.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from './pipeline.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configSchema, type NotaryConfig } from '../core/config.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import {
   passageModelText,
   type IndexDoc,
@@ -17,7 +17,10 @@ import {
 } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import type { Reranker, RerankerInfo } from '../reranker/reranker.js';
-import { candidateOrder, SearchPipeline, type SearchOutcome, type SearchPipelineOptions } from './pipeline.js';
+import { SearchPipeline } from './pipeline.js';
+import { candidateOrder } from './request-state.js';
+import type { SearchOutcome } from './timings.js';
+import type { SearchPipelineOptions } from './tuning.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-pipeline-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -258,7 +261,7 @@ describe('SearchPipeline depth 1', () => {
 
 describe('page evidence by query length', () => {
   it('applies in full to short lookups, fades for longer queries and is gone for long questions', async () => {
-    const { pageWeightScale } = await import('./pipeline.js');
+    const { pageWeightScale } = await import('./tuning.js');
     const options = { fullUpToWords: 4, noneFromWords: 16 };
     expect(pageWeightScale(1, options)).toBe(1);
     expect(pageWeightScale(4, options)).toBe(1);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, type NotaryConfig } from '../core/config.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import type { IndexDoc } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from './pipeline.js';

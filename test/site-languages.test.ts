@@ -11,7 +11,7 @@ import { serveDirectory, type StaticServer } from './support/serve-static.js';
 import { crawlerConfig, openTestDb, writeSite, type TestDb } from './support/crawl-site.js';
 import { extractSettings, extractUrl } from '../extract/extract-url.js';
 import { learnSiteTitleAffixes } from '../extract/site-title.js';
-import { Fts5SearchIndex } from '../indexer/fts5.js';
+import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { Indexer } from '../indexer/indexer.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from '../search/pipeline.js';

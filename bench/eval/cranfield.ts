@@ -11,7 +11,7 @@ import type { ExtractedDocument } from '../../extract/types.js';
 import { cutPassages } from '../../indexer/passages.js';
 import type { IndexDoc, SearchIndex } from '../../indexer/search-index.js';
 import type { Runtime } from '../../runtime/index.js';
-import type { DenseRetrieval } from '../../search/pipeline.js';
+import type { DenseRetrieval } from '../../search/request-state.js';
 import type { Storage } from '../../storage/db.js';
 import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
 import { openEvalRuntime } from './eval-runtime.js';

@@ -1,6 +1,6 @@
 import { SqlVectorIndex } from '../../indexer/sql-vector-index.js';
 import type { Embedder } from '../../reranker/embedder.js';
-import type { DenseRetrieval } from '../../search/pipeline.js';
+import type { DenseRetrieval } from '../../search/request-state.js';
 import type { Runtime } from '../../runtime/index.js';
 
 /** What an eval set needs for dense retrieval: the embedder, and whether it is the reranker's own model. */

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Embedder } from '../../reranker/embedder.js';
-import { decodeVector, encodeVector } from '../../indexer/sql-vector-index.js';
+import { decodeVector, encodeVector } from '../../indexer/vector-encoding.js';
 
 /** Where evaluation runs keep embeddings between runs (NOTARY_EVAL_CACHE_DIR, else ~/.cache/notary/eval). */
 export function evalCacheDir(): string {

@@ -12,7 +12,7 @@ import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { Storage } from '../../storage/db.js';
 import { knownItemQueries, pgDocsDir, sample } from '../../test/support/pgdocs.js';
-import type { DenseRetrieval } from '../../search/pipeline.js';
+import type { DenseRetrieval } from '../../search/request-state.js';
 import { embedStoredPassages, type EvalDenseOptions } from './dense.js';
 import { openEvalRuntime, type EvalRuntime } from './eval-runtime.js';
 import type { EvalQuery } from './run.js';

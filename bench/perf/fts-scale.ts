@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
-import { Fts5SearchIndex } from '../../indexer/fts5.js';
+import { Fts5SearchIndex } from '../../indexer/backends/fts5/search-index.js';
 import type { IndexDoc } from '../../indexer/search-index.js';
 import { loadAverage, memorySample } from './machine.js';
 import { perSecond, summarise } from './stats.js';

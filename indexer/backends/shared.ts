@@ -1,29 +1,6 @@
 import { NotaryError } from '../../core/errors.js';
 import type { Storage } from '../../storage/db.js';
-
-/** A Float32Array of `dimensions` finite values, else invalid_request. */
-export function checkVector(vector: unknown, dimensions: number, what: string): Float32Array {
-  if (!(vector instanceof Float32Array)) throw new NotaryError('invalid_request', `${what} is not a Float32Array`);
-  if (vector.length !== dimensions) throw new NotaryError('invalid_request', `${what} has ${vector.length} dimensions, expected ${dimensions}`);
-  for (let i = 0; i < vector.length; i++) {
-    if (!Number.isFinite(vector[i])) throw new NotaryError('invalid_request', `${what} has a non-finite value at ${i}`);
-  }
-  return vector;
-}
-
-/** Takes hits best first, at most `perPage` from one page, until `limit` are taken. */
-export function selectPerPage<T extends { pageId: number }>(hits: readonly T[], limit: number, perPage: number): T[] {
-  const used = new Map<number, number>();
-  const out: T[] = [];
-  for (const hit of hits) {
-    if (out.length >= limit) break;
-    const n = used.get(hit.pageId) ?? 0;
-    if (n >= perPage) continue;
-    used.set(hit.pageId, n + 1);
-    out.push(hit);
-  }
-  return out;
-}
+import { selectPerPage } from '../page-cap.js';
 
 const ID_CHUNK = 1000;
 
@@ -75,25 +52,12 @@ export async function widenedSearch<T extends { id: number; pageId: number; scor
   for (let k = Math.min(maxK, perPage >= limit ? limit + 8 : limit * 4); ; k = Math.min(maxK, k * 2)) {
     const { candidates, exhausted } = await fetch(k);
     const hits = [...candidates].sort((a, b) => b.score - a.score || a.id - b.id);
-    const selected = selectPerPage(hits, limit, perPage);
+    const selected = selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
     if (exhausted || k >= maxK) return selected;
     const last = selected[selected.length - 1];
     const tieAtCut = last !== undefined && hits[hits.length - 1]!.score >= last.score;
     if (selected.length >= limit && !tieAtCut) return selected;
   }
-}
-
-/** Validated limit and per-page cap of a vector search (a non-number is invalid_request). */
-export function vectorSearchBounds(options: { limit: number; perPageLimit?: number }): { limit: number; perPage: number } {
-  const limit = Math.floor(options.limit);
-  if (Number.isNaN(limit)) throw new NotaryError('invalid_request', `search limit must be a number, got ${options.limit}`);
-  let perPage = Infinity;
-  if (options.perPageLimit !== undefined) {
-    perPage = Math.floor(options.perPageLimit);
-    if (Number.isNaN(perPage)) throw new NotaryError('invalid_request', `perPageLimit must be a number, got ${options.perPageLimit}`);
-    perPage = Math.max(1, perPage);
-  }
-  return { limit, perPage };
 }
 
 export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Fts5Reader } from './fts5-reader.js';
+import { Fts5Reader } from './reader.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-fts5-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fileAvailable, sharedDir } from '../test/support/components.js';
-import { Fts5SearchIndex } from './fts5.js';
-import { Fts5Tokenizer, MemoryRanking } from './fts5-postings.js';
-import type { IndexDoc, IndexFilter, PageDoc } from './search-index.js';
+import { fileAvailable, sharedDir } from '../../../test/support/components.js';
+import { Fts5SearchIndex } from './search-index.js';
+import { MemoryRanking } from './memory-ranking.js';
+import { Fts5Tokenizer } from './tokenizer.js';
+import type { IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-postings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { NotaryError } from '../core/errors.js';
-import type { Fts5ReaderConfig, Fts5ReaderReply, Fts5ReaderRequest } from './fts5-reader-worker.js';
+import { NotaryError } from '../../../core/errors.js';
+import type { Fts5ReaderConfig, Fts5ReaderReply, Fts5ReaderRequest } from './reader-worker.js';
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (error: Error) => void };
 
@@ -17,7 +17,7 @@ export class Fts5Reader {
 
   constructor(file: string) {
     const config: Fts5ReaderConfig = { file };
-    this.worker = new Worker(new URL('./fts5-reader-worker.ts', import.meta.url), { workerData: config });
+    this.worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { workerData: config });
     this.worker.unref();
     this.worker.on('message', (reply: Fts5ReaderReply) => {
       const waiter = this.pending.get(reply.id);

@@ -1,11 +1,13 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateToLatest, openPostgres, type Storage } from '../../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../../test/support/postgres.js';
-import { vectorHarness } from '../../test/support/vector-harness.js';
-import { searchIndexContract } from '../search-index.contract.js';
-import { vectorIndexContract } from '../vector-index.contract.js';
-import { PgVectorIndex, PostgresSearchIndex, toTsQuery } from './postgres.js';
+import { migrateToLatest, openPostgres, type Storage } from '../../../storage/db.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../../../test/support/postgres.js';
+import { vectorHarness } from '../../../test/support/vector-harness.js';
+import { searchIndexContract } from '../../search-index.contract.js';
+import { vectorIndexContract } from '../../vector-index.contract.js';
+import { toTsQuery } from './query.js';
+import { PostgresSearchIndex } from './search-index.js';
+import { PgVectorIndex } from './vector-index.js';
 
 let server: TestPostgres;
 let shared: Storage;
@@ -123,7 +125,7 @@ describe('PostgresSearchIndex', () => {
   });
 
   it('refuses SQLite storage with invalid_config', async () => {
-    const { openSqlite } = await import('../../storage/db.js');
+    const { openSqlite } = await import('../../../storage/db.js');
     const sqlite = openSqlite(':memory:');
     await expect(PostgresSearchIndex.open(sqlite)).rejects.toMatchObject({ code: 'invalid_config' });
     await expect(PgVectorIndex.open(sqlite, { model: 'm', dimensions: 3 })).rejects.toMatchObject({ code: 'invalid_config' });

@@ -1,5 +1,5 @@
 /**
- * The worker thread of indexer/fts5-postings.ts: reads one FTS5 table's index (every token instance, through
+ * The worker thread of indexer/backends/fts5/memory-ranking.ts: reads one FTS5 table's index (every token instance, through
  * fts5vocab), its row sizes and its averages record on a read-only connection, in one read transaction, and posts them
  * back as typed arrays. One build per worker. Node runs this file with its built-in type stripping, so it uses
  * erasable TypeScript only and imports nothing of ours.

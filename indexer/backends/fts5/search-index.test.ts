@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Fts5SearchIndex, PASSAGE_ROWID_RANGE_SQL, readVarint, toFts5Query } from './fts5.js';
-import { searchIndexContract } from './search-index.contract.js';
+import { searchIndexContract } from '../../search-index.contract.js';
+import { toFts5Query } from './query.js';
+import { PASSAGE_ROWID_RANGE_SQL, readVarint } from './schema.js';
+import { Fts5SearchIndex } from './search-index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-fts5-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

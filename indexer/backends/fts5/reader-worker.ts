@@ -1,5 +1,5 @@
 /**
- * The worker thread of indexer/fts5-reader.ts: a read-only connection to the index's SQLite file that runs the
+ * The worker thread of indexer/backends/fts5/reader.ts: a read-only connection to the index's SQLite file that runs the
  * SELECTs it is sent. Node runs this file with its built-in type stripping, so it uses erasable TypeScript only and
  * imports nothing of ours.
  */

@@ -1,0 +1,52 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { IndexDoc, PageDoc } from '../../search-index.js';
+import { pathWords } from '../url-path.js';
+import { facetsOf, passageFacetsOf } from './facets.js';
+import { BUMP_GENERATION_SQL, PAGES, TABLE } from './schema.js';
+
+/**
+ * The writes to the FTS5 tables: passages and pages upserted (deleted and inserted again) and deleted, each batch in
+ * one transaction that also bumps the write generation.
+ */
+export class Fts5Writes {
+  readonly upsertPassages: (docs: readonly IndexDoc[]) => void;
+  readonly deletePassages: (ids: readonly number[]) => void;
+  readonly upsertPages: (docs: readonly PageDoc[]) => void;
+  readonly deletePages: (ids: readonly number[]) => void;
+
+  constructor(db: BetterSqlite3.Database) {
+    const bumpGeneration = db.prepare(BUMP_GENERATION_SQL);
+    const deleteStmt = db.prepare<[number]>(`DELETE FROM ${TABLE} WHERE rowid = ?`);
+    const insertStmt = db.prepare<[number, string, string, string, string, number, string, string | null, number, string | null]>(
+      `INSERT INTO ${TABLE} (rowid, title, headings, body, facets, page_id, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const deletePageStmt = db.prepare<[number]>(`DELETE FROM ${PAGES} WHERE rowid = ?`);
+    const insertPageStmt = db.prepare<[number, string, string, string, string, string, string, string | null, number, string | null]>(
+      `INSERT INTO ${PAGES} (rowid, title, headings, path, body, facets, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.upsertPassages = db.transaction((docs: readonly IndexDoc[]) => {
+      for (const doc of docs) {
+        deleteStmt.run(doc.id);
+        insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, passageFacetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
+      }
+      bumpGeneration.run();
+    });
+    this.deletePassages = db.transaction((ids: readonly number[]) => {
+      for (const id of ids) deleteStmt.run(id);
+      bumpGeneration.run();
+    });
+    this.upsertPages = db.transaction((docs: readonly PageDoc[]) => {
+      for (const doc of docs) {
+        deletePageStmt.run(doc.pageId);
+        insertPageStmt.run(
+          doc.pageId, doc.title, doc.headings, pathWords(doc.url), doc.text, facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
+        );
+      }
+      bumpGeneration.run();
+    });
+    this.deletePages = db.transaction((ids: readonly number[]) => {
+      for (const id of ids) deletePageStmt.run(id);
+      bumpGeneration.run();
+    });
+  }
+}

@@ -1,0 +1,104 @@
+/** The documents notary keeps in Meilisearch (passages and whole pages), their facts and the filters over them. */
+import { primaryLanguage } from '../../../core/language.js';
+import { withFacts } from '../../hit-facts.js';
+import type { IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
+import { stemmedText } from '../analysis.js';
+import { pathWords } from '../url-path.js';
+
+/** Ids per `id IN [...]` filter. */
+export const ID_CHUNK = 1000;
+
+/** Stored fields a hit needs; the analysed `s_*` fields are for searching only. */
+export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey'] as const;
+/** Stored fields of a page hit (the page-level index, `<index>__pages`, one document per page, id = page id). */
+export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey'] as const;
+
+/** The page's facts every document carries: what filters match (language by primary subtag). */
+export interface FactFields {
+  language?: string;
+  language_primary?: string;
+  navigation?: boolean;
+  translationKey?: string;
+}
+
+export interface PassageDocument extends FactFields {
+  id: number;
+  pageId?: number;
+  url?: string;
+  title?: string;
+  headingPath?: string;
+  text?: string;
+  /** `<model>|<dimensions>` of the vector this document holds, absent without one. */
+  vector_model?: string | null;
+  _vectors?: Record<string, unknown>;
+  _rankingScore?: number;
+}
+
+export function factFields(doc: { language?: string | undefined; navigation?: boolean | undefined; translationKey?: string | undefined }): FactFields {
+  return {
+    ...(doc.language ? { language: doc.language, language_primary: primaryLanguage(doc.language.toLowerCase()) } : {}),
+    navigation: doc.navigation === true,
+    ...(doc.translationKey ? { translationKey: doc.translationKey } : {}),
+  };
+}
+
+/** A Meilisearch filter expression of an IndexFilter (pages of unknown language pass a language filter, as in FTS5). */
+export function factFilter(filter: IndexFilter | undefined, pageField = 'pageId'): string | undefined {
+  const parts: string[] = [];
+  if (filter?.languages && filter.languages.length > 0) {
+    const wanted = [...new Set(filter.languages.map((l) => primaryLanguage(l.toLowerCase())))];
+    parts.push(`(language_primary IN [${wanted.map(filterString).join(', ')}] OR language_primary NOT EXISTS)`);
+  }
+  if (filter?.excludeNavigation) parts.push('navigation != true');
+  if (filter?.translationKey) parts.push(`translationKey = ${filterString(filter.translationKey)}`);
+  if (filter?.pageIds) parts.push(`${pageField} IN [${filter.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]`);
+  return parts.length > 0 ? parts.join(' AND ') : undefined;
+}
+
+export function filterString(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+export function idsFilter(ids: readonly number[]): string {
+  return `id IN [${ids.join(', ')}]`;
+}
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** The searchable form of a passage: its stored fields plus the Porter stems the index searches. */
+export function passageDocument(doc: IndexDoc): PassageDocument & { s_title: string; s_headings: string; s_text: string } {
+  return {
+    id: doc.id,
+    pageId: doc.pageId,
+    url: doc.url,
+    title: doc.title,
+    headingPath: doc.headingPath,
+    text: doc.text,
+    ...factFields(doc),
+    s_title: stemmedText(doc.title),
+    s_headings: stemmedText(doc.headingPath),
+    s_text: stemmedText(doc.text),
+  };
+}
+
+/** The searchable form of a whole page (the page-level index). */
+export function pageDocument(page: PageDoc) {
+  return {
+    id: page.pageId,
+    url: page.url,
+    title: page.title,
+    ...factFields(page),
+    s_title: stemmedText(page.title),
+    s_headings: stemmedText(page.headings),
+    s_path: stemmedText(pathWords(page.url)),
+    s_text: stemmedText(page.text),
+  };
+}
+
+export function toIndexDoc(d: PassageDocument): IndexDoc {
+  return withFacts({ id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' }, d);
+}

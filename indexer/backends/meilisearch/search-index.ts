@@ -1,0 +1,223 @@
+import { NotaryError } from '../../../core/errors.js';
+import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
+import { withFacts } from '../../hit-facts.js';
+import { selectPerPage } from '../../page-cap.js';
+import { queryStems } from '../analysis.js';
+import { asIndexError, type MeilisearchConnection } from './connection.js';
+import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
+import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
+
+/** Meilisearch considers only the first 10 words of a query. */
+const MAX_QUERY_WORDS = 10;
+
+/**
+ * The passage index in Meilisearch. Writes wait for their task (task_timeout_ms), so a search after upsert() sees
+ * the documents, as with the other backends. Scores are Meilisearch's ranking scores (0..1, `showRankingScore`):
+ * like every backend's, comparable only within one result list (see SearchIndex).
+ */
+export class MeilisearchSearchIndex implements SearchIndex {
+  readonly name = 'meilisearch';
+
+  constructor(
+    private readonly connection: MeilisearchConnection,
+    private readonly uid: string = connection.options.index,
+  ) {}
+
+  /** Connects and applies the settings of the passage and page indexes (when the key allows it). */
+  static async open(connection: MeilisearchConnection): Promise<MeilisearchSearchIndex> {
+    const index = new MeilisearchSearchIndex(connection);
+    if (await connection.ensureIndex()) await connection.ensureIndex(index.pagesUid, pageIndexSettings());
+    return index;
+  }
+
+  /** The page-level index beside the passages (covered by the search key's `<index>__*`). */
+  get pagesUid(): string {
+    return `${this.uid}__pages`;
+  }
+
+  async upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    for (const page of pages) {
+      if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
+    }
+    const docs = [...new Map(pages.map((p) => [p.pageId, pageDocument(p)])).values()];
+    for (const chunk of chunks(docs, this.connection.options.batchSize)) {
+      await this.connection.wait(this.connection.client.index(this.pagesUid).addDocuments(chunk), 'adding pages');
+    }
+  }
+
+  async deletePages(pageIds: readonly number[]): Promise<void> {
+    const unique = [...new Set(pageIds)].filter((id) => Number.isSafeInteger(id));
+    for (const chunk of chunks(unique, ID_CHUNK)) await this.connection.wait(this.connection.client.index(this.pagesUid).deleteDocuments(chunk), 'deleting pages');
+  }
+
+  async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
+    if (stems.length === 0 || limit === 0) return [];
+    if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
+    const found = await this.orSearch(this.pagesUid, stems, limit, factFilter(options.filter, 'id'), PAGE_FIELDS);
+    return found.map((h) => withFacts({ pageId: Number(h.id), url: h.url ?? '', title: h.title ?? '', score: h.score }, h));
+  }
+
+  private get index() {
+    return this.connection.client.index<PassageDocument>(this.uid);
+  }
+
+  async upsert(docs: readonly IndexDoc[]): Promise<void> {
+    for (const doc of docs) {
+      if (!Number.isSafeInteger(doc.id)) throw new NotaryError('invalid_request', `index document id must be an integer, got ${doc.id}`);
+    }
+    // A partial update: the document's vector (written by the vector index) survives a text update.
+    for (const chunk of chunks(docs.map(passageDocument), this.connection.options.batchSize)) {
+      const existing = await this.existing(chunk.map((d) => d.id));
+      await this.connection.updateDocuments(this.uid, chunk, (id) => !existing.has(id), 'adding documents');
+    }
+  }
+
+  private async existing(ids: readonly number[]): Promise<Set<number>> {
+    const { results } = await this.connection.call('reading documents', () => this.index.getDocuments({ filter: idsFilter(ids), fields: ['id'], limit: ids.length }));
+    return new Set(results.map((r) => Number(r.id)));
+  }
+
+  async delete(ids: readonly number[]): Promise<void> {
+    const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    for (const chunk of chunks(unique, ID_CHUNK)) await this.connection.wait(this.index.deleteDocuments(chunk), 'deleting documents');
+  }
+
+  async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
+    if (stems.length === 0 || limit === 0) return [];
+    const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
+    if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
+    const filter = factFilter(options.filter);
+    for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
+      const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS);
+      const hits = found.map((h) => ({ ...toIndexDoc(h), score: h.score }));
+      const selected = selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
+      if (selected.length >= limit || hits.length < k || k >= MAX_TOTAL_HITS) return selected;
+    }
+  }
+
+  /**
+   * Documents holding any of the query's words (OR), best first. Meilisearch's matching strategies drop query words
+   * in a fixed order ("last": from the end, "frequency": the most frequent first), so a document holding only words
+   * dropped early is never matched. One federated request asks each rotation of the words under "last" (every word
+   * leads once); a document's score is its best ranking score over the rotations, so holding more of the words
+   * (next to each other, in the title) still ranks higher.
+   */
+  private async orSearch(
+    uid: string,
+    stems: readonly string[],
+    k: number,
+    filter: string | undefined,
+    fields: readonly string[],
+  ): Promise<Array<PassageDocument & { score: number }>> {
+    const common = { matchingStrategy: 'last' as const, showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
+    if (stems.length === 1) {
+      const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(stems[0]!, { ...common, limit: k }));
+      return response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 }));
+    }
+    const queries = stems.map((_, i) => ({ indexUid: uid, q: [...stems.slice(i), ...stems.slice(0, i)].join(' '), ...common, federationOptions: { weight: 1 } }));
+    const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
+    return response.hits.map((h) => {
+      const federation = (h as { _federation?: { weightedRankingScore?: number } })._federation;
+      return { ...h, score: federation?.weightedRankingScore ?? h._rankingScore ?? 0 };
+    });
+  }
+
+  async get(ids: readonly number[]): Promise<IndexDoc[]> {
+    const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    const found = new Map<number, IndexDoc>();
+    for (const chunk of chunks(wanted, ID_CHUNK)) {
+      const { results } = await this.connection.call('reading documents', () =>
+        this.index.getDocuments({ filter: `${idsFilter(chunk)} AND url EXISTS`, fields: [...DOC_FIELDS], limit: chunk.length }),
+      );
+      for (const d of results) found.set(Number(d.id), toIndexDoc(d));
+    }
+    return wanted.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
+  }
+
+  async stats(): Promise<IndexStats> {
+    const counted = await this.connection.call('counting documents', () => this.index.search('', { filter: 'url EXISTS', hitsPerPage: 0, page: 1 }));
+    let bytes: number | null = null;
+    try {
+      bytes = (await this.index.getStats()).rawDocumentDbSize;
+    } catch {
+      bytes = null; // a search-only key may not read stats
+    }
+    return { documents: counted.totalHits ?? 0, bytes, backend: this.name };
+  }
+
+  /**
+   * Rebuilds the whole index from `source` without ever serving a half-built one: the documents go into a fresh
+   * index with the same settings, which is swapped with the live one in one task once complete; the old one is then
+   * deleted. Vectors of passages that still exist are carried over from the live index.
+   */
+  async rebuild(
+    source: AsyncIterable<readonly IndexDoc[]>,
+    onProgress?: (documents: number) => void,
+    pages?: AsyncIterable<readonly PageDoc[]>,
+  ): Promise<number> {
+    const { client } = this.connection;
+    const staging = `${this.uid}__rebuild`;
+    const pagesStaging = `${this.pagesUid}__rebuild`;
+    for (const uid of [staging, pagesStaging]) {
+      await client.deleteIndexIfExists(uid).catch((err: unknown) => {
+        throw asIndexError(err, 'dropping an old staging index');
+      });
+    }
+    await this.connection.ensureIndex(staging);
+    const live = await this.connection.call('reading embedders', () => this.index.getEmbedders());
+    if (live && Object.keys(live).length > 0) await this.connection.wait(client.index(staging).updateEmbedders(live), 'copying embedders');
+    let written = 0;
+    for await (const batch of source) {
+      const docs: PassageDocument[] = batch.map(passageDocument);
+      const ids = batch.map((d) => d.id);
+      const carried = new Map<number, PassageDocument>();
+      for (const chunk of chunks(ids, ID_CHUNK)) {
+        const { results } = await this.connection.call('reading vectors', () =>
+          this.index.getDocuments({ filter: `${idsFilter(chunk)} AND vector_model EXISTS`, fields: ['id', 'vector_model'], retrieveVectors: true, limit: chunk.length }),
+        );
+        for (const r of results) carried.set(Number(r.id), r);
+      }
+      for (const doc of docs) {
+        const old = carried.get(doc.id);
+        if (old?.vector_model && old._vectors) {
+          doc.vector_model = old.vector_model;
+          doc._vectors = Object.fromEntries(
+            Object.entries(old._vectors).flatMap(([name, v]) => {
+              const embeddings = (v as { embeddings?: number[][] }).embeddings;
+              return embeddings?.[0] ? [[name, embeddings[0]]] : [];
+            }),
+          );
+        }
+      }
+      for (const chunk of chunks(docs, this.connection.options.batchSize)) {
+        await this.connection.wait(client.index(staging).addDocuments(chunk), 'adding documents to the staging index');
+      }
+      written += docs.length;
+      onProgress?.(written);
+    }
+    // The page-level index is rebuilt beside it and swapped in the same task, so the two never disagree.
+    if (pages) {
+      await this.connection.ensureIndex(pagesStaging, pageIndexSettings());
+      for await (const batch of pages) {
+        const docs = [...new Map(batch.map((p) => [p.pageId, pageDocument(p)])).values()];
+        for (const chunk of chunks(docs, this.connection.options.batchSize)) {
+          await this.connection.wait(client.index(pagesStaging).addDocuments(chunk), 'adding pages to the staging index');
+        }
+      }
+    }
+    const swaps = [{ indexes: [this.uid, staging] as [string, string], rename: false }];
+    if (pages) swaps.push({ indexes: [this.pagesUid, pagesStaging], rename: false });
+    await this.connection.wait(client.swapIndexes(swaps), 'swapping the rebuilt index in');
+    await this.connection.wait(client.deleteIndex(staging), 'deleting the replaced index');
+    if (pages) await this.connection.wait(client.deleteIndex(pagesStaging), 'deleting the replaced page index');
+    return written;
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,48 @@
+import type { Settings } from 'meilisearch';
+import { QUERY_STOPWORDS, stemWord } from '../analysis.js';
+import { DOC_FIELDS, PAGE_FIELDS } from './documents.js';
+
+/** Search results Meilisearch may return for one query (pagination.maxTotalHits, set by the settings). */
+export const MAX_TOTAL_HITS = 10_000;
+
+/**
+ * The settings notary needs on its passage index, applied idempotently at start by a process with an admin key.
+ * Search runs over Porter stems computed by notary (Meilisearch does not stem), title before headings before body
+ * (the `attribute` rule: the order FTS5's 4:2:1 weights give), typo tolerance for longer words only, the query
+ * stopwords as stop words, and no prefix search (a stem is matched whole, as in FTS5).
+ */
+export function passageIndexSettings(): Settings {
+  return {
+    searchableAttributes: ['s_title', 's_headings', 's_text'],
+    displayedAttributes: [...DOC_FIELDS, 'vector_model'],
+    filterableAttributes: ['id', 'pageId', 'url', 'vector_model', ...FACT_FILTERS],
+    sortableAttributes: [],
+    rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness'],
+    typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 }, disableOnNumbers: true },
+    stopWords: [...new Set([...QUERY_STOPWORDS].map(stemWord))].sort(),
+    prefixSearch: 'disabled',
+    proximityPrecision: 'byWord',
+    pagination: { maxTotalHits: MAX_TOTAL_HITS },
+  };
+}
+
+const FACT_FILTERS = ['language_primary', 'navigation', 'translationKey'];
+
+/** The page-level index: whole pages, title before headings before URL path words before body. */
+export function pageIndexSettings(): Settings {
+  return {
+    ...passageIndexSettings(),
+    searchableAttributes: ['s_title', 's_headings', 's_path', 's_text'],
+    displayedAttributes: [...PAGE_FIELDS],
+    filterableAttributes: ['id', ...FACT_FILTERS],
+  };
+}
+
+export function sameSetting(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameSetting(x, b[i]));
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    // Only the keys notary sets are compared (the server adds defaults of its own).
+    return Object.entries(b).every(([k, v]) => sameSetting((a as Record<string, unknown>)[k], v));
+  }
+  return a === b;
+}

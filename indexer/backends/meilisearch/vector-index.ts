@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { NotaryError } from '../../../core/errors.js';
+import type { Storage } from '../../../storage/db.js';
+import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
+import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
+import { dot, existingPassageIds, missingPassages, widenedSearch } from '../shared.js';
+import type { MeilisearchConnection } from './connection.js';
+import { chunks, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
+import { MAX_TOTAL_HITS } from './settings.js';
+
+export interface MeilisearchVectorIndexOptions {
+  model: string;
+  dimensions: number;
+}
+
+/**
+ * Passage vectors in the same Meilisearch documents as the passages, under a user-provided embedder named after
+ * the model (so two models never mix), searched by Meilisearch's vector store (HNSW, approximate) through its hybrid
+ * search with semanticRatio 1. The candidates are rescored exactly from their stored vectors, and passages that no
+ * longer exist in storage are dropped (and their vectors removed), as the SQL cascade does for the other backends.
+ */
+export class MeilisearchVectorIndex implements VectorIndex {
+  readonly name = 'meilisearch';
+  readonly model: string;
+  readonly dimensions: number;
+  private readonly embedder: string;
+  private readonly tag: string;
+
+  private constructor(
+    private readonly connection: MeilisearchConnection,
+    private readonly storage: Storage,
+    options: MeilisearchVectorIndexOptions,
+  ) {
+    if (!options.model) throw new NotaryError('invalid_config', 'vector index needs a model name');
+    if (!Number.isInteger(options.dimensions) || options.dimensions <= 0) {
+      throw new NotaryError('invalid_config', `vector dimensions must be a positive integer, got ${options.dimensions}`);
+    }
+    this.model = options.model;
+    this.dimensions = options.dimensions;
+    this.tag = `${options.model}|${options.dimensions}`;
+    this.embedder = `v_${createHash('sha256').update(this.tag).digest('hex').slice(0, 16)}`;
+  }
+
+  static async open(connection: MeilisearchConnection, storage: Storage, options: MeilisearchVectorIndexOptions): Promise<MeilisearchVectorIndex> {
+    const index = new MeilisearchVectorIndex(connection, storage, options);
+    if (await connection.ensureIndex()) await connection.ensureEmbedder(index.embedder, index.dimensions);
+    return index;
+  }
+
+  private get index() {
+    return this.connection.client.index<PassageDocument>(this.connection.options.index);
+  }
+
+  private get ofThisModel(): string {
+    return `vector_model = ${filterString(this.tag)}`;
+  }
+
+  async upsert(items: readonly PassageVector[]): Promise<void> {
+    const unique = checkedVectors(items, this.dimensions);
+    // One vector per passage, as in the SQL backends: writing this model's vector clears any other model's.
+    const docs = unique.map((item) => ({
+      id: item.id,
+      pageId: item.pageId,
+      vector_model: this.tag,
+      _vectors: { [this.embedder]: Array.from(item.vector) },
+    }));
+    for (const chunk of chunks(docs, this.connection.options.batchSize)) await this.connection.updateDocuments(this.connection.options.index, chunk, () => true, 'adding vectors');
+  }
+
+  /** Removes the vectors of these passages, whichever model wrote them (the passages' text stays). */
+  async delete(ids: readonly number[]): Promise<void> {
+    for (const id of ids) if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return;
+    const embedders = await this.connection.embedderNames(this.connection.options.index, true);
+    for (const chunk of chunks(unique, ID_CHUNK)) {
+      const { results } = await this.connection.call('reading documents', () =>
+        this.index.getDocuments({ filter: `${idsFilter(chunk)} AND vector_model EXISTS`, fields: ['id'], limit: chunk.length }),
+      );
+      if (results.length === 0) continue;
+      const cleared = results.map((r) => ({ id: Number(r.id), vector_model: null, _vectors: Object.fromEntries(embedders.map((name) => [name, null])) }));
+      await this.connection.wait(this.index.updateDocuments(cleared), 'removing vectors');
+    }
+  }
+
+  async vectors(ids: readonly number[]): Promise<Map<number, Float32Array>> {
+    for (const id of ids) if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
+    const out = new Map<number, Float32Array>();
+    for (const chunk of chunks([...new Set(ids)], ID_CHUNK)) {
+      const { results } = await this.connection.call('reading vectors', () =>
+        this.index.getDocuments({ filter: `${idsFilter(chunk)} AND ${this.ofThisModel}`, fields: ['id'], retrieveVectors: true, limit: chunk.length }),
+      );
+      for (const r of results) {
+        const v = this.vectorOf(r);
+        if (v) out.set(Number(r.id), v);
+      }
+    }
+    return out;
+  }
+
+  private vectorOf(doc: PassageDocument): Float32Array | null {
+    const entry = doc._vectors?.[this.embedder] as { embeddings?: number[][] } | undefined;
+    const embedding = entry?.embeddings?.[0];
+    return embedding && embedding.length === this.dimensions ? Float32Array.from(embedding) : null;
+  }
+
+  async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
+    const query = checkVector(vector, this.dimensions, 'query vector');
+    const { limit, perPage } = vectorSearchBounds(options);
+    if (limit <= 0 || (options.pageIds && options.pageIds.length === 0)) return [];
+    const asked = Array.from(query);
+    return widenedSearch(limit, perPage, MAX_TOTAL_HITS, async (k) => {
+      const response = await this.connection.call('vector search', () =>
+        this.index.search('', {
+          vector: asked,
+          hybrid: { embedder: this.embedder, semanticRatio: 1 },
+          filter: options.pageIds ? `${this.ofThisModel} AND pageId IN [${options.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]` : this.ofThisModel,
+          limit: k,
+          retrieveVectors: true,
+          attributesToRetrieve: ['id', 'pageId'],
+        }),
+      );
+      const candidates: VectorHit[] = [];
+      for (const h of response.hits) {
+        const v = this.vectorOf(h);
+        if (v) candidates.push({ id: Number(h.id), pageId: Number(h.pageId), score: dot(v, query) });
+      }
+      // Passages removed from storage behind the index's back (the SQL backends' cascade) are dropped here.
+      const alive = await existingPassageIds(this.storage, candidates.map((c) => c.id));
+      const gone = candidates.filter((c) => !alive.has(c.id)).map((c) => c.id);
+      if (gone.length > 0) await this.delete(gone);
+      return { candidates: candidates.filter((c) => alive.has(c.id)), exhausted: response.hits.length < k };
+    });
+  }
+
+  async missing(limit: number): Promise<number[]> {
+    return missingPassages(this.storage, limit, async (ids) => {
+      const { results } = await this.connection.call('reading documents', () =>
+        this.index.getDocuments({ filter: `${idsFilter(ids)} AND ${this.ofThisModel}`, fields: ['id'], limit: ids.length }),
+      );
+      return new Set(results.map((r) => Number(r.id)));
+    });
+  }
+
+  /** Vectors of this model whose passage exists in storage (a full pass over the ids), and vectors of other models. */
+  async stats(): Promise<VectorIndexStats> {
+    const ids = await this.idsWhere(this.ofThisModel);
+    const alive = await existingPassageIds(this.storage, ids);
+    const others = await this.connection.call('counting vectors', () =>
+      this.index.search('', { filter: `vector_model EXISTS AND NOT ${this.ofThisModel}`, hitsPerPage: 0, page: 1 }),
+    );
+    return { backend: this.name, model: this.model, dimensions: this.dimensions, vectors: alive.size, stale: others.totalHits ?? 0 };
+  }
+
+  private async idsWhere(filter: string): Promise<number[]> {
+    const out: number[] = [];
+    for (let offset = 0; ; offset += MAX_TOTAL_HITS) {
+      const { results } = await this.connection.call('reading document ids', () => this.index.getDocuments({ filter, fields: ['id'], limit: MAX_TOTAL_HITS, offset }));
+      for (const r of results) out.push(Number(r.id));
+      if (results.length < MAX_TOTAL_HITS) return out;
+    }
+  }
+
+  async close(): Promise<void> {}
+}

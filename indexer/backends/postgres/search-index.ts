@@ -1,0 +1,255 @@
+import { sql, type Kysely } from 'kysely';
+import { NotaryError } from '../../../core/errors.js';
+import type { Storage } from '../../../storage/db.js';
+import type { Database } from '../../../storage/schema.js';
+import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
+import { withFacts } from '../../hit-facts.js';
+import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS } from '../fts5/ranking.js';
+import { pathWords } from '../url-path.js';
+import { queryTerms, toTsQuery } from './query.js';
+import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
+import { factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
+import { ensureTermStats, identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+
+/**
+ * PostgreSQL full-text search: a table of passages with a stored, weighted tsvector (title A, headings B, body C) and
+ * a GIN index, ranked by ts_rank. The table and the text search configuration are created at open (idempotently,
+ * under an advisory lock), so every process of a deployment may open it.
+ */
+export class PostgresSearchIndex implements SearchIndex {
+  readonly name = 'postgres-fts';
+  private readonly table: string;
+  private readonly db: Kysely<Database>;
+
+  private constructor(
+    storage: Storage,
+    options: { table?: string; ranking?: PostgresRanking },
+    private readonly ranking: PostgresRanking = options.ranking ?? DEFAULT_POSTGRES_RANKING,
+  ) {
+    this.db = requirePostgres(storage, 'the postgres index backend');
+    this.table = identifier(options.table ?? 'search_passages');
+  }
+
+  private get pagesTable() {
+    return sql.raw(identifier(`${this.table}_pages`));
+  }
+
+  static async open(storage: Storage, options: { table?: string; ranking?: PostgresRanking } = {}): Promise<PostgresSearchIndex> {
+    const index = new PostgresSearchIndex(storage, options);
+    await index.ensureSchema();
+    return index;
+  }
+
+  private async ensureSchema(): Promise<void> {
+    const t = sql.raw(this.table);
+    const cfg = sql.raw(TS_CONFIG);
+    await withSchemaLock(this.db, `notary-schema:${this.table}`, async (trx) => {
+      await sql`create extension if not exists unaccent`.execute(trx);
+      const exists = await sql<{ n: number }>`select count(*)::int as n from pg_ts_config where cfgname = ${TS_CONFIG}`.execute(trx);
+      if ((exists.rows[0]?.n ?? 0) === 0) {
+        await sql`create text search configuration ${cfg} (copy = english)`.execute(trx);
+        await sql`alter text search configuration ${cfg} alter mapping for hword, hword_part, word with unaccent, english_stem`.execute(trx);
+      }
+      await sql`create table if not exists ${t} (
+        id bigint primary key,
+        page_id bigint not null,
+        url text not null,
+        title text not null,
+        heading_path text not null,
+        body text not null,
+        tsv tsvector generated always as (
+          setweight(to_tsvector('${cfg}', title), 'A') ||
+          setweight(to_tsvector('${cfg}', heading_path), 'B') ||
+          setweight(to_tsvector('${cfg}', body), 'C')
+        ) stored
+      )`.execute(trx);
+      // The page's facts (language, navigation page, translation group) that search filters on.
+      for (const column of ['language text', 'language_primary text', 'navigation boolean not null default false', 'translation_key text']) {
+        await sql`alter table ${t} add column if not exists ${sql.raw(column)}`.execute(trx);
+      }
+      await sql`create index if not exists ${sql.raw(`${this.table}_tsv`)} on ${t} using gin (tsv)`.execute(trx);
+      await sql`create index if not exists ${sql.raw(`${this.table}_page`)} on ${t} (page_id)`.execute(trx);
+      // The page-level index: whole pages, title A, headings B, URL path words C, body D.
+      await sql`create table if not exists ${this.pagesTable} (
+        page_id bigint primary key,
+        url text not null,
+        title text not null,
+        headings text not null,
+        path_words text not null,
+        body text not null,
+        language text,
+        language_primary text,
+        navigation boolean not null default false,
+        translation_key text,
+        tsv tsvector generated always as (
+          setweight(to_tsvector('${cfg}', title), 'A') ||
+          setweight(to_tsvector('${cfg}', headings), 'B') ||
+          setweight(to_tsvector('${cfg}', path_words), 'C') ||
+          setweight(to_tsvector('${cfg}', body), 'D')
+        ) stored
+      )`.execute(trx);
+      await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
+      await ensureTermStats(trx, this.table);
+      await ensureTermStats(trx, `${this.table}_pages`);
+    });
+  }
+
+  async upsert(docs: readonly IndexDoc[]): Promise<void> {
+    for (const doc of docs) {
+      if (!Number.isSafeInteger(doc.id)) throw new NotaryError('invalid_request', `index document id must be an integer, got ${doc.id}`);
+    }
+    const byId = new Map(docs.map((d) => [d.id, d]));
+    const t = sql.raw(this.table);
+    for (let i = 0; i < byId.size; i += WRITE_CHUNK) {
+      const chunk = [...byId.values()].slice(i, i + WRITE_CHUNK);
+      const values = sql.join(chunk.map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text}, ${factValues(d)})`));
+      await sql`insert into ${t} (id, page_id, url, title, heading_path, body, language, language_primary, navigation, translation_key) values ${values}
+        on conflict (id) do update set page_id = excluded.page_id, url = excluded.url, title = excluded.title,
+          heading_path = excluded.heading_path, body = excluded.body, language = excluded.language,
+          language_primary = excluded.language_primary, navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(this.db);
+    }
+  }
+
+  async delete(ids: readonly number[]): Promise<void> {
+    const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+      await sql`delete from ${sql.raw(this.table)} where id = any(${unique.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
+    }
+  }
+
+  /** The WITH list of a search (BM25's statistics) and the score of a row. */
+  private rankExpression(query: string) {
+    const weights = sql.raw(`'{0, 0.25, 0.5, 1.0}'::float4[]`);
+    const none = sql`unused as (select 1)`;
+    switch (this.ranking) {
+      case 'bm25': {
+        const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+        return bm25(this.table, queryTerms(query).join(' '), { A: title, B: headings, C: body, D: 0 });
+      }
+      case 'ts_rank':
+        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 1)` };
+      case 'ts_rank_nonorm':
+        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 0)` };
+      case 'ts_rank_cd':
+        return { ctes: none, score: sql`ts_rank_cd(${weights}, tsv, q, 1)` };
+    }
+  }
+
+  async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const tsquery = typeof query === 'string' ? toTsQuery(query) : null;
+    if (tsquery === null || limit === 0) return [];
+    const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
+    if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
+    const rank = this.rankExpression(query);
+    const result = await sql<HitRow>`
+      with ${rank.ctes}
+      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, score from (
+        select *, row_number() over (partition by page_id order by score desc, id) as page_rank
+        from (
+          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, ${rank.score} as score
+          from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+          where tsv @@ q and ${filterConditions(options.filter)}
+        ) ranked
+      ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit}`.execute(this.db);
+    return result.rows.map((r) => ({ ...toDoc(r), score: Number(r.score) }));
+  }
+
+  async upsertPages(pages: readonly PageDoc[]): Promise<void> {
+    for (const page of pages) {
+      if (!Number.isSafeInteger(page.pageId)) throw new NotaryError('invalid_request', `page id must be an integer, got ${page.pageId}`);
+    }
+    await this.writePages(this.db, pages);
+  }
+
+  private async writePages(db: Kysely<Database>, pages: readonly PageDoc[]): Promise<void> {
+    const byId = [...new Map(pages.map((p) => [p.pageId, p])).values()];
+    for (let i = 0; i < byId.length; i += WRITE_CHUNK) {
+      const values = sql.join(
+        byId.slice(i, i + WRITE_CHUNK).map((p) => sql`(${p.pageId}, ${p.url}, ${p.title}, ${p.headings}, ${pathWords(p.url)}, ${p.text}, ${factValues(p)})`),
+      );
+      await sql`insert into ${this.pagesTable} (page_id, url, title, headings, path_words, body, language, language_primary, navigation, translation_key)
+        values ${values}
+        on conflict (page_id) do update set url = excluded.url, title = excluded.title, headings = excluded.headings,
+          path_words = excluded.path_words, body = excluded.body, language = excluded.language, language_primary = excluded.language_primary,
+          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(db);
+    }
+  }
+
+  async deletePages(pageIds: readonly number[]): Promise<void> {
+    const unique = [...new Set(pageIds)].filter((id) => Number.isSafeInteger(id));
+    for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
+      await sql`delete from ${this.pagesTable} where page_id = any(${unique.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
+    }
+  }
+
+  /** Whole pages ranked by BM25 (or ts_rank) with FTS5's page weights (title 3 : headings 1 : path 1 : body 1). */
+  async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
+    const limit = Math.floor(options.limit);
+    if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
+    const tsquery = typeof query === 'string' ? toTsQuery(query) : null;
+    if (tsquery === null || limit === 0) return [];
+    const w = FTS5_PAGE_WEIGHTS;
+    const top = Math.max(w.title, w.headings, w.path, w.body);
+    // ts_rank's weight array is {D, C, B, A}.
+    const weights = `{${[w.body, w.path, w.headings, w.title].map((x) => x / top).join(', ')}}`;
+    const rank =
+      this.ranking === 'bm25'
+        ? bm25(`${this.table}_pages`, queryTerms(query).join(' '), { A: w.title, B: w.headings, C: w.path, D: w.body })
+        : { ctes: sql`unused as (select 1)`, score: sql`ts_rank(${weights}::float4[], tsv, q, 1)` };
+    const result = await sql<PageRow>`
+      with ${rank.ctes}
+      select page_id, url, title, language, navigation, translation_key, ${rank.score} as score
+      from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+      where tsv @@ q and ${filterConditions(options.filter)}
+      order by score desc, page_id limit ${limit}`.execute(this.db);
+    return result.rows.map((r) => withFacts({ pageId: Number(r.page_id), url: r.url, title: r.title, score: Number(r.score) }, factsOf(r)));
+  }
+
+  async get(ids: readonly number[]): Promise<IndexDoc[]> {
+    const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
+    if (wanted.length === 0) return [];
+    const found = new Map<number, IndexDoc>();
+    for (let i = 0; i < wanted.length; i += WRITE_CHUNK) {
+      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body, language, navigation, translation_key from ${sql.raw(this.table)}
+        where id = any(${wanted.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
+      for (const r of rows.rows) found.set(Number(r.id), toDoc(r));
+    }
+    return wanted.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
+  }
+
+  async stats(): Promise<IndexStats> {
+    const result = await sql<{ n: string; bytes: string }>`select count(*) as n, pg_total_relation_size(${this.table}::regclass) as bytes from ${sql.raw(this.table)}`.execute(this.db);
+    const row = result.rows[0];
+    return { documents: Number(row?.n ?? 0), bytes: row ? Number(row.bytes) : null, backend: this.name };
+  }
+
+  /** Replaces the whole index in one transaction: readers see the old rows until it commits, never a half-built index. */
+  async rebuild(
+    source: AsyncIterable<readonly IndexDoc[]>,
+    onProgress?: (documents: number) => void,
+    pages?: AsyncIterable<readonly PageDoc[]>,
+  ): Promise<number> {
+    let written = 0;
+    await this.db.transaction().execute(async (trx) => {
+      if (pages) {
+        await sql`delete from ${this.pagesTable}`.execute(trx);
+        for await (const batch of pages) await this.writePages(trx, batch);
+      }
+      await sql`delete from ${sql.raw(this.table)}`.execute(trx);
+      for await (const batch of source) {
+        for (let i = 0; i < batch.length; i += WRITE_CHUNK) {
+          const values = sql.join(batch.slice(i, i + WRITE_CHUNK).map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text}, ${factValues(d)})`));
+          await sql`insert into ${sql.raw(this.table)} (id, page_id, url, title, heading_path, body, language, language_primary, navigation, translation_key) values ${values}
+            on conflict (id) do nothing`.execute(trx);
+        }
+        written += batch.length;
+        onProgress?.(written);
+      }
+    });
+    return written;
+  }
+
+  async close(): Promise<void> {}
+}
