@@ -133,6 +133,7 @@ describe.runIf(
       NOTARY_ALLOW_PRIVATE_NETWORKS: 'true',
       // The local copy links to pages it does not hold; without the politeness delay their 404s take no time.
       NOTARY_CRAWL_DELAY_MS: '0',
+      NOTARY_METRICS_TOKEN: 'docs-world-metrics-token',
     };
 
     beforeAll(async () => {
