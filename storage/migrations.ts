@@ -4,9 +4,35 @@ import { sql } from 'kysely';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** One set of migrations for both engines; the only difference is how an auto-increment key is spelled. */
+/** What a plug-in's migration is built from: the engine, and how it spells an auto-increment key. */
+export interface MigrationHelpers {
+  dialect: Dialect;
+  serialId: (col: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+}
+
+/** A plug-in's migration, for either engine. */
+export type MigrationFactory = (helpers: MigrationHelpers) => Migration;
+
+const pluginMigrations = new Map<string, MigrationFactory>();
+
+/**
+ * Adds a plug-in's migrations (by name; again with the same ones is a no-op). A name is recorded in the database once
+ * run, so it never changes; names of different plug-ins must differ.
+ */
+export function registerMigrations(table: Readonly<Record<string, MigrationFactory>>): void {
+  for (const [name, factory] of Object.entries(table)) {
+    const known = pluginMigrations.get(name);
+    if (known && known !== factory) throw new Error(`migration ${name} is registered twice`);
+    pluginMigrations.set(name, factory);
+  }
+}
+
+/**
+ * One set of migrations for both engines (the shared ones here, the registered plug-ins' beside them); the only
+ * difference is how an auto-increment key is spelled.
+ */
 export function migrationProvider(dialect: Dialect): MigrationProvider {
-  const serialId = (col: ColumnDefinitionBuilder) =>
+  const serialId = (col: ColumnDefinitionBuilder): ColumnDefinitionBuilder =>
     dialect === 'postgres' ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement();
 
   const initial: Migration = {
@@ -198,50 +224,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
-  const receiptLog: Migration = {
-    async up(db: Kysely<unknown>) {
-      const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
-      // One row: the tree size. Every append increments it first, which serialises appenders across processes.
-      await db.schema
-        .createTable('receipt_log_state')
-        .addColumn('id', 'integer', (c) => c.primaryKey())
-        .addColumn('tree_size', 'bigint', (c) => c.notNull())
-        .execute();
-      await sql`insert into receipt_log_state (id, tree_size) values (1, 0)`.execute(db);
-      await db.schema
-        .createTable('receipt_log_entries')
-        .addColumn('leaf_index', 'bigint', (c) => c.primaryKey())
-        .addColumn('leaf_hash', bytes, (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('kid', 'text', (c) => c.notNull())
-        .addColumn('issued_at', 'text', (c) => c.notNull())
-        .addColumn('receipt', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('receipt_log_entries_leaf_hash').on('receipt_log_entries').column('leaf_hash').execute();
-      await db.schema.createIndex('receipt_log_entries_request_id').on('receipt_log_entries').column('request_id').execute();
-      // Every complete subtree hash: (0, i) is leaf i's hash, (l, i) covers leaves [i*2^l, (i+1)*2^l).
-      await db.schema
-        .createTable('receipt_log_nodes')
-        .addColumn('level', 'integer', (c) => c.notNull())
-        .addColumn('node_index', 'bigint', (c) => c.notNull())
-        .addColumn('hash', bytes, (c) => c.notNull())
-        .addPrimaryKeyConstraint('receipt_log_nodes_pk', ['level', 'node_index'])
-        .execute();
-      await db.schema
-        .createTable('receipt_log_checkpoints')
-        .addColumn('tree_size', 'bigint', (c) => c.primaryKey())
-        .addColumn('root_hash', bytes, (c) => c.notNull())
-        .addColumn('note', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      for (const table of ['receipt_log_checkpoints', 'receipt_log_nodes', 'receipt_log_entries', 'receipt_log_state']) {
-        await db.schema.dropTable(table).ifExists().execute();
-      }
-    },
-  };
-
   const paidCalls: Migration = {
     async up(db: Kysely<unknown>) {
       // The first response to each payer's Idempotency-Key. `expires_at` ends the running call's lease while
@@ -273,36 +255,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
       await db.schema.dropIndex('credit_ledger_idempotency').ifExists().execute();
       await db.schema.alterTable('credit_ledger').dropColumn('idempotency_key').execute();
       await db.schema.dropTable('idempotency_keys').ifExists().execute();
-    },
-  };
-
-  const mppParties: Migration = {
-    async up(db: Kysely<unknown>) {
-      // Parties of multi-party payments are tenants with registered Ed25519 keys, named in envelopes by kid.
-      await db.schema
-        .createTable('party_keys')
-        .addColumn('kid', 'text', (c) => c.primaryKey())
-        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
-        .addColumn('public_key', 'text', (c) => c.notNull())
-        .addColumn('name', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('revoked_at', 'text')
-        .execute();
-      await db.schema.createIndex('party_keys_tenant').on('party_keys').column('tenant_id').execute();
-      // The primary key makes a nonce single-use: the charge inserts it in the transaction of the debits.
-      await db.schema
-        .createTable('mpp_nonces')
-        .addColumn('nonce', 'text', (c) => c.primaryKey())
-        .addColumn('env_id', 'text', (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('mpp_nonces_expires').on('mpp_nonces').column('expires_at').execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('mpp_nonces').ifExists().execute();
-      await db.schema.dropTable('party_keys').ifExists().execute();
     },
   };
 
@@ -405,70 +357,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
-  const x402Payments: Migration = {
-    async up(db: Kysely<unknown>) {
-      // One row per x402 payment presented for a call. The unique challenge and payment key make a payment and a
-      // challenge single-use across concurrent requests and across both flows; a row is deleted when the call fails
-      // before anything was charged, so the same payment can be retried. `state` records settlements whose
-      // outcome is unknown (a settle that timed out) until reconciliation on chain decides them.
-      await db.schema
-        .createTable('x402_payments')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('flow', 'text', (c) => c.notNull())
-        .addColumn('challenge', 'text', (c) => c.notNull().unique())
-        .addColumn('payment_key', 'text', (c) => c.notNull().unique())
-        .addColumn('payer', 'text', (c) => c.notNull())
-        .addColumn('network', 'text', (c) => c.notNull())
-        .addColumn('asset', 'text', (c) => c.notNull())
-        .addColumn('pay_to', 'text', (c) => c.notNull())
-        .addColumn('amount', 'text', (c) => c.notNull())
-        .addColumn('credits', 'integer', (c) => c.notNull())
-        .addColumn('auth_nonce', 'text')
-        .addColumn('valid_before', 'text')
-        .addColumn('fingerprint', 'text', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('served', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('transaction_hash', 'text')
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('lease_until', 'text', (c) => c.notNull())
-        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('last_error', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('x402_payments_transaction').on('x402_payments').columns(['network', 'transaction_hash']).unique().execute();
-      await db.schema.createIndex('x402_payments_state').on('x402_payments').columns(['state', 'updated_at']).execute();
-      // The books of every settled pay-per-call charge, whatever the mode: one row per call, one per transaction.
-      await db.schema
-        .createTable('payment_ledger')
-        .addColumn('id', 'integer', serialId)
-        .addColumn('mode', 'text', (c) => c.notNull())
-        .addColumn('payer', 'text', (c) => c.notNull())
-        .addColumn('amount', 'text', (c) => c.notNull())
-        .addColumn('asset', 'text', (c) => c.notNull())
-        .addColumn('network', 'text', (c) => c.notNull())
-        .addColumn('pay_to', 'text')
-        .addColumn('transaction_hash', 'text')
-        .addColumn('credits', 'integer', (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('reference', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('payment_ledger_transaction').on('payment_ledger').columns(['mode', 'network', 'transaction_hash']).unique().execute();
-      await db.schema.createIndex('payment_ledger_reference').on('payment_ledger').columns(['mode', 'reference']).unique().execute();
-      await db.schema.createIndex('payment_ledger_created').on('payment_ledger').columns(['created_at', 'id']).execute();
-      await db.schema
-        .createTable('service_secrets')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('value', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      for (const table of ['service_secrets', 'payment_ledger', 'x402_payments']) await db.schema.dropTable(table).ifExists().execute();
-    },
-  };
-
   const rateLimitBuckets: Migration = {
     async up(db: Kysely<unknown>) {
       // GCRA state of the SQL rate-limit store: each key's theoretical arrival time in epoch milliseconds.
@@ -552,15 +440,16 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
     '0011_page_language_navigation': pageLanguage,
-    '0015_x402_payments': x402Payments,
     '0012_crawl_frontier': crawlFrontier,
-    '0016_mpp_parties': mppParties,
     '0017_accounts': accounts,
-    '0014_receipt_log': receiptLog,
     '0019_rate_limit_buckets': rateLimitBuckets,
     '0019_crawl_host_slots': crawlHostSlots,
     '0019_crawl_host_active': crawlHostActive,
     '0020_passage_vector_changes': passageVectorChanges,
   };
+  for (const [name, factory] of pluginMigrations) {
+    if (name in migrations) throw new Error(`migration ${name} is registered twice`);
+    migrations[name] = factory({ dialect, serialId });
+  }
   return { getMigrations: async () => migrations };
 }

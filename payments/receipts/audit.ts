@@ -4,6 +4,7 @@ import type { VerificationKey } from './jwk.js';
 import { receiptLeafHash } from './log.js';
 import { verifyConsistency, verifyInclusion } from './merkle.js';
 import { verifyReceipt } from './receipt.js';
+import './errors.js'; // registers the receipt error codes this file throws
 
 /** One saved file of an audit: its name (for the report) and its text. */
 export interface AuditInput {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { NotaryError } from '../../../core/errors.js';
 import { nowIso } from '../../../storage/db.js';
-import { PartiesRepository } from '../../../storage/parties.js';
+import { PartiesRepository } from './repository.js';
 import type { Database, PartyKey, Tenant } from '../../../storage/schema.js';
 import { ED25519_PUBLIC_KEY_LENGTH } from '../../receipts/ed25519.js';
 import { fromBase64Url } from '../../receipts/encoding.js';

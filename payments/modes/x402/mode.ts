@@ -3,10 +3,10 @@ import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/
 import { SettleError, VerifyError, type PaymentPayload, type PaymentRequired, type PaymentRequirements, type SettleResponse, type VerifyResponse } from '@x402/core/types';
 import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { getAddress, recoverTypedDataAddress, type Address, type Hex } from 'viem';
-import type { NotaryConfig } from '../../../core/config.js';
+import type { X402Settings } from './config.js';
 import { NotaryError, type ErrorCode } from '../../../core/errors.js';
 import { newId } from '../../../core/ids.js';
-import type { NewX402Payment, X402PaymentsRepository } from '../../../storage/x402.js';
+import type { NewX402Payment, X402PaymentsRepository } from './repository.js';
 import type { X402PaymentRow, X402PaymentState } from '../../../storage/schema.js';
 import {
   singleHeader,
@@ -25,8 +25,23 @@ import type { SettlementChain } from './chain.js';
 import { ChallengeIssuer, type ChallengeBinding } from './challenge.js';
 import { parsePaymentSignature, type SignedPayment } from './payload.js';
 import { decodeReceipt, trustedKeyring, verifyReceiptSignature, type SettlementReceipt } from './receipt.js';
+import './errors.js'; // registers the x402_* error codes this file throws
 
-export type X402Config = NotaryConfig['payments']['modes']['x402'];
+export type X402Config = X402Settings;
+
+/** The OpenAPI security scheme of x402 payments. */
+export const X402_SECURITY_SCHEME = {
+  key: 'x402',
+  scheme: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'PAYMENT-SIGNATURE',
+    description:
+      'Pay per call on an EVM chain: the x402 v2 standard (`PAYMENT-SIGNATURE`, base64 JSON of the signed payment; the 402 carries ' +
+      '`PAYMENT-REQUIRED`) or the interface\'s flow (`X-402-Receipt`: a facilitator\'s signed settlement receipt for the challenge in ' +
+      '`WWW-Authenticate: x402 ...`).',
+  },
+} as const;
 
 /** The standard facilitator API as the mode uses it (HTTPFacilitatorClient from @x402/core implements it). */
 export interface FacilitatorApi {
@@ -114,6 +129,7 @@ type Credential =
  */
 export class X402Mode implements PaymentMode {
   readonly name = X402_MODE;
+  readonly securityScheme = X402_SECURITY_SCHEME;
   private issuer: Promise<ChallengeIssuer> | undefined;
   private readonly keyring: Map<string, Uint8Array>;
   private readonly network: string;

@@ -4,6 +4,7 @@ import { formatSignature, generateSeed, parseSignature, publicKeyFromSeed, signB
 import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
 import { canonicalJson } from '../../receipts/jcs.js';
 import { jwkThumbprint } from '../../receipts/jwk.js';
+import './errors.js'; // registers the x402_* error codes this file throws
 
 export { generateSeed };
 

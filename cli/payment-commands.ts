@@ -1,0 +1,187 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import type { ConfigInput, NotaryConfig } from '../core/config.js';
+import type { PluginCliContext } from '../runtime/plugins.js';
+
+/** How `notary mcp` calls pay (its help's last lines). */
+export const MCP_PAYMENT_HELP =
+  '\nThe API key is read from NOTARY_API_KEY (never from the command line). Without one, calls are paid per call by the MCP client through x402 (_meta["x402/payment"]).';
+
+/** The configuration the global options name, with a command's overrides. */
+type ConfigOf = (overrides?: ConfigInput) => NotaryConfig;
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
+  return Number(value);
+}
+
+function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a positive integer');
+  return Number(value);
+}
+
+/**
+ * The commands of the payment modes and signed receipts whose work needs the runtime (parties, mpp, receipts). They
+ * are wired here, not in cli/main.ts; moving each into its plug-in's `cli` hook needs the hook's context to offer what
+ * these use of the runtime.
+ */
+export function addPaymentModeCommands(program: Command, configOf: ConfigOf): void {
+  const nonNegativeInt = (v: string) => {
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
+    return Number(v);
+  };
+  const parties = program.command('parties').description("MPP parties: tenants' Ed25519 public keys that sign multi-party payment envelopes");
+  parties
+    .command('add-key')
+    .description('register a public key for a tenant (created if new); prints the kid alone on the last line')
+    .requiredOption('--tenant <name>', 'tenant (party) name: what envelopes call the party')
+    .requiredOption('--public-key <base64url>', 'the raw 32-byte Ed25519 public key, base64url (notary mpp keygen prints it)')
+    .option('--name <label>', 'a label for the key')
+    .option('--credits <n>', 'credits granted to a new tenant, or added to an existing one', nonNegativeInt)
+    .option('--tier <tier>', 'rate-limit tier of a new tenant')
+    .action(async (opts: { tenant: string; publicKey: string; name?: string; credits?: number; tier?: string }) => {
+      const { partiesAddKeyCommand } = await import('./parties.js');
+      await partiesAddKeyCommand(configOf(), opts);
+    });
+  parties
+    .command('list')
+    .description('list party keys')
+    .option('--tenant <name>', 'only this tenant')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { tenant?: string; json?: boolean }) => {
+      const { partiesListCommand } = await import('./parties.js');
+      await partiesListCommand(configOf(), opts);
+    });
+  parties
+    .command('revoke')
+    .description('revoke a party key by kid: envelopes it signs are refused from now on')
+    .argument('<kid>')
+    .action(async (kid: string) => {
+      const { partiesRevokeCommand } = await import('./parties.js');
+      await partiesRevokeCommand(configOf(), kid);
+    });
+
+  const mpp = program.command('mpp').description('client-side helpers for multi-party payments (no database needed)');
+  mpp
+    .command('keygen')
+    .description('make a party key pair: writes the private JWK file, prints the public key alone on the last line')
+    .requiredOption('--out <file>', 'where to write the private key (mode 0600)')
+    .option('--force', 'replace an existing file')
+    .action(async (opts: { out: string; force?: boolean }) => {
+      const { mppKeygenCommand } = await import('./mpp.js');
+      mppKeygenCommand(opts);
+    });
+  mpp
+    .command('envelope')
+    .description('build and sign an envelope for one call; prints it alone on the last line (use as Authorization: MPP envelope=...)')
+    .requiredOption('--url <url>', 'the absolute URL of the call, e.g. http://127.0.0.1:8080/v1/search')
+    .option('--method <method>', 'HTTP method', 'POST')
+    .option('--body <json>', 'the exact request body that will be sent')
+    .option('--body-file <file>', 'the exact request body, from a file ("-" for standard input)')
+    .requiredOption('--credits <n>', 'total_credits: the most the call may cost (its price must not exceed it)', nonNegativeInt)
+    .option('--party <name=share:keyfile>', 'a paying party, its share and its private key file (JWK or PEM); repeat per party; NAME=KEYFILE for equal shares', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--ttl <seconds>', `lifetime of the envelope, at most ${300}`, (v) => Number(v), 120)
+    .option('--header', 'print the whole Authorization value (MPP envelope=...)')
+    .action(async (opts: { url: string; method: string; body?: string; bodyFile?: string; credits: number; party: string[]; ttl: number; header?: boolean }) => {
+      const { mppEnvelopeCommand } = await import('./mpp.js');
+      mppEnvelopeCommand(opts);
+    });
+  mpp
+    .command('decode')
+    .description('print the JSON inside an envelope (verifies nothing)')
+    .argument('<envelope>', 'the base64url envelope, or the whole "MPP envelope=..." value')
+    .action(async (value: string) => {
+      const { mppDecodeCommand } = await import('./mpp.js');
+      mppDecodeCommand(value);
+    });
+
+  const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
+  receipts
+    .command('rotate-key')
+    .description('make a new current signing key; the old one is retired and keeps verifying the receipts it signed')
+    .action(async () => {
+      const { rotateKeyCommand } = await import('./receipts.js');
+      await rotateKeyCommand(configOf());
+    });
+  receipts
+    .command('verify')
+    .description('verify a saved response (or receipt) offline: signature, kid, key validity at issued_at, response digest')
+    .argument('<saved-response.json>')
+    .option('--jwks <file-or-url>', 'the published key set to trust (default: <issuer>/.well-known/jwks.json)')
+    .option('--request <file>', 'the exact request body that was sent, to check request_digest (a salted one with the saved response\'s notary_request_salt)')
+    .action(async (file: string, opts: { jwks?: string; request?: string }) => {
+      const { verifyCommand } = await import('./receipts.js');
+      await verifyCommand(configOf(), file, opts);
+    });
+  receipts
+    .command('audit')
+    .description('offline audit from saved files: checkpoint signatures, consistency between checkpoints, inclusion of receipts')
+    .argument('[files...]', 'checkpoints, JWKS, saved responses or receipts, inclusion and consistency proofs')
+    .option('--jwks <file-or-url>', 'the published key set to trust')
+    .option('--origin <origin>', 'the log origin to expect (default: the first checkpoint\'s)')
+    .option('--local', "also re-hash this server's own log from its database")
+    .action(async (files: string[], opts: { jwks?: string; origin?: string; local?: boolean }) => {
+      const { auditCommand } = await import('./receipts.js');
+      await auditCommand(configOf(), files, opts);
+    });
+}
+
+/** The facilitator and the books of paid calls. */
+export function addPaymentBooksCommands(program: Command, configOf: ConfigOf): void {
+  program
+    .command('facilitator')
+    .description('serve the standard x402 facilitator API (POST /verify, POST /settle, GET /supported) on an EVM chain, signing settlement receipts')
+    .option('--port <port>', 'port to listen on (default 8402)', port)
+    .option('--host <host>', 'address to bind (default 127.0.0.1)')
+    .option('--rpc-url <url>', 'JSON-RPC URL of the chain (or facilitator.rpc_url, NOTARY_FACILITATOR_RPC_URL)')
+    .option('--issuer <name>', 'iss of the receipts (default the facilitator URL)')
+    .option('--rotate-key', 'add a new receipt-signing key (older ones stay published), print the JWKS and exit')
+    .action(async (opts: { port?: number; host?: string; rpcUrl?: string; issuer?: string; rotateKey?: boolean }) => {
+      const cfg = configOf({
+        facilitator: {
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.host ? { host: opts.host } : {}),
+          ...(opts.rpcUrl ? { rpc_url: opts.rpcUrl } : {}),
+          ...(opts.issuer ? { issuer: opts.issuer } : {}),
+        },
+      });
+      const { facilitatorCommand } = await import('./facilitator.js');
+      await facilitatorCommand(cfg, { ...(opts.rotateKey ? { rotateKey: true } : {}) });
+    });
+
+  const payments = program.command('payments').description('the books of paid calls');
+  payments
+    .command('list')
+    .description('every charged call: mode, payer, amount, asset, network, transaction, request id')
+    .option('--mode <mode>', 'only this payment mode (x402, api_key)')
+    .option('--limit <n>', 'only the newest n', positiveInt)
+    .option('--csv', 'CSV with a header row')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { mode?: string; limit?: number; csv?: boolean; json?: boolean }) => {
+      const { paymentsListCommand } = await import('./payments.js');
+      await paymentsListCommand(configOf(), opts);
+    });
+  payments
+    .command('reconcile')
+    .description('decide x402 settlements whose outcome was never heard (a settle that timed out) from the chain')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { paymentsReconcileCommand } = await import('./payments.js');
+      await paymentsReconcileCommand(configOf(), opts);
+    });
+}
+
+/** What a plug-in's commands get: the configuration, and the database of it (opened, migrated, closed after). */
+export function pluginCliContext(configOf: ConfigOf): PluginCliContext {
+  return {
+    config: () => configOf(),
+    async withStorage(fn) {
+      const { Runtime, silentLog } = await import('../runtime/index.js');
+      const runtime = await Runtime.open(configOf(), { log: silentLog });
+      try {
+        return await fn(runtime.storage);
+      } finally {
+        await runtime.close();
+      }
+    },
+  };
+}
