@@ -1,6 +1,8 @@
 import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { sql } from 'kysely';
+import { accountsMigration } from './migrations/accounts.js';
+import { crawlFrontierMigration, crawlHostActiveMigration, crawlHostSlotsMigration } from './migrations/crawl.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -189,41 +191,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
       }
     },
   };
-  const crawlFrontier: Migration = {
-    async up(db: Kysely<unknown>) {
-      // The crawl frontier: every URL a crawl admitted, with its state. It outlives the process, so a crawl stopped
-      // by a signal, a crash or SIGKILL resumes from it; leases (owner + expiry) let several workers share one later.
-      await db.schema
-        .createTable('crawl_frontier')
-        .addColumn('id', 'integer', serialId)
-        .addColumn('run_id', 'text', (c) => c.notNull())
-        .addColumn('url', 'text', (c) => c.notNull())
-        .addColumn('depth', 'integer', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('outcome', 'text')
-        .addColumn('lease_owner', 'text')
-        .addColumn('lease_expires_at', 'text')
-        .addColumn('added_at', 'text', (c) => c.notNull())
-        .addColumn('finished_at', 'text')
-        .addUniqueConstraint('crawl_frontier_run_url', ['run_id', 'url'])
-        .execute();
-      await db.schema.createIndex('crawl_frontier_next').on('crawl_frontier').columns(['run_id', 'state', 'id']).execute();
-      await db.schema.alterTable('crawl_runs').addColumn('status', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('resumed_from', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('owner', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('heartbeat_at', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('options', 'text').execute();
-      // Runs recorded before this migration: finished ones are finished, the rest can no longer be resumed.
-      await sql`update crawl_runs set status = case when finished_at is null then 'interrupted' else 'finished' end`.execute(db);
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('crawl_frontier').ifExists().execute();
-      for (const column of ['status', 'resumed_from', 'owner', 'heartbeat_at', 'options']) {
-        await db.schema.alterTable('crawl_runs').dropColumn(column).execute();
-      }
-    },
-  };
-
   const paidCalls: Migration = {
     async up(db: Kysely<unknown>) {
       // The first response to each payer's Idempotency-Key. `expires_at` ends the running call's lease while
@@ -258,105 +225,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
-  const accounts: Migration = {
-    async up(db: Kysely<unknown>) {
-      // People who sign in to the dashboard: members of one tenant, or operators (no tenant).
-      await db.schema
-        .createTable('users')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('email', 'text', (c) => c.notNull().unique())
-        .addColumn('password_hash', 'text', (c) => c.notNull())
-        .addColumn('role', 'text', (c) => c.notNull())
-        .addColumn('tenant_id', 'text', (c) => c.references('tenants.id'))
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('password_changed_at', 'text', (c) => c.notNull())
-        .addColumn('last_signin_at', 'text')
-        .execute();
-      await db.schema.createIndex('users_tenant').on('users').column('tenant_id').execute();
-      // Dashboard sessions: the id is the SHA-256 of the cookie's token, so a database leak does not leak sessions.
-      await db.schema
-        .createTable('sessions')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('user_id', 'text', (c) => c.references('users.id').onDelete('cascade'))
-        .addColumn('csrf_token', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addColumn('last_seen_at', 'text', (c) => c.notNull())
-        .addColumn('client_address', 'text')
-        .addColumn('user_agent', 'text')
-        .execute();
-      await db.schema.createIndex('sessions_user').on('sessions').column('user_id').execute();
-      await db.schema.createIndex('sessions_expires').on('sessions').column('expires_at').execute();
-      // Failed sign-ins per email and per client address, for throttling; kept in the database so every node agrees.
-      await db.schema
-        .createTable('signin_failures')
-        .addColumn('key', 'text', (c) => c.primaryKey())
-        .addColumn('failures', 'integer', (c) => c.notNull())
-        .addColumn('first_failure_at', 'text', (c) => c.notNull())
-        .addColumn('last_failure_at', 'text', (c) => c.notNull())
-        .addColumn('locked_until', 'text')
-        .execute();
-      // Operators' edits of prices and tiers (JSON), overriding the config file's defaults.
-      await db.schema
-        .createTable('settings')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('value', 'text', (c) => c.notNull())
-        .addColumn('revision', 'integer', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('updated_by', 'text')
-        .execute();
-      // One row per paid call that was served (any payment mode, live or test): usage charts and revenue.
-      await db.schema
-        .createTable('usage_events')
-        .addColumn('id', 'integer', serialId)
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('tenant_id', 'text')
-        .addColumn('key_id', 'text')
-        .addColumn('payer', 'text', (c) => c.notNull())
-        .addColumn('mode', 'text', (c) => c.notNull())
-        .addColumn('environment', 'text', (c) => c.notNull())
-        .addColumn('operation', 'text', (c) => c.notNull())
-        .addColumn('depth', 'integer')
-        .addColumn('render', 'text')
-        .addColumn('credits', 'integer', (c) => c.notNull())
-        .addColumn('amount', 'text', (c) => c.notNull())
-        .addColumn('asset', 'text', (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('usage_events_tenant').on('usage_events').columns(['tenant_id', 'created_at']).execute();
-      await db.schema.createIndex('usage_events_created').on('usage_events').columns(['created_at', 'mode']).execute();
-      // Crawl seeds steered by operators (the config's seeds are imported once); `options` is JSON scope rules.
-      await db.schema
-        .createTable('crawl_seeds')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('url', 'text', (c) => c.notNull().unique())
-        .addColumn('source', 'text', (c) => c.notNull())
-        .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('options', 'text', (c) => c.notNull())
-        .addColumn('recrawl_minutes', 'integer', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('removed_at', 'text')
-        .addColumn('crawl_requested_at', 'text')
-        .addColumn('last_run_id', 'text')
-        .addColumn('last_crawled_at', 'text')
-        .execute();
-      await db.schema.alterTable('api_keys').addColumn('expires_at', 'text').execute();
-      await db.schema.alterTable('api_keys').addColumn('scopes', 'text', (c) => c.notNull().defaultTo('search,extract')).execute();
-      await db.schema.alterTable('api_keys').addColumn('environment', 'text', (c) => c.notNull().defaultTo('live')).execute();
-      await db.schema.alterTable('tenants').addColumn('suspended_at', 'text').execute();
-      await db.schema.alterTable('tenants').addColumn('features', 'text').execute();
-      await db.schema.alterTable('tenants').addColumn('grant_period', 'text').execute();
-    },
-    async down(db: Kysely<unknown>) {
-      for (const column of ['grant_period', 'features', 'suspended_at']) await db.schema.alterTable('tenants').dropColumn(column).execute();
-      for (const column of ['environment', 'scopes', 'expires_at']) await db.schema.alterTable('api_keys').dropColumn(column).execute();
-      for (const table of ['crawl_seeds', 'usage_events', 'settings', 'signin_failures', 'sessions', 'users']) {
-        await db.schema.dropTable(table).ifExists().execute();
-      }
-    },
-  };
-
   const rateLimitBuckets: Migration = {
     async up(db: Kysely<unknown>) {
       // GCRA state of the SQL rate-limit store: each key's theoretical arrival time in epoch milliseconds.
@@ -368,38 +236,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('rate_limit_buckets').ifExists().execute();
-    },
-  };
-
-  const crawlHostSlots: Migration = {
-    async up(db: Kysely<unknown>) {
-      // Per-host politeness across crawler processes: the earliest start of the next request to each host, epoch ms.
-      await db.schema
-        .createTable('crawl_host_slots')
-        .addColumn('host', 'text', (c) => c.primaryKey())
-        .addColumn('next_start_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('crawl_host_slots').ifExists().execute();
-    },
-  };
-
-  const crawlHostActive: Migration = {
-    async up(db: Kysely<unknown>) {
-      // Per-host concurrency across crawler processes: slot `slot` (0 .. per_host_concurrency - 1) of a host is held by
-      // `owner` until `expires_at` (epoch ms, database clock; renewed while held, so a dead worker's slots run out).
-      await db.schema
-        .createTable('crawl_host_active')
-        .addColumn('host', 'text', (c) => c.notNull())
-        .addColumn('slot', 'integer', (c) => c.notNull())
-        .addColumn('owner', 'text', (c) => c.notNull())
-        .addColumn('expires_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
-        .addPrimaryKeyConstraint('crawl_host_active_pk', ['host', 'slot'])
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('crawl_host_active').ifExists().execute();
     },
   };
 
@@ -435,21 +271,22 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const helpers: MigrationHelpers = { dialect, serialId };
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
     '0011_page_language_navigation': pageLanguage,
-    '0012_crawl_frontier': crawlFrontier,
-    '0017_accounts': accounts,
+    '0012_crawl_frontier': crawlFrontierMigration(helpers),
+    '0017_accounts': accountsMigration(helpers),
     '0019_rate_limit_buckets': rateLimitBuckets,
-    '0019_crawl_host_slots': crawlHostSlots,
-    '0019_crawl_host_active': crawlHostActive,
+    '0019_crawl_host_slots': crawlHostSlotsMigration(helpers),
+    '0019_crawl_host_active': crawlHostActiveMigration(helpers),
     '0020_passage_vector_changes': passageVectorChanges,
   };
   for (const [name, factory] of pluginMigrations) {
     if (name in migrations) throw new Error(`migration ${name} is registered twice`);
-    migrations[name] = factory({ dialect, serialId });
+    migrations[name] = factory(helpers);
   }
   return { getMigrations: async () => migrations };
 }

@@ -7,7 +7,7 @@ import type { X402Settings } from './config.js';
 import { NotaryError, type ErrorCode } from '../../../core/errors.js';
 import { newId } from '../../../core/ids.js';
 import type { NewX402Payment, X402PaymentsRepository } from './repository.js';
-import type { X402PaymentRow, X402PaymentState } from '../../../storage/schema.js';
+import type { X402PaymentRow, X402PaymentState } from './tables.js';
 import {
   singleHeader,
   type AuthenticatedPayer,
