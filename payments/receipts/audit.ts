@@ -1,6 +1,6 @@
 import { openCheckpoint, type Checkpoint } from './checkpoint.js';
-import { fromBase64, toBase64 } from './encoding.js';
-import type { VerificationKey } from './jwk.js';
+import { fromBase64, toBase64 } from '../crypto/encoding.js';
+import type { VerificationKey } from '../crypto/jwk.js';
 import { receiptLeafHash } from './log.js';
 import { verifyConsistency, verifyInclusion } from './merkle.js';
 import { verifyReceipt } from './receipt.js';

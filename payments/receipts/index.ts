@@ -14,15 +14,12 @@ import { ReceiptLog } from './log.js';
 
 export { receiptsConfigFragment, type ReceiptsConfig } from './config.js';
 export { RECEIPT_ERROR_CODES } from './errors.js';
+// The receipts' public interface still carries the shared primitives its callers verify with (payments/crypto/).
+export * from '../crypto/index.js';
 export * from './audit.js';
 export * from './checkpoint.js';
-export * from './digest.js';
-export * from './ed25519.js';
-export * from './encoding.js';
 export * from './extension.js';
 export * from './issuer.js';
-export * from './jcs.js';
-export * from './jwk.js';
 export * from './keyring.js';
 export * from './log.js';
 export * from './merkle.js';

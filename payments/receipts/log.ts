@@ -1,8 +1,8 @@
 import { NotaryError } from '../../core/errors.js';
 import type { ReceiptLogStore } from './log-store.js';
 import { formatCheckpointText, parseCheckpointText, signNote } from './checkpoint.js';
-import { bytesEqual, toBase64 } from './encoding.js';
-import { canonicalJson } from './jcs.js';
+import { bytesEqual, toBase64 } from '../crypto/encoding.js';
+import { canonicalJson } from '../crypto/jcs.js';
 import type { ReceiptKeyring } from './keyring.js';
 import {
   consistencyProofRanges,

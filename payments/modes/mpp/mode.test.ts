@@ -10,8 +10,8 @@ import { migrateToLatest, openSqlite, type Storage } from '../../../storage/db.j
 import { Accounts } from '../../accounts.js';
 import type { PaymentRequest } from '../../mode.js';
 import { Pricing } from '../../pricing.js';
-import { publicKeyFromSeed } from '../../receipts/ed25519.js';
-import { toBase64Url } from '../../receipts/encoding.js';
+import { publicKeyFromSeed } from '../../crypto/ed25519.js';
+import { toBase64Url } from '../../crypto/encoding.js';
 import { buildEnvelope } from './envelope.js';
 import { mppModeSchema } from './config.js';
 import { mppMode } from './mode.js';

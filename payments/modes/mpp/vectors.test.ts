@@ -9,9 +9,9 @@ import { migrateToLatest, openSqlite, type Storage } from '../../../storage/db.j
 import { Accounts } from '../../accounts.js';
 import type { PaymentRequest } from '../../mode.js';
 import { Pricing, type Price } from '../../pricing.js';
-import { publicKeyFromSeed } from '../../receipts/ed25519.js';
-import { toBase64Url, toHex } from '../../receipts/encoding.js';
-import { canonicalJson } from '../../receipts/jcs.js';
+import { publicKeyFromSeed } from '../../crypto/ed25519.js';
+import { toBase64Url, toHex } from '../../crypto/encoding.js';
+import { canonicalJson } from '../../crypto/jcs.js';
 import { encodeEnvelope, envelopeSigningInput, kidOfSeed, signEnvelope, type Envelope, type UnsignedEnvelope } from './envelope.js';
 import { mppModeSchema } from './config.js';
 import { mppMode } from './mode.js';
