@@ -65,6 +65,8 @@ export interface NotaryPlugin {
   cli?(program: Command, context: PluginCliContext): void;
   /** Start-up checks that need the network (e.g. a token's decimals on chain): throws invalid_config, logs warnings. */
   startupCheck?(config: NotaryConfig, log: PluginLog): Promise<void>;
+  /** Whether what the plug-in depends on answers (GET /readyz lists it under the plug-in's name); only when enabled. */
+  readiness?(config: NotaryConfig, storage: Storage): Promise<boolean>;
   /** The plug-in's charges for `notary payments list` (only those of `mode` when given). */
   ledger?(db: Kysely<Database>, options: { mode?: string }): Promise<LedgerRow[]>;
 }

@@ -327,7 +327,12 @@ export class Runtime {
       .execute()
       .then(() => true, () => false);
     const [index, stores] = await Promise.all([this.backend.ready().catch(() => false), this.stores.ready().catch(() => false)]);
-    return { database, index, stores };
+    const plugins = await Promise.all(
+      registeredPlugins()
+        .filter((plugin) => plugin.readiness && (plugin.mode?.enabled(this.config) ?? true))
+        .map(async (plugin) => [plugin.name, await (plugin.readiness?.(this.config, this.storage) ?? Promise.resolve(true)).catch(() => false)] as const),
+    );
+    return { database, index, stores, ...Object.fromEntries(plugins) };
   }
 
   /**

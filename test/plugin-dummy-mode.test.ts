@@ -66,6 +66,10 @@ describe('a payment mode that is one folder and one registration line', () => {
     expect(anonymous.json()).toMatchObject({ challenges: { dummy: { header: 'X-Dummy-Wallet' } } });
   });
 
+  it('adds its readiness check to what GET /readyz reports', async () => {
+    expect(await api.runtime.readiness()).toMatchObject({ database: true, dummy: true });
+  });
+
   it('describes its security scheme and error code in the OpenAPI document', async () => {
     const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
       components: { securitySchemes: Record<string, unknown> };

@@ -136,6 +136,8 @@ export const dummyPlugin: NotaryPlugin = {
       return dummyMode(new DummyWallets(deps.storage.db), settings, settings.tier ?? deps.config.default_tier);
     },
   },
+  // Ready when its table answers.
+  readiness: async (_config, storage) => (await new DummyWallets(storage.db).balance('w_probe')) >= 0,
   cli(program, context) {
     program
       .command('dummy-wallets')
