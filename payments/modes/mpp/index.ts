@@ -1,5 +1,6 @@
 import { configSection } from '../../../core/config.js';
 import type { NotaryPlugin } from '../../plugin.js';
+import { addMppCommands } from './cli.js';
 import { mppConfigFragment } from './config.js';
 import { MPP_ERROR_CODES } from './errors.js';
 import { mppPartiesMigration } from './migrations.js';
@@ -47,4 +48,5 @@ export const mppPlugin: NotaryPlugin = {
     enabled: (config) => configSection(config, mppConfigFragment).enabled,
     build: (deps) => mppMode({ config: configSection(deps.config, mppConfigFragment), accounts: deps.accounts, parties: new Parties(deps.storage.db) }),
   },
+  cli: (program) => addMppCommands(program),
 };
