@@ -20,9 +20,8 @@ function positiveInt(value: string): number {
 }
 
 /**
- * The commands of the payment modes and signed receipts whose work needs the runtime (parties, mpp, receipts). They
- * are wired here, not in cli/main.ts; moving each into its plug-in's `cli` hook needs the hook's context to offer what
- * these use of the runtime.
+ * `notary parties ...`: the MPP party keys, which need the runtime's accounts (the tenant a key is registered for).
+ * MPP's client commands and the receipts commands are in their plug-ins (their descriptors' cli hooks).
  */
 export function addPaymentModeCommands(program: Command, configOf: ConfigOf): void {
   const nonNegativeInt = (v: string) => {
@@ -58,36 +57,6 @@ export function addPaymentModeCommands(program: Command, configOf: ConfigOf): vo
     .action(async (kid: string) => {
       const { partiesRevokeCommand } = await import('./parties.js');
       await partiesRevokeCommand(configOf(), kid);
-    });
-
-  const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
-  receipts
-    .command('rotate-key')
-    .description('make a new current signing key; the old one is retired and keeps verifying the receipts it signed')
-    .action(async () => {
-      const { rotateKeyCommand } = await import('./receipts.js');
-      await rotateKeyCommand(configOf());
-    });
-  receipts
-    .command('verify')
-    .description('verify a saved response (or receipt) offline: signature, kid, key validity at issued_at, response digest')
-    .argument('<saved-response.json>')
-    .option('--jwks <file-or-url>', 'the published key set to trust (default: <issuer>/.well-known/jwks.json)')
-    .option('--request <file>', 'the exact request body that was sent, to check request_digest (a salted one with the saved response\'s notary_request_salt)')
-    .action(async (file: string, opts: { jwks?: string; request?: string }) => {
-      const { verifyCommand } = await import('./receipts.js');
-      await verifyCommand(configOf(), file, opts);
-    });
-  receipts
-    .command('audit')
-    .description('offline audit from saved files: checkpoint signatures, consistency between checkpoints, inclusion of receipts')
-    .argument('[files...]', 'checkpoints, JWKS, saved responses or receipts, inclusion and consistency proofs')
-    .option('--jwks <file-or-url>', 'the published key set to trust')
-    .option('--origin <origin>', 'the log origin to expect (default: the first checkpoint\'s)')
-    .option('--local', "also re-hash this server's own log from its database")
-    .action(async (files: string[], opts: { jwks?: string; origin?: string; local?: boolean }) => {
-      const { auditCommand } = await import('./receipts.js');
-      await auditCommand(configOf(), files, opts);
     });
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { configSection, type NotaryConfig } from '../../core/config.js';
 import type { NotaryPlugin } from '../plugin.js';
+import { addReceiptsCommands } from './cli.js';
 import { receiptsConfigFragment } from './config.js';
 import { RECEIPT_ERROR_CODES } from './errors.js';
 import { receiptLogMigration } from './migrations.js';
@@ -89,4 +90,5 @@ export const receiptsPlugin: NotaryPlugin = {
   config: [receiptsConfigFragment],
   errors: RECEIPT_ERROR_CODES,
   migrations: { '0014_receipt_log': receiptLogMigration },
+  cli: addReceiptsCommands,
 };
