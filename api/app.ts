@@ -150,7 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Built on first use, once every route is registered: the document describes exactly what this app serves.
   let document: Record<string, unknown> | undefined;
   const openApi = () =>
-    (document ??= openApiDocument(recorded, { version: deps.version ?? NOTARY_VERSION, paymentModes: deps.gate.modes.map((m) => m.name) }, problemSchema));
+    (document ??= openApiDocument(recorded, { version: deps.version ?? NOTARY_VERSION, securitySchemes: deps.gate.modes.flatMap((m) => (m.securityScheme ? [m.securityScheme] : [])) }, problemSchema));
   app.get('/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document.', tags: ['public'] } }, async (_request, reply) => {
     reply.header('Cache-Control', 'public, max-age=300');
     return reply.type('application/json; charset=utf-8').send(`${JSON.stringify(openApi(), null, 2)}\n`);

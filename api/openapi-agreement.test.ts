@@ -4,6 +4,7 @@ import { parseHttpUrl } from '../extract/fetch/address-policy.js';
 import { parseIdempotencyKey } from '../payments/paid-call.js';
 import { normalizeQuery } from '../search/query.js';
 import { seededRandom } from '../test/support/seeded-random.js';
+import { API_KEY_SECURITY_SCHEME } from '../payments/modes/api-key/index.js';
 import { openApiDocument, type RouteRecord } from './openapi.js';
 import { problemSchema } from './paid/schemas.js';
 import { ABSOLUTE_HTTP_URL } from './routes/extract.js';
@@ -31,7 +32,7 @@ const accepts = (parse: () => unknown): boolean => {
 };
 
 function documentOf(routes: RouteRecord[]) {
-  return openApiDocument(routes, { version: 'test', paymentModes: ['api_key'] }, problemSchema) as {
+  return openApiDocument(routes, { version: 'test', securitySchemes: [API_KEY_SECURITY_SCHEME] }, problemSchema) as {
     paths: Record<string, Record<string, { parameters?: Array<{ name: string; schema: { pattern?: string; maxLength?: number } }>; responses: Record<string, { content: Record<string, unknown> }> }>>;
   };
 }

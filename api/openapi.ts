@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { errorCodes } from '../core/errors.js';
+import { allErrorCodes } from '../core/errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -47,42 +47,9 @@ export function recordRoutes(app: FastifyInstance): RouteRecord[] {
 
 export interface OpenApiOptions {
   version: string;
-  /** Names of the payment modes the deployment offers (security schemes are listed for these). */
-  paymentModes: readonly string[];
+  /** The security schemes of the payment modes the deployment offers (each mode describes its own), in their order. */
+  securitySchemes: ReadonlyArray<{ key: string; scheme: Readonly<Record<string, unknown>> }>;
 }
-
-const SECURITY_SCHEMES: Record<string, { key: string; scheme: Json }> = {
-  api_key: {
-    key: 'apiKey',
-    scheme: {
-      type: 'http',
-      scheme: 'bearer',
-      bearerFormat: 'sk_live_ (or sk_test_: a test key, never charged) + 32 base62 characters + 6-character base62 CRC32 checksum',
-      description: 'A tenant pays from its prepaid credits: `Authorization: Bearer sk_live_...`.',
-    },
-  },
-  x402: {
-    key: 'x402',
-    scheme: {
-      type: 'apiKey',
-      in: 'header',
-      name: 'PAYMENT-SIGNATURE',
-      description:
-        'Pay per call on an EVM chain: the x402 v2 standard (`PAYMENT-SIGNATURE`, base64 JSON of the signed payment; the 402 carries ' +
-        '`PAYMENT-REQUIRED`) or the interface\'s flow (`X-402-Receipt`: a facilitator\'s signed settlement receipt for the challenge in ' +
-        '`WWW-Authenticate: x402 ...`).',
-    },
-  },
-  mpp: {
-    key: 'mpp',
-    scheme: {
-      type: 'apiKey',
-      in: 'header',
-      name: 'Authorization',
-      description: 'Several parties share the cost: `Authorization: MPP envelope=<base64url envelope>`, signed by every party (Ed25519).',
-    },
-  },
-};
 
 const paidHeaders: Json[] = [
   {
@@ -125,7 +92,7 @@ const retryAfterHeaders: Json = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } },
 };
 
-/** `/v1/receipts/log/:id` style paths become `/v1/receipts/log/{id}`. */
+/** `/v1/things/:id` style paths become `/v1/things/{id}`. */
 function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
@@ -188,7 +155,7 @@ function referenceProblems(value: unknown, problem: string): unknown {
  * schema (problems as application/problem+json), the paid-call headers and the deployment's payment modes.
  */
 export function openApiDocument(routes: readonly RouteRecord[], options: OpenApiOptions, problemSchema: Json): Json {
-  const modes = options.paymentModes.filter((m) => m in SECURITY_SCHEMES).map((m) => SECURITY_SCHEMES[m] as { key: string; scheme: Json });
+  const modes = options.securitySchemes;
   const paths: Record<string, Json> = {};
   const sorted = [...routes].sort((a, b) => a.url.localeCompare(b.url));
   for (const route of sorted) {
@@ -228,7 +195,7 @@ export function openApiDocument(routes: readonly RouteRecord[], options: OpenApi
       schemas: { Problem: problemSchema },
       securitySchemes: Object.fromEntries(modes.map((m) => [m.key, m.scheme])),
     },
-    'x-error-codes': Object.fromEntries(Object.entries(errorCodes).map(([code, entry]) => [code, { status: entry.status, retryable: entry.retryable }])),
+    'x-error-codes': Object.fromEntries(Object.entries(allErrorCodes()).map(([code, entry]) => [code, { status: entry.status, retryable: entry.retryable }])),
   };
   return document;
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorCodes, isNotaryError, NotaryError, upstreamOutcomeCodes, type ErrorCode } from '../core/errors.js';
+import { errorEntry, isNotaryError, NotaryError, upstreamOutcomeCodes, type ErrorCode } from '../core/errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 /** Problem type URIs point at the error reference, one anchor per code. */
@@ -82,7 +82,7 @@ export function toNotaryError(error: unknown, context: ProblemContext): NotaryEr
 }
 
 export function problemBody(error: NotaryError, requestId: string): ProblemBody {
-  const entry = errorCodes[error.code];
+  const entry = errorEntry(error.code);
   return {
     ...error.extra,
     type: `${PROBLEM_TYPE_BASE}${error.code}`,
@@ -95,17 +95,16 @@ export function problemBody(error: NotaryError, requestId: string): ProblemBody 
   };
 }
 
-/** Headers a problem carries besides its body; headers already set by the code that threw are kept. */
+/**
+ * Headers a problem carries besides its body; headers already set by the code that threw are kept. A 401's
+ * WWW-Authenticate challenges come with the error: the payment modes attach them (the paid-call gate asks each).
+ */
 function problemHeaders(error: NotaryError, reply: FastifyReply): void {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   if (error.code === 'request_timeout') reply.header('Connection', 'close');
   if (error.code === 'rate_limited' && !reply.hasHeader('retry-after')) {
     const seconds = Number(error.extra['retry_after_s']);
     reply.header('Retry-After', String(Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1));
-  }
-  const badKey = error.code === 'invalid_api_key' || error.code === 'revoked_api_key' || error.code === 'expired_api_key';
-  if ((error.code === 'unauthenticated' || badKey) && !reply.hasHeader('www-authenticate')) {
-    reply.header('WWW-Authenticate', error.code === 'unauthenticated' ? 'Bearer realm="notary"' : 'Bearer realm="notary", error="invalid_token"');
   }
   const allowed = error.extra['allowed_methods'];
   if (error.code === 'method_not_allowed' && Array.isArray(allowed)) reply.header('Allow', allowed.join(', '));

@@ -14,8 +14,8 @@ export interface FacilitatorCommandOptions {
  * /.well-known/jwks.json.
  */
 export async function facilitatorCommand(cfg: NotaryConfig, opts: FacilitatorCommandOptions = {}): Promise<void> {
-  const { host, port } = cfg.facilitator;
-  const built = await buildFacilitator(cfg, { log: stderrLog, issuer: cfg.facilitator.issuer ?? `http://${host}:${port}` });
+  const built = await buildFacilitator(cfg, { log: stderrLog });
+  const { host, port } = built;
   if (opts.rotateKey) {
     const { ReceiptKeyring } = await import('../payments/modes/x402/facilitator.js');
     const keyring = await ReceiptKeyring.open(built.keysFile);

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
+import { registeredPlugins } from '../runtime/plugins.js';
+import { addPaymentBooksCommands, addPaymentModeCommands, MCP_PAYMENT_HELP, pluginCliContext } from './payment-commands.js';
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a positive integer');
@@ -47,6 +49,7 @@ function configFrom(global: GlobalOptions, overrides: ConfigInput = {}): NotaryC
 
 export function buildProgram(): Command {
   const program = new Command();
+  const configOf = (overrides: ConfigInput = {}) => configFrom(program.opts<GlobalOptions>(), overrides);
   program
     .name('notary')
     .description('Self-hosted web search and page-extraction API: crawl, index, rerank, serve.')
@@ -168,104 +171,7 @@ export function buildProgram(): Command {
       await adminListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
-  const nonNegativeInt = (v: string) => {
-    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
-    return Number(v);
-  };
-  const parties = program.command('parties').description("MPP parties: tenants' Ed25519 public keys that sign multi-party payment envelopes");
-  parties
-    .command('add-key')
-    .description('register a public key for a tenant (created if new); prints the kid alone on the last line')
-    .requiredOption('--tenant <name>', 'tenant (party) name: what envelopes call the party')
-    .requiredOption('--public-key <base64url>', 'the raw 32-byte Ed25519 public key, base64url (notary mpp keygen prints it)')
-    .option('--name <label>', 'a label for the key')
-    .option('--credits <n>', 'credits granted to a new tenant, or added to an existing one', nonNegativeInt)
-    .option('--tier <tier>', 'rate-limit tier of a new tenant')
-    .action(async (opts: { tenant: string; publicKey: string; name?: string; credits?: number; tier?: string }) => {
-      const { partiesAddKeyCommand } = await import('./parties.js');
-      await partiesAddKeyCommand(configFrom(program.opts<GlobalOptions>()), opts);
-    });
-  parties
-    .command('list')
-    .description('list party keys')
-    .option('--tenant <name>', 'only this tenant')
-    .option('--json', 'machine-readable output')
-    .action(async (opts: { tenant?: string; json?: boolean }) => {
-      const { partiesListCommand } = await import('./parties.js');
-      await partiesListCommand(configFrom(program.opts<GlobalOptions>()), opts);
-    });
-  parties
-    .command('revoke')
-    .description('revoke a party key by kid: envelopes it signs are refused from now on')
-    .argument('<kid>')
-    .action(async (kid: string) => {
-      const { partiesRevokeCommand } = await import('./parties.js');
-      await partiesRevokeCommand(configFrom(program.opts<GlobalOptions>()), kid);
-    });
-
-  const mpp = program.command('mpp').description('client-side helpers for multi-party payments (no database needed)');
-  mpp
-    .command('keygen')
-    .description('make a party key pair: writes the private JWK file, prints the public key alone on the last line')
-    .requiredOption('--out <file>', 'where to write the private key (mode 0600)')
-    .option('--force', 'replace an existing file')
-    .action(async (opts: { out: string; force?: boolean }) => {
-      const { mppKeygenCommand } = await import('./mpp.js');
-      mppKeygenCommand(opts);
-    });
-  mpp
-    .command('envelope')
-    .description('build and sign an envelope for one call; prints it alone on the last line (use as Authorization: MPP envelope=...)')
-    .requiredOption('--url <url>', 'the absolute URL of the call, e.g. http://127.0.0.1:8080/v1/search')
-    .option('--method <method>', 'HTTP method', 'POST')
-    .option('--body <json>', 'the exact request body that will be sent')
-    .option('--body-file <file>', 'the exact request body, from a file ("-" for standard input)')
-    .requiredOption('--credits <n>', 'total_credits: the most the call may cost (its price must not exceed it)', nonNegativeInt)
-    .option('--party <name=share:keyfile>', 'a paying party, its share and its private key file (JWK or PEM); repeat per party; NAME=KEYFILE for equal shares', (v: string, all: string[]) => [...all, v], [] as string[])
-    .option('--ttl <seconds>', `lifetime of the envelope, at most ${300}`, (v) => Number(v), 120)
-    .option('--header', 'print the whole Authorization value (MPP envelope=...)')
-    .action(async (opts: { url: string; method: string; body?: string; bodyFile?: string; credits: number; party: string[]; ttl: number; header?: boolean }) => {
-      const { mppEnvelopeCommand } = await import('./mpp.js');
-      mppEnvelopeCommand(opts);
-    });
-  mpp
-    .command('decode')
-    .description('print the JSON inside an envelope (verifies nothing)')
-    .argument('<envelope>', 'the base64url envelope, or the whole "MPP envelope=..." value')
-    .action(async (value: string) => {
-      const { mppDecodeCommand } = await import('./mpp.js');
-      mppDecodeCommand(value);
-    });
-
-  const receipts = program.command('receipts').description('signed receipts: keys, offline verification, log audit');
-  receipts
-    .command('rotate-key')
-    .description('make a new current signing key; the old one is retired and keeps verifying the receipts it signed')
-    .action(async () => {
-      const { rotateKeyCommand } = await import('./receipts.js');
-      await rotateKeyCommand(configFrom(program.opts<GlobalOptions>()));
-    });
-  receipts
-    .command('verify')
-    .description('verify a saved response (or receipt) offline: signature, kid, key validity at issued_at, response digest')
-    .argument('<saved-response.json>')
-    .option('--jwks <file-or-url>', 'the published key set to trust (default: <issuer>/.well-known/jwks.json)')
-    .option('--request <file>', 'the exact request body that was sent, to check request_digest (a salted one with the saved response\'s notary_request_salt)')
-    .action(async (file: string, opts: { jwks?: string; request?: string }) => {
-      const { verifyCommand } = await import('./receipts.js');
-      await verifyCommand(configFrom(program.opts<GlobalOptions>()), file, opts);
-    });
-  receipts
-    .command('audit')
-    .description('offline audit from saved files: checkpoint signatures, consistency between checkpoints, inclusion of receipts')
-    .argument('[files...]', 'checkpoints, JWKS, saved responses or receipts, inclusion and consistency proofs')
-    .option('--jwks <file-or-url>', 'the published key set to trust')
-    .option('--origin <origin>', 'the log origin to expect (default: the first checkpoint\'s)')
-    .option('--local', "also re-hash this server's own log from its database")
-    .action(async (files: string[], opts: { jwks?: string; origin?: string; local?: boolean }) => {
-      const { auditCommand } = await import('./receipts.js');
-      await auditCommand(configFrom(program.opts<GlobalOptions>()), files, opts);
-    });
+  addPaymentModeCommands(program, configOf);
 
   program
     .command('search')
@@ -365,7 +271,7 @@ export function buildProgram(): Command {
     .option('--path <path>', 'with --http: endpoint path', '/mcp')
     .option('--sign', 'ask for a signed receipt on every call (X-Notary-Sign: required)')
     .option('--timeout-ms <ms>', 'per-attempt timeout of API calls', positiveInt)
-    .addHelpText('after', '\nThe API key is read from NOTARY_API_KEY (never from the command line). Without one, calls are paid per call by the MCP client through x402 (_meta["x402/payment"]).')
+    .addHelpText('after', MCP_PAYMENT_HELP)
     .action(async (opts: { url?: string; http?: boolean; host: string; port: number; path: string; sign?: boolean; timeoutMs?: number }) => {
       const { mcpCommand } = await import('./mcp.js');
       await mcpCommand(opts);
@@ -380,47 +286,9 @@ export function buildProgram(): Command {
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
-  program
-    .command('facilitator')
-    .description('serve the standard x402 facilitator API (POST /verify, POST /settle, GET /supported) on an EVM chain, signing settlement receipts')
-    .option('--port <port>', 'port to listen on (default 8402)', port)
-    .option('--host <host>', 'address to bind (default 127.0.0.1)')
-    .option('--rpc-url <url>', 'JSON-RPC URL of the chain (or facilitator.rpc_url, NOTARY_FACILITATOR_RPC_URL)')
-    .option('--issuer <name>', 'iss of the receipts (default the facilitator URL)')
-    .option('--rotate-key', 'add a new receipt-signing key (older ones stay published), print the JWKS and exit')
-    .action(async (opts: { port?: number; host?: string; rpcUrl?: string; issuer?: string; rotateKey?: boolean }) => {
-      const cfg = configFrom(program.opts<GlobalOptions>(), {
-        facilitator: {
-          ...(opts.port !== undefined ? { port: opts.port } : {}),
-          ...(opts.host ? { host: opts.host } : {}),
-          ...(opts.rpcUrl ? { rpc_url: opts.rpcUrl } : {}),
-          ...(opts.issuer ? { issuer: opts.issuer } : {}),
-        },
-      });
-      const { facilitatorCommand } = await import('./facilitator.js');
-      await facilitatorCommand(cfg, { ...(opts.rotateKey ? { rotateKey: true } : {}) });
-    });
-
-  const payments = program.command('payments').description('the books of paid calls');
-  payments
-    .command('list')
-    .description('every charged call: mode, payer, amount, asset, network, transaction, request id')
-    .option('--mode <mode>', 'only this payment mode (x402, api_key)')
-    .option('--limit <n>', 'only the newest n', positiveInt)
-    .option('--csv', 'CSV with a header row')
-    .option('--json', 'machine-readable output')
-    .action(async (opts: { mode?: string; limit?: number; csv?: boolean; json?: boolean }) => {
-      const { paymentsListCommand } = await import('./payments.js');
-      await paymentsListCommand(configFrom(program.opts<GlobalOptions>()), opts);
-    });
-  payments
-    .command('reconcile')
-    .description('decide x402 settlements whose outcome was never heard (a settle that timed out) from the chain')
-    .option('--json', 'machine-readable output')
-    .action(async (opts: { json?: boolean }) => {
-      const { paymentsReconcileCommand } = await import('./payments.js');
-      await paymentsReconcileCommand(configFrom(program.opts<GlobalOptions>()), opts);
-    });
+  addPaymentBooksCommands(program, configOf);
+  const pluginContext = pluginCliContext(configOf);
+  for (const plugin of registeredPlugins()) plugin.cli?.(program, pluginContext);
 
   return program;
 }

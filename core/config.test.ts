@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import '../payments/plugins.js'; // the registered plug-ins' sections (payment modes, receipts, facilitator)
 import { availableParallelism } from 'node:os';
 import { loadConfig, modelRunners } from './config.js';
 
@@ -21,7 +22,7 @@ describe('loadConfig: pricing and payments', () => {
       extract: { credits: 1, credits_rendered: 2 },
       credit_price: { amount: '0.001', asset: 'USDC', decimals: 6 },
     });
-    expect(cfg.payments.modes.api_key.enabled).toBe(true);
+    expect(cfg.payments.modes['api_key']?.enabled).toBe(true);
     expect(cfg.payments.idempotency).toEqual({ ttl_hours: 24, in_progress_timeout_s: 300 });
   });
 
@@ -67,7 +68,7 @@ describe('loadConfig: pricing and payments', () => {
     const defaults = loadConfig({ env: {}, file: withFile({}).file, warn: () => {} }).payments.modes.mpp;
     expect(defaults).toEqual({ enabled: true, max_parties: 16, max_lifetime_s: 300, clock_skew_s: 30, origins: [] });
     const set = loadConfig({ env: {}, file: withFile({ payments: { modes: { mpp: { origins: ['https://search.example.org/v1/', 'http://10.0.0.5:8080'] } } } }).file, warn: () => {} });
-    expect(set.payments.modes.mpp.origins).toEqual(['https://search.example.org', 'http://10.0.0.5:8080']);
+    expect(set.payments.modes['mpp']?.['origins']).toEqual(['https://search.example.org', 'http://10.0.0.5:8080']);
     for (const [mpp, problem] of [
       [{ max_lifetime_s: 301 }, 'payments.modes.mpp.max_lifetime_s'],
       [{ max_parties: 0 }, 'payments.modes.mpp.max_parties'],

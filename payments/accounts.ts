@@ -6,6 +6,7 @@ import { nowIso } from '../storage/db.js';
 import type { Database, LedgerEntry, Tenant } from '../storage/schema.js';
 import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ApiKeyEnvironment, type ParsedApiKey } from './api-keys.js';
 import type { Operation } from './pricing.js';
+import './modes/api-key/errors.js'; // registers the API-key error codes this file throws
 
 export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/accounts.js';
 

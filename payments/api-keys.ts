@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { NotaryError } from '../core/errors.js';
 import { randomBase62, toBase62 } from '../core/ids.js';
+import './modes/api-key/errors.js'; // registers the API-key error codes this file throws
 
 /** Marks a live key: calls are charged. */
 export const API_KEY_PREFIX = 'sk_live_';

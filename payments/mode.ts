@@ -131,10 +131,12 @@ export interface PaymentChallenge {
 
 /**
  * One way to pay for a call. Every mode implements this; a route never names one. Adding a mode is a folder in
- * payments/modes and one registration line in runtime/.
+ * payments/modes (its NotaryPlugin, payments/plugin.ts) and one registration line in payments/plugins.ts.
  */
 export interface PaymentMode {
   readonly name: string;
+  /** How the OpenAPI document describes the mode's credentials: its security scheme, under `key`. */
+  readonly securityScheme?: { key: string; scheme: Readonly<Record<string, unknown>> };
   /**
    * Cheap recognition from the headers alone (no database, no signature work): null when the request is not in this
    * mode's scheme; a 400/401 NotaryError when it is but the credentials are malformed.

@@ -4,8 +4,9 @@ import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, defineChain, http, publicActions, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { NotaryConfig } from '../core/config.js';
+import { configSection, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
+import { facilitatorConfigFragment } from '../payments/modes/x402/config.js';
 import { NotaryFacilitator, ReceiptKeyring } from '../payments/modes/x402/facilitator.js';
 import type { Log } from './log.js';
 
@@ -15,6 +16,9 @@ export interface BuiltFacilitator {
   /** The account that pays gas. */
   address: Hex;
   keysFile: string;
+  /** Where `notary facilitator` listens (facilitator.host, facilitator.port). */
+  host: string;
+  port: number;
 }
 
 /**
@@ -22,8 +26,9 @@ export interface BuiltFacilitator {
  * chain id read from the node (the network is eip155:<that id>), the official `exact` EVM scheme registered for it,
  * and the receipt-signing keyring.
  */
-export async function buildFacilitator(config: NotaryConfig, options: { log: Log; issuer: string }): Promise<BuiltFacilitator> {
-  const settings = config.facilitator;
+export async function buildFacilitator(config: NotaryConfig, options: { log: Log; issuer?: string }): Promise<BuiltFacilitator> {
+  const settings = configSection(config, facilitatorConfigFragment);
+  const issuer = settings.issuer ?? options.issuer ?? `http://${settings.host}:${settings.port}`;
   if (!settings.rpc_url) throw new NotaryError('invalid_config', 'facilitator.rpc_url (or NOTARY_FACILITATOR_RPC_URL, or --rpc-url) is required');
   if (!settings.private_key) throw new NotaryError('invalid_config', 'facilitator.private_key (or NOTARY_FACILITATOR_PRIVATE_KEY) is required: the account that pays gas');
   const transport = http(settings.rpc_url, { timeout: 30_000 });
@@ -62,9 +67,11 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
   const keysFile = path.resolve(settings.keys_file ?? path.join(config.data_dir, 'facilitator-keys.json'));
   const keyring = await ReceiptKeyring.open(keysFile);
   return {
-    facilitator: new NotaryFacilitator({ facilitator: core, keyring, issuer: settings.issuer ?? options.issuer, log: options.log }),
+    facilitator: new NotaryFacilitator({ facilitator: core, keyring, issuer, log: options.log }),
     network,
     address: account.address,
     keysFile,
+    host: settings.host,
+    port: settings.port,
   };
 }

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import { availableParallelism } from 'node:os';
 import { modelRunners, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import type { SearchIndex } from '../indexer/search-index.js';
@@ -32,9 +31,9 @@ import { UsersRepository } from '../storage/users.js';
 import { FrontierStore } from '../storage/frontier.js';
 import { SharedHostSlots } from '../storage/host-slots.js';
 import { openStorage, type Storage } from '../storage/db.js';
-import { X402PaymentsRepository } from '../storage/x402.js';
+import { registeredPlugins } from './plugins.js';
 import type { ReconcileSummary } from '../payments/mode.js';
-import { RpcSettlementChain } from '../payments/modes/x402/chain.js';
+import type { LedgerRow } from '../payments/plugin.js';
 import { PageStore } from '../storage/pages.js';
 import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
@@ -48,19 +47,8 @@ import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
 
 /** One charge as `notary payments list` shows it. */
-export interface PaymentListRow {
-  created_at: string;
-  mode: string;
-  /** The payer address (x402) or the tenant name (API keys). */
-  payer: string;
-  /** Atomic units of `asset` (x402), or credits (API keys). */
-  amount: string;
-  asset: string;
-  network: string | null;
-  transaction: string | null;
-  credits: number;
-  request_id: string | null;
-}
+/** One charge in the books (`notary payments list`). */
+export type PaymentListRow = LedgerRow;
 
 export interface RuntimeOptions {
   log?: Log;
@@ -305,38 +293,10 @@ export class Runtime {
     });
   }
 
-  /**
-   * Every charge, oldest first: pay-per-call settlements from the payment ledger (x402: payer address, atomic amount,
-   * transaction) and API-key debits from the credit ledger (payer: the tenant, amount in credits).
-   */
+  /** Every charge, oldest first, from each plug-in's books (`notary payments list`; only `mode`'s when given). */
   async paymentsList(options: { mode?: string; limit?: number } = {}): Promise<PaymentListRow[]> {
     const rows: PaymentListRow[] = [];
-    if (options.mode === undefined || options.mode !== 'api_key') {
-      for (const r of await new X402PaymentsRepository(this.storage.db).ledger(options.mode ? { mode: options.mode } : {})) {
-        rows.push({
-          created_at: r.created_at,
-          mode: r.mode,
-          payer: r.payer,
-          amount: r.amount,
-          asset: r.asset,
-          network: r.network,
-          transaction: r.transaction_hash,
-          credits: r.credits,
-          request_id: r.request_id,
-        });
-      }
-    }
-    if (options.mode === undefined || options.mode === 'api_key') {
-      const debits = await this.storage.db
-        .selectFrom('credit_ledger')
-        .innerJoin('tenants', 'tenants.id', 'credit_ledger.tenant_id')
-        .select(['credit_ledger.created_at', 'tenants.name', 'credit_ledger.delta', 'credit_ledger.request_id'])
-        .where('credit_ledger.delta', '<', 0)
-        .execute();
-      for (const d of debits) {
-        rows.push({ created_at: d.created_at, mode: 'api_key', payer: d.name, amount: String(-d.delta), asset: 'credits', network: null, transaction: null, credits: -d.delta, request_id: d.request_id });
-      }
-    }
+    for (const plugin of registeredPlugins()) rows.push(...((await plugin.ledger?.(this.storage.db, options.mode !== undefined ? { mode: options.mode } : {})) ?? []));
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return options.limit !== undefined ? rows.slice(-options.limit) : rows;
   }
@@ -355,27 +315,9 @@ export class Runtime {
     return total;
   }
 
-  /**
-   * Start-up checks of the pay-per-call settings that need the network: the x402 token's decimals must be the price's
-   * decimals (otherwise every amount would be off by powers of ten). Throws invalid_config; an unreachable RPC is a
-   * warning (reconciliation retries it).
-   */
+  /** Start-up checks of the plug-ins that need the network (e.g. a token's decimals on chain); throws invalid_config. */
   async checkPaymentSetup(): Promise<void> {
-    const x402 = this.config.payments.modes.x402;
-    if (!x402.enabled || !x402.rpc_url) return;
-    let decimals: number;
-    try {
-      decimals = await new RpcSettlementChain(x402.rpc_url).decimals(x402.asset as `0x${string}`);
-    } catch (err) {
-      this.log('warn', `x402: could not read decimals() of ${x402.asset} over ${x402.rpc_url}: ${err instanceof Error ? err.message : String(err)}`);
-      return;
-    }
-    if (decimals !== this.config.pricing.credit_price.decimals) {
-      throw new NotaryError(
-        'invalid_config',
-        `payments.modes.x402.asset ${x402.asset} has ${decimals} decimals but pricing.credit_price.decimals is ${this.config.pricing.credit_price.decimals}`,
-      );
-    }
+    for (const plugin of registeredPlugins()) await plugin.startupCheck?.(this.config, this.log);
   }
 
   /** Whether every dependency answers: the database, the index backend, the shared stores (GET /readyz). */
@@ -387,7 +329,12 @@ export class Runtime {
       .execute()
       .then(() => true, () => false);
     const [index, stores] = await Promise.all([this.backend.ready().catch(() => false), this.stores.ready().catch(() => false)]);
-    return { database, index, stores };
+    const plugins = await Promise.all(
+      registeredPlugins()
+        .filter((plugin) => plugin.readiness && (plugin.mode?.enabled(this.config) ?? true))
+        .map(async (plugin) => [plugin.name, await (plugin.readiness?.(this.config, this.storage) ?? Promise.resolve(true)).catch(() => false)] as const),
+    );
+    return { database, index, stores, ...Object.fromEntries(plugins) };
   }
 
   /**

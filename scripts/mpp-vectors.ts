@@ -19,10 +19,10 @@ import {
   type Envelope,
   type UnsignedEnvelope,
 } from '../payments/modes/mpp/index.js';
-import { formatSha256Digest, sha256 } from '../payments/receipts/digest.js';
-import { publicKeyFromSeed } from '../payments/receipts/ed25519.js';
-import { toBase64Url, toHex } from '../payments/receipts/encoding.js';
-import { canonicalJson } from '../payments/receipts/jcs.js';
+import { formatSha256Digest, sha256 } from '../payments/crypto/digest.js';
+import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
+import { toBase64Url, toHex } from '../payments/crypto/encoding.js';
+import { canonicalJson } from '../payments/crypto/jcs.js';
 import { formatIssuedAt } from '../payments/receipts/receipt.js';
 
 const out = path.resolve(import.meta.dirname, '../spec/vectors');

@@ -1,12 +1,40 @@
 import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { sql } from 'kysely';
+import { accountsMigration } from './migrations/accounts.js';
+import { crawlFrontierMigration, crawlHostActiveMigration, crawlHostSlotsMigration } from './migrations/crawl.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** One set of migrations for both engines; the only difference is how an auto-increment key is spelled. */
+/** What a plug-in's migration is built from: the engine, and how it spells an auto-increment key. */
+export interface MigrationHelpers {
+  dialect: Dialect;
+  serialId: (col: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+}
+
+/** A plug-in's migration, for either engine. */
+export type MigrationFactory = (helpers: MigrationHelpers) => Migration;
+
+const pluginMigrations = new Map<string, MigrationFactory>();
+
+/**
+ * Adds a plug-in's migrations (by name; again with the same ones is a no-op). A name is recorded in the database once
+ * run, so it never changes; names of different plug-ins must differ.
+ */
+export function registerMigrations(table: Readonly<Record<string, MigrationFactory>>): void {
+  for (const [name, factory] of Object.entries(table)) {
+    const known = pluginMigrations.get(name);
+    if (known && known !== factory) throw new Error(`migration ${name} is registered twice`);
+    pluginMigrations.set(name, factory);
+  }
+}
+
+/**
+ * One set of migrations for both engines (the shared ones here, the registered plug-ins' beside them); the only
+ * difference is how an auto-increment key is spelled.
+ */
 export function migrationProvider(dialect: Dialect): MigrationProvider {
-  const serialId = (col: ColumnDefinitionBuilder) =>
+  const serialId = (col: ColumnDefinitionBuilder): ColumnDefinitionBuilder =>
     dialect === 'postgres' ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement();
 
   const initial: Migration = {
@@ -163,85 +191,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
       }
     },
   };
-  const crawlFrontier: Migration = {
-    async up(db: Kysely<unknown>) {
-      // The crawl frontier: every URL a crawl admitted, with its state. It outlives the process, so a crawl stopped
-      // by a signal, a crash or SIGKILL resumes from it; leases (owner + expiry) let several workers share one later.
-      await db.schema
-        .createTable('crawl_frontier')
-        .addColumn('id', 'integer', serialId)
-        .addColumn('run_id', 'text', (c) => c.notNull())
-        .addColumn('url', 'text', (c) => c.notNull())
-        .addColumn('depth', 'integer', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('outcome', 'text')
-        .addColumn('lease_owner', 'text')
-        .addColumn('lease_expires_at', 'text')
-        .addColumn('added_at', 'text', (c) => c.notNull())
-        .addColumn('finished_at', 'text')
-        .addUniqueConstraint('crawl_frontier_run_url', ['run_id', 'url'])
-        .execute();
-      await db.schema.createIndex('crawl_frontier_next').on('crawl_frontier').columns(['run_id', 'state', 'id']).execute();
-      await db.schema.alterTable('crawl_runs').addColumn('status', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('resumed_from', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('owner', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('heartbeat_at', 'text').execute();
-      await db.schema.alterTable('crawl_runs').addColumn('options', 'text').execute();
-      // Runs recorded before this migration: finished ones are finished, the rest can no longer be resumed.
-      await sql`update crawl_runs set status = case when finished_at is null then 'interrupted' else 'finished' end`.execute(db);
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('crawl_frontier').ifExists().execute();
-      for (const column of ['status', 'resumed_from', 'owner', 'heartbeat_at', 'options']) {
-        await db.schema.alterTable('crawl_runs').dropColumn(column).execute();
-      }
-    },
-  };
-
-  const receiptLog: Migration = {
-    async up(db: Kysely<unknown>) {
-      const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
-      // One row: the tree size. Every append increments it first, which serialises appenders across processes.
-      await db.schema
-        .createTable('receipt_log_state')
-        .addColumn('id', 'integer', (c) => c.primaryKey())
-        .addColumn('tree_size', 'bigint', (c) => c.notNull())
-        .execute();
-      await sql`insert into receipt_log_state (id, tree_size) values (1, 0)`.execute(db);
-      await db.schema
-        .createTable('receipt_log_entries')
-        .addColumn('leaf_index', 'bigint', (c) => c.primaryKey())
-        .addColumn('leaf_hash', bytes, (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('kid', 'text', (c) => c.notNull())
-        .addColumn('issued_at', 'text', (c) => c.notNull())
-        .addColumn('receipt', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('receipt_log_entries_leaf_hash').on('receipt_log_entries').column('leaf_hash').execute();
-      await db.schema.createIndex('receipt_log_entries_request_id').on('receipt_log_entries').column('request_id').execute();
-      // Every complete subtree hash: (0, i) is leaf i's hash, (l, i) covers leaves [i*2^l, (i+1)*2^l).
-      await db.schema
-        .createTable('receipt_log_nodes')
-        .addColumn('level', 'integer', (c) => c.notNull())
-        .addColumn('node_index', 'bigint', (c) => c.notNull())
-        .addColumn('hash', bytes, (c) => c.notNull())
-        .addPrimaryKeyConstraint('receipt_log_nodes_pk', ['level', 'node_index'])
-        .execute();
-      await db.schema
-        .createTable('receipt_log_checkpoints')
-        .addColumn('tree_size', 'bigint', (c) => c.primaryKey())
-        .addColumn('root_hash', bytes, (c) => c.notNull())
-        .addColumn('note', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      for (const table of ['receipt_log_checkpoints', 'receipt_log_nodes', 'receipt_log_entries', 'receipt_log_state']) {
-        await db.schema.dropTable(table).ifExists().execute();
-      }
-    },
-  };
-
   const paidCalls: Migration = {
     async up(db: Kysely<unknown>) {
       // The first response to each payer's Idempotency-Key. `expires_at` ends the running call's lease while
@@ -276,199 +225,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
-  const mppParties: Migration = {
-    async up(db: Kysely<unknown>) {
-      // Parties of multi-party payments are tenants with registered Ed25519 keys, named in envelopes by kid.
-      await db.schema
-        .createTable('party_keys')
-        .addColumn('kid', 'text', (c) => c.primaryKey())
-        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
-        .addColumn('public_key', 'text', (c) => c.notNull())
-        .addColumn('name', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('revoked_at', 'text')
-        .execute();
-      await db.schema.createIndex('party_keys_tenant').on('party_keys').column('tenant_id').execute();
-      // The primary key makes a nonce single-use: the charge inserts it in the transaction of the debits.
-      await db.schema
-        .createTable('mpp_nonces')
-        .addColumn('nonce', 'text', (c) => c.primaryKey())
-        .addColumn('env_id', 'text', (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('mpp_nonces_expires').on('mpp_nonces').column('expires_at').execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('mpp_nonces').ifExists().execute();
-      await db.schema.dropTable('party_keys').ifExists().execute();
-    },
-  };
-
-  const accounts: Migration = {
-    async up(db: Kysely<unknown>) {
-      // People who sign in to the dashboard: members of one tenant, or operators (no tenant).
-      await db.schema
-        .createTable('users')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('email', 'text', (c) => c.notNull().unique())
-        .addColumn('password_hash', 'text', (c) => c.notNull())
-        .addColumn('role', 'text', (c) => c.notNull())
-        .addColumn('tenant_id', 'text', (c) => c.references('tenants.id'))
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('password_changed_at', 'text', (c) => c.notNull())
-        .addColumn('last_signin_at', 'text')
-        .execute();
-      await db.schema.createIndex('users_tenant').on('users').column('tenant_id').execute();
-      // Dashboard sessions: the id is the SHA-256 of the cookie's token, so a database leak does not leak sessions.
-      await db.schema
-        .createTable('sessions')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('user_id', 'text', (c) => c.references('users.id').onDelete('cascade'))
-        .addColumn('csrf_token', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addColumn('last_seen_at', 'text', (c) => c.notNull())
-        .addColumn('client_address', 'text')
-        .addColumn('user_agent', 'text')
-        .execute();
-      await db.schema.createIndex('sessions_user').on('sessions').column('user_id').execute();
-      await db.schema.createIndex('sessions_expires').on('sessions').column('expires_at').execute();
-      // Failed sign-ins per email and per client address, for throttling; kept in the database so every node agrees.
-      await db.schema
-        .createTable('signin_failures')
-        .addColumn('key', 'text', (c) => c.primaryKey())
-        .addColumn('failures', 'integer', (c) => c.notNull())
-        .addColumn('first_failure_at', 'text', (c) => c.notNull())
-        .addColumn('last_failure_at', 'text', (c) => c.notNull())
-        .addColumn('locked_until', 'text')
-        .execute();
-      // Operators' edits of prices and tiers (JSON), overriding the config file's defaults.
-      await db.schema
-        .createTable('settings')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('value', 'text', (c) => c.notNull())
-        .addColumn('revision', 'integer', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('updated_by', 'text')
-        .execute();
-      // One row per paid call that was served (any payment mode, live or test): usage charts and revenue.
-      await db.schema
-        .createTable('usage_events')
-        .addColumn('id', 'integer', serialId)
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('tenant_id', 'text')
-        .addColumn('key_id', 'text')
-        .addColumn('payer', 'text', (c) => c.notNull())
-        .addColumn('mode', 'text', (c) => c.notNull())
-        .addColumn('environment', 'text', (c) => c.notNull())
-        .addColumn('operation', 'text', (c) => c.notNull())
-        .addColumn('depth', 'integer')
-        .addColumn('render', 'text')
-        .addColumn('credits', 'integer', (c) => c.notNull())
-        .addColumn('amount', 'text', (c) => c.notNull())
-        .addColumn('asset', 'text', (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('usage_events_tenant').on('usage_events').columns(['tenant_id', 'created_at']).execute();
-      await db.schema.createIndex('usage_events_created').on('usage_events').columns(['created_at', 'mode']).execute();
-      // Crawl seeds steered by operators (the config's seeds are imported once); `options` is JSON scope rules.
-      await db.schema
-        .createTable('crawl_seeds')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('url', 'text', (c) => c.notNull().unique())
-        .addColumn('source', 'text', (c) => c.notNull())
-        .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('options', 'text', (c) => c.notNull())
-        .addColumn('recrawl_minutes', 'integer', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('removed_at', 'text')
-        .addColumn('crawl_requested_at', 'text')
-        .addColumn('last_run_id', 'text')
-        .addColumn('last_crawled_at', 'text')
-        .execute();
-      await db.schema.alterTable('api_keys').addColumn('expires_at', 'text').execute();
-      await db.schema.alterTable('api_keys').addColumn('scopes', 'text', (c) => c.notNull().defaultTo('search,extract')).execute();
-      await db.schema.alterTable('api_keys').addColumn('environment', 'text', (c) => c.notNull().defaultTo('live')).execute();
-      await db.schema.alterTable('tenants').addColumn('suspended_at', 'text').execute();
-      await db.schema.alterTable('tenants').addColumn('features', 'text').execute();
-      await db.schema.alterTable('tenants').addColumn('grant_period', 'text').execute();
-    },
-    async down(db: Kysely<unknown>) {
-      for (const column of ['grant_period', 'features', 'suspended_at']) await db.schema.alterTable('tenants').dropColumn(column).execute();
-      for (const column of ['environment', 'scopes', 'expires_at']) await db.schema.alterTable('api_keys').dropColumn(column).execute();
-      for (const table of ['crawl_seeds', 'usage_events', 'settings', 'signin_failures', 'sessions', 'users']) {
-        await db.schema.dropTable(table).ifExists().execute();
-      }
-    },
-  };
-
-  const x402Payments: Migration = {
-    async up(db: Kysely<unknown>) {
-      // One row per x402 payment presented for a call. The unique challenge and payment key make a payment and a
-      // challenge single-use across concurrent requests and across both flows; a row is deleted when the call fails
-      // before anything was charged, so the same payment can be retried. `state` records settlements whose
-      // outcome is unknown (a settle that timed out) until reconciliation on chain decides them.
-      await db.schema
-        .createTable('x402_payments')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('flow', 'text', (c) => c.notNull())
-        .addColumn('challenge', 'text', (c) => c.notNull().unique())
-        .addColumn('payment_key', 'text', (c) => c.notNull().unique())
-        .addColumn('payer', 'text', (c) => c.notNull())
-        .addColumn('network', 'text', (c) => c.notNull())
-        .addColumn('asset', 'text', (c) => c.notNull())
-        .addColumn('pay_to', 'text', (c) => c.notNull())
-        .addColumn('amount', 'text', (c) => c.notNull())
-        .addColumn('credits', 'integer', (c) => c.notNull())
-        .addColumn('auth_nonce', 'text')
-        .addColumn('valid_before', 'text')
-        .addColumn('fingerprint', 'text', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('served', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('transaction_hash', 'text')
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('lease_until', 'text', (c) => c.notNull())
-        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('last_error', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('x402_payments_transaction').on('x402_payments').columns(['network', 'transaction_hash']).unique().execute();
-      await db.schema.createIndex('x402_payments_state').on('x402_payments').columns(['state', 'updated_at']).execute();
-      // The books of every settled pay-per-call charge, whatever the mode: one row per call, one per transaction.
-      await db.schema
-        .createTable('payment_ledger')
-        .addColumn('id', 'integer', serialId)
-        .addColumn('mode', 'text', (c) => c.notNull())
-        .addColumn('payer', 'text', (c) => c.notNull())
-        .addColumn('amount', 'text', (c) => c.notNull())
-        .addColumn('asset', 'text', (c) => c.notNull())
-        .addColumn('network', 'text', (c) => c.notNull())
-        .addColumn('pay_to', 'text')
-        .addColumn('transaction_hash', 'text')
-        .addColumn('credits', 'integer', (c) => c.notNull())
-        .addColumn('request_id', 'text', (c) => c.notNull())
-        .addColumn('reference', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('payment_ledger_transaction').on('payment_ledger').columns(['mode', 'network', 'transaction_hash']).unique().execute();
-      await db.schema.createIndex('payment_ledger_reference').on('payment_ledger').columns(['mode', 'reference']).unique().execute();
-      await db.schema.createIndex('payment_ledger_created').on('payment_ledger').columns(['created_at', 'id']).execute();
-      await db.schema
-        .createTable('service_secrets')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('value', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      for (const table of ['service_secrets', 'payment_ledger', 'x402_payments']) await db.schema.dropTable(table).ifExists().execute();
-    },
-  };
-
   const rateLimitBuckets: Migration = {
     async up(db: Kysely<unknown>) {
       // GCRA state of the SQL rate-limit store: each key's theoretical arrival time in epoch milliseconds.
@@ -480,38 +236,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('rate_limit_buckets').ifExists().execute();
-    },
-  };
-
-  const crawlHostSlots: Migration = {
-    async up(db: Kysely<unknown>) {
-      // Per-host politeness across crawler processes: the earliest start of the next request to each host, epoch ms.
-      await db.schema
-        .createTable('crawl_host_slots')
-        .addColumn('host', 'text', (c) => c.primaryKey())
-        .addColumn('next_start_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('crawl_host_slots').ifExists().execute();
-    },
-  };
-
-  const crawlHostActive: Migration = {
-    async up(db: Kysely<unknown>) {
-      // Per-host concurrency across crawler processes: slot `slot` (0 .. per_host_concurrency - 1) of a host is held by
-      // `owner` until `expires_at` (epoch ms, database clock; renewed while held, so a dead worker's slots run out).
-      await db.schema
-        .createTable('crawl_host_active')
-        .addColumn('host', 'text', (c) => c.notNull())
-        .addColumn('slot', 'integer', (c) => c.notNull())
-        .addColumn('owner', 'text', (c) => c.notNull())
-        .addColumn('expires_at', dialect === 'postgres' ? 'double precision' : 'real', (c) => c.notNull())
-        .addPrimaryKeyConstraint('crawl_host_active_pk', ['host', 'slot'])
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('crawl_host_active').ifExists().execute();
     },
   };
 
@@ -547,20 +271,22 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const helpers: MigrationHelpers = { dialect, serialId };
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
     '0002_passage_vectors': passageVectors,
     '0010_paid_calls': paidCalls,
     '0011_page_language_navigation': pageLanguage,
-    '0015_x402_payments': x402Payments,
-    '0012_crawl_frontier': crawlFrontier,
-    '0016_mpp_parties': mppParties,
-    '0017_accounts': accounts,
-    '0014_receipt_log': receiptLog,
+    '0012_crawl_frontier': crawlFrontierMigration(helpers),
+    '0017_accounts': accountsMigration(helpers),
     '0019_rate_limit_buckets': rateLimitBuckets,
-    '0019_crawl_host_slots': crawlHostSlots,
-    '0019_crawl_host_active': crawlHostActive,
+    '0019_crawl_host_slots': crawlHostSlotsMigration(helpers),
+    '0019_crawl_host_active': crawlHostActiveMigration(helpers),
     '0020_passage_vector_changes': passageVectorChanges,
   };
+  for (const [name, factory] of pluginMigrations) {
+    if (name in migrations) throw new Error(`migration ${name} is registered twice`);
+    migrations[name] = factory(helpers);
+  }
   return { getMigrations: async () => migrations };
 }

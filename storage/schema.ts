@@ -256,18 +256,6 @@ export interface UsageEventsTable {
   request_id: string;
 }
 
-/** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
-export interface PartyKeysTable {
-  /** RFC 7638 thumbprint of the key: what an envelope names. */
-  kid: string;
-  tenant_id: string;
-  /** The raw 32-byte public key, base64url without padding. */
-  public_key: string;
-  name: string | null;
-  created_at: Timestamp;
-  revoked_at: Timestamp | null;
-}
-
 export interface CrawlSeedsTable {
   id: string;
   url: string;
@@ -288,117 +276,8 @@ export interface CrawlSeedsTable {
   last_crawled_at: Timestamp | null;
 }
 
-/** MPP envelope nonces, each usable once until its envelope expires. */
-export interface MppNoncesTable {
-  nonce: string;
-  env_id: string;
-  /** The call whose charge used the nonce. */
-  request_id: string;
-  /** When the envelope expires; the row may go some time after. */
-  expires_at: Timestamp;
-  created_at: Timestamp;
-}
-
-export type X402PaymentState =
-  /** Verified and held for a call whose work runs; deleted (freed) if the work fails. */
-  | 'reserved'
-  /** The facilitator was asked to settle. */
-  | 'settling'
-  /** The settle answered nothing usable (timeout, network): reconciliation on chain decides. */
-  | 'unknown'
-  | 'settled'
-  /** Consumed on chain without the expected transfer (a cancelled authorization): nothing charged, not reusable. */
-  | 'void';
-
-export interface X402PaymentsTable {
-  id: string;
-  /** `signature` (standard PAYMENT-SIGNATURE, settled after the work) or `receipt` (X-402-Receipt, settled before). */
-  flow: 'signature' | 'receipt';
-  challenge: string;
-  /** auth:<network>:<asset>:<payer>:<nonce> or tx:<network>:<transaction>: one row per payment. */
-  payment_key: string;
-  payer: string;
-  network: string;
-  asset: string;
-  pay_to: string;
-  /** Atomic units, as a decimal string. */
-  amount: string;
-  credits: number;
-  auth_nonce: string | null;
-  /** The authorization's validBefore (unix seconds, a decimal string: it is a uint256 on chain). */
-  valid_before: string | null;
-  /** Digest of method, path and body of the call it pays for. */
-  fingerprint: string;
-  state: X402PaymentState;
-  /** 1 once a response was served for it: a payment settled by reconciliation may still serve one retry. */
-  served: number;
-  transaction_hash: string | null;
-  request_id: string;
-  lease_until: Timestamp;
-  attempts: number;
-  last_error: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface PaymentLedgerTable {
-  id: Generated<number>;
-  mode: string;
-  payer: string;
-  /** Atomic units of the asset, as a decimal string. */
-  amount: string;
-  asset: string;
-  network: string;
-  pay_to: string | null;
-  transaction_hash: string | null;
-  credits: number;
-  request_id: string;
-  /** The mode's own id of the payment (x402_payments.id). */
-  reference: string | null;
-  created_at: Timestamp;
-}
-
-export interface ServiceSecretsTable {
-  name: string;
-  value: string;
-  created_at: Timestamp;
-}
-
 /** PostgreSQL returns bigint columns as strings; SQLite as numbers. Read them through Number(). */
 export type BigIntColumn = ColumnType<number | string, number, number>;
-
-/** One row (id 1): the receipt log's tree size. */
-export interface ReceiptLogStateTable {
-  id: number;
-  tree_size: BigIntColumn;
-}
-
-/** One row per receipt appended to the log (append-only). */
-export interface ReceiptLogEntriesTable {
-  leaf_index: BigIntColumn;
-  /** RFC 6962 leaf hash: SHA-256(0x00 || receipt). */
-  leaf_hash: Uint8Array;
-  request_id: string;
-  kid: string;
-  issued_at: string;
-  /** The leaf: the JCS of the signed receipt. */
-  receipt: string;
-}
-
-/** Complete subtree hashes of the receipt log. */
-export interface ReceiptLogNodesTable {
-  level: number;
-  node_index: BigIntColumn;
-  hash: Uint8Array;
-}
-
-/** Signed checkpoints (C2SP tlog-checkpoint notes) the log has published. */
-export interface ReceiptLogCheckpointsTable {
-  tree_size: BigIntColumn;
-  root_hash: Uint8Array;
-  note: string;
-  created_at: Timestamp;
-}
 
 export interface RateLimitBucketsTable {
   key: string;
@@ -422,6 +301,10 @@ export interface CrawlHostActiveTable {
   expires_at: number;
 }
 
+/**
+ * The tables of the shared code. A plug-in adds its own from its folder (a `tables.ts` that augments this interface),
+ * beside its migrations and repository.
+ */
 export interface Database {
   rate_limit_buckets: RateLimitBucketsTable;
   crawl_host_slots: CrawlHostSlotsTable;
@@ -437,22 +320,13 @@ export interface Database {
   passage_vectors: PassageVectorsTable;
   passage_vector_generation: PassageVectorGenerationTable;
   passage_vector_changes: PassageVectorChangesTable;
-  receipt_log_state: ReceiptLogStateTable;
-  receipt_log_entries: ReceiptLogEntriesTable;
-  receipt_log_nodes: ReceiptLogNodesTable;
-  receipt_log_checkpoints: ReceiptLogCheckpointsTable;
   idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
   sessions: SessionsTable;
   signin_failures: SigninFailuresTable;
   settings: SettingsTable;
   usage_events: UsageEventsTable;
-  party_keys: PartyKeysTable;
   crawl_seeds: CrawlSeedsTable;
-  mpp_nonces: MppNoncesTable;
-  x402_payments: X402PaymentsTable;
-  payment_ledger: PaymentLedgerTable;
-  service_secrets: ServiceSecretsTable;
 }
 
 export type Page = Selectable<PagesTable>;
@@ -467,6 +341,3 @@ export type User = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type UsageEvent = Selectable<UsageEventsTable>;
 export type CrawlSeedRow = Selectable<CrawlSeedsTable>;
-export type PartyKey = Selectable<PartyKeysTable>;
-export type X402PaymentRow = Selectable<X402PaymentsTable>;
-export type PaymentLedgerRow = Selectable<PaymentLedgerTable>;

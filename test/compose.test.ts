@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { envBindings, loadConfig } from '../core/config.js';
+import { allEnvBindings, loadConfig } from '../core/config.js';
+import '../payments/plugins.js'; // the plug-ins' environment variables
 import { repoRoot } from './support/components.js';
 
 /**
@@ -102,7 +103,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('sets only NOTARY_* variables the config schema binds, and the result validates with the scaled-out backends', () => {
-    const bound = new Set(envBindings.map((b) => b.env));
+    const bound = new Set(allEnvBindings().map((b) => b.env));
     for (const name of notaryServices) {
       const env = environmentOf(name);
       for (const key of Object.keys(env)) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { errorCodes } from '../core/errors.js';
+import { allErrorCodes } from '../core/errors.js';
 import { generateDocuments, LLMS_FILE, OPENAPI_FILE } from '../scripts/openapi.js';
 
 type Operation = { responses: Record<string, { content: Record<string, unknown> }>; parameters?: Array<{ name: string }>; requestBody?: unknown };
@@ -27,7 +27,7 @@ describe('spec/openapi.json and spec/llms.txt', () => {
       }
       expect(op.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['Idempotency-Key', 'X-Notary-Sign']));
     }
-    expect(doc.components.schemas['Problem']?.properties.code.enum.sort()).toEqual(Object.keys(errorCodes).sort());
+    expect(doc.components.schemas['Problem']?.properties.code.enum.sort()).toEqual(Object.keys(allErrorCodes()).sort());
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/healthz', '/openapi.json', '/llms.txt', '/.well-known/jwks.json', '/v1/receipts/log/inclusion']));
   });
 });

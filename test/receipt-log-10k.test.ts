@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../payments/plugins.js'; // the registered plug-ins' migrations
 import {
   newRequestSalt,
   openCheckpoint,

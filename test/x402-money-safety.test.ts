@@ -10,7 +10,7 @@ import { ChallengeIssuer } from '../payments/modes/x402/challenge.js';
 import { RECEIPT_EXTENSION } from '../payments/modes/x402/facilitator.js';
 import { CHALLENGE_SECRET_NAME, challengeKey } from '../payments/modes/x402/index.js';
 import { decodeReceipt, encodeReceipt, signReceipt } from '../payments/modes/x402/receipt.js';
-import { X402PaymentsRepository } from '../storage/x402.js';
+import { X402PaymentsRepository } from '../payments/modes/x402/repository.js';
 import { startTestServer, type TestServer } from './support/upstream-server.js';
 import type { FundedAccount } from './support/evm-chain.js';
 import {

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../payments/plugins.js'; // the registered plug-ins' migrations
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
-import { X402PaymentsRepository, type NewX402Payment } from '../storage/x402.js';
+import { X402PaymentsRepository, type NewX402Payment } from '../payments/modes/x402/repository.js';
 import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js';
 
 let pgServer: TestPostgres | undefined;

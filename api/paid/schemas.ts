@@ -1,4 +1,4 @@
-import { errorCodes } from '../../core/errors.js';
+import { allErrorCodes } from '../../core/errors.js';
 
 /** Shared JSON Schema fragments of paid responses; the OpenAPI document is generated from the route schemas. */
 
@@ -60,7 +60,13 @@ export const problemSchema = {
     title: { type: 'string' },
     status: httpStatusSchema,
     detail: { type: 'string' },
-    code: { type: 'string', enum: Object.keys(errorCodes) },
+    // Read when the document is built, after the plug-ins registered their codes.
+    code: {
+      type: 'string',
+      get enum(): string[] {
+        return Object.keys(allErrorCodes());
+      },
+    },
     request_id: { type: 'string' },
     retryable: { type: 'boolean' },
   },
@@ -72,7 +78,7 @@ export const PAID_ROUTE_PROBLEM_STATUSES = [400, 401, 402, 408, 409, 413, 415, 4
 export function problemResponses(statuses: readonly number[]): Record<number, { description: string; content: Record<string, { schema: typeof problemSchema }> }> {
   const out: Record<number, { description: string; content: Record<string, { schema: typeof problemSchema }> }> = {};
   for (const status of [...new Set(statuses)].sort((a, b) => a - b)) {
-    const codes = Object.entries(errorCodes)
+    const codes = Object.entries(allErrorCodes())
       .filter(([, entry]) => entry.status === status)
       .map(([code]) => code);
     out[status] = { description: `Problem (${codes.join(', ') || 'see docs/errors.md'})`, content: { 'application/problem+json': { schema: problemSchema } } };

@@ -1,9 +1,10 @@
 import { openCheckpoint, type Checkpoint } from './checkpoint.js';
-import { fromBase64, toBase64 } from './encoding.js';
-import type { VerificationKey } from './jwk.js';
+import { fromBase64, toBase64 } from '../crypto/encoding.js';
+import type { VerificationKey } from '../crypto/jwk.js';
 import { receiptLeafHash } from './log.js';
 import { verifyConsistency, verifyInclusion } from './merkle.js';
 import { verifyReceipt } from './receipt.js';
+import './errors.js'; // registers the receipt error codes this file throws
 
 /** One saved file of an audit: its name (for the report) and its text. */
 export interface AuditInput {

@@ -1,6 +1,6 @@
-import { sha256 } from './digest.js';
-import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SIGNATURE_LENGTH, signBytes, verifyBytes } from './ed25519.js';
-import { bytesEqual, concatBytes, fromBase64, toBase64, toHex } from './encoding.js';
+import { sha256 } from '../crypto/digest.js';
+import { ED25519_PUBLIC_KEY_LENGTH, ED25519_SIGNATURE_LENGTH, signBytes, verifyBytes } from '../crypto/ed25519.js';
+import { bytesEqual, concatBytes, fromBase64, toBase64, toHex } from '../crypto/encoding.js';
 import { HASH_LENGTH } from './merkle.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { PaymentRequest } from '../mode.js';
 import type { ResponseExtension } from '../paid-call.js';
-import { newRequestSalt, REQUEST_SALT_MEMBER } from './digest.js';
+import { newRequestSalt, REQUEST_SALT_MEMBER } from '../crypto/digest.js';
 import { NOTARY_SIGN_HEADER, parseNotarySignHeader } from './issuer.js';
 import type { Receipts } from './index.js';
 

@@ -1,22 +1,26 @@
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import type { NotaryConfig } from '../../core/config.js';
-import { ReceiptLogStore } from '../../storage/receipt-log.js';
+import { configSection, type NotaryConfig } from '../../core/config.js';
+import type { NotaryPlugin } from '../plugin.js';
+import { addReceiptsCommands } from './cli.js';
+import { receiptsConfigFragment } from './config.js';
+import { RECEIPT_ERROR_CODES } from './errors.js';
+import { receiptLogMigration } from './migrations.js';
+import { ReceiptLogStore } from './log-store.js';
 import type { Database } from '../../storage/schema.js';
 import { formatVerifierKey } from './checkpoint.js';
 import { ReceiptIssuer } from './issuer.js';
 import { ReceiptKeyring } from './keyring.js';
 import { ReceiptLog } from './log.js';
 
+export { receiptsConfigFragment, type ReceiptsConfig } from './config.js';
+export { RECEIPT_ERROR_CODES } from './errors.js';
+// The receipts' public interface still carries the shared primitives its callers verify with (payments/crypto/).
+export * from '../crypto/index.js';
 export * from './audit.js';
 export * from './checkpoint.js';
-export * from './digest.js';
-export * from './ed25519.js';
-export * from './encoding.js';
 export * from './extension.js';
 export * from './issuer.js';
-export * from './jcs.js';
-export * from './jwk.js';
 export * from './keyring.js';
 export * from './log.js';
 export * from './merkle.js';
@@ -35,14 +39,15 @@ export interface ReceiptSettings {
 
 /** Issuer, checkpoint origin and key file from the validated config, with their defaults applied. */
 export function receiptSettings(cfg: NotaryConfig): ReceiptSettings {
-  const issuer = (cfg.receipts.issuer ?? `http://${cfg.server.host.includes(':') ? `[${cfg.server.host}]` : cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
-  const origin = cfg.receipts.log_origin ?? `${issuer.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}/receipt-log`;
+  const receipts = configSection(cfg, receiptsConfigFragment);
+  const issuer = (receipts.issuer ?? `http://${cfg.server.host.includes(':') ? `[${cfg.server.host}]` : cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
+  const origin = receipts.log_origin ?? `${issuer.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}/receipt-log`;
   return {
     issuer,
     origin,
-    keyFile: cfg.receipts.key_file ?? path.join(cfg.data_dir, DEFAULT_KEY_FILE),
-    createKeyFile: cfg.receipts.key_file === undefined,
-    checkpointIntervalMs: cfg.receipts.checkpoint_interval_s * 1000,
+    keyFile: receipts.key_file ?? path.join(cfg.data_dir, DEFAULT_KEY_FILE),
+    createKeyFile: receipts.key_file === undefined,
+    checkpointIntervalMs: receipts.checkpoint_interval_s * 1000,
   };
 }
 
@@ -78,3 +83,12 @@ export async function openReceipts(db: Kysely<Database>, settings: ReceiptSettin
     verifierKeys: () => keyring.all().map((k) => formatVerifierKey(settings.origin, k.publicKey)),
   };
 }
+
+/** Signed receipts (X-Notary-Sign: required) and their transparency log: the `receipts` section, codes and tables. */
+export const receiptsPlugin: NotaryPlugin = {
+  name: 'receipts',
+  config: [receiptsConfigFragment],
+  errors: RECEIPT_ERROR_CODES,
+  migrations: { '0014_receipt_log': receiptLogMigration },
+  cli: addReceiptsCommands,
+};

@@ -2,7 +2,8 @@ import { NotaryError } from '../../core/errors.js';
 import type { ReceiptKeyring } from './keyring.js';
 import type { ReceiptLog } from './log.js';
 import { buildUnsignedReceipt, formatIssuedAt, parseIssuedAt, receiptSigningInput, type NotaryReceipt, type ReceiptClaim } from './receipt.js';
-import { formatSignature } from './ed25519.js';
+import { formatSignature } from '../crypto/ed25519.js';
+import './errors.js'; // registers the receipt error codes this file throws
 
 export const NOTARY_SIGN_HEADER = 'x-notary-sign';
 

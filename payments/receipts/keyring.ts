@@ -1,9 +1,10 @@
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { NotaryError } from '../../core/errors.js';
-import { ED25519_SEED_LENGTH, generateSeed, publicKeyFromSeed, signBytes } from './ed25519.js';
-import { bytesEqual, fromBase64Url, toBase64Url } from './encoding.js';
-import { jwkThumbprint, type Jwks, type PublicJwk, type VerificationKey } from './jwk.js';
+import { ED25519_SEED_LENGTH, generateSeed, publicKeyFromSeed, signBytes } from '../crypto/ed25519.js';
+import { bytesEqual, fromBase64Url, toBase64Url } from '../crypto/encoding.js';
+import { jwkThumbprint, type Jwks, type PublicJwk, type VerificationKey } from '../crypto/jwk.js';
+import './errors.js'; // registers the receipt error codes this file throws
 
 export const KEYRING_FORMAT = 'notary-receipt-keys-v1';
 

@@ -1,8 +1,8 @@
 import { NotaryError } from '../../core/errors.js';
-import type { ReceiptLogStore } from '../../storage/receipt-log.js';
+import type { ReceiptLogStore } from './log-store.js';
 import { formatCheckpointText, parseCheckpointText, signNote } from './checkpoint.js';
-import { bytesEqual, toBase64 } from './encoding.js';
-import { canonicalJson } from './jcs.js';
+import { bytesEqual, toBase64 } from '../crypto/encoding.js';
+import { canonicalJson } from '../crypto/jcs.js';
 import type { ReceiptKeyring } from './keyring.js';
 import {
   consistencyProofRanges,
@@ -18,6 +18,7 @@ import {
   type NodeLookup,
 } from './merkle.js';
 import type { NotaryReceipt } from './receipt.js';
+import './errors.js'; // registers the receipt error codes this file throws
 
 /** The leaf of a receipt in the log: the UTF-8 JCS of the signed receipt. */
 export function receiptLeaf(receipt: NotaryReceipt): Uint8Array {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { bytesEqual } from './encoding.js';
+import { bytesEqual } from '../crypto/encoding.js';
 
 /**
  * RFC 6962 / RFC 9162 §2.1 Merkle tree hashing, proofs and their verification. The log stores every complete

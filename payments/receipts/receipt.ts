@@ -1,7 +1,7 @@
-import { checkRequestDigest, parseSha256Digest, REQUEST_SALT_MEMBER, requestDigestVersion, responseDigest, saltedRequestDigest } from './digest.js';
-import { formatSignature, parseSignature, signBytes, verifyBytes } from './ed25519.js';
-import { canonicalJson } from './jcs.js';
-import type { VerificationKey } from './jwk.js';
+import { checkRequestDigest, parseSha256Digest, REQUEST_SALT_MEMBER, requestDigestVersion, responseDigest, saltedRequestDigest } from '../crypto/digest.js';
+import { formatSignature, parseSignature, signBytes, verifyBytes } from '../crypto/ed25519.js';
+import { canonicalJson } from '../crypto/jcs.js';
+import type { VerificationKey } from '../crypto/jwk.js';
 
 /** Domain separation: the signed bytes of a receipt start with this line. */
 export const RECEIPT_SIGNING_PREFIX = 'notary-receipt-v1\n';

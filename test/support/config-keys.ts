@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { configSchema } from '../../core/config.js';
+import { currentConfigSchema } from '../../core/config/schema.js';
+import '../../payments/plugins.js'; // the plug-ins' sections are settings too
 
 interface Def {
   type: string;
@@ -12,7 +13,7 @@ interface Def {
 const WRAPPERS = new Set(['default', 'optional', 'prefault', 'nullable', 'readonly', 'catch', 'nonoptional']);
 
 /** Every setting of the config schema as a dotted path; a record's key is written `<name>` (e.g. tiers.<name>.burst). */
-export function configKeys(schema: z.ZodType = configSchema as unknown as z.ZodType): string[] {
+export function configKeys(schema: z.ZodType = currentConfigSchema() as unknown as z.ZodType): string[] {
   const keys: string[] = [];
   const walk = (node: z.ZodType, at: string[]): void => {
     const def = (node as unknown as { _zod: { def: Def } })._zod.def;

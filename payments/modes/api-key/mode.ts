@@ -7,6 +7,17 @@ import { singleHeader, type PaymentCredential, type PaymentMode } from '../../mo
 const BEARER_SCHEME = /^Bearer(\s|$)/i;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
+/** The OpenAPI security scheme of API keys. */
+export const API_KEY_SECURITY_SCHEME = {
+  key: 'apiKey',
+  scheme: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'sk_live_ (or sk_test_: a test key, never charged) + 32 base62 characters + 6-character base62 CRC32 checksum',
+    description: 'A tenant pays from its prepaid credits: `Authorization: Bearer sk_live_...`.',
+  },
+} as const;
+
 /** Response header of a call made with a test key (the body says `"test": true`). */
 export const TEST_MODE_HEADER = 'Notary-Test-Mode';
 
@@ -22,6 +33,7 @@ export const TEST_MODE_HEADER = 'Notary-Test-Mode';
 export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentMode {
   return {
     name: 'api_key',
+    securityScheme: API_KEY_SECURITY_SCHEME,
 
     identify(request): PaymentCredential | null {
       const header = singleHeader(request, 'authorization');

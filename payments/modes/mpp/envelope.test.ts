@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { NotaryError } from '../../../core/errors.js';
-import { publicKeyFromSeed } from '../../receipts/ed25519.js';
-import { toBase64Url } from '../../receipts/encoding.js';
-import { canonicalJson } from '../../receipts/jcs.js';
+import { publicKeyFromSeed } from '../../crypto/ed25519.js';
+import { toBase64Url } from '../../crypto/encoding.js';
+import { canonicalJson } from '../../crypto/jcs.js';
 import { parseIssuedAt } from '../../receipts/receipt.js';
 import {
   buildEnvelope,

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '../../../core/ids.js';
-import { formatSha256Digest, parseSha256Digest, sha256 } from '../../receipts/digest.js';
-import { formatSignature, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../receipts/ed25519.js';
-import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
-import { canonicalJson } from '../../receipts/jcs.js';
-import { jwkThumbprint } from '../../receipts/jwk.js';
+import { formatSha256Digest, parseSha256Digest, sha256 } from '../../crypto/digest.js';
+import { formatSignature, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../crypto/ed25519.js';
+import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
+import { canonicalJson } from '../../crypto/jcs.js';
+import { jwkThumbprint } from '../../crypto/jwk.js';
 import { formatIssuedAt, parseIssuedAt } from '../../receipts/receipt.js';
 import { mppError } from './errors.js';
 import { parseShare, SHARE_SCALE } from './shares.js';

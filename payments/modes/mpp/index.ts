@@ -1,3 +1,12 @@
+import { configSection } from '../../../core/config.js';
+import type { NotaryPlugin } from '../../plugin.js';
+import { addMppCommands } from './cli.js';
+import { mppConfigFragment } from './config.js';
+import { MPP_ERROR_CODES } from './errors.js';
+import { mppPartiesMigration } from './migrations.js';
+import { mppMode } from './mode.js';
+import { Parties } from './parties.js';
+
 export {
   ENVELOPE_SIGNING_PREFIX,
   MAX_ENVELOPE_LIFETIME_S,
@@ -23,6 +32,21 @@ export {
 } from './envelope.js';
 export { mppError, MPP_REALM } from './errors.js';
 export { generatePartyKey, readPartyKeyFile, writePartyKeyFile, type PartyKeyFile } from './key-file.js';
-export { mppMode, mppPayerId, type MppConfig, type MppModeOptions } from './mode.js';
+export { mppMode, mppPayerId, MPP_SECURITY_SCHEME, type MppConfig, type MppModeOptions } from './mode.js';
 export { Parties, parsePublicKey, type PartyKey, type PartyKeyListing, type VerifiedParty } from './parties.js';
 export { equalShares, formatShare, parseShare, SHARE_PATTERN, SHARE_SCALE, splitCredits } from './shares.js';
+export { mppConfigFragment, mppModeSchema, type MppSettings } from './config.js';
+export { MPP_ERROR_CODES } from './errors.js';
+
+/** `Authorization: MPP envelope=...`: several parties (tenants with Ed25519 keys) share one call. */
+export const mppPlugin: NotaryPlugin = {
+  name: 'mpp',
+  config: [mppConfigFragment],
+  errors: MPP_ERROR_CODES,
+  migrations: { '0016_mpp_parties': mppPartiesMigration },
+  mode: {
+    enabled: (config) => configSection(config, mppConfigFragment).enabled,
+    build: (deps) => mppMode({ config: configSection(deps.config, mppConfigFragment), accounts: deps.accounts, parties: new Parties(deps.storage.db) }),
+  },
+  cli: (program) => addMppCommands(program),
+};

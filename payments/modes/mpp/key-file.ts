@@ -1,8 +1,8 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { generateSeed, publicKeyFromSeed } from '../../receipts/ed25519.js';
-import { bytesEqual, fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
-import { jwkThumbprint } from '../../receipts/jwk.js';
+import { generateSeed, publicKeyFromSeed } from '../../crypto/ed25519.js';
+import { bytesEqual, fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
+import { jwkThumbprint } from '../../crypto/jwk.js';
 
 /** A party's Ed25519 key pair as a private JWK (RFC 8037), the form `notary mpp keygen` writes. */
 export interface PartyKeyFile {

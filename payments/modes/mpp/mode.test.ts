@@ -2,15 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSchema, type ConfigInput } from '../../../core/config.js';
+import '../../plugins.js'; // the registered plug-ins: their migrations (party keys) and codes
+import type { z } from 'zod';
+import { configSchema } from '../../../core/config.js';
 import { NotaryError } from '../../../core/errors.js';
 import { migrateToLatest, openSqlite, type Storage } from '../../../storage/db.js';
 import { Accounts } from '../../accounts.js';
 import type { PaymentRequest } from '../../mode.js';
 import { Pricing } from '../../pricing.js';
-import { publicKeyFromSeed } from '../../receipts/ed25519.js';
-import { toBase64Url } from '../../receipts/encoding.js';
+import { publicKeyFromSeed } from '../../crypto/ed25519.js';
+import { toBase64Url } from '../../crypto/encoding.js';
 import { buildEnvelope } from './envelope.js';
+import { mppModeSchema } from './config.js';
 import { mppMode } from './mode.js';
 import { Parties } from './parties.js';
 
@@ -28,8 +31,7 @@ describe('MPP mode', () => {
   const pricing = new Pricing(configSchema.parse({ pricing: { search: { credits_by_depth: [1, 2, 4] } } }).pricing);
   const seeds = { alice: new Uint8Array(32).fill(7), bob: new Uint8Array(32).fill(8) };
 
-  const modeWith = (mpp: NonNullable<NonNullable<ConfigInput['payments']>['modes']>['mpp'] = {}) =>
-    mppMode({ config: configSchema.parse({ payments: { modes: { mpp } } }).payments.modes.mpp, accounts, parties, now: () => clock });
+  const modeWith = (mpp: z.input<typeof mppModeSchema> = {}) => mppMode({ config: mppModeSchema.parse(mpp), accounts, parties, now: () => clock });
   const request = (encoded: string, url = URL_OF_CALL, headers: Record<string, string[]> = {}): PaymentRequest => ({
     method: 'POST',
     path: new URL(url).pathname,

@@ -1,17 +1,28 @@
-import type { NotaryConfig } from '../../../core/config.js';
+import type { MppSettings } from './config.js';
 import { NotaryError } from '../../../core/errors.js';
 import type { Accounts } from '../../accounts.js';
 import { singleHeader, type PartyReceipt, type PaymentCredential, type PaymentMode, type PaymentRequest } from '../../mode.js';
 import { parseIdempotencyKey } from '../../paid-call.js';
 import type { Price } from '../../pricing.js';
-import { formatSha256Digest, parseSha256Digest, sha256 } from '../../receipts/digest.js';
-import { bytesEqual, toBase64Url } from '../../receipts/encoding.js';
+import { formatSha256Digest, parseSha256Digest, sha256 } from '../../crypto/digest.js';
+import { bytesEqual, toBase64Url } from '../../crypto/encoding.js';
 import { envelopeParameter, isMppAuthorization, parseEnvelope, type ParsedEnvelope } from './envelope.js';
 import { MPP_REALM, mppError } from './errors.js';
 import type { Parties, VerifiedParty } from './parties.js';
 import { splitCredits } from './shares.js';
 
-export type MppConfig = NotaryConfig['payments']['modes']['mpp'];
+export type MppConfig = MppSettings;
+
+/** The OpenAPI security scheme of MPP envelopes. */
+export const MPP_SECURITY_SCHEME = {
+  key: 'mpp',
+  scheme: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Several parties share the cost: `Authorization: MPP envelope=<base64url envelope>`, signed by every party (Ed25519).',
+  },
+} as const;
 
 export interface MppModeOptions {
   config: MppConfig;
@@ -142,6 +153,7 @@ export function mppMode(options: MppModeOptions): PaymentMode {
 
   return {
     name: 'mpp',
+    securityScheme: MPP_SECURITY_SCHEME,
 
     identify(request): PaymentCredential | null {
       const header = singleHeader(request, 'authorization');

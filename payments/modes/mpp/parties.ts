@@ -1,16 +1,17 @@
 import type { Kysely } from 'kysely';
 import { NotaryError } from '../../../core/errors.js';
 import { nowIso } from '../../../storage/db.js';
-import { PartiesRepository } from '../../../storage/parties.js';
-import type { Database, PartyKey, Tenant } from '../../../storage/schema.js';
-import { ED25519_PUBLIC_KEY_LENGTH } from '../../receipts/ed25519.js';
-import { fromBase64Url } from '../../receipts/encoding.js';
-import { jwkThumbprint } from '../../receipts/jwk.js';
+import { PartiesRepository } from './repository.js';
+import type { Database, Tenant } from '../../../storage/schema.js';
+import type { PartyKey } from './tables.js';
+import { ED25519_PUBLIC_KEY_LENGTH } from '../../crypto/ed25519.js';
+import { fromBase64Url } from '../../crypto/encoding.js';
+import { jwkThumbprint } from '../../crypto/jwk.js';
 import type { ParsedEnvelope } from './envelope.js';
 import { verifyPartySignature } from './envelope.js';
 import { mppError } from './errors.js';
 
-export type { PartyKey } from '../../../storage/schema.js';
+export type { PartyKey } from './tables.js';
 
 /** A party key as listed: the key and the name of its tenant. */
 export interface PartyKeyListing extends PartyKey {

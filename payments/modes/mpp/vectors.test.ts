@@ -2,16 +2,18 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../../plugins.js'; // the registered plug-ins: their migrations (party keys) and codes
 import { configSchema } from '../../../core/config.js';
 import { NotaryError } from '../../../core/errors.js';
 import { migrateToLatest, openSqlite, type Storage } from '../../../storage/db.js';
 import { Accounts } from '../../accounts.js';
 import type { PaymentRequest } from '../../mode.js';
 import { Pricing, type Price } from '../../pricing.js';
-import { publicKeyFromSeed } from '../../receipts/ed25519.js';
-import { toBase64Url, toHex } from '../../receipts/encoding.js';
-import { canonicalJson } from '../../receipts/jcs.js';
+import { publicKeyFromSeed } from '../../crypto/ed25519.js';
+import { toBase64Url, toHex } from '../../crypto/encoding.js';
+import { canonicalJson } from '../../crypto/jcs.js';
 import { encodeEnvelope, envelopeSigningInput, kidOfSeed, signEnvelope, type Envelope, type UnsignedEnvelope } from './envelope.js';
+import { mppModeSchema } from './config.js';
 import { mppMode } from './mode.js';
 import { Parties } from './parties.js';
 import { parseShare, splitCredits } from './shares.js';
@@ -75,7 +77,7 @@ describe('MPP envelope vectors (spec/vectors/mpp-envelopes.json)', () => {
   const pricing = new Pricing(configSchema.parse({}).pricing);
   const mode = () =>
     mppMode({
-      config: configSchema.parse({ payments: { modes: { mpp: { clock_skew_s: envelopes.clock_skew_s, max_lifetime_s: envelopes.max_lifetime_s } } } }).payments.modes.mpp,
+      config: mppModeSchema.parse({ clock_skew_s: envelopes.clock_skew_s, max_lifetime_s: envelopes.max_lifetime_s }),
       accounts,
       parties,
       now: () => clock,

@@ -6,8 +6,8 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResp
 import { z } from 'zod';
 import { NotaryError } from '../../../core/errors.js';
 import { CHALLENGE_EXTRA } from './mode.js';
-import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
-import { publicKeyFromSeed } from '../../receipts/ed25519.js';
+import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
+import { publicKeyFromSeed } from '../../crypto/ed25519.js';
 import { encodeReceipt, generateSeed, isoSeconds, publicJwk, signReceipt, type Ed25519Jwk } from './receipt.js';
 
 /** The SettleResponse extension carrying the settlement receipt for X-402-Receipt. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { NotaryError } from '../../../core/errors.js';
-import { publicKeyFromSeed, verifyBytes } from '../../receipts/ed25519.js';
-import { fromBase64Url } from '../../receipts/encoding.js';
-import { jwkThumbprint } from '../../receipts/jwk.js';
+import { publicKeyFromSeed, verifyBytes } from '../../crypto/ed25519.js';
+import { fromBase64Url } from '../../crypto/encoding.js';
+import { jwkThumbprint } from '../../crypto/jwk.js';
 import {
   decodeReceipt,
   encodeReceipt,

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { NotaryError } from '../../../core/errors.js';
-import { formatSignature, generateSeed, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../receipts/ed25519.js';
-import { fromBase64Url, toBase64Url } from '../../receipts/encoding.js';
-import { canonicalJson } from '../../receipts/jcs.js';
-import { jwkThumbprint } from '../../receipts/jwk.js';
+import { formatSignature, generateSeed, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../crypto/ed25519.js';
+import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
+import { canonicalJson } from '../../crypto/jcs.js';
+import { jwkThumbprint } from '../../crypto/jwk.js';
+import './errors.js'; // registers the x402_* error codes this file throws
 
 export { generateSeed };
 

@@ -1,18 +1,13 @@
 import { readFileSync } from 'node:fs';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
-import {
-  auditSavedFiles,
-  jwksAmong,
-  parseJwks,
-  rotateReceiptKey,
-  Runtime,
-  splitSavedResponse,
-  verifyReceipt,
-  type AuditInput,
-  type ReceiptCheck,
-  type VerificationKey,
-} from '../runtime/index.js';
+import type { NotaryConfig } from '../../core/config.js';
+import { NotaryError } from '../../core/errors.js';
+import type { Storage } from '../../storage/db.js';
+import { parseJwks, type VerificationKey } from '../crypto/jwk.js';
+import { auditSavedFiles, jwksAmong, splitSavedResponse, type AuditInput } from './audit.js';
+import { openReceipts, receiptSettings } from './index.js';
+import { ReceiptKeyring } from './keyring.js';
+import { verifyReceipt, type ReceiptCheck } from './receipt.js';
+import './errors.js'; // registers the receipt error codes this file throws
 
 type Print = (line: string) => void;
 const stdout: Print = (line) => process.stdout.write(`${line}\n`);
@@ -22,7 +17,8 @@ function isoOf(seconds: number): string {
 }
 
 export async function rotateKeyCommand(cfg: NotaryConfig, print: Print = stdout): Promise<void> {
-  const { current, retired, file } = rotateReceiptKey(cfg);
+  const file = receiptSettings(cfg).keyFile;
+  const { current, retired } = ReceiptKeyring.rotate(file);
   if (retired) print(`retired ${retired.kid} (signs no more; receipts it signed keep verifying: valid ${isoOf(retired.notBefore)} .. ${isoOf(retired.notAfter ?? 0)})`);
   print(`current ${current.kid} (valid from ${isoOf(current.notBefore)}) in ${file}`);
   print('a running `notary serve` signs with the new key from its next receipt; the JWKS lists both');
@@ -107,20 +103,23 @@ export async function verifyCommand(_cfg: NotaryConfig, file: string, opts: { jw
   print(`receipt verified: ${r?.claim}, ${r?.credits} credits, request ${r?.request_id}, issued ${r?.issued_at} by ${r?.issuer}`);
 }
 
-export async function auditCommand(cfg: NotaryConfig, files: string[], opts: { jwks?: string; origin?: string; local?: boolean }, print: Print = stdout): Promise<void> {
+export async function auditCommand(
+  cfg: NotaryConfig,
+  files: string[],
+  opts: { jwks?: string; origin?: string; local?: boolean },
+  withStorage: <T>(fn: (storage: Storage) => Promise<T>) => Promise<T>,
+  print: Print = stdout,
+): Promise<void> {
   if (opts.local) {
-    const runtime = await Runtime.open(cfg);
-    try {
-      const receipts = await runtime.receipts();
+    await withStorage(async (storage) => {
+      const receipts = await openReceipts(storage.db, receiptSettings(cfg));
       const started = Date.now();
       const result = await receipts.log.verifyAll({
         onProgress: (done, total) => process.stderr.write(`\rchecked ${done}/${total} receipts (${Math.round(done / Math.max(0.001, (Date.now() - started) / 1000))}/s)`),
       });
       if (result.size > 0) process.stderr.write('\n');
       print(`ok    local log   ${result.size} receipts re-hashed; every stored node and ${result.checkpoints} checkpoint roots match`);
-    } finally {
-      await runtime.close();
-    }
+    });
     if (files.length === 0) return;
   }
   if (files.length === 0) throw new NotaryError('invalid_request', 'name the saved files to audit (checkpoints, receipts or responses, proofs, JWKS), or pass --local');

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import { nowIso } from './db.js';
-import type { Database, PaymentLedgerRow, X402PaymentRow, X402PaymentState } from './schema.js';
+import { nowIso } from '../../../storage/db.js';
+import type { Database } from '../../../storage/schema.js';
+import type { PaymentLedgerRow, X402PaymentRow, X402PaymentState } from './tables.js';
 
 export type NewX402Payment = Omit<X402PaymentRow, 'served' | 'attempts' | 'last_error' | 'created_at' | 'updated_at'>;
 

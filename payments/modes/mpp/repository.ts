@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import { nowIso } from './db.js';
-import type { Database, PartyKey, Tenant } from './schema.js';
+import { nowIso } from '../../../storage/db.js';
+import type { Database, Tenant } from '../../../storage/schema.js';
+import type { PartyKey } from './tables.js';
 
 export interface PartyKeyWithTenant {
   key: PartyKey;

@@ -1,19 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { NotaryError } from '../core/errors.js';
-import {
-  MAX_ENVELOPE_LIFETIME_S,
-  SHARE_PATTERN,
-  authorizationHeader,
-  buildEnvelope,
-  decodeEnvelopeJson,
-  equalShares,
-  formatShare,
-  generatePartyKey,
-  parseShare,
-  readPartyKeyFile,
-  writePartyKeyFile,
-  type PartySigner,
-} from '../runtime/index.js';
+import { NotaryError } from '../../../core/errors.js';
+import './errors.js'; // registers the mpp_* error codes this file throws
+import { authorizationHeader, buildEnvelope, decodeEnvelopeJson, MAX_ENVELOPE_LIFETIME_S, type PartySigner } from './envelope.js';
+import { generatePartyKey, readPartyKeyFile, writePartyKeyFile } from './key-file.js';
+import { equalShares, formatShare, parseShare, SHARE_PATTERN } from './shares.js';
 
 /** `notary mpp keygen`: a new party key pair as a private JWK file; the public key alone on the last line of stdout. */
 export function mppKeygenCommand(opts: { out: string; force?: boolean }): void {

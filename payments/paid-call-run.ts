@@ -1,0 +1,156 @@
+import { NotaryError } from '../core/errors.js';
+import type { AuthenticatedPayer, PaymentAuthorization, Settlement } from './mode.js';
+import type { Admission, PaidCallGateOptions, PreparedExtension, ResponseExtension, ResponsePresenter } from './paid-call.js';
+import type { Price } from './pricing.js';
+import type { IdempotencyLease, StoredResponse } from './stores/idempotency.js';
+
+/** What a paid call uses of its gate. */
+export interface GateContext {
+  options: PaidCallGateOptions;
+  extensions: readonly ResponseExtension[];
+  now: () => number;
+  /** A 402 from a failed charge carries every mode's challenge too (nothing was charged: the caller may pay anew). */
+  withChallenges: (err: NotaryError) => Promise<NotaryError>;
+}
+
+/** One authorized call: runs the work and charges for it exactly once, or releases the payment. */
+export class PaidCall {
+  private done = false;
+
+  constructor(
+    private readonly gate: GateContext,
+    private readonly admission: Admission,
+    private readonly rawBody: Uint8Array,
+    private readonly price: Price,
+    private readonly payer: AuthenticatedPayer,
+    private readonly authorization: PaymentAuthorization,
+    private readonly lease: IdempotencyLease | null,
+  ) {}
+
+  /**
+   * Work, then the response body, then the extensions' members (before the charge, so a failure there costs
+   * nothing), then the charge, then the record for replays. Any failure before the charge releases the payment and
+   * frees the Idempotency-Key; the result of a call whose charge failed is never served.
+   */
+  async run<R>(work: () => Promise<R>, presenter: ResponsePresenter<R>): Promise<StoredResponse> {
+    if (this.done) throw new Error('a paid call runs once');
+    this.done = true;
+    const { request } = this.admission;
+    const options = this.gate.options;
+    let body: Record<string, unknown>;
+    let prepared: PreparedExtension[];
+    try {
+      const result = await work();
+      const facts = this.authorization.facts === true || this.gate.extensions.some((e) => e.wantsFacts?.(request) === true);
+      body = presenter.body(result, {
+        creditsUsed: this.test ? 0 : this.price.credits,
+        rateLimit: this.admission.rateLimit.decision,
+        receipts: this.authorization.receipts,
+        facts,
+        test: this.test,
+      });
+      prepared = [];
+      for (const extension of this.gate.extensions) {
+        // A test call's receipt (and anything else layered on) states what it consumed: nothing.
+        const ready = await extension.prepare({ request, rawBody: this.rawBody, price: this.chargedPrice, payer: this.payer, body });
+        if (ready) prepared.push(ready);
+      }
+    } catch (err) {
+      await this.release('the work failed');
+      throw err;
+    }
+    // The rule: no charge without a deliverable answer. A caller that hangs up after this point is charged and gets
+    // the answer again by retrying with its Idempotency-Key.
+    if (presenter.deliverable && !presenter.deliverable()) {
+      await this.release('the caller closed the connection before the answer was ready');
+      throw new NotaryError('client_closed_request', 'The connection was closed before the answer was ready; nothing was charged');
+    }
+    let settlement: Settlement;
+    try {
+      settlement = await this.authorization.settle({ requestId: request.requestId, idempotencyKey: this.lease?.key ?? null });
+    } catch (err) {
+      await this.abandon();
+      if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
+      throw err;
+    }
+    const charged = this.test ? 0 : this.price.credits;
+    if (settlement.creditsUsed !== charged) {
+      options.onError?.(`payment mode ${this.payer.mode} settled ${settlement.creditsUsed} credits for a quote of ${charged}`, null);
+    }
+    await this.recordUsage(settlement.creditsUsed);
+    for (const ready of prepared) {
+      Object.assign(body, ready.members);
+      try {
+        await ready.commit();
+      } catch (err) {
+        options.onError?.('a response extension failed after the charge', err);
+      }
+    }
+    const response: StoredResponse = {
+      status: 200,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...this.admission.rateLimitHeaders, ...(settlement.headers ?? {}) },
+      body: presenter.serialize(body),
+    };
+    if (this.lease) {
+      try {
+        await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);
+      } catch (err) {
+        options.onError?.('the response could not be stored for Idempotency-Key replays', err);
+      }
+    }
+    return response;
+  }
+
+  private get test(): boolean {
+    return this.authorization.test === true;
+  }
+
+  /** The quote, or for a test call the same quote at zero. */
+  private get chargedPrice(): Price {
+    if (!this.test) return this.price;
+    return { ...this.price, credits: 0, amount: { ...this.price.amount, atomic: 0n, decimal: '0' } };
+  }
+
+  private async recordUsage(credits: number): Promise<void> {
+    const usage = this.gate.options.usage;
+    if (!usage) return;
+    const { request: priced, amount } = this.price;
+    try {
+      await usage.record({
+        at: new Date(this.gate.now()).toISOString(),
+        tenantId: this.payer.tenantId ?? null,
+        keyId: this.payer.keyId ?? null,
+        payer: this.payer.payerId,
+        mode: this.payer.mode,
+        environment: this.test ? 'test' : 'live',
+        operation: priced.operation,
+        depth: priced.operation === 'search' ? priced.depth : null,
+        render: priced.operation === 'extract' ? priced.render : null,
+        credits,
+        amount: this.test ? '0' : amount.atomic.toString(),
+        asset: amount.asset,
+        requestId: this.admission.request.requestId,
+      });
+    } catch (err) {
+      this.gate.options.onError?.('the call could not be recorded for usage', err);
+    }
+  }
+
+  private async release(reason: string): Promise<void> {
+    try {
+      await this.authorization.release(reason);
+    } catch (err) {
+      this.gate.options.onError?.(`releasing the ${this.payer.mode} payment failed`, err);
+    }
+    await this.abandon();
+  }
+
+  private async abandon(): Promise<void> {
+    if (!this.lease) return;
+    try {
+      await this.gate.options.idempotency.abandon(this.lease);
+    } catch (err) {
+      this.gate.options.onError?.('freeing the Idempotency-Key failed', err);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import type { Command } from 'commander';
+import type { Kysely } from 'kysely';
+import { registerConfigFragments, type ConfigFragment, type NotaryConfig } from '../core/config.js';
+import { registerErrorCodes, type ErrorEntry } from '../core/errors.js';
+import type { Storage } from '../storage/db.js';
+import { registerMigrations, type MigrationFactory } from '../storage/migrations.js';
+import type { Database } from '../storage/schema.js';
+import type { Accounts } from './accounts.js';
+import type { Catalog } from './catalog.js';
+import type { PaymentMode } from './mode.js';
+
+export type PluginLog = (level: 'info' | 'warn', message: string) => void;
+
+/** What a payment mode may be built from. */
+export interface PaymentModeDeps {
+  config: NotaryConfig;
+  accounts: Accounts;
+  /** The prices and tiers in force (operators edit them while serving). */
+  catalog: Catalog;
+  storage: Storage;
+  log: PluginLog;
+}
+
+/** One charge in the books, whatever the mode (`notary payments list`). */
+export interface LedgerRow {
+  created_at: string;
+  mode: string;
+  /** The payer: an address (pay per call on chain) or a tenant's name (prepaid credits). */
+  payer: string;
+  /** Atomic units of `asset`, or credits. */
+  amount: string;
+  asset: string;
+  network: string | null;
+  transaction: string | null;
+  credits: number;
+  request_id: string | null;
+}
+
+/** What a plug-in's CLI commands get besides their arguments: the configuration the global options name. */
+export interface PluginCliContext {
+  config(): NotaryConfig;
+  /** Runs `fn` on the configured database (opened and migrated, closed after). */
+  withStorage<T>(fn: (storage: Storage) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Everything a plug-in (a payment mode, an extension such as signed receipts) adds to the service, from its own folder:
+ * its configuration section and rules, its error codes, its migrations, its payment mode (with its OpenAPI security
+ * scheme and challenges, see PaymentMode), its CLI commands, its start-up check and its part of the books. The shared
+ * code (core/config, core/errors, storage/migrations, api/openapi, api/problem, cli/main, runtime/) loops over the
+ * registered plug-ins; none names one. Registering is one line in payments/plugins.ts.
+ */
+export interface NotaryPlugin {
+  readonly name: string;
+  readonly config?: readonly ConfigFragment[];
+  readonly errors?: Readonly<Record<string, ErrorEntry>>;
+  /** By migration name: a name once run is recorded in every database, so it never changes. */
+  readonly migrations?: Readonly<Record<string, MigrationFactory>>;
+  /** A payment mode: built when `enabled` says so. */
+  readonly mode?: {
+    enabled(config: NotaryConfig): boolean;
+    build(deps: PaymentModeDeps): PaymentMode;
+  };
+  /** Adds the plug-in's commands to the command line. */
+  cli?(program: Command, context: PluginCliContext): void;
+  /** Start-up checks that need the network (e.g. a token's decimals on chain): throws invalid_config, logs warnings. */
+  startupCheck?(config: NotaryConfig, log: PluginLog): Promise<void>;
+  /** Whether what the plug-in depends on answers (GET /readyz lists it under the plug-in's name); only when enabled. */
+  readiness?(config: NotaryConfig, storage: Storage): Promise<boolean>;
+  /** The plug-in's charges for `notary payments list` (only those of `mode` when given). */
+  ledger?(db: Kysely<Database>, options: { mode?: string }): Promise<LedgerRow[]>;
+}
+
+const registered: NotaryPlugin[] = [];
+
+/**
+ * Registers plug-ins: their config sections, error codes and migrations join the shared ones. Registering the same
+ * plug-in again is a no-op; must run before the configuration is read and the database migrated.
+ */
+export function registerPlugins(list: readonly NotaryPlugin[]): readonly NotaryPlugin[] {
+  for (const plugin of list) {
+    if (registered.includes(plugin)) continue;
+    if (registered.some((p) => p.name === plugin.name)) throw new Error(`plug-in ${plugin.name} is registered twice`);
+    if (plugin.errors) registerErrorCodes(plugin.errors);
+    if (plugin.config) registerConfigFragments(plugin.config);
+    if (plugin.migrations) registerMigrations(plugin.migrations);
+    registered.push(plugin);
+  }
+  return list;
+}
+
+/** Every registered plug-in, in registration order. */
+export function registeredPlugins(): readonly NotaryPlugin[] {
+  return registered;
+}

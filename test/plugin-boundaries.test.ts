@@ -1,0 +1,52 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from './support/components.js';
+
+/**
+ * The shared code loops over the registered plug-ins (payments/plugins.ts) and names none of them: a payment mode or
+ * the receipts extension named here would mean that adding or removing one edits shared files again (issue 31, item 1).
+ */
+const SHARED_FILES = [
+  ...readdirSync(path.join(repoRoot, 'core'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .map((file) => `core/${file}`),
+  'api/openapi.ts',
+  'api/problem.ts',
+  'storage/migrations.ts',
+  'storage/db.ts',
+  'runtime/payments.ts',
+  'runtime/plugins.ts',
+  'cli/main.ts',
+  'payments/plugin.ts',
+];
+
+/**
+ * The plug-ins by name, as code names them: x402 and MPP anywhere; the API-key mode as a mode (`'api_key'`,
+ * `modes.api_key`, `modes/api-key`; other settings called api_key are no mode); signed receipts as a section or folder.
+ */
+const PLUGIN_NAMES = /\bx402\b|\bmpp\b|modes\W{1,4}api[-_]key|mode\s*(?:===|!==|:)\s*['"`]api_key|['"`]receipts['"`]|\.receipts\b|\/receipts\//i;
+
+export function pluginNamesIn(source: string): string[] {
+  return source
+    .split('\n')
+    .map((line, index) => ({ line, index }))
+    .filter(({ line }) => PLUGIN_NAMES.test(line))
+    .map(({ line, index }) => `${index + 1}: ${line.trim()}`);
+}
+
+describe('shared files name no plug-in', () => {
+  it('finds a plug-in name when one is written (the check can fail)', () => {
+    expect(pluginNamesIn("if (config.payments.modes.x402.enabled) {}")).toHaveLength(1);
+    expect(pluginNamesIn("import { Parties } from '../payments/modes/mpp/index.js';")).toHaveLength(1);
+    expect(pluginNamesIn("if (options.mode === 'api_key') return;")).toHaveLength(1);
+    expect(pluginNamesIn("const section = cfg.payments.modes['api_key'];")).toHaveLength(1);
+    expect(pluginNamesIn('cfg.receipts.key_file')).toHaveLength(1);
+    expect(pluginNamesIn("api_key: z.string().optional(), // a rewriter's key")).toEqual([]);
+    expect(pluginNamesIn("{ env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'] }")).toEqual([]);
+  });
+
+  it.each(SHARED_FILES)('%s', (file) => {
+    expect(pluginNamesIn(readFileSync(path.join(repoRoot, file), 'utf8'))).toEqual([]);
+  });
+});
