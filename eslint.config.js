@@ -1,36 +1,36 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Every top-level folder of ours that code can import from. */
-const OURS = ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts', 'runtime', 'api', 'cli', 'bench', 'test', 'spec', 'sdk', 'dashboard', 'mcp'];
-
 /**
- * What each product folder may import (the architecture table, enforced). Tests beside the code and contract suites
- * are exempt, as are bench/ and test/: they may import anything, and nothing may import them.
+ * The map: docs/architecture.md's table of folders (between <!-- zones:start --> and <!-- zones:end -->) says what each
+ * may import; "anything" folders are not zoned, and no zoned folder may import them. One table for the page and the
+ * lint, so they cannot disagree.
  */
-const MAY_IMPORT = {
-  core: [],
-  storage: ['core'],
-  extract: ['core'],
-  reranker: ['core'],
-  crawler: ['core', 'storage', 'extract'],
-  indexer: ['core', 'storage', 'extract', 'reranker'],
-  search: ['core', 'indexer', 'reranker'],
-  payments: ['core', 'storage'],
-  // People, sessions and sign-in throttling; sign-up creates a tenant through payments/.
-  accounts: ['core', 'storage', 'payments'],
-  runtime: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts'],
-  api: ['core', 'storage', 'extract', 'crawler', 'indexer', 'reranker', 'search', 'payments', 'accounts'],
-  // The CLI runs domain operations (a crawl, an extraction) on parts the composition root built; it never builds
-  // storage, models or payment modes itself.
-  cli: ['core', 'runtime', 'api', 'crawler', 'extract', 'indexer', 'search', 'mcp', 'sdk'],
-  // The MCP server is a client of the HTTP API like any other: through the TypeScript SDK only.
-  mcp: ['sdk'],
-  sdk: [],
-  // The web UI runs in the browser and talks to the API over HTTP like any client.
-  dashboard: ['sdk'],
-};
+function readMap() {
+  const page = readFileSync(path.join(import.meta.dirname, 'docs/architecture.md'), 'utf8');
+  const table = /<!-- zones:start -->([\s\S]*?)<!-- zones:end -->/.exec(page)?.[1];
+  if (!table) throw new Error('docs/architecture.md: no <!-- zones:start --> table');
+  const rows = table
+    .split('\n')
+    .filter((line) => /^\| `[a-z]+\/` \|/.test(line))
+    .map((line) => line.split('|').map((cell) => cell.trim()));
+  const ours = [];
+  const mayImport = {};
+  for (const [, folderCell, importCell] of rows) {
+    const folder = folderCell.replace(/[`/]/g, '');
+    ours.push(folder);
+    if (importCell === 'anything') continue;
+    mayImport[folder] = importCell === 'nothing of ours' ? [] : [...importCell.matchAll(/`([a-z]+)`/g)].map((m) => m[1]);
+  }
+  return { ours, mayImport };
+}
 
+/** Every top-level folder of the repository, and what each product folder may import (tests beside the code exempt). */
+const { ours: OURS, mayImport: MAY_IMPORT } = readMap();
+
+const noDefaultExport = { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' };
 const testFiles = ['**/*.test.ts', '**/*.contract.ts'];
 const notProductCode = [
   { name: 'vitest', message: 'Test code belongs in *.test.ts files and test/.' },
@@ -47,15 +47,20 @@ function zoneBlocks() {
   const blocks = [];
   for (const [folder, allowed] of Object.entries(MAY_IMPORT)) {
     const forbidden = OURS.filter((other) => other !== folder && !allowed.includes(other));
-    const message = `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (the architecture table in README's Layout)`;
+    const message = `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (the map in docs/architecture.md)`;
     for (let depth = 1; depth <= 5; depth++) {
-      const patterns = [{ regex: `^(\\.\\./){${depth}}(${forbidden.join('|')})(/|$)`, message }, notTests];
+      const landing = `^(\\.\\./){${depth}}(${forbidden.join('|')})(/|$)`;
+      const patterns = [{ regex: landing, message }, notTests];
       if (folder === 'payments' || folder === 'accounts') patterns.push(noFramework(folder));
       if (folder === 'dashboard') patterns.push(browserOnly);
       blocks.push({
         files: [`${folder}/${'*/'.repeat(depth - 1)}*.{ts,tsx}`],
         ignores: testFiles,
-        rules: { 'no-restricted-imports': ['error', { paths: notProductCode, patterns }] },
+        rules: {
+          'no-restricted-imports': ['error', { paths: notProductCode, patterns }],
+          // import() obeys the same zones (no-restricted-imports sees static imports only).
+          'no-restricted-syntax': ['error', noDefaultExport, { selector: `ImportExpression > Literal[value=/${landing.replaceAll('/', '\\/')}/]`, message }],
+        },
       });
     }
   }
@@ -73,7 +78,7 @@ export const config = tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
+      'no-restricted-syntax': ['error', noDefaultExport],
     },
   },
   ...zoneBlocks(),

@@ -1,6 +1,6 @@
 import { buildFacilitatorApp } from '../api/index.js';
 import type { NotaryConfig } from '../core/config.js';
-import { buildFacilitator, stderrLog } from '../runtime/index.js';
+import { buildFacilitator, rotateFacilitatorKey, stderrLog } from '../runtime/index.js';
 import { serverLoggerOptions } from './log-format.js';
 
 export interface FacilitatorCommandOptions {
@@ -17,11 +17,9 @@ export async function facilitatorCommand(cfg: NotaryConfig, opts: FacilitatorCom
   const built = await buildFacilitator(cfg, { log: stderrLog });
   const { host, port } = built;
   if (opts.rotateKey) {
-    const { ReceiptKeyring } = await import('../payments/modes/x402/facilitator.js');
-    const keyring = await ReceiptKeyring.open(built.keysFile);
-    const jwk = await keyring.rotate();
-    process.stderr.write(`new receipt key ${jwk.kid} in ${built.keysFile}; older keys stay published\n`);
-    process.stdout.write(`${JSON.stringify(keyring.jwks(), null, 2)}\n`);
+    const rotated = await rotateFacilitatorKey(built.keysFile);
+    process.stderr.write(`new receipt key ${rotated.kid} in ${built.keysFile}; older keys stay published\n`);
+    process.stdout.write(`${JSON.stringify(rotated.jwks, null, 2)}\n`);
     return;
   }
   const app = await buildFacilitatorApp({ facilitator: built.facilitator, network: built.network, address: built.address, logger: serverLoggerOptions(cfg.log_level) });

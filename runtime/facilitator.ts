@@ -75,3 +75,10 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
     port: settings.port,
   };
 }
+
+/** `notary facilitator --rotate-key`: a new current receipt-signing key in `keysFile`; older keys stay published. */
+export async function rotateFacilitatorKey(keysFile: string): Promise<{ kid: string; jwks: unknown }> {
+  const keyring = await ReceiptKeyring.open(keysFile);
+  const jwk = await keyring.rotate();
+  return { kid: jwk.kid, jwks: keyring.jwks() };
+}

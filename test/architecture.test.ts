@@ -1,4 +1,5 @@
-import { readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,22 @@ describe('architecture: import zones', () => {
   it('allows what the table allows, and tests beside the code may import test helpers', async () => {
     expect(await problems('runtime/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nimport type { SearchPipeline } from '../search/pipeline.js';\nexport type P = [Accounts, SearchPipeline];\n")).toEqual([]);
     expect(await problems('payments/probe.test.ts', "import type { TestPostgres } from '../test/support/postgres.js';\nexport type P = TestPostgres;\n")).toEqual([]);
+  });
+
+  it('import() obeys the same zones as a static import', async () => {
+    const found = await problems('payments/probe.ts', "export async function probe(): Promise<unknown> {\n  return import('../api/app.js');\n}\n");
+    expect(found).toEqual([expect.stringMatching(/no-restricted-syntax: payments\/ may import only core, storage \(the map in docs\/architecture\.md\)/)]);
+    expect(await problems('cli/probe.ts', "export async function probe(): Promise<unknown> {\n  return import('../runtime/index.js');\n}\n")).toEqual([]);
+  });
+
+  it('every top-level folder of the repository is on the map in docs/architecture.md', () => {
+    const page = readFileSync(path.join(repoRoot, 'docs/architecture.md'), 'utf8');
+    const mapped = new Set([...page.matchAll(/^\| `([a-z]+)\/` \|/gm)].map((m) => m[1]));
+    const tracked = spawnSync('git', ['ls-files'], { cwd: repoRoot, encoding: 'utf8' }).stdout.split('\n');
+    const folders = new Set(tracked.filter((f) => f.includes('/') && !f.startsWith('.')).map((f) => f.slice(0, f.indexOf('/'))));
+    expect(folders.size).toBeGreaterThan(15);
+    expect([...folders].filter((folder) => !mapped.has(folder))).toEqual([]);
+    expect([...mapped].filter((folder) => !folders.has(folder ?? ''))).toEqual([]);
   });
 
   it('keeps test helpers and benchmark code out of product folders', () => {
