@@ -139,7 +139,7 @@ export function serveWorkers(cfg: NotaryConfig): number {
  * How a model runs: `workers` worker threads (0 = the calling thread) of `threads` ONNX Runtime intra-op threads each.
  * Unset, this machine's cores shared by `processes` (1..4) become worker threads of one intra-op thread each: on
  * these CPUs two single-threaded int8 sessions side by side embedded 1.21x as many passages as one session with two
- * threads (README, Embedding speed), and the event loop stays free while the model runs.
+ * threads (docs/dense-retrieval.md, Embedding speed), and the event loop stays free while the model runs.
  */
 export function modelRunners(reranker: NotaryConfig['reranker'], processes = 1): { workers: number; threads: number } {
   const share = Math.min(4, Math.max(1, Math.floor(availableParallelism() / Math.max(1, processes))));

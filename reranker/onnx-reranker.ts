@@ -122,7 +122,7 @@ export interface OnnxRerankerOptions {
   /**
    * Let ONNX Runtime's intra-op threads busy-wait for the next operator (its own default). Off by default: on a
    * machine whose cores other processes use too, spinning threads burn the time slices the working thread needs;
-   * turning it off embedded 1.3–2.4x as fast here (README, Embedding speed).
+   * turning it off embedded 1.3–2.4x as fast here (docs/dense-retrieval.md, Embedding speed).
    */
   spinWait?: boolean;
   /**

@@ -1,4 +1,4 @@
-// Takes the dashboard screenshots the README shows (docs/screenshots/*.png) from a real `notary serve` in Debian's
+// Takes the dashboard screenshots docs/dashboard.md shows (docs/screenshots/*.png) from a real `notary serve` in Debian's
 // Chromium through playwright-core: a member signs up, makes keys and calls, registers an MPP party key; an operator
 // crawls a small site served on 127.0.0.1 and looks at prices, tiers, tenants and revenue. Nothing leaves 127.0.0.1.
 //
@@ -18,7 +18,7 @@ import { CHROMIUM_ARGS } from '../core/chromium.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin/notary.js');
 
-/** `notary admin create`: an operator account, the password given on standard input as the README says. */
+/** `notary admin create`: an operator account, the password given on standard input as docs/dashboard.md says. */
 export function adminCreate(dataDir: string, email: string, password: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, '--data', dataDir, 'admin', 'create', '--email', email], { cwd: root });

@@ -30,7 +30,7 @@ export const pricingSchema = z
       .object({
         /**
          * Credits per call by depth: index 0 is depth 1. Depths past the end cost the last entry. Depth 2 costs what
-         * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (README, Relevance).
+         * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (docs/relevance.md).
          */
         credits_by_depth: creditsByDepth.default([1, 1, 2]),
       })

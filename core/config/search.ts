@@ -99,7 +99,7 @@ export const embeddingsSection = z
 
 export const searchSection = z
   .object({
-    // Depth 3 measured no better than depth 2 on either relevance set (README, Relevance): not offered by default.
+    // Depth 3 measured no better than depth 2 on either relevance set (docs/relevance.md): not offered by default.
     max_depth: z.number().int().min(1).max(10).default(2),
     max_query_length: z.number().int().positive().default(512),
     /** Passages taken from the index and scored by the reranker at depth 1. */

@@ -5,7 +5,7 @@ import { identifier, TS_CONFIG } from './schema.js';
  * How a match is scored. `bm25` is Okapi BM25 as FTS5 computes it (k1 1.2, b 0.75; a term's frequency is the sum of
  * its occurrences weighted by field, title 4 : headings 2 : body 1; idf from per-term document frequencies kept in
  * a table the index's triggers maintain; length normalised by the passage's distinct lexemes), and measured best
- * (README, Relevance). `ts_rank` has no idf: a common word weighs as much as a rare one. The `ts_rank` variants
+ * (docs/relevance.md). `ts_rank` has no idf: a common word weighs as much as a rare one. The `ts_rank` variants
  * (weights 1.0 / 0.5 / 0.25, normalisation 1 = rank / (1 + log(length))) stay selectable for the measurement.
  */
 export type PostgresRanking = 'bm25' | 'ts_rank' | 'ts_rank_cd' | 'ts_rank_nonorm';

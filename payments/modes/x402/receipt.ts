@@ -11,7 +11,7 @@ export { generateSeed };
 /**
  * The interface's X-402-Receipt: a settlement receipt signed by a facilitator the operator trusts.
  *
- * Wire format (one format, documented in README "x402"): the header value is base64url (no padding) of the UTF-8 JSON
+ * Wire format (one format, documented in docs/payments-x402.md): the header value is base64url (no padding) of the UTF-8 JSON
  * of the receipt. The signature is pure Ed25519 over the UTF-8 bytes of `"x402-settlement-receipt-v1\n"` followed by
  * the RFC 8785 (JCS) serialization of the receipt without its `signature` member, written `ed25519:<base64url>`.
  * Addresses and the transaction hash are lower-case hex; `amount` is in the asset's smallest units; `settled_at` is
