@@ -401,6 +401,7 @@ async function main(args: BenchArgs): Promise<number> {
                 distinct,
                 durationS: args.serveSeconds,
                 workers: 2,
+                variants: args.twoModelVariants,
                 note,
               });
             },
@@ -533,7 +534,16 @@ async function main(args: BenchArgs): Promise<number> {
               `two models (issue 28): ${path.basename(two.bi_encoder_dir)} for depth 1, ${path.basename(two.cross_encoder_dir)} from depth 2 (best ${two.search.cross_encoder_top_n}, windows of ${two.search.cross_encoder_window_words} words), ${two.workers} API processes`,
               formatTable(
                 ['run', 'searches/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'load before', 'load after'],
-                two.rows.map((r) => [r.run, String(r.searches_per_s), String(r.p50_ms), String(r.p90_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_before.join(' '), r.load_after.join(' ')]),
+                [...two.rows.map((r) => ({ r, label: r.run })), ...two.variants.flatMap((v) => v.rows.map((r) => ({ r, label: `${r.run} (${Object.entries(v.search).map(([k, x]) => `${k} ${x}`).join(', ')})` })))].map(({ r, label }) => [
+                  label,
+                  String(r.searches_per_s),
+                  String(r.p50_ms),
+                  String(r.p90_ms),
+                  String(r.p99_ms),
+                  String(r.errors + r.non_2xx),
+                  r.load_before.join(' '),
+                  r.load_after.join(' '),
+                ]),
               ),
               ...two.notes,
               '',

@@ -426,6 +426,12 @@ export const configSchema = z
          * machine's cores, at most 4, whatever reranker.workers gives the other model (they run at cross_encoder_nice).
          */
         cross_encoder_workers: z.number().int().min(1).max(64).optional(),
+        /**
+         * A depth-2 search's pairs wait at most this long (ms) for those of concurrent searches, to go in one model
+         * call of at most cross_encoder_batch_pairs pairs; 0: each search calls the model alone.
+         */
+        cross_encoder_batch_wait_ms: z.number().min(0).max(50).default(0),
+        cross_encoder_batch_pairs: z.number().int().min(1).max(1000).default(64),
         max_results: z.number().int().positive().default(10),
         snippet_chars: z.number().int().positive().default(300),
         /**
