@@ -8,6 +8,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
+import type { IndexHit, SearchIndex } from '../../indexer/search-index.js';
+import { BertPairTokenizer } from '../../reranker/tokenizer.js';
+import { crossEncoderText } from '../../search/cross-encoder.js';
 import { loadAverage } from './machine.js';
 import { load, startServe } from './serve-phase.js';
 import { round2 } from './stats.js';
@@ -43,6 +46,8 @@ export interface TwoModelPhase {
   targets: Array<{ name: string; target: string; actual: number; met: boolean }>;
   /** Depth 2 with other search settings, each on a server of its own started after the main one (same queries pool). */
   variants: Array<{ search: Record<string, number>; rows: TwoModelRow[] }>;
+  /** Tokens per pair the cross-encoder reads, by window size (measured on this corpus in process). */
+  tokens?: WindowTokens[];
   notes: string[];
 }
 
@@ -189,4 +194,50 @@ export async function twoModelPhase(options: {
     'queries are never repeated within the server (each run takes queries it never had), so neither the query-vector, ranking nor cross-encoder score cache answers',
   );
   return { bi_encoder_dir: options.biDir, cross_encoder_dir: options.crossDir, models, workers: options.workers, search, rows, targets, variants, notes };
+}
+
+export interface WindowTokens {
+  window_words: number;
+  pairs: number;
+  /** Tokens of one (query, passage) pair as the cross-encoder reads it: special tokens included, cut at 256. */
+  mean_tokens: number;
+  p90_tokens: number;
+  /** Of those, the "where" in front of the window (title, headings). */
+  mean_where_tokens: number;
+}
+
+/**
+ * The tokens the cross-encoder is actually fed, by window size: each query's best `topN` passages by BM25 (a stand-in
+ * for the passes' best), cut to the query-centred window the stage would send (search/cross-encoder.ts).
+ */
+export async function crossEncoderTokens(
+  index: SearchIndex,
+  crossDir: string,
+  queries: readonly string[],
+  windows: readonly number[],
+  topN: number,
+): Promise<WindowTokens[]> {
+  const tokenizer = BertPairTokenizer.fromDir(crossDir);
+  const hits: Array<{ query: string; docs: IndexHit[] }> = [];
+  for (const query of queries) hits.push({ query, docs: await index.search(query, { limit: topN }) });
+  return windows.map((window) => {
+    const counts: number[] = [];
+    let where = 0;
+    for (const { query, docs } of hits) {
+      for (const doc of docs) {
+        const text = crossEncoderText(doc, query, window);
+        counts.push(tokenizer.encodePair(query, text, 256).inputIds.length);
+        where += tokenizer.tokenIds(text.slice(0, text.length - crossEncoderText({ ...doc, title: '', headingPath: '' }, query, window).length + 2)).length;
+      }
+    }
+    counts.sort((a, b) => a - b);
+    const mean = counts.reduce((s, c) => s + c, 0) / Math.max(1, counts.length);
+    return {
+      window_words: window,
+      pairs: counts.length,
+      mean_tokens: round2(mean),
+      p90_tokens: counts[Math.floor(counts.length * 0.9)] ?? 0,
+      mean_where_tokens: round2(where / Math.max(1, counts.length)),
+    };
+  });
 }
