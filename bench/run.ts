@@ -22,7 +22,7 @@ import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '..
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { embeddingVariants, measureEmbedding, SHIPPED_EMBEDDING_VARIANT, type EmbeddingBench, type EmbeddingVariant } from './perf/embedding.js';
 import { servePhase } from './perf/serve-phase.js';
-import { twoModelPhase, type TwoModelPhase } from './perf/two-models.js';
+import { crossEncoderTokens, twoModelPhase, type TwoModelPhase } from './perf/two-models.js';
 import { passageModelText } from '../indexer/index.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
 import { checkTargets, formatSearchTable, formatTable, formatTargets, type SearchSeries } from './perf/report.js';
@@ -401,6 +401,7 @@ async function main(args: BenchArgs): Promise<number> {
                 distinct,
                 durationS: args.serveSeconds,
                 workers: 2,
+                variants: args.twoModelVariants,
                 note,
               });
             },
@@ -415,6 +416,12 @@ async function main(args: BenchArgs): Promise<number> {
             note,
           })
         : null;
+    if (twoModels) {
+      const phase = twoModels as TwoModelPhase;
+      const windows = [...new Set([0, phase.search.cross_encoder_window_words, 40, 30, ...args.twoModelVariants.flatMap((v) => (v['cross_encoder_window_words'] === undefined ? [] : [v['cross_encoder_window_words']]))])];
+      phase.tokens = await crossEncoderTokens(runtime.index, crossDir, queries.map((q) => q.query), windows, phase.search.cross_encoder_top_n);
+      note(`cross-encoder tokens per pair: ${phase.tokens.map((t) => `window ${t.window_words || 'whole'}: mean ${t.mean_tokens} (p90 ${t.p90_tokens}, where ${t.mean_where_tokens})`).join('; ')}`);
+    }
     memory['after_serve'] = memorySample();
     loadAverages['after_serve'] = loadAverage();
     memory['end'] = memorySample();
@@ -533,7 +540,16 @@ async function main(args: BenchArgs): Promise<number> {
               `two models (issue 28): ${path.basename(two.bi_encoder_dir)} for depth 1, ${path.basename(two.cross_encoder_dir)} from depth 2 (best ${two.search.cross_encoder_top_n}, windows of ${two.search.cross_encoder_window_words} words), ${two.workers} API processes`,
               formatTable(
                 ['run', 'searches/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'load before', 'load after'],
-                two.rows.map((r) => [r.run, String(r.searches_per_s), String(r.p50_ms), String(r.p90_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_before.join(' '), r.load_after.join(' ')]),
+                [...two.rows.map((r) => ({ r, label: r.run })), ...two.variants.flatMap((v) => v.rows.map((r) => ({ r, label: `${r.run} (${Object.entries(v.search).map(([k, x]) => `${k} ${x}`).join(', ')})` })))].map(({ r, label }) => [
+                  label,
+                  String(r.searches_per_s),
+                  String(r.p50_ms),
+                  String(r.p90_ms),
+                  String(r.p99_ms),
+                  String(r.errors + r.non_2xx),
+                  r.load_before.join(' '),
+                  r.load_after.join(' '),
+                ]),
               ),
               ...two.notes,
               '',

@@ -3,6 +3,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { describeError, downloadPinnedModel, isCachedModelComplete, type DownloadOptions } from './download.js';
 import { forgetDownloadFailure, recentDownloadFailure, rememberDownloadFailure } from './model-cache.js';
 import { pinnedModel, type PinnedKind, type PinnedModel } from './models.js';
+import { detectModelKind, readModelConfig } from './onnx-reranker.js';
 
 /** A pinned model after the start-up check: in the cache (perhaps just fetched) or missing, and why. */
 export interface PinnedStatus {
@@ -18,15 +19,31 @@ export interface PinnedStatus {
 }
 
 /**
- * The pinned models a start needs: the cross-encoder unless a reranker model is named (NOTARY_RERANKER_MODEL /
- * reranker.model_dir), the bi-encoder when embeddings.model is "reranker" (automatic) and no model is named.
+ * The pinned models a start needs, each by its own setting: the cross-encoder unless a reranker model is named
+ * (NOTARY_RERANKER_MODEL / reranker.model_dir); the bi-encoder when embeddings.model is "reranker" (automatic), unless
+ * the named reranker is itself a bi-encoder (its config.json says so: it then embeds too).
  */
 export function neededPins(cfg: NotaryConfig, pins: readonly PinnedModel[], env: Record<string, string | undefined> = process.env): PinnedModel[] {
-  const named = Boolean(env['NOTARY_RERANKER_MODEL'] || cfg.reranker.model_dir);
-  if (named) return [];
-  const needed = [pinnedModel(pins, 'cross-encoder')];
-  if (cfg.embeddings.model === 'reranker') needed.push(pinnedModel(pins, 'bi-encoder'));
+  const named = env['NOTARY_RERANKER_MODEL'] || cfg.reranker.model_dir;
+  const needed: Array<PinnedModel | undefined> = [];
+  if (!named) needed.push(pinnedModel(pins, 'cross-encoder'));
+  if (cfg.embeddings.model === 'reranker' && !(named && namedKind(named) === 'bi-encoder')) needed.push(pinnedModel(pins, 'bi-encoder'));
   return needed.filter((p): p is PinnedModel => p !== undefined);
+}
+
+/** What a named model folder (or an .onnx file in one) holds, by its config.json; undefined when that cannot tell. */
+function namedKind(named: string): PinnedKind | undefined {
+  const resolved = path.resolve(named);
+  const onnxFile = resolved.endsWith('.onnx');
+  const dir = onnxFile ? path.dirname(resolved) : resolved;
+  for (const candidate of onnxFile && path.basename(dir) === 'onnx' ? [dir, path.dirname(dir)] : [dir]) {
+    try {
+      return detectModelKind(readModelConfig(candidate));
+    } catch {
+      // no or unclear config.json here: try the parent of an onnx/ folder, else unknown
+    }
+  }
+  return undefined;
 }
 
 /** The cache folder of the pinned model of `kind` among `models`, when it is complete (no network). */

@@ -252,10 +252,35 @@ export class OnnxReranker implements Reranker {
     await this.runner.release();
   }
 
+  /**
+   * Cross-encoders: scores of (query, passage) pairs of any queries, in order, in as few runs as batch_size allows
+   * (pairs of similar length together, each run padded to its longest pair). What a batcher of concurrent searches calls.
+   */
+  async scorePairs(pairs: ReadonlyArray<{ query: string; passage: string }>): Promise<number[]> {
+    if (this.closed) throw new NotaryError('service_unavailable', 'the reranker has been closed');
+    if (this.kind !== 'cross-encoder') throw new NotaryError('model_unavailable', 'only a cross-encoder scores pairs of different queries');
+    if (pairs.length === 0) return [];
+    const queryIds = new Map<string, number[]>();
+    const encoded = pairs.map(({ query, passage }) => {
+      let ids = queryIds.get(query);
+      if (!ids) queryIds.set(query, (ids = this.tokenizer.tokenIds(query)));
+      return this.tokenizer.encodePair(query, passage, this.maxSeqLength, ids);
+    });
+    return this.scoreEncoded(encoded);
+  }
+
+  /** Tokens the model reads for the pair (query, passage): special tokens included, cut at max_seq_length. */
+  pairTokenCount(query: string, passage: string): number {
+    return this.tokenizer.encodePair(query, passage, this.maxSeqLength).inputIds.length;
+  }
+
   private async scoreCross(query: string, passages: readonly string[]): Promise<number[]> {
     const queryIds = this.tokenizer.tokenIds(query);
-    const encoded = passages.map((passage) => this.tokenizer.encodePair(query, passage, this.maxSeqLength, queryIds));
-    const scores = new Array<number>(passages.length).fill(0);
+    return this.scoreEncoded(passages.map((passage) => this.tokenizer.encodePair(query, passage, this.maxSeqLength, queryIds)));
+  }
+
+  private async scoreEncoded(encoded: readonly EncodedInput[]): Promise<number[]> {
+    const scores = new Array<number>(encoded.length).fill(0);
     // Every batch is handed to the runner at once: its workers take them as they come free.
     await Promise.all(
       this.batchesByLength(encoded).map(async (indices) => {

@@ -53,7 +53,10 @@ export async function openDense(
     reranker?: Reranker;
     log: Log;
     vectors?: (options: { model: string; dimensions: number }) => Promise<VectorIndex>;
-    /** The pinned bi-encoder's folder in the model cache, when it is there: embeddings.model "reranker" uses it when the reranker is no bi-encoder. */
+    /**
+     * The pinned bi-encoder's folder in the model cache, when it is there (neededPins wants it only when the reranker
+     * is no bi-encoder): embeddings.model "reranker" uses it then, with or without a named cross-encoder.
+     */
     pinnedEmbedder?: string | undefined;
     /** Why the pinned bi-encoder is not there, when it was wanted. */
     pinnedMissing?: string | undefined;
@@ -77,7 +80,7 @@ export async function openDense(
       } else {
         model = options.reranker;
       }
-    } else if (!cfg.reranker.model_dir && options.pinnedEmbedder) {
+    } else if (options.pinnedEmbedder) {
       model = await loadModel(cfg, options.pinnedEmbedder, 'pinned', options.log);
       owned = true;
     } else {

@@ -1,5 +1,9 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { crossEncoderText, queryWindow } from './cross-encoder.js';
+import { OnnxReranker } from '../reranker/onnx-reranker.js';
+import { fileAvailable } from '../test/support/components.js';
+import { crossEncoderDir } from '../test/support/models.js';
+import { CrossEncoderStage, crossEncoderText, queryWindow } from './cross-encoder.js';
 
 const filler = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 
@@ -26,5 +30,25 @@ describe('crossEncoderText', () => {
   it('puts where the passage is (title, headings) before its window', () => {
     expect(crossEncoderText({ title: 'Routine Vacuuming', headingPath: '', text: 'dead rows' }, 'vacuum', 60)).toBe('Routine Vacuuming. dead rows');
     expect(crossEncoderText({ title: 'T', headingPath: 'A > B', text: 'dead rows' }, 'vacuum', 60)).toBe('T — A > B. dead rows');
+  });
+});
+
+describe.runIf(fileAvailable('the cross-encoder of ../shared', path.join(crossEncoderDir, 'tokenizer.json')))('CrossEncoderStage with batching', () => {
+  const docs = (tag: string) => [1, 2, 3].map((i) => ({ title: `Page ${tag}${i}`, headingPath: '', text: `vacuum reclaims storage ${tag} ${i}` }));
+  const options = { fromDepth: 2, topN: 20, windowWords: 60, cacheSize: 0, batchPairs: 64 };
+
+  it('puts the pairs of concurrent searches into one model call, each search getting the scores it would alone', async () => {
+    const model = await OnnxReranker.load(crossEncoderDir, { threads: 1, batchSize: 16, maxSeqLength: 256, source: 'test' });
+    try {
+      const alone = new CrossEncoderStage(model, { ...options, batchWaitMs: 0 });
+      const batched = new CrossEncoderStage(model, { ...options, batchWaitMs: 20 });
+      expect(alone.batcher).toBeNull();
+      const [a, b] = await Promise.all([batched.score('how does vacuum work', docs('a')), batched.score('reclaim disk space', docs('b'))]);
+      expect(batched.batcher?.stats).toEqual({ calls: 1, pairs: 6, requests: 2 });
+      expect(a.scores).toEqual((await alone.score('how does vacuum work', docs('a'))).scores);
+      expect(b.scores).toEqual((await alone.score('reclaim disk space', docs('b'))).scores);
+    } finally {
+      await model.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
 import { stem, words } from '../core/text.js';
 import type { IndexDoc } from '../indexer/search-index.js';
+import { PairBatcher, type PairScorer } from '../reranker/pair-batcher.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { queryStems } from './reflect.js';
 
@@ -61,6 +62,10 @@ export interface CrossEncoderStageOptions {
   windowWords: number;
   /** (query, text) scores kept; 0: none. */
   cacheSize: number;
+  /** Longest wait of a search's pairs for those of concurrent searches, to share one model call (ms; 0: no batching). */
+  batchWaitMs: number;
+  /** Pairs of concurrent searches per model call at most. */
+  batchPairs: number;
 }
 
 export function crossEncoderStageOptions(search: NotaryConfig['search']): CrossEncoderStageOptions {
@@ -69,6 +74,8 @@ export function crossEncoderStageOptions(search: NotaryConfig['search']): CrossE
     topN: search.cross_encoder_top_n,
     windowWords: search.cross_encoder_window_words,
     cacheSize: search.cross_encoder_cache,
+    batchWaitMs: search.cross_encoder_batch_wait_ms,
+    batchPairs: search.cross_encoder_batch_pairs,
   };
 }
 
@@ -78,12 +85,15 @@ export function crossEncoderStageOptions(search: NotaryConfig['search']): CrossE
  */
 export class CrossEncoderStage {
   private readonly cache: LRUCache<string, number> | null;
+  /** Concurrent searches' pairs in shared model calls (a model that scores pairs of any queries, batchWaitMs > 0). */
+  readonly batcher: PairBatcher | null;
 
   constructor(
     readonly model: Reranker,
     readonly options: CrossEncoderStageOptions,
   ) {
     this.cache = options.cacheSize > 0 ? new LRUCache<string, number>({ max: options.cacheSize }) : null;
+    this.batcher = options.batchWaitMs > 0 && scoresPairs(model) ? new PairBatcher(model, { maxWaitMs: options.batchWaitMs, maxPairs: options.batchPairs }) : null;
   }
 
   /** Whether a search of this depth has its rerank_score from the cross-encoder. */
@@ -99,7 +109,8 @@ export class CrossEncoderStage {
     const scores: number[] = keys.map((key) => this.cache?.get(key) ?? Number.NaN);
     const missing = scores.flatMap((s, i) => (Number.isNaN(s) ? [i] : []));
     if (missing.length > 0) {
-      const fresh = await this.model.score(query, missing.map((i) => texts[i] as string));
+      const passages = missing.map((i) => texts[i] as string);
+      const fresh = await (this.batcher ? this.batcher.score(query, passages) : this.model.score(query, passages));
       missing.forEach((i, j) => {
         const s = fresh[j] ?? 0;
         scores[i] = s;
@@ -108,4 +119,8 @@ export class CrossEncoderStage {
     }
     return { scores, timing: { scored: docs.length, cached: docs.length - missing.length, ms: performance.now() - started } };
   }
+}
+
+function scoresPairs(model: Reranker): model is Reranker & PairScorer {
+  return typeof (model as Partial<PairScorer>).scorePairs === 'function' && model.info.kind === 'cross-encoder';
 }

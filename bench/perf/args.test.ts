@@ -31,4 +31,13 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(['--rerank', ''])).toThrow(BenchArgsError);
     expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown argument/);
   });
+
+  it('reads two-model variants: search settings per server, separated by ";"', () => {
+    expect(parseBenchArgs(['--two-model-variants', 'cross_encoder_window_words=40,cross_encoder_batch_wait_ms=5;cross_encoder_window_words=30']).twoModelVariants).toEqual([
+      { cross_encoder_window_words: 40, cross_encoder_batch_wait_ms: 5 },
+      { cross_encoder_window_words: 30 },
+    ]);
+    expect(() => parseBenchArgs(['--two-model-variants', 'cross_encoder_window_words'])).toThrow(/setting=number/);
+    expect(() => parseBenchArgs(['--two-model-variants', ';'])).toThrow(/at least one/);
+  });
 });

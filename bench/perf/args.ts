@@ -22,6 +22,8 @@ export interface BenchArgs {
   serveSeconds: number;
   /** Serve-phase server settings by name ("1 process, no caches", "1 process", "2 processes", "two models"); empty: all. */
   serveSettings: string[];
+  /** Two-model server variants (search settings over the defaults), each measured at depth 2 beside the main one. */
+  twoModelVariants: Array<Record<string, number>>;
   /** Output file; the default is chosen by the runner from the date. */
   out: string | null;
   /** The index backend measured (indexer.backend); postgres and meilisearch need their server. */
@@ -45,6 +47,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   skipSearch: false,
   serveSeconds: 15,
   serveSettings: [],
+  twoModelVariants: [],
   out: null,
   backend: 'sqlite-fts5',
   databaseUrl: null,
@@ -68,11 +71,30 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
   --serve-settings LIST  serve-phase servers by name, separated by ";": "1 process, no caches", "1 process",
                          "2 processes", "two models" (the bi-encoder for depth 1 and the cross-encoder of ../shared
                          from depth 2: depth 1 and 2 at 1 and 10 connections, depth 1 beside depth 2); default all
+  --two-model-variants LIST  more two-model servers measured at depth 2 (1 and 10 connections), separated by ";",
+                         each a list of search settings: "cross_encoder_window_words=40,cross_encoder_batch_wait_ms=5"
   --backend NAME         the index backend: sqlite-fts5 (default), postgres (pages and index in PostgreSQL; needs
                          --database-url of a server, where a database of its own is made and dropped) or meilisearch
                          (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)`;
 
 export class BenchArgsError extends Error {}
+
+/** "a=1,b=2;c=3" -> [{a: 1, b: 2}, {c: 3}]: search settings (numbers) of the two-model variants. */
+export function parseVariants(raw: string | undefined): Array<Record<string, number>> {
+  const variants = (raw ?? '').split(';').map((v) => v.trim()).filter((v) => v.length > 0).map((v) => {
+    const settings: Record<string, number> = {};
+    for (const item of v.split(',')) {
+      const [key, value] = item.split('=').map((s) => s.trim());
+      if (!key || !/^[a-z_]+$/.test(key) || value === undefined || !/^\d+(\.\d+)?$/.test(value)) {
+        throw new BenchArgsError(`--two-model-variants: "${item}" is not setting=number (e.g. cross_encoder_window_words=40)`);
+      }
+      settings[key] = Number(value);
+    }
+    return settings;
+  });
+  if (variants.length === 0) throw new BenchArgsError('--two-model-variants needs at least one variant');
+  return variants;
+}
 
 /** An integer flag's value (at least `min`); a BenchArgsError naming the flag otherwise. */
 export function positiveInt(flag: string, raw: string | undefined, min = 1): number {
@@ -130,6 +152,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--serve-settings':
         args.serveSettings = (value() ?? '').split(';').map((s) => s.trim()).filter((s) => s.length > 0);
         if (args.serveSettings.length === 0) throw new BenchArgsError('--serve-settings needs a list of setting names');
+        break;
+      case '--two-model-variants':
+        args.twoModelVariants = parseVariants(value());
         break;
       case '--no-search':
         args.skipSearch = true;

@@ -78,7 +78,8 @@ export async function startServe(repoRoot: string, configFile: string, dataDir: 
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'notary.js'), '--config', configFile, '--data', dataDir, 'serve', '--no-crawl', '--port', String(port), '--workers', String(workers)], {
     cwd: repoRoot,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+    // BENCH_SERVE_NODE_OPTIONS reaches the server (e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile it under load).
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...(process.env['BENCH_SERVE_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['BENCH_SERVE_NODE_OPTIONS'] } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

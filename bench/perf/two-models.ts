@@ -8,6 +8,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
+import type { IndexHit, SearchIndex } from '../../indexer/search-index.js';
+import { BertPairTokenizer } from '../../reranker/tokenizer.js';
+import { crossEncoderText } from '../../search/cross-encoder.js';
 import { loadAverage } from './machine.js';
 import { load, startServe } from './serve-phase.js';
 import { round2 } from './stats.js';
@@ -35,9 +38,16 @@ export interface TwoModelPhase {
   /** What the server said it runs (GET /healthz models). */
   models: unknown;
   workers: number;
-  search: Pick<NotaryConfig['search'], 'cross_encoder_from_depth' | 'cross_encoder_top_n' | 'cross_encoder_window_words' | 'cross_encoder_cache' | 'cross_encoder_nice'>;
+  search: Pick<
+    NotaryConfig['search'],
+    'cross_encoder_from_depth' | 'cross_encoder_top_n' | 'cross_encoder_window_words' | 'cross_encoder_cache' | 'cross_encoder_nice' | 'cross_encoder_batch_wait_ms' | 'cross_encoder_batch_pairs'
+  >;
   rows: TwoModelRow[];
   targets: Array<{ name: string; target: string; actual: number; met: boolean }>;
+  /** Depth 2 with other search settings, each on a server of its own started after the main one (same queries pool). */
+  variants: Array<{ search: Record<string, number>; rows: TwoModelRow[] }>;
+  /** Tokens per pair the cross-encoder reads, by window size (measured on this corpus in process). */
+  tokens?: WindowTokens[];
   notes: string[];
 }
 
@@ -72,6 +82,8 @@ export async function twoModelPhase(options: {
   distinct: readonly string[];
   durationS: number;
   workers: number;
+  /** Search settings over the defaults, one server each: depth 2 at 1 and 10 connections beside the main server's. */
+  variants?: ReadonlyArray<Record<string, number>>;
   note: (message: string) => void;
 }): Promise<TwoModelPhase> {
   const { note, durationS } = options;
@@ -83,21 +95,27 @@ export async function twoModelPhase(options: {
     cross_encoder_window_words: d.cross_encoder_window_words,
     cross_encoder_cache: d.cross_encoder_cache,
     cross_encoder_nice: d.cross_encoder_nice,
+    cross_encoder_batch_wait_ms: d.cross_encoder_batch_wait_ms,
+    cross_encoder_batch_pairs: d.cross_encoder_batch_pairs,
   };
-  const file = path.join(options.dataDir, 'bench-serve-two-models.json');
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(
-    file,
-    JSON.stringify({
-      ...options.settings,
-      reranker: { ...(options.settings['reranker'] as object), model_dir: options.crossDir },
-      embeddings: { model: options.biDir, precision: options.config.embeddings.precision },
-      indexer: options.config.indexer,
-      storage: options.config.storage,
-      search,
-      log_level: 'info',
-    }),
-  );
+  const writeConfig = (name: string, overrides: Record<string, number>): string => {
+    const file = path.join(options.dataDir, `${name}.json`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...options.settings,
+        reranker: { ...(options.settings['reranker'] as object), model_dir: options.crossDir },
+        embeddings: { model: options.biDir, precision: options.config.embeddings.precision },
+        indexer: options.config.indexer,
+        storage: options.config.storage,
+        search: { ...search, ...overrides },
+        log_level: 'info',
+      }),
+    );
+    return file;
+  };
+  const file = writeConfig('bench-serve-two-models', {});
   note(`serve phase: two models (${path.basename(options.biDir)} for depth 1, ${path.basename(options.crossDir)} from depth 2), ${options.workers} API processes`);
   const server = await startServe(options.repoRoot, file, options.dataDir, options.workers);
   const rows: TwoModelRow[] = [];
@@ -141,6 +159,26 @@ export async function twoModelPhase(options: {
   } finally {
     await server.stop();
   }
+  const variants: TwoModelPhase['variants'] = [];
+  for (const [k, overrides] of (options.variants ?? []).entries()) {
+    const label = Object.entries(overrides).map(([key, value]) => `${key} ${value}`).join(', ');
+    const variant = await startServe(options.repoRoot, writeConfig(`bench-serve-two-models-variant-${k}`, overrides), options.dataDir, options.workers);
+    const variantRows: TwoModelRow[] = [];
+    try {
+      await load(variant.url, options.key, options.distinct.slice(-200), 2, 3, 2);
+      for (const connections of [1, 10]) {
+        const before = loadAverage();
+        const r = await load(variant.url, options.key, fresh(), connections, durationS, 2);
+        unused += r.requests.total;
+        const row = toRow(`depth 2, ${connections} connection${connections === 1 ? '' : 's'}`, 2, connections, durationS, r, before);
+        variantRows.push(row);
+        note(`serve phase: two models with ${label}, ${row.run}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms (load ${before.join(' ')})`);
+      }
+    } finally {
+      await variant.stop();
+    }
+    variants.push({ search: overrides, rows: variantRows });
+  }
   const find = (name: string) => rows.find((r) => r.run === name);
   const targets: TwoModelPhase['targets'] = [];
   const add = (name: string, target: string, row: TwoModelRow | undefined, value: (r: TwoModelRow) => number, met: (v: number) => boolean) => {
@@ -155,5 +193,51 @@ export async function twoModelPhase(options: {
     'the cross-encoder of ../shared has the real architecture and tokenizer with RANDOM int8 weights: speed and wiring only, its scores mean nothing',
     'queries are never repeated within the server (each run takes queries it never had), so neither the query-vector, ranking nor cross-encoder score cache answers',
   );
-  return { bi_encoder_dir: options.biDir, cross_encoder_dir: options.crossDir, models, workers: options.workers, search, rows, targets, notes };
+  return { bi_encoder_dir: options.biDir, cross_encoder_dir: options.crossDir, models, workers: options.workers, search, rows, targets, variants, notes };
+}
+
+export interface WindowTokens {
+  window_words: number;
+  pairs: number;
+  /** Tokens of one (query, passage) pair as the cross-encoder reads it: special tokens included, cut at 256. */
+  mean_tokens: number;
+  p90_tokens: number;
+  /** Of those, the "where" in front of the window (title, headings). */
+  mean_where_tokens: number;
+}
+
+/**
+ * The tokens the cross-encoder is actually fed, by window size: each query's best `topN` passages by BM25 (a stand-in
+ * for the passes' best), cut to the query-centred window the stage would send (search/cross-encoder.ts).
+ */
+export async function crossEncoderTokens(
+  index: SearchIndex,
+  crossDir: string,
+  queries: readonly string[],
+  windows: readonly number[],
+  topN: number,
+): Promise<WindowTokens[]> {
+  const tokenizer = BertPairTokenizer.fromDir(crossDir);
+  const hits: Array<{ query: string; docs: IndexHit[] }> = [];
+  for (const query of queries) hits.push({ query, docs: await index.search(query, { limit: topN }) });
+  return windows.map((window) => {
+    const counts: number[] = [];
+    let where = 0;
+    for (const { query, docs } of hits) {
+      for (const doc of docs) {
+        const text = crossEncoderText(doc, query, window);
+        counts.push(tokenizer.encodePair(query, text, 256).inputIds.length);
+        where += tokenizer.tokenIds(text.slice(0, text.length - crossEncoderText({ ...doc, title: '', headingPath: '' }, query, window).length + 2)).length;
+      }
+    }
+    counts.sort((a, b) => a - b);
+    const mean = counts.reduce((s, c) => s + c, 0) / Math.max(1, counts.length);
+    return {
+      window_words: window,
+      pairs: counts.length,
+      mean_tokens: round2(mean),
+      p90_tokens: counts[Math.floor(counts.length * 0.9)] ?? 0,
+      mean_where_tokens: round2(where / Math.max(1, counts.length)),
+    };
+  });
 }

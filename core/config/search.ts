@@ -123,6 +123,12 @@ export const searchSection = z
      * headings stay in front); 0: the whole passage, cut at reranker.max_seq_length tokens.
      */
     cross_encoder_window_words: z.number().int().min(0).default(60),
+    /**
+     * A depth-2 search's pairs wait at most this long (ms) for those of concurrent searches, to go in one model
+     * call of at most cross_encoder_batch_pairs pairs; 0: each search calls the model alone.
+     */
+    cross_encoder_batch_wait_ms: z.number().min(0).max(50).default(0),
+    cross_encoder_batch_pairs: z.number().int().min(1).max(1000).default(64),
     /** (query, passage) cross-encoder scores kept for repeated pairs (least recently used go first); 0 turns it off. */
     cross_encoder_cache: z.number().int().min(0).default(20_000),
     /**
