@@ -351,6 +351,7 @@ export class Runtime {
       total.settled += one.settled;
       total.released += one.released;
       total.pending += one.pending;
+      if (one.unreachable) total.unreachable = [...(total.unreachable ?? []), ...one.unreachable];
     }
     return total;
   }
@@ -365,7 +366,7 @@ export class Runtime {
     if (!x402.enabled || !x402.rpc_url) return;
     let decimals: number;
     try {
-      decimals = await new RpcSettlementChain(x402.rpc_url).decimals(x402.asset as `0x${string}`);
+      decimals = await new RpcSettlementChain(x402.rpc_url, undefined, x402.rpc_timeout_ms).decimals(x402.asset as `0x${string}`);
     } catch (err) {
       this.log('warn', `x402: could not read decimals() of ${x402.asset} over ${x402.rpc_url}: ${err instanceof Error ? err.message : String(err)}`);
       return;

@@ -46,7 +46,7 @@ export function createX402Mode(deps: X402ModeDeps): X402Mode {
     payments,
     verifier: deps.verifier ?? new HTTPFacilitatorClient({ url, timeoutMs: config.verify_timeout_ms }),
     settler: deps.settler ?? new HTTPFacilitatorClient({ url, timeoutMs: config.settle_timeout_ms }),
-    chain: deps.chain ?? new RpcSettlementChain(rpcUrl),
+    chain: deps.chain ?? new RpcSettlementChain(rpcUrl, undefined, config.rpc_timeout_ms),
     secret: async () => challengeKey(configured ?? (await payments.secret(CHALLENGE_SECRET_NAME, () => randomBytes(32).toString('base64url')))),
     leaseMs: deps.config.payments.idempotency.in_progress_timeout_s * 1000,
     log: deps.log,

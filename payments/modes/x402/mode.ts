@@ -187,10 +187,16 @@ export class X402Mode implements PaymentMode {
     const rows = await this.options.payments.undecided(new Date(this.now()).toISOString(), 100);
     for (const row of rows) {
       summary.checked++;
-      const outcome = await this.reconcileRow(row);
+      let unreadable: string | undefined;
+      const outcome = await this.reconcileRow(row, (why) => (unreadable = why));
       if (outcome === 'settled') summary.settled++;
       else if (outcome === 'released') summary.released++;
       else if (outcome === 'pending') summary.pending++;
+      // A chain that does not answer one question will not answer the next: the rest waits for the next round.
+      if (unreadable !== undefined) {
+        summary.unreachable = [`x402: ${unreadable}; ${rows.length - summary.checked} more undecided payments not checked`];
+        break;
+      }
     }
     return summary;
   }
@@ -605,7 +611,7 @@ export class X402Mode implements PaymentMode {
    * Decides one undecided payment from the chain: settled (ledger row written now, once), released (never charged,
    * no longer chargeable: the row is deleted), void (consumed without the transfer), or still pending.
    */
-  private async reconcileRow(row: X402PaymentRow): Promise<'settled' | 'released' | 'void' | 'pending'> {
+  private async reconcileRow(row: X402PaymentRow, unreadable?: (why: string) => void): Promise<'settled' | 'released' | 'void' | 'pending'> {
     const { payments } = this.options;
     if (row.flow !== 'signature' || !row.auth_nonce) return 'pending';
     const from: X402PaymentState[] = ['unknown', 'settling'];
@@ -619,7 +625,9 @@ export class X402Mode implements PaymentMode {
         amount: BigInt(row.amount),
       });
     } catch (err) {
-      this.options.log('warn', `x402 reconciliation of ${row.id} could not read the chain: ${err instanceof Error ? err.message : String(err)}`);
+      const why = err instanceof Error ? err.message : String(err);
+      this.options.log('warn', `x402 reconciliation of ${row.id} could not read the chain: ${why}`);
+      unreadable?.(why);
       return 'pending';
     }
     if (outcome.used) {
