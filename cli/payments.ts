@@ -38,7 +38,7 @@ export async function paymentsReconcileCommand(cfg: NotaryConfig, opts: { json?:
     process.stdout.write(
       opts.json
         ? `${JSON.stringify(summary)}\n`
-        : `checked ${summary.checked}: ${summary.settled} settled, ${summary.released} released (never charged), ${summary.pending} still pending\n`,
+        : `checked ${summary.checked}: ${summary.settled} settled, ${summary.released} released (never charged), ${summary.pending} still pending\n${(summary.unreachable ?? []).map((why) => `stopped: ${why}\n`).join('')}`,
     );
   } finally {
     await ctx.close();

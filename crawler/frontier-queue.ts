@@ -50,6 +50,8 @@ export class FrontierQueue implements IRequestManager {
   private readonly retries: Request[] = [];
   private readonly inFlight = new Set<string>();
   private drained = false;
+  /** Counts adds that queued something: a lease that began before the latest add cannot say the frontier is drained. */
+  private addsSeen = 0;
   private refilling: Promise<void> | null = null;
   private handled = 0;
   private total = 0;
@@ -76,6 +78,7 @@ export class FrontierQueue implements IRequestManager {
   async add(entries: readonly FrontierEntry[]): Promise<number> {
     const added = await this.options.store.add(this.options.runId, entries);
     if (added > 0) {
+      this.addsSeen++;
       this.drained = false;
       this.total += added;
     }
@@ -95,12 +98,15 @@ export class FrontierQueue implements IRequestManager {
     if (this.buffer.length > 0 || this.drained || this.closed) return;
     this.refilling ??= (async () => {
       try {
+        const addsBefore = this.addsSeen;
         const shared = this.options.shared;
         const leased = await this.options.store.lease(this.options.runId, this.options.owner, this.options.batch, this.leaseMs, {
           reclaimExpired: shared !== undefined,
           ...(shared?.maxPages !== undefined ? { maxPages: shared.maxPages } : {}),
         });
-        if (leased.length === 0) {
+        // Empty, unless URLs were queued while the lease was on its way (its query ran before they were): those would
+        // stay queued in the database while the queue called itself finished.
+        if (leased.length === 0 && this.addsSeen === addsBefore) {
           this.drained = true;
           this.drainedAt = Date.now();
         }

@@ -160,4 +160,6 @@ export interface ReconcileSummary {
   released: number;
   /** Still undecided (e.g. the authorization is valid and not used yet). */
   pending: number;
+  /** What could not be asked (a chain RPC that did not answer in time): reconciliation stopped there, to try again later. */
+  unreachable?: string[];
 }

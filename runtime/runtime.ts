@@ -311,6 +311,7 @@ export class Runtime {
       total.settled += one.settled;
       total.released += one.released;
       total.pending += one.pending;
+      if (one.unreachable) total.unreachable = [...(total.unreachable ?? []), ...one.unreachable];
     }
     return total;
   }

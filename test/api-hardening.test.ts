@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import { startTestServer, type TestServer } from './support/upstream-server.js';
+import type { TestServer } from './support/upstream-server.js';
+import { startListeningApi, type ListeningApi } from './support/listening-api.js';
 
 /** Raw bytes to a real socket; resolves with everything the server wrote once it closes (or after `maxMs`). */
 function rawExchange(port: number, chunks: Array<string | Buffer>, maxMs = 8000): Promise<{ text: string; ms: number }> {
@@ -50,7 +51,7 @@ function expectRawProblem(text: string, status: number, code: string): void {
 }
 
 describe('bad input found by fuzzing the service: each a clear 4xx problem, nothing charged', () => {
-  let dir: string;
+  let served: ListeningApi;
   let api: ApiHarness;
   let port: number;
   let upstream: TestServer;
@@ -58,34 +59,23 @@ describe('bad input found by fuzzing the service: each a clear 4xx problem, noth
   let tenantId: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-hardening-'));
-    upstream = await startTestServer({
-      '/article': (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(
-          `<!doctype html><html><head><title>Static page</title></head><body><article><h1>Static page</h1><p>${'A plain page that needs no browser to read, with enough words in it to count as main content. '.repeat(4)}</p></article></body></html>`,
-        );
+    served = await startListeningApi(
+      'hardening',
+      {
+        '/article': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+          res.end(
+            `<!doctype html><html><head><title>Static page</title></head><body><article><h1>Static page</h1><p>${'A plain page that needs no browser to read, with enough words in it to count as main content. '.repeat(4)}</p></article></body></html>`,
+          );
+        },
       },
-    });
-    api = await startApi(
-      apiTestConfig(dir, {
-        server: { body_timeout_ms: 500, headers_timeout_ms: 3000, max_header_bytes: 16 * 1024 },
-        extract: { allow_private_networks: true, respect_robots_txt: false },
-        pricing: { extract: { credits: 1, credits_rendered: 2 } },
-        default_tier: 'bulk',
-      }),
-      { withExtract: true },
+      { server: { body_timeout_ms: 500, headers_timeout_ms: 3000, max_header_bytes: 16 * 1024 } },
     );
-    const address = await api.app.listen({ host: '127.0.0.1', port: 0 });
-    port = Number(new URL(address).port);
-    const tenant = await api.runtime.accounts.createTenant('fuzzed', { credits: 100, tier: 'bulk' });
-    tenantId = tenant.id;
-    key = (await api.runtime.accounts.createKey(tenant.id)).key;
+    ({ api, port, upstream } = served);
+    ({ tenantId, key } = await served.tenantWithKey('fuzzed'));
   });
   afterAll(async () => {
-    await api?.close();
-    await upstream?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await served?.close();
   });
 
   const searchRequest = (headers: string[], body: string | Buffer, contentLength = Buffer.byteLength(body)): Array<string | Buffer> => [

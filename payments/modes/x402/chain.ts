@@ -35,12 +35,34 @@ export interface SettlementChain {
 export class RpcSettlementChain implements SettlementChain {
   private readonly client: PublicClient;
 
-  constructor(rpcUrl: string, private readonly lookbackBlocks = 50_000n, timeoutMs = 10_000) {
+  /** `timeoutMs` bounds each question as a whole (its several RPC requests together): payments.modes.x402.rpc_timeout_ms. */
+  constructor(
+    rpcUrl: string,
+    private readonly lookbackBlocks = 50_000n,
+    private readonly timeoutMs = 10_000,
+  ) {
     // No cached block number: reconciliation must see the block that was mined a moment ago.
     this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }), cacheTime: 0 });
   }
 
-  async authorizationOutcome(input: { asset: Address; payer: Address; nonce: Hex; payTo: Address; amount: bigint }): Promise<AuthorizationOutcome> {
+  authorizationOutcome(input: { asset: Address; payer: Address; nonce: Hex; payTo: Address; amount: bigint }): Promise<AuthorizationOutcome> {
+    return this.bounded(this.readOutcome(input));
+  }
+
+  decimals(asset: Address): Promise<number> {
+    return this.bounded(this.client.readContract({ address: getAddress(asset), abi: TOKEN_ABI, functionName: 'decimals' }).then(Number));
+  }
+
+  /** The answer, or a ChainUnreachableError once timeoutMs has passed (the requests still running end on their own timeout). */
+  private bounded<T>(answer: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new ChainUnreachableError(this.timeoutMs)), this.timeoutMs);
+    });
+    return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  private async readOutcome(input: { asset: Address; payer: Address; nonce: Hex; payTo: Address; amount: bigint }): Promise<AuthorizationOutcome> {
     const asset = getAddress(input.asset);
     const used = await this.client.readContract({ address: asset, abi: TOKEN_ABI, functionName: 'authorizationState', args: [getAddress(input.payer), input.nonce] });
     if (!used) {
@@ -69,8 +91,12 @@ export class RpcSettlementChain implements SettlementChain {
       transfer: match ? { transaction: log.transactionHash, from: match.args.from, to: match.args.to, value: match.args.value } : null,
     };
   }
+}
 
-  async decimals(asset: Address): Promise<number> {
-    return Number(await this.client.readContract({ address: getAddress(asset), abi: TOKEN_ABI, functionName: 'decimals' }));
+/** The chain RPC did not answer a question within its bound. */
+export class ChainUnreachableError extends Error {
+  constructor(timeoutMs: number) {
+    super(`the chain RPC (payments.modes.x402.rpc_url) did not answer within ${timeoutMs} ms; check that it is reachable, or raise payments.modes.x402.rpc_timeout_ms`);
+    this.name = 'ChainUnreachableError';
   }
 }

@@ -29,6 +29,8 @@ export const x402ModeSchema = z.object({
   facilitator_url: z.url().optional(),
   /** JSON-RPC URL of the same chain: reconciles settlements whose outcome is unknown. Required when enabled. */
   rpc_url: z.url().optional(),
+  /** How long one question to rpc_url (its few requests together) may take before reconciliation gives up for now. */
+  rpc_timeout_ms: z.number().int().positive().default(10_000),
   /** Ed25519 keys of facilitators whose X-402-Receipt settlement receipts are accepted (their JWKS entries). */
   receipt_keys: z.array(ed25519Jwk).default([]),
   /** How long a challenge (its nonce) can be paid against. */

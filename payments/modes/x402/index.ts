@@ -55,7 +55,7 @@ export function createX402Mode(deps: X402ModeDeps): X402Mode {
     payments,
     verifier: deps.verifier ?? new HTTPFacilitatorClient({ url, timeoutMs: config.verify_timeout_ms }),
     settler: deps.settler ?? new HTTPFacilitatorClient({ url, timeoutMs: config.settle_timeout_ms }),
-    chain: deps.chain ?? new RpcSettlementChain(rpcUrl),
+    chain: deps.chain ?? new RpcSettlementChain(rpcUrl, undefined, config.rpc_timeout_ms),
     secret: async () => challengeKey(configured ?? (await payments.secret(CHALLENGE_SECRET_NAME, () => randomBytes(32).toString('base64url')))),
     leaseMs: deps.config.payments.idempotency.in_progress_timeout_s * 1000,
     log: deps.log,
@@ -72,7 +72,7 @@ async function checkAssetDecimals(config: NotaryConfig, log: (level: 'info' | 'w
   if (!x402.enabled || !x402.rpc_url) return;
   let decimals: number;
   try {
-    decimals = await new RpcSettlementChain(x402.rpc_url).decimals(x402.asset as `0x${string}`);
+    decimals = await new RpcSettlementChain(x402.rpc_url, undefined, x402.rpc_timeout_ms).decimals(x402.asset as `0x${string}`);
   } catch (err) {
     log('warn', `x402: could not read decimals() of ${x402.asset} over ${x402.rpc_url}: ${err instanceof Error ? err.message : String(err)}`);
     return;

@@ -121,10 +121,16 @@ export class X402Mode implements PaymentMode {
     const rows = await this.ctx.options.payments.undecided(new Date(this.ctx.now()).toISOString(), 100);
     for (const row of rows) {
       summary.checked++;
-      const outcome = await reconcileRow(this.ctx, row);
+      let unreadable: string | undefined;
+      const outcome = await reconcileRow(this.ctx, row, (why) => (unreadable = why));
       if (outcome === 'settled') summary.settled++;
       else if (outcome === 'released') summary.released++;
       else if (outcome === 'pending') summary.pending++;
+      // A chain that does not answer one question will not answer the next: the rest waits for the next round.
+      if (unreadable !== undefined) {
+        summary.unreachable = [`x402: ${unreadable}; ${rows.length - summary.checked} more undecided payments not checked`];
+        break;
+      }
     }
     return summary;
   }

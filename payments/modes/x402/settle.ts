@@ -65,7 +65,11 @@ export async function settleSignature(ctx: X402Context, row: NewX402Payment, sig
  * Decides one undecided payment from the chain: settled (ledger row written now, once), released (never charged,
  * no longer chargeable: the row is deleted), void (consumed without the transfer), or still pending.
  */
-export async function reconcileRow(ctx: X402Context, row: X402PaymentRow): Promise<'settled' | 'released' | 'void' | 'pending'> {
+export async function reconcileRow(
+  ctx: X402Context,
+  row: X402PaymentRow,
+  unreadable?: (why: string) => void,
+): Promise<'settled' | 'released' | 'void' | 'pending'> {
   const { payments } = ctx.options;
   if (row.flow !== 'signature' || !row.auth_nonce) return 'pending';
   const from: X402PaymentState[] = ['unknown', 'settling'];
@@ -79,7 +83,9 @@ export async function reconcileRow(ctx: X402Context, row: X402PaymentRow): Promi
       amount: BigInt(row.amount),
     });
   } catch (err) {
-    ctx.options.log('warn', `x402 reconciliation of ${row.id} could not read the chain: ${err instanceof Error ? err.message : String(err)}`);
+    const why = err instanceof Error ? err.message : String(err);
+    ctx.options.log('warn', `x402 reconciliation of ${row.id} could not read the chain: ${why}`);
+    unreadable?.(why);
     return 'pending';
   }
   if (outcome.used) {
