@@ -350,7 +350,9 @@ export class CrawlSession {
     const skippedTotal = Object.values(this.byReason).reduce((sum, n) => sum + n, 0);
     const failed = Object.values(this.failures).reduce((sum, n) => sum + n, 0);
     const queued = Math.max(0, this.admitted - this.finishedRequests);
-    const rate = elapsedMs > 0 ? (this.finishedRequests / elapsedMs) * 1000 : 0;
+    // Pages stored per second, what the line and the summary call pages/s (requests that skip or fail, and the queue
+    // skipped for max_pages at the end, are not pages).
+    const rate = elapsedMs > 0 ? ((this.storedCount - this.counts.storedBefore) / elapsedMs) * 1000 : 0;
     const ahead = Math.min(queued, Math.max(0, this.deps.maxPages - this.storedCount));
     const outOfScope = [...this.outOfScope.entries()]
       .sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]))
