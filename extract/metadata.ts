@@ -1,4 +1,5 @@
 import { stripInvisible, type HeadInfo } from './html-tree.js';
+import { countWords } from './words.js';
 
 /**
  * Whitespace collapsed and trimmed, invisible characters (soft hyphens, zero-width spaces, ...) removed: every text
@@ -73,7 +74,7 @@ function nameOf(value: unknown): string | null {
 const TITLE_SEPARATOR = /\s[|\-–—\\/>»·:]\s/;
 
 function wordsIn(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
+  return countWords(text);
 }
 
 /**
