@@ -123,3 +123,10 @@ describe('full-width punctuation', () => {
     expect(text).not.toContain('首场降雪');
   });
 });
+
+describe('full-width title separators', () => {
+  it('a full-width bar (｜) separates the page title from the site name, as " | " does', () => {
+    expect(page('ja-news.html').doc.title).toBe('子どもへの虐待を防ぐ相談窓口、夜間も対応へ');
+    expect(page('en-news.html').doc.title).toBe('Harbour ferries add an evening crossing from March');
+  });
+});
