@@ -130,3 +130,11 @@ describe('full-width title separators', () => {
     expect(page('en-news.html').doc.title).toBe('Harbour ferries add an evening crossing from March');
   });
 });
+
+describe('pages without content stay refused in every script', () => {
+  it('a Chinese page with only navigation and a copyright line is empty_content (the line now counts 20 words)', () => {
+    const { html, doc } = page('zh-nav-only.html');
+    expect(doc.wordCount).toBeGreaterThan(8);
+    expect(verdict(html, doc)).toBe('empty_content');
+  });
+});
