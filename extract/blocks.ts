@@ -203,7 +203,7 @@ function holdsProse(el: Element): boolean {
 }
 
 function isAdmonitionLabel(heading: Element, text: string): boolean {
-  if (text.split(' ').length > 2) return false;
+  if (countWords(text) > 2) return false;
   for (let node = heading.parent, i = 0; node && i < 4; node = node.parent, i++) {
     const cls = node.attrs['class'];
     if (cls && ADMONITION.test(cls)) return true;

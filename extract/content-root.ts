@@ -2,6 +2,7 @@ import { computeStats, isMarkedContent, type ScoredText, type WalkContext } from
 import { WRAPPER_TAGS, contains, hintsOf, linkDensity, textOf } from './element-text.js';
 import { COMMENT_HINT, hasAdHint, hasHidingClass } from './hints.js';
 import type { Element } from './html-tree.js';
+import { SENTENCE_END } from './words.js';
 
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|sect/i;
 const NEGATIVE =
@@ -312,7 +313,7 @@ function scoreContentRoots(
     } else if (sibling.tag === 'p') {
       const len = sibling.stats?.textLength ?? 0;
       const density = linkDensity(sibling);
-      if ((len > 80 && density < 0.25) || (len > 0 && len <= 80 && density === 0 && /\.( |$)/.test(textOf(sibling)))) {
+      if ((len > 80 && density < 0.25) || (len > 0 && len <= 80 && density === 0 && SENTENCE_END.test(textOf(sibling)))) {
         roots.push(sibling);
       }
     } else if (WRAPPER_TAGS.has(sibling.tag) && classWeight(sibling, ctx) >= 0) {

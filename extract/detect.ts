@@ -1,5 +1,6 @@
 import { NotaryError } from '../core/errors.js';
 import type { ContentBlock, ExtractedDocument } from './types.js';
+import { countLetterWords } from './words.js';
 
 /**
  * Walls are judged by the page's main content, not by what else the HTML carries: a reCAPTCHA in a comment form, a
@@ -78,15 +79,9 @@ export function isJsShell(html: string, doc: ExtractedDocument): boolean {
   return EMPTY_APP_ROOT.test(html) || NEEDS_JS.test(html) || doc.wordCount < EMPTY_CONTENT_WORDS * 4;
 }
 
-const WORD = /[\p{L}\p{N}]/u;
-/** Copyright and licence lines: kept in the text, but not content a page exists for. */
-const RIGHTS_LINE = /^(?:copyright\b|©|\(c\) \d{4})|\ball rights reserved\b|^licensed under\b/i;
-
-function wordsIn(text: string): number {
-  let n = 0;
-  for (const token of text.split(/\s+/)) if (WORD.test(token)) n++;
-  return n;
-}
+/** Copyright and licence lines, in the languages of the fixtures and a few more: kept in the text, but not content a page exists for. */
+const RIGHTS_LINE =
+  /^(?:copyright\b|©|\(c\) \d{4})|\ball rights reserved\b|^licensed under\b|版权所有|版權所有|著作権|無断(?:転載|複製)|저작권|무단 ?전재|все права защищены|جميع الحقوق محفوظة|כל הזכויות שמורות|सर्वाधिकार सुरक्षित|สงวนลิขสิทธิ์|με επιφύλαξη παντός δικαιώματος|tous droits réservés|alle rechte vorbehalten|todos los derechos reservados|tutti i diritti riservati/i;
 
 function linkShare(block: ContentBlock): number {
   if (block.type === 'heading' || !block.links || block.text.length === 0) return 0;
@@ -119,7 +114,7 @@ export function hasSubstance(doc: ExtractedDocument): boolean {
         break;
       }
       default:
-        if (wordsIn(block.text) >= 8 && linkShare(block) < 0.5 && !RIGHTS_LINE.test(block.text)) return true;
+        if (countLetterWords(block.text) >= 8 && linkShare(block) < 0.5 && !RIGHTS_LINE.test(block.text)) return true;
     }
   }
   return false;

@@ -1,10 +1,12 @@
 import type { Element } from './html-tree.js';
 import { normaliseSpace } from './metadata.js';
 
+export { countCommas, countWords } from './words.js';
+
 /** Elements that flow inside a line of text; everything else breaks the line. */
 export const INLINE_TAGS = new Set([
   'a', 'abbr', 'acronym', 'b', 'bdi', 'bdo', 'big', 'br', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i',
-  'img', 'input', 'ins', 'kbd', 'label', 'mark', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike',
+  'img', 'input', 'ins', 'kbd', 'label', 'mark', 'q', 'rb', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike',
   'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var', 'wbr', 'picture', 'source', 'output', 'meter', 'progress',
 ]);
 
@@ -29,12 +31,6 @@ export function visibleLength(text: string): number {
       inSpace = false;
     }
   }
-  return n;
-}
-
-export function countCommas(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf(','); i !== -1; i = text.indexOf(',', i + 1)) n++;
   return n;
 }
 
@@ -79,16 +75,3 @@ export function rawText(el: Element, parts: string[]): void {
     else if (!child.stats?.excluded) rawText(child, parts);
   }
 }
-
-export function countWords(text: string): number {
-  let n = 0;
-  let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const space = c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160;
-    if (!space && !inWord) n++;
-    inWord = !space;
-  }
-  return n;
-}
-

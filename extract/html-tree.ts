@@ -81,6 +81,10 @@ const SKIPPED_TAGS = new Set([
   'select',
   'textarea',
   'button',
+  // Ruby annotations: the reading printed above the base text (振り仮名, pinyin), not part of the sentence.
+  'rt',
+  'rp',
+  'rtc',
 ]);
 
 /**

@@ -1,4 +1,5 @@
 import { stripInvisible, type HeadInfo } from './html-tree.js';
+import { countWords } from './words.js';
 
 /**
  * Whitespace collapsed and trimmed, invisible characters (soft hyphens, zero-width spaces, ...) removed: every text
@@ -70,10 +71,11 @@ function nameOf(value: unknown): string | null {
   return null;
 }
 
-const TITLE_SEPARATOR = /\s[|\-–—\\/>»·:]\s/;
+/** A separator between title parts: a dash, bar or bullet between spaces, or a full-width bar (｜) with or without them. */
+const TITLE_SEPARATOR = /\s[|\-–—\\/>»·:]\s|\s*｜\s*/;
 
 function wordsIn(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
+  return countWords(text);
 }
 
 /**
@@ -84,8 +86,8 @@ export function cleanDocumentTitle(rawTitle: string, h1Texts: readonly string[])
   const original = normaliseSpace(rawTitle);
   let title = original;
   if (TITLE_SEPARATOR.test(original)) {
-    const parts = original.split(/\s[|\-–—\\/>»·]\s/);
-    const beforeLast = original.replace(/(.*)\s[|\-–—\\/>»·]\s.*/, '$1');
+    const parts = original.split(/\s[|\-–—\\/>»·]\s|\s*｜\s*/);
+    const beforeLast = original.replace(/(.*)(?:\s[|\-–—\\/>»·]\s|\s*｜\s*).*/, '$1');
     title = beforeLast;
     if (wordsIn(beforeLast) < 3 && parts.length > 1) title = parts.slice(1).join(' - ');
   } else if (original.length > 150 || original.length < 15) {
@@ -97,7 +99,7 @@ export function cleanDocumentTitle(rawTitle: string, h1Texts: readonly string[])
   if (exactH1) return exactH1;
   const hierarchical = /\s[\\/>»]\s/.test(original);
   const words = wordsIn(title);
-  if (words <= 4 && (!hierarchical || words !== wordsIn(original.replace(/[|\-–—\\/>»·]+/g, '')) - 1)) {
+  if (words <= 4 && (!hierarchical || words !== wordsIn(original.replace(/[|\-–—\\/>»·｜]+/g, '')) - 1)) {
     return original;
   }
   return title || original;

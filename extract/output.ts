@@ -1,4 +1,5 @@
 import type { BlockLink, ContentBlock, ExtractedDocument, TextBlock } from './types.js';
+import { countWords } from './words.js';
 
 export type OutputMode = 'excerpt' | 'text' | 'markdown' | 'html';
 export const OUTPUT_MODES: readonly OutputMode[] = ['excerpt', 'text', 'markdown', 'html'];
@@ -150,7 +151,7 @@ export function excerptPassages(doc: ExtractedDocument): string[] {
   for (const block of doc.blocks) {
     if (block.type === 'heading' || block.type === 'code' || block.type === 'table' || linkShare(block) > 0.5) continue;
     const text = block.type === 'list' ? block.text.replace(/\n/g, '; ') : block.text;
-    if (text.split(/\s+/).length >= 8) passages.push(text);
+    if (countWords(text) >= 8) passages.push(text);
   }
   if (passages.length === 0) {
     for (const block of doc.blocks) if (block.type !== 'heading' && block.text.trim()) passages.push(block.text);

@@ -9,8 +9,8 @@ import { cleanDocumentTitle, normaliseSpace } from './metadata.js';
  * a site never crawled), the page's own evidence decides: the site name it declares, the heading it repeats.
  */
 
-/** A separator between title parts: a dash, bar, bullet, colon or slash with spaces around it. */
-const SEPARATOR = /\s+[|\-–—·•:»/\\~]\s+/u;
+/** A separator between title parts: a dash, bar, bullet, colon or slash with spaces around it, or a full-width bar. */
+const SEPARATOR = /\s+[|\-–—·•:»/\\~]\s+|\s*｜\s*/u;
 const SEPARATOR_GLOBAL = new RegExp(SEPARATOR.source, 'gu');
 
 export interface SiteTitleAffixes {
