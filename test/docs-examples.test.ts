@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, runChild, runCli, startServer, type RunningServer } from './support/cli.js';
 import { available, fileAvailable } from './support/components.js';
-import { COMMAND_LANGS, GENERATED_DOCS, allDocBlocks, docBlocks, docFiles, type DocBlock } from './support/doc-examples.js';
+import { COMMAND_LANGS, GENERATED_DOCS, allDocBlocks, commandLines, docBlocks, docFiles, shownHeaders, type DocBlock } from './support/doc-examples.js';
 import { sharedModels, startFakeHub, writePins, type FakeHub } from './support/fake-hub.js';
 import { biEncoderDir } from './support/models.js';
 import { pgDocsDir } from './support/pgdocs.js';
@@ -27,15 +27,6 @@ const PGDOCS_PAGES = ['sql-vacuum.html', 'routine-vacuuming.html', 'sql-analyze.
 const blocks = allDocBlocks();
 const commandBlocks = blocks.filter((b) => COMMAND_LANGS.has(b.lang) && !GENERATED_DOCS.has(b.file));
 const where = (b: DocBlock) => `${b.file}:${b.line}`;
-
-/** The command lines of a shell block: comments and continuation joins removed, output comments (`# …`) dropped. */
-export function commandLines(code: string): string[] {
-  return code
-    .replace(/\\\n\s*/g, ' ')
-    .split('\n')
-    .map((line) => line.replace(/\s+#\s.*$/, '').trim())
-    .filter((line) => line !== '' && !line.startsWith('#'));
-}
 
 describe('docs examples: every block says how a test covers it', () => {
   it('each command or program block has a marker', () => {
@@ -216,11 +207,6 @@ describe.runIf(
     }, 120_000);
   },
 );
-
-/** `# Name: value` lines after a command: headers the answer must carry. */
-function shownHeaders(code: string): string[] {
-  return [...code.matchAll(/^# ([A-Za-z][A-Za-z0-9-]*): /gm)].map((m) => m[1] ?? '').filter((h) => h !== '');
-}
 
 function lastJson(stdout: string): unknown {
   const start = stdout.lastIndexOf('\n{') + 1;

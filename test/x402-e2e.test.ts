@@ -7,7 +7,7 @@ import type { Address, Hex } from 'viem';
 import { RECEIPT_EXTENSION } from '../payments/modes/x402/facilitator.js';
 import { decodeReceipt } from '../payments/modes/x402/receipt.js';
 import { repoRoot, runChild, runCli } from './support/cli.js';
-import { docExample } from './support/doc-examples.js';
+import { commandLines, docExample, shownHeaders } from './support/doc-examples.js';
 import { startTestServer, type TestServer } from './support/upstream-server.js';
 import {
   challengeFor,
@@ -21,14 +21,6 @@ import {
   type ListeningApi,
   type RunningFacilitator,
 } from './support/x402.js';
-
-/** The command of a documented shell block: continuation lines joined, the shown output (`# …` lines) dropped. */
-const commandOf = (code: string) =>
-  code
-    .replace(/\\\n\s*/g, ' ')
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
-    .join('\n');
 
 const article = `<!doctype html><html lang="en"><head><title>Tides explained</title></head><body><article><h1>Tides explained</h1>
 <p>Tides are the rise and fall of sea levels caused by the combined effects of the gravitational forces exerted by the
@@ -126,11 +118,11 @@ describe('x402 end to end on a local EVM chain', () => {
 
   it("docs/payments-x402.md's challenge command gets a 402 with the headers it shows", async () => {
     const block = docExample('x402-challenge');
-    const command = commandOf(block.code).replace('localhost:8080', api.url.replace(/^http:\/\//, ''));
+    const command = commandLines(block.code).join('\n').replace('localhost:8080', api.url.replace(/^http:\/\//, ''));
     const run = await runChild('bash', ['-c', command]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^HTTP\/1\.1 402 Payment Required\r?$/m);
-    for (const [, header] of block.code.matchAll(/^# ([A-Za-z][A-Za-z0-9-]*): /gm)) expect(run.stdout.toLowerCase()).toContain(`\n${(header ?? '').toLowerCase()}:`);
+    for (const header of shownHeaders(block.code)) expect(run.stdout.toLowerCase()).toContain(`\n${header.toLowerCase()}:`);
     const body = JSON.parse(run.stdout.slice(run.stdout.indexOf('\r\n\r\n') + 4)) as { code: string; price: { credits: number; amount: string } };
     expect(body.code).toBe('payment_required');
     const shown = /"price":\{"credits":(\d+),"amount":"([\d.]+)"/.exec(block.code);

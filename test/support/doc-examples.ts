@@ -86,3 +86,17 @@ export function docExample(id: string): DocBlock {
   if (found.length !== 1) throw new Error(`docs: expected exactly one example with id=${id}, found ${found.length}`);
   return found[0] as DocBlock;
 }
+
+/** The command lines of a shell block: continuation lines joined, trailing comments and shown output (`# …`) dropped. */
+export function commandLines(code: string): string[] {
+  return code
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((line) => line.replace(/\s+#\s.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/** `# Name: value` lines after a command: the headers its answer must carry. */
+export function shownHeaders(code: string): string[] {
+  return [...code.matchAll(/^# ([A-Za-z][A-Za-z0-9-]*): /gm)].map((m) => m[1] ?? '').filter((h) => h !== '');
+}
