@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configSchema } from '../core/config.js';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
-import { PageStore } from '../storage/pages.js';
+import { htmlPageFetched, PageStore } from '../storage/pages.js';
 import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { Indexer } from '../indexer/indexer.js';
 
@@ -58,19 +57,7 @@ export async function benchIndex(
     for (const file of files) {
       const html = readFileSync(path.join(htmlDir, file), 'utf8');
       const url = `http://127.0.0.1/docs/${file}`;
-      await pages.saveFetched({
-        url,
-        final_url: url,
-        host: '127.0.0.1',
-        http_status: 200,
-        content_type: 'text/html',
-        etag: null,
-        last_modified: null,
-        content_hash: createHash('sha256').update(html).digest('hex'),
-        title: null,
-        html,
-        crawl_depth: 0,
-      });
+      await pages.saveFetched(htmlPageFetched(url, html));
     }
     const loadMs = performance.now() - loadStarted;
     const defaults = configSchema.parse({}).indexer;

@@ -18,7 +18,7 @@ describe('loadConfig: pricing and payments', () => {
   it('has one pricing section with the documented defaults, and the API-key mode on', () => {
     const cfg = loadConfig({ env: {}, overrides: { data_dir: mkdtempSync(path.join(tmpdir(), 'notary-config-')) } });
     expect(cfg.pricing).toEqual({
-      search: { credits_by_depth: [1, 1, 2] },
+      search: { credits_by_depth: [1, 1, 2], cross_encoder_credits: 40 },
       extract: { credits: 1, credits_rendered: 2 },
       credit_price: { amount: '0.001', asset: 'USDC', decimals: 6 },
     });

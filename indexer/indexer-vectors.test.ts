@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +7,7 @@ import { dot } from '../reranker/pooling.js';
 import type { Embedder } from '../reranker/embedder.js';
 import { tinyModelDir } from '../test/support/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
-import { PageStore } from '../storage/pages.js';
+import { htmlPageFetched, PageStore } from '../storage/pages.js';
 import { Fts5SearchIndex } from './backends/fts5/search-index.js';
 import { Indexer } from './indexer.js';
 import { passageModelText } from './search-index.js';
@@ -39,21 +38,7 @@ afterAll(async () => {
 const html = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p></body></html>`;
 const text = (topic: string) => Array.from({ length: 60 }, (_, i) => (i % 5 === 0 ? topic : `word${i % 11}`)).join(' ') + '.';
 
-function fetched(url: string, body: string) {
-  return {
-    url,
-    final_url: url,
-    host: new URL(url).host,
-    http_status: 200,
-    content_type: 'text/html',
-    etag: null,
-    last_modified: null,
-    content_hash: createHash('sha256').update(body).digest('hex'),
-    title: null,
-    html: body,
-    crawl_depth: 0,
-  };
-}
+const fetched = htmlPageFetched;
 
 describe('Indexer with a vector index (real SQLite, real ONNX bi-encoder)', () => {
   it('embeds new passages, re-embeds changed pages, drops gone ones, and backfills after a model change', async () => {

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_HTML_CHARS } from '../extract/extract.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
-import { PageStore } from '../storage/pages.js';
+import { htmlPageFetched, PageStore } from '../storage/pages.js';
 import { Fts5SearchIndex } from './backends/fts5/search-index.js';
 import { Indexer, type IndexerLogger } from './indexer.js';
 
@@ -31,19 +30,7 @@ afterAll(async () => {
 const config = { backend: 'sqlite-fts5' as const, passage_min_words: 20, passage_max_words: 40 };
 
 function page(url: string, html: string, title: string | null = null) {
-  return {
-    url,
-    final_url: url,
-    host: new URL(url).host,
-    http_status: 200,
-    content_type: 'text/html',
-    etag: null,
-    last_modified: null,
-    content_hash: createHash('sha256').update(html).digest('hex'),
-    title,
-    html,
-    crawl_depth: 0,
-  };
+  return { ...htmlPageFetched(url, html), title };
 }
 
 const article = (title: string, sections: Array<[string, string]>) => `<!doctype html><html><head><title>${title}</title></head>

@@ -34,14 +34,17 @@ export interface CatalogDefaults {
   tiers: Readonly<Record<string, TierSettings>>;
   defaultTier: string;
   anonymousTier: string;
+  /** From which depth the cross-encoder gives rerank_score (null: none): such searches cost pricing.search.cross_encoder_credits more. */
+  crossEncoderFrom?: () => number | null;
 }
 
-export function catalogDefaults(config: NotaryConfig): CatalogDefaults {
+export function catalogDefaults(config: NotaryConfig, crossEncoderFrom?: () => number | null): CatalogDefaults {
   return {
     pricing: config.pricing,
     tiers: config.tiers,
     defaultTier: config.default_tier,
     anonymousTier: config.payments.anonymous_tier ?? config.default_tier,
+    ...(crossEncoderFrom ? { crossEncoderFrom } : {}),
   };
 }
 
@@ -159,7 +162,7 @@ export class Catalog implements CatalogSource {
     const pricing = pricingParsed?.success ? pricingParsed.data : this.defaults.pricing;
     const tiers = tiersParsed?.success ? tiersParsed.data : this.defaults.tiers;
     return {
-      pricing: new Pricing(pricing),
+      pricing: new Pricing(pricing, { crossEncoderFrom: this.defaults.crossEncoderFrom ?? (() => null) }),
       tiers,
       defaultTier: this.defaults.defaultTier,
       anonymousTier: this.defaults.anonymousTier,

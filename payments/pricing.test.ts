@@ -17,6 +17,24 @@ describe('Pricing', () => {
     expect(() => p.price({ operation: 'search', depth: 0 })).toThrow(RangeError);
   });
 
+  it('adds the cross-encoder surcharge to exactly the depths the cross-encoder serves, as the service runs now', () => {
+    let from: number | null = null;
+    const config = configSchema.parse({ pricing: { search: { credits_by_depth: [1, 1, 2] } } }).pricing;
+    expect(config.search.cross_encoder_credits).toBe(40);
+    const p = new Pricing(config, { crossEncoderFrom: () => from });
+    // No cross-encoder loaded (lexical fallback, bi-encoder only): the passes' price, nothing for a model that does not run.
+    expect([1, 2, 3].map((depth) => p.price({ operation: 'search', depth }).credits)).toEqual([1, 1, 2]);
+    from = 2;
+    expect([1, 2, 3, 9].map((depth) => p.price({ operation: 'search', depth }).credits)).toEqual([1, 41, 42, 42]);
+    expect(p.price({ operation: 'search', depth: 2 })).toMatchObject({ description: 'search depth 2 (cross-encoder)', amount: { decimal: '0.041' } });
+    expect(p.table(3).map((row) => `${row.call}: ${row.credits}`).slice(0, 3)).toEqual(['search depth 1: 1', 'search depth 2 (cross-encoder): 41', 'search depth 3 (cross-encoder): 42']);
+    from = 1;
+    expect(p.price({ operation: 'search', depth: 1 }).credits).toBe(41);
+    expect(p.price({ operation: 'extract', render: 'always' }).credits).toBe(2);
+    const free = new Pricing(configSchema.parse({ pricing: { search: { cross_encoder_credits: 0 } } }).pricing, { crossEncoderFrom: () => 2 });
+    expect(free.price({ operation: 'search', depth: 2 }).credits).toBe(1);
+  });
+
   it('turns credits into exact money amounts of the configured asset', () => {
     const p = pricing({ credit_price: { amount: '0.0015', asset: 'USDC', decimals: 6 } });
     expect(p.price({ operation: 'search', depth: 3 }).amount).toEqual({ atomic: 3000n, decimal: '0.003', asset: 'USDC', decimals: 6 });

@@ -74,7 +74,15 @@ export interface PriceTableRow {
 export class Pricing {
   private readonly creditAtomic: bigint;
 
-  constructor(private readonly config: PricingConfig) {
+  /**
+   * `crossEncoderFrom` says from which depth the search service's rerank_score comes from the cross-encoder (null:
+   * none loaded, or none serves a depth): those searches cost `cross_encoder_credits` more, so a lexical fallback or a
+   * bi-encoder-only service is never charged for a model it does not run.
+   */
+  constructor(
+    private readonly config: PricingConfig,
+    private readonly scorers: { crossEncoderFrom: () => number | null } = { crossEncoderFrom: () => null },
+  ) {
     this.creditAtomic = decimalToAtomic(config.credit_price.amount, config.credit_price.decimals);
   }
 
@@ -87,9 +95,13 @@ export class Pricing {
       case 'search': {
         if (!Number.isSafeInteger(request.depth) || request.depth < 1) throw new RangeError(`no price for depth ${request.depth}`);
         const table = this.config.search.credits_by_depth;
-        const credits = table[Math.min(request.depth, table.length) - 1];
-        if (credits === undefined) throw new RangeError(`no price for depth ${request.depth}`);
-        return this.quote(request, credits, `search depth ${request.depth}`);
+        const passes = table[Math.min(request.depth, table.length) - 1];
+        if (passes === undefined) throw new RangeError(`no price for depth ${request.depth}`);
+        const from = this.scorers.crossEncoderFrom();
+        if (from !== null && request.depth >= from) {
+          return this.quote(request, passes + this.config.search.cross_encoder_credits, `search depth ${request.depth} (cross-encoder)`);
+        }
+        return this.quote(request, passes, `search depth ${request.depth}`);
       }
       case 'extract': {
         const rendered = request.render === 'always';
@@ -109,7 +121,10 @@ export class Pricing {
   /** Every distinct call with its price, for documentation and status output. */
   table(maxDepth: number): PriceTableRow[] {
     const rows: PriceTableRow[] = [];
-    for (let depth = 1; depth <= maxDepth; depth++) rows.push(this.row(`search depth ${depth}`, this.price({ operation: 'search', depth })));
+    for (let depth = 1; depth <= maxDepth; depth++) {
+      const price = this.price({ operation: 'search', depth });
+      rows.push(this.row(price.description, price));
+    }
     rows.push(this.row('extract (render never or auto)', this.price({ operation: 'extract', render: 'auto' })));
     rows.push(this.row('extract (render always)', this.price({ operation: 'extract', render: 'always' })));
     return rows;
@@ -117,6 +132,11 @@ export class Pricing {
 
   private row(call: string, price: Price): PriceTableRow {
     return { call, credits: price.credits, amount: `${price.amount.decimal} ${price.amount.asset}` };
+  }
+
+  /** From which depth searches are judged by the cross-encoder and cost its credits (null: none is loaded). */
+  get crossEncoderFrom(): number | null {
+    return this.scorers.crossEncoderFrom();
   }
 
   /** The price list this snapshot was built from. */

@@ -144,7 +144,9 @@ export class Runtime {
     this.stores = openStores(config, storage);
     this.pages = new PageStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
-    this.catalog = new Catalog(new SettingsRepository(storage.db), catalogDefaults(config), { refreshMs: config.dashboard.settings_refresh_ms });
+    // Known once the scorers are (`notary serve` resolves them before it listens): searches they give to the cross-encoder cost more.
+    let crossEncoderFrom: number | null = null;
+    this.catalog = new Catalog(new SettingsRepository(storage.db), catalogDefaults(config, () => crossEncoderFrom), { refreshMs: config.dashboard.settings_refresh_ms });
     this.accounts = new Accounts(storage.db, { tiers: () => Object.keys(this.catalog.latest.tiers), defaultTier: config.default_tier });
     this.usage = new UsageRepository(storage.db);
     const dashboard = config.dashboard;
@@ -189,6 +191,7 @@ export class Runtime {
     });
     this.scorers = lazy(async () => {
       const scorers = assignScorers(config, await this.reranker(), await this.dense());
+      crossEncoderFrom = scorers.crossEncoder?.options.fromDepth ?? null;
       const cross = scorers.crossEncoder?.model;
       const nice = config.search.cross_encoder_nice;
       if (cross instanceof OnnxReranker) {

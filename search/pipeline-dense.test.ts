@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +13,7 @@ import { cosineToUnit, dot } from '../reranker/pooling.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { tinyModelDir } from '../test/support/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
-import { PageStore } from '../storage/pages.js';
+import { htmlPageFetched, PageStore } from '../storage/pages.js';
 import { SearchPipeline } from './pipeline.js';
 import { rocchio } from './reflection-pass.js';
 import type { DenseRetrieval } from './request-state.js';
@@ -54,19 +53,7 @@ beforeAll(async () => {
     const body = Array.from({ length: 40 }, (_, w) => (w % 6 === 0 ? topic : `filler${(w * (i + 3)) % 17}`)).join(' ');
     const html = `<html><head><title>${topic} guide</title></head><body><h1>${topic} guide</h1><p>${body}.</p></body></html>`;
     const url = `http://d.test/${topic}`;
-    await pages.saveFetched({
-      url,
-      final_url: url,
-      host: 'd.test',
-      http_status: 200,
-      content_type: 'text/html',
-      etag: null,
-      last_modified: null,
-      content_hash: createHash('sha256').update(html).digest('hex'),
-      title: null,
-      html,
-      crawl_depth: 0,
-    });
+    await pages.saveFetched(htmlPageFetched(url, html));
   }
   await new Indexer({
     pages,

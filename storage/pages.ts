@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { nowIso } from './db.js';
 import type { Database, NewPassage, Page, Passage } from './schema.js';
@@ -13,6 +14,23 @@ export type FetchedPage = Omit<
 };
 
 /** More work to commit in the same transaction as a page store write. */
+/** A page as a 200 answer with `html` and no validators brought it, for tools and tests that index HTML they hold. */
+export function htmlPageFetched(url: string, html: string): FetchedPage {
+  return {
+    url,
+    final_url: url,
+    host: new URL(url).host,
+    http_status: 200,
+    content_type: 'text/html',
+    etag: null,
+    last_modified: null,
+    content_hash: createHash('sha256').update(html).digest('hex'),
+    title: null,
+    html,
+    crawl_depth: 0,
+  };
+}
+
 export type InTransaction = (db: Kysely<Database>) => Promise<void>;
 
 /** What the indexer decided about a page: its language, its translation group, and whether it is a navigation page. */

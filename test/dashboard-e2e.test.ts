@@ -197,6 +197,9 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard in Chromium (
     await shot(operator, 'operator-overview');
 
     await nav(operator, 'Prices').click();
+    // The cross-encoder's credits are an operator's setting too; this service has none loaded, and the field says so.
+    await expect.poll(() => operator.getByLabel('Cross-encoder, added').inputValue()).toBe('40');
+    expect(await operator.getByText('none: not loaded').count()).toBe(1);
     await operator.getByLabel('Depth 1').fill('3');
     await operator.getByRole('button', { name: 'Save prices' }).click();
     await operator.getByText('Saved: the next call is priced with it.').waitFor();

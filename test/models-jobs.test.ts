@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import type { Reranker } from '../reranker/reranker.js';
 import { assignmentLines, Runtime, type ModelAssignment } from '../runtime/index.js';
 import { CrossEncoderStage, crossEncoderStageOptions, crossEncoderText } from '../search/cross-encoder.js';
 import { fileAvailable, sharedDir } from './support/components.js';
+import { htmlPageFetched } from '../storage/pages.js';
 
 /**
  * Two models, two jobs, with the real models of ../shared: the bi-encoder (all-MiniLM-L6-v2, real weights) embeds and
@@ -89,19 +89,7 @@ beforeAll(async () => {
   for (const page of PAGES) {
     const url = `http://docs.test/${page.slug}`;
     const html = `<html><head><title>${page.title}</title></head><body><h1>${page.title}</h1>${page.paragraphs.map((p) => `<p>${p}</p>`).join('')}</body></html>`;
-    await runtime.pages.saveFetched({
-      url,
-      final_url: url,
-      host: 'docs.test',
-      http_status: 200,
-      content_type: 'text/html',
-      etag: null,
-      last_modified: null,
-      content_hash: createHash('sha256').update(html).digest('hex'),
-      title: null,
-      html,
-      crawl_depth: 0,
-    });
+    await runtime.pages.saveFetched(htmlPageFetched(url, html));
   }
   const { dense } = await runtime.dense();
   await runtime.indexer(dense).runOnce();

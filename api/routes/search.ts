@@ -28,7 +28,7 @@ export function searchBodySchema(config: NotaryConfig) {
         format: 'int32',
         minimum: 1,
         maximum: config.search.max_depth,
-        description: 'Higher depth adds reflection passes for hard queries; its price is set per depth (pricing.search.credits_by_depth, in every challenge and in credits_used).',
+        description: 'Higher depth adds reflection passes for hard queries; its price is set per depth (pricing.search.credits_by_depth, plus pricing.search.cross_encoder_credits where the cross-encoder judges the results; in every challenge and in credits_used).',
       },
       language: {
         type: 'string',

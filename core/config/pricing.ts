@@ -33,6 +33,13 @@ export const pricingSchema = z
          * depth 1 does: measured on 2026-11-23 it is not significantly better on any set (docs/relevance.md).
          */
         credits_by_depth: creditsByDepth.default([1, 1, 2]),
+        /**
+         * Credits added to a search whose rerank_score comes from the cross-encoder (from
+         * search.cross_encoder_from_depth on, when one is loaded). It scores the best search.cross_encoder_top_n
+         * passages of every such search, once whatever the depth: measured on 2026-11-27 on 2 cores, a depth-2 search
+         * with it costs about 42 depth-1 searches (80.6 against 1.93 searches/s at 10 connections; docs/payments.md).
+         */
+        cross_encoder_credits: z.number().int().min(0).max(1_000_000).default(40),
       })
       .prefault({}),
     extract: z

@@ -124,7 +124,7 @@ export interface CrawlRunView {
 }
 
 export interface PricingSettings {
-  search: { credits_by_depth: number[] };
+  search: { credits_by_depth: number[]; cross_encoder_credits: number };
   extract: { credits: number; credits_rendered: number };
   credit_price: { amount: string; asset: string; decimals: number };
 }
@@ -140,6 +140,8 @@ export interface PricingAnswer {
   pricing: PricingSettings;
   table: PriceRow[];
   max_depth: number;
+  /** From which depth the cross-encoder judges searches, as the service runs now (null: none loaded). */
+  cross_encoder_from: number | null;
   origin: Origin;
 }
 

@@ -175,6 +175,7 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
     pricing: snapshot.pricing.settings,
     table: snapshot.pricing.table(deps.config.search.max_depth),
     max_depth: deps.config.search.max_depth,
+    cross_encoder_from: snapshot.pricing.crossEncoderFrom,
     origin: snapshot.origins.pricing,
   });
 

@@ -17,6 +17,7 @@ export function OriginNote(props: { origin: Origin; what: string }): JSX.Element
 export function Pricing(): JSX.Element {
   const answer = useLoad(() => api<PricingAnswer>('GET', '/operator/pricing'));
   const [depths, setDepths] = useState<string[]>([]);
+  const [crossEncoder, setCrossEncoder] = useState('');
   const [extract, setExtract] = useState('');
   const [rendered, setRendered] = useState('');
   const [amount, setAmount] = useState('');
@@ -27,6 +28,7 @@ export function Pricing(): JSX.Element {
     // Only the depths a call may ask for (1 to search.max_depth): a price above it could never be charged.
     const table = pricing.search.credits_by_depth;
     setDepths(Array.from({ length: Math.max(1, maxDepth) }, (_, i) => String(table[Math.min(i, table.length - 1)] ?? 0)));
+    setCrossEncoder(String(pricing.search.cross_encoder_credits));
     setExtract(String(pricing.extract.credits));
     setRendered(String(pricing.extract.credits_rendered));
     setAmount(pricing.credit_price.amount);
@@ -40,7 +42,7 @@ export function Pricing(): JSX.Element {
     event.preventDefault();
     void save.run(async () => {
       const body: PricingSettings = {
-        search: { credits_by_depth: depths.map(Number) },
+        search: { credits_by_depth: depths.map(Number), cross_encoder_credits: Number(crossEncoder) },
         extract: { credits: Number(extract), credits_rendered: Number(rendered) },
         credit_price: { amount, asset, decimals: Number(decimals) },
       };
@@ -73,6 +75,16 @@ export function Pricing(): JSX.Element {
                   onInput={(v) => setDepths((current) => current.map((old, j) => (j === i ? v : old)))}
                 />
               ))}
+              <TextField
+                label="Cross-encoder, added"
+                name="cross-encoder-credits"
+                type="number"
+                min={0}
+                required
+                value={crossEncoder}
+                onInput={setCrossEncoder}
+                hint={`Added to searches the cross-encoder judges (depth ${data.cross_encoder_from ?? 'none: not loaded'}${data.cross_encoder_from !== null ? ' and up' : ''}).`}
+              />
             </fieldset>
             <fieldset class="form-grid">
               <legend>Extraction, credits</legend>
