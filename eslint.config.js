@@ -18,17 +18,25 @@ function readMap() {
     .map((line) => line.split('|').map((cell) => cell.trim()));
   const ours = [];
   const mayImport = {};
+  const butNot = {};
   for (const [, folderCell, importCell] of rows) {
     const folder = folderCell.replace(/[`/]/g, '');
     ours.push(folder);
     if (importCell === 'anything') continue;
-    mayImport[folder] = importCell === 'nothing of ours' ? [] : [...importCell.matchAll(/`([a-z]+)`/g)].map((m) => m[1]);
+    const named = [...importCell.matchAll(/`([a-z]+)`/g)].map((m) => m[1]);
+    if (importCell.startsWith('anything but ')) {
+      butNot[folder] = named;
+      continue;
+    }
+    mayImport[folder] = importCell === 'nothing of ours' ? [] : named;
   }
-  return { ours, mayImport };
+  // "anything but X": every folder of ours except X (tests beside the code included: the rule is about the folders).
+  for (const [folder, excluded] of Object.entries(butNot)) mayImport[folder] = ours.filter((other) => other !== folder && !excluded.includes(other));
+  return { ours, mayImport, wholeFolder: Object.keys(butNot) };
 }
 
 /** Every top-level folder of the repository, and what each product folder may import (tests beside the code exempt). */
-const { ours: OURS, mayImport: MAY_IMPORT } = readMap();
+const { ours: OURS, mayImport: MAY_IMPORT, wholeFolder: WHOLE_FOLDER } = readMap();
 
 const noDefaultExport = { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' };
 const testFiles = ['**/*.test.ts', '**/*.contract.ts'];
@@ -47,9 +55,29 @@ function zoneBlocks() {
   const blocks = [];
   for (const [folder, allowed] of Object.entries(MAY_IMPORT)) {
     const forbidden = OURS.filter((other) => other !== folder && !allowed.includes(other));
-    const message = `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (the map in docs/architecture.md)`;
+    const whole = WHOLE_FOLDER.includes(folder);
+    const message = whole
+      ? `${folder}/ may import anything but ${forbidden.join(', ')} (the map in docs/architecture.md)`
+      : `${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of ours'} (the map in docs/architecture.md)`;
     for (let depth = 1; depth <= 5; depth++) {
       const landing = `^(\\.\\./){${depth}}(${forbidden.join('|')})(/|$)`;
+      if (whole) {
+        // Test and benchmark code: every file of the folder, vitest and contract suites allowed.
+        blocks.push({
+          files: [`${folder}/${'*/'.repeat(depth - 1)}*.{ts,tsx}`],
+          rules: {
+            'no-restricted-imports': ['error', { patterns: [{ regex: landing, message }] }],
+            'no-restricted-syntax': ['error', noDefaultExport, { selector: `ImportExpression > Literal[value=/${landing.replaceAll('/', '\\/')}/]`, message }],
+          },
+        });
+        continue;
+      }
+      // Its unit tests beside the code may import test worlds (testkit/), never the suites or the benchmarks.
+      const testLanding = `^(\\.\\./){${depth}}(test|bench)(/|$)`;
+      blocks.push({
+        files: testFiles.map((glob) => `${folder}/${'*/'.repeat(depth - 1)}${glob.replace('**/', '')}`),
+        rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: testLanding, message: `a unit test of ${folder}/ may not import test/ or bench/: shared worlds live in testkit/` }] }] },
+      });
       const patterns = [{ regex: landing, message }, notTests];
       if (folder === 'payments' || folder === 'accounts') patterns.push(noFramework(folder));
       if (folder === 'dashboard') patterns.push(browserOnly);

@@ -14,7 +14,7 @@ import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../stor
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { UsersRepository } from '../storage/users.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { PasswordHasher } from './passwords.js';
 import { Sessions } from './sessions.js';
 import { SigninThrottle } from './throttle.js';

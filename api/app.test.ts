@@ -10,8 +10,8 @@ import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from '../search/pipeline.js';
 import BetterSqlite3 from 'better-sqlite3';
-import { apiIndexDocs, apiTestConfig, RecordingSearch, startApi, type ApiHarness } from '../test/support/app.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { apiIndexDocs, apiTestConfig, RecordingSearch, startApi, type ApiHarness } from '../testkit/app.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { buildApp } from './app.js';
 
 const PROBLEM_KEYS = ['code', 'detail', 'request_id', 'retryable', 'status', 'title', 'type'];

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiTestConfig, startApi, type ApiHarness } from '../test/support/app.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 
 /** Schemathesis ST204: a method a path does not serve gets 405 with Allow, whatever body it declares or lacks. */
 describe('unsupported methods over HTTP', () => {

@@ -3,7 +3,7 @@ import { configSchema } from '../core/config.js';
 import { parseHttpUrl } from '../extract/fetch/address-policy.js';
 import { parseIdempotencyKey } from '../payments/paid-call.js';
 import { normalizeQuery } from '../search/query.js';
-import { seededRandom } from '../test/support/seeded-random.js';
+import { seededRandom } from '../testkit/seeded-random.js';
 import { API_KEY_SECURITY_SCHEME } from '../payments/modes/api-key/index.js';
 import { openApiDocument, type RouteRecord } from './openapi.js';
 import { problemSchema } from './paid/schemas.js';

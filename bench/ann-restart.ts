@@ -20,7 +20,7 @@ import { SqlVectorIndex, type SqlVectorIndexOptions } from '../indexer/sql-vecto
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { round2 } from './perf/stats.js';
-import { ClusteredCorpus, DEFAULT_CORPUS, recallAtK, seedPassageRows } from './perf/synthetic-vectors.js';
+import { ClusteredCorpus, DEFAULT_CORPUS, recallAtK, seedPassageRows } from '../testkit/synthetic-vectors.js';
 import { positiveInt } from './perf/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

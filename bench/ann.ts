@@ -26,7 +26,7 @@ import { decodeVector } from '../indexer/vector-encoding.js';
 import { evalCacheDir } from './eval/embedding-cache.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { perSecond, round2, summarise } from './perf/stats.js';
-import { CALIBRATED_CORPUS, ClusteredCorpus, DEFAULT_CORPUS, neighbourhoodStats, recallAtK, seedPassageRows, seededRandom } from './perf/synthetic-vectors.js';
+import { CALIBRATED_CORPUS, ClusteredCorpus, DEFAULT_CORPUS, neighbourhoodStats, recallAtK, seedPassageRows, seededRandom } from '../testkit/synthetic-vectors.js';
 import { runFullTextScale } from './perf/fts-scale.js';
 import { positiveInt } from './perf/args.js';
 

@@ -12,7 +12,7 @@ import { FrontierStore } from '../storage/frontier.js';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { runCrawl } from '../crawler/crawl.js';
-import { serveDirectory } from '../test/support/serve-static.js';
+import { serveDirectory } from '../testkit/serve-static.js';
 
 const docDir = process.argv[2] ?? process.env['NOTARY_PGDOCS_DIR'] ?? '/usr/share/doc/postgresql-doc-15/html';
 const concurrency = Number(process.argv[3] ?? 32);

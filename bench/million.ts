@@ -30,7 +30,7 @@ import { Runtime, silentLog } from '../runtime/index.js';
 import { vocabulary, zipfSampler } from './perf/fts-scale.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { perSecond, round2, summarise } from './perf/stats.js';
-import { ClusteredCorpus, DEFAULT_CORPUS, seedPassageRows, seededRandom } from './perf/synthetic-vectors.js';
+import { ClusteredCorpus, DEFAULT_CORPUS, seedPassageRows, seededRandom } from '../testkit/synthetic-vectors.js';
 import { positiveInt } from './perf/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -17,8 +17,8 @@ import type { ConfigInput } from '../core/config.js';
 import { buildEnvelope, equalShares, parseEnvelope, Parties, verifyPartySignature, type PartySigner } from '../payments/modes/mpp/index.js';
 import { publicKeyFromSeed, signBytes, verifyBytes } from '../payments/crypto/ed25519.js';
 import { toBase64Url } from '../payments/crypto/encoding.js';
-import { apiTestConfig, startApi, type ApiHarness } from '../test/support/app.js';
-import { createDatabase, startPostgres } from '../test/support/postgres.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import { createDatabase, startPostgres } from '../testkit/postgres.js';
 import { gitCommit, loadAverage, machineInfo } from './perf/machine.js';
 import { summarise, type LatencySummary } from './perf/stats.js';
 

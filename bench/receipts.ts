@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { newRequestSalt, openReceipts, type NotaryReceipt, type Receipts } from '../payments/receipts/index.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { gitCommit, loadAverage, machineInfo } from './perf/machine.js';
 import { summarise, type LatencySummary } from './perf/stats.js';
 

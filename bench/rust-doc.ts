@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { benchIndex } from './index-pgdocs.js';
 import { gitCommit, loadAverage, machineInfo, memorySample } from './perf/machine.js';
 import { summarise } from './perf/stats.js';
-import { seededRandom } from './perf/synthetic-vectors.js';
+import { seededRandom } from '../testkit/synthetic-vectors.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrateToLatest, openSqlite } from '../storage/db.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
-import { seededRandom } from '../test/support/seeded-random.js';
+import { seededRandom } from '../testkit/seeded-random.js';
 
 
 function randomUnitVector(random: () => number, dimensions: number): Float32Array {

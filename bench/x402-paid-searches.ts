@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gitCommit, loadAverage, machineInfo } from './perf/machine.js';
-import { runPaidSearches, startChainWorld, startFacilitatorInProcess, startListeningApi, x402ApiConfig } from '../test/support/x402.js';
+import { runPaidSearches, startChainWorld, startFacilitatorInProcess, startListeningApi, x402ApiConfig } from '../testkit/x402.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

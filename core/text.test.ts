@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileAvailable, sharedDir } from '../test/support/components.js';
+import { fileAvailable, sharedDir } from '../testkit/components.js';
 import { comparableText, contentWords, identifiers, queryTerms, stem, terms, words } from './text.js';
 
 describe('text analysis', () => {

@@ -3,9 +3,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCrawl } from './crawl.js';
-import { serveDirectory } from '../test/support/serve-static.js';
-import { crawlerConfig, html, openTestDb, writeSite } from '../test/support/crawl-site.js';
-import { fileAvailable } from '../test/support/components.js';
+import { serveDirectory } from '../testkit/serve-static.js';
+import { crawlerConfig, html, openTestDb, writeSite } from '../testkit/crawl-site.js';
+import { fileAvailable } from '../testkit/components.js';
 
 const config = crawlerConfig({ renderer: 'browser', use_sitemaps: false, max_concurrency: 2, request_timeout_ms: 20_000 });
 

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotaryError } from '../core/errors.js';
 import { runCrawl, type RunCrawlOptions } from './crawl.js';
-import { serveDirectory } from '../test/support/serve-static.js';
-import { crawlTestResources, crawlerConfig, html, writeSite, type TestDb } from '../test/support/crawl-site.js';
-import { fileAvailable } from '../test/support/components.js';
+import { serveDirectory } from '../testkit/serve-static.js';
+import { crawlTestResources, crawlerConfig, html, writeSite, type TestDb } from '../testkit/crawl-site.js';
+import { fileAvailable } from '../testkit/components.js';
 
 const resources = crawlTestResources();
 const { cleanups, db } = resources;

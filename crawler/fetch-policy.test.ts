@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AddressPolicy, HostResolver } from '../extract/fetch/index.js';
 import { runCrawl, type RunCrawlOptions } from './crawl.js';
-import type { StaticServer } from '../test/support/serve-static.js';
-import { crawlTestResources, crawlerConfig, html, writeSite } from '../test/support/crawl-site.js';
+import type { StaticServer } from '../testkit/serve-static.js';
+import { crawlTestResources, crawlerConfig, html, writeSite } from '../testkit/crawl-site.js';
 
 /**
  * The crawler's own requests (pages, redirects, robots.txt, sitemaps, the browser's subrequests) pass the address

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './extract.js';
-import { fileAvailable } from '../test/support/components.js';
+import { fileAvailable } from '../testkit/components.js';
 
 /** A paragraph of article prose, numbered so that each one is distinct. */
 function prose(n: number): string {

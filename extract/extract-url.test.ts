@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../core/config.js';
 import { createExtractDeps, extractLocalHtml, extractUrl, parseExtractRequest, type ExtractDeps } from './extract-url.js';
 import { makePdf } from './fetch/test-pdf.js';
-import { html, startTestServer, type TestServer } from '../test/support/upstream-server.js';
+import { html, startTestServer, type TestServer } from '../testkit/upstream-server.js';
 import { BrowserRenderer } from './render/browser.js';
-import { fileAvailable } from '../test/support/components.js';
+import { fileAvailable } from '../testkit/components.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const LONG = 'Row locks are taken by UPDATE and DELETE and held until the transaction ends, which blocks other writers.';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractDocument, MAX_HTML_CHARS } from './extract.js';
-import { fileAvailable } from '../test/support/components.js';
+import { fileAvailable } from '../testkit/components.js';
 
 const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(import.meta.dirname, '../../shared');
 const readabilityPages = path.join(sharedDir, 'eval/extraction/readability-test-pages');

@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClusteredCorpus, recallAtK } from '../bench/perf/synthetic-vectors.js';
+import { ClusteredCorpus, recallAtK } from '../testkit/synthetic-vectors.js';
 import { AnnGraph } from './ann-graph.js';
 import { ApproximateSearch } from './ann-search.js';
 import type { CachedVectors } from './vector-cache.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { dot } from '../reranker/pooling.js';
 import type { Embedder } from '../reranker/embedder.js';
-import { tinyModelDir } from '../test/support/models.js';
+import { tinyModelDir } from '../testkit/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { htmlPageFetched, PageStore } from '../storage/pages.js';
 import { Fts5SearchIndex } from './backends/fts5/search-index.js';

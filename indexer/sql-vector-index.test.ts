@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { PageStore } from '../storage/pages.js';
 import { SqlVectorIndex } from './sql-vector-index.js';
 import { decodeVector, encodeVector } from './vector-encoding.js';
-import { vectorHarness } from '../test/support/vector-harness.js';
+import { vectorHarness } from '../testkit/vector-harness.js';
 import { vectorIndexContract } from './vector-index.contract.js';
-import { ClusteredCorpus, seedPassageRows } from '../bench/perf/synthetic-vectors.js';
+import { ClusteredCorpus, seedPassageRows } from '../testkit/synthetic-vectors.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-vectors-'));
 let pgServer: TestPostgres | undefined;

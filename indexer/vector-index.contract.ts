@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from '../storage/schema.js';
 import type { PassageVector, VectorHit, VectorIndex } from './vector-index.js';
-import { seededRandom } from '../test/support/seeded-random.js';
+import { seededRandom } from '../testkit/seeded-random.js';
 
 /** One database for one test: pages and passages written through PageStore, and any number of index instances. */
 export interface VectorIndexHarness {

@@ -5,7 +5,7 @@ import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotaryError } from '../core/errors.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { Accounts } from './accounts.js';
 import { generateApiKey } from './api-keys.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
-import { sharedModels, startFakeHub, type FakeHub } from '../test/support/fake-hub.js';
+import { sharedModels, startFakeHub, type FakeHub } from '../testkit/fake-hub.js';
 import { describeProgress, downloadPinnedModel, partialFile, type DownloadProgress } from './download.js';
 import { acquireModelLock, modelLockFile } from './model-lock.js';
 import type { PinnedModel } from './models.js';

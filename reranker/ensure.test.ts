@@ -4,9 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
-import { fileAvailable } from '../test/support/components.js';
-import { sharedModels, startFakeHub, writePins, type FakeHub } from '../test/support/fake-hub.js';
-import { biEncoderDir, crossEncoderDir } from '../test/support/models.js';
+import { fileAvailable } from '../testkit/components.js';
+import { sharedModels, startFakeHub, writePins, type FakeHub } from '../testkit/fake-hub.js';
+import { biEncoderDir, crossEncoderDir } from '../testkit/models.js';
 import { neededPins } from './ensure.js';
 
 const present = fileAvailable('the models of ../shared', path.join(biEncoderDir, 'onnx', 'model.onnx'));

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
 import { OnnxReranker, detectModelKind, findOnnxFile, isDynamicallyQuantized, onnxSessionOptions, readModelConfig } from './onnx-reranker.js';
 import { cosineToUnit, dot, meanPoolNormalize } from './pooling.js';
-import { biEncoderDir, crossEncoderDir, tinyModelDir, type ReferenceLogits } from '../test/support/models.js';
-import { tinyBertOnnx } from '../test/support/tiny-onnx.js';
+import { biEncoderDir, crossEncoderDir, tinyModelDir, type ReferenceLogits } from '../testkit/models.js';
+import { tinyBertOnnx } from '../testkit/tiny-onnx.js';
 import { BertPairTokenizer } from './tokenizer.js';
 
 const reference = JSON.parse(readFileSync(path.join(crossEncoderDir, 'reference_logits.json'), 'utf8')) as ReferenceLogits;

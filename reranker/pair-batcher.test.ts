@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
-import { crossEncoderDir } from '../test/support/models.js';
-import { fileAvailable } from '../test/support/components.js';
+import { crossEncoderDir } from '../testkit/models.js';
+import { fileAvailable } from '../testkit/components.js';
 import { OnnxReranker } from './onnx-reranker.js';
 import { PairBatcher, type PairScorer } from './pair-batcher.js';
 

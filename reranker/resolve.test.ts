@@ -10,7 +10,7 @@ import { isNotaryError } from '../core/errors.js';
 import type { PinnedModel } from './models.js';
 import { loadReranker } from './resolve.js';
 import type { OnnxReranker } from './onnx-reranker.js';
-import { crossEncoderDir, tinyModelDir } from '../test/support/models.js';
+import { crossEncoderDir, tinyModelDir } from '../testkit/models.js';
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
 import { BertPairTokenizer, longestFirstLengths } from './tokenizer.js';
-import { biEncoderDir, crossEncoderDir, type ReferenceLogits } from '../test/support/models.js';
+import { biEncoderDir, crossEncoderDir, type ReferenceLogits } from '../testkit/models.js';
 
 const reference = JSON.parse(readFileSync(path.join(crossEncoderDir, 'reference_logits.json'), 'utf8')) as ReferenceLogits;
 const tokenizer = BertPairTokenizer.fromDir(crossEncoderDir);

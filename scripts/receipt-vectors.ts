@@ -32,7 +32,7 @@ import {
   type NotaryReceipt,
   type UnsignedReceipt,
 } from '../payments/receipts/index.js';
-import { referenceConsistency, referenceMth, referencePath } from '../test/support/merkle-reference.js';
+import { referenceConsistency, referenceMth, referencePath } from '../testkit/merkle-reference.js';
 
 const out = path.resolve(import.meta.dirname, '../spec/vectors');
 const write = (name: string, value: unknown) => writeFileSync(path.join(out, name), `${JSON.stringify(value, null, 2)}\n`);

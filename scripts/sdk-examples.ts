@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSdkWorld } from '../test/support/sdk-live.js';
+import { startSdkWorld } from '../testkit/sdk-live.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = process.argv.includes('--out') ? (process.argv[process.argv.indexOf('--out') + 1] ?? '') : path.join(root, 'docs/sdk-examples.md');

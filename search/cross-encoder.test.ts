@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { fileAvailable } from '../test/support/components.js';
-import { crossEncoderDir } from '../test/support/models.js';
+import { fileAvailable } from '../testkit/components.js';
+import { crossEncoderDir } from '../testkit/models.js';
 import { CrossEncoderStage, crossEncoderText, queryWindow } from './cross-encoder.js';
 
 const filler = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');

@@ -11,7 +11,7 @@ import type { Embedder } from '../reranker/embedder.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { cosineToUnit, dot } from '../reranker/pooling.js';
 import type { Reranker } from '../reranker/reranker.js';
-import { tinyModelDir } from '../test/support/models.js';
+import { tinyModelDir } from '../testkit/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { htmlPageFetched, PageStore } from '../storage/pages.js';
 import { SearchPipeline } from './pipeline.js';

@@ -9,7 +9,7 @@ import type { IndexDoc } from '../indexer/search-index.js';
 import { LexicalReranker } from '../reranker/lexical.js';
 import { SearchPipeline } from './pipeline.js';
 import { logRewriterFailures, OpenAiQueryRewriter, parseRewrites, queryRewriterFromConfig, rewritePrompt, type QueryRewriter } from './query-rewriter.js';
-import { startChatServer, type ChatServer } from '../test/support/chat-server.js';
+import { startChatServer, type ChatServer } from '../testkit/chat-server.js';
 
 let chat: ChatServer;
 const requests = (): ChatServer['requests'] => chat.requests;

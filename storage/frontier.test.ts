@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { CrawlRunStore } from './crawl-runs.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from './db.js';
 import { FrontierStore } from './frontier.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, startPostgres, type TestPostgres } from '../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from './db.js';
 import { CrawlRunStore } from './crawl-runs.js';
 import { FrontierStore } from './frontier.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiHarness } from './support/app.js';
+import type { ApiHarness } from '../testkit/app.js';
 import { exchange, rawRequest as request, sendAndHangUp, startListeningApi, type ListeningApi } from './support/listening-api.js';
 
 /**

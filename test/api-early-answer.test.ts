@@ -3,8 +3,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startServer, type RunningServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { runCli, startServer, type RunningServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 /**
  * Requests answered before their declared body arrived (413, 415, a GET with a body, the dashboard's CSRF 403): the

@@ -4,9 +4,9 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotaryConfig } from '../core/config.js';
-import { startTestServer, type TestServer } from './support/upstream-server.js';
+import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
 import type { Accounts } from '../payments/index.js';
-import { apiTestConfig, startApi } from './support/app.js';
+import { apiTestConfig, startApi } from '../testkit/app.js';
 
 /** POST /v1/extract through the real app, real accounts on SQLite, and a real upstream on 127.0.0.1. */
 const article = `<!doctype html><html lang="en"><head><title>Tides explained | Ocean Notes</title>

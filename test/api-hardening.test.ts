@@ -4,8 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import type { TestServer } from './support/upstream-server.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import type { TestServer } from '../testkit/upstream-server.js';
 import { startListeningApi, type ListeningApi } from './support/listening-api.js';
 
 /** Raw bytes to a real socket; resolves with everything the server wrote once it closes (or after `maxMs`). */

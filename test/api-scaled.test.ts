@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiMetrics } from '../api/metrics.js';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-api-scaled-'));
 const harnesses: ApiHarness[] = [];

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 
 /** A self-signed certificate for 127.0.0.1, made for the test with openssl; returns its PEM files' contents. */
 function makeCertificate(dir: string, name: string): { cert: string; key: string; fingerprint: string } {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './support/components.js';
+import { repoRoot } from '../testkit/components.js';
 
 /** The import zones of eslint.config.js, exercised on probe sources so a broken rule cannot pass silently. */
 async function problems(file: string, source: string): Promise<string[]> {
@@ -30,12 +30,19 @@ describe('architecture: import zones', () => {
     expect(await problems('search/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nexport type P = Accounts;\n")).toEqual([expect.stringMatching(/search\/ may import only core, indexer, reranker/)]);
     expect(await problems('cli/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nexport type P = Accounts;\n")).toEqual([expect.stringMatching(/cli\/ may import only/)]);
     expect(await problems('indexer/probe.ts', "import { it } from 'vitest';\nexport const p = it;\n")).toEqual([expect.stringMatching(/vitest/)]);
-    expect(await problems('extract/probe.ts', "import type { TestServer } from '../test/support/upstream-server.js';\nexport type P = TestServer;\n")).toEqual([expect.stringMatching(/extract\/ may import only core/)]);
+    expect(await problems('extract/probe.ts', "import type { TestServer } from '../testkit/upstream-server.js';\nexport type P = TestServer;\n")).toEqual([expect.stringMatching(/extract\/ may import only core/)]);
   });
 
   it('allows what the table allows, and tests beside the code may import test helpers', async () => {
     expect(await problems('runtime/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nimport type { SearchPipeline } from '../search/pipeline.js';\nexport type P = [Accounts, SearchPipeline];\n")).toEqual([]);
-    expect(await problems('payments/probe.test.ts', "import type { TestPostgres } from '../test/support/postgres.js';\nexport type P = TestPostgres;\n")).toEqual([]);
+    expect(await problems('payments/probe.test.ts', "import type { TestPostgres } from '../testkit/postgres.js';\nexport type P = TestPostgres;\n")).toEqual([]);
+  });
+
+  it('benchmarks and the shared test worlds never import the suites; unit tests beside the code import testkit/ only', async () => {
+    expect(await problems('bench/probe.ts', "import type { DocBlock } from '../test/support/doc-examples.js';\nexport type P = DocBlock;\n")).toEqual([expect.stringMatching(/bench\/ may import anything but test/)]);
+    expect(await problems('testkit/probe.ts', "import type { DocBlock } from '../test/support/doc-examples.js';\nexport type P = DocBlock;\n")).toEqual([expect.stringMatching(/testkit\/ may import anything but/)]);
+    expect(await problems('indexer/probe.test.ts', "import { pairedComparison } from '../bench/eval/compare.js';\nexport const p = pairedComparison;\n")).toEqual([expect.stringMatching(/may not import test\/ or bench\/: shared worlds live in testkit/)]);
+    expect(await problems('bench/probe.ts', "import { seededRandom } from '../testkit/seeded-random.js';\nexport const p = seededRandom;\n")).toEqual([]);
   });
 
   it('import() obeys the same zones as a static import', async () => {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, runCli } from './support/cli.js';
+import { repoRoot, runCli } from '../testkit/cli.js';
 
 /**
  * `notary crawl` as an operator runs it: scope and limit flags, a summary whose counts add up, and a crawl killed

@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
-import { tinyModelDir } from './support/models.js';
-import { runCli, startServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
+import { tinyModelDir } from '../testkit/models.js';
+import { runCli, startServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 /**
  * Dense retrieval through the real command line: a bi-encoder named as the reranker makes `notary crawl` embed every

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './support/cli.js';
+import { runCli } from '../testkit/cli.js';
 
 /**
  * `notary extract FILE` decodes a local file as /v1/extract decodes a response: a byte-order mark, then <meta charset>,

@@ -3,8 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { runCli } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 /**
  * A process that cannot do its job exits non-zero with one clear line naming the fix: a taken port, an unusable data

@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './support/cli.js';
-import { fileAvailable } from './support/components.js';
-import { sharedModels, startFakeHub, writePins, type FakeHub } from './support/fake-hub.js';
-import { biEncoderDir } from './support/models.js';
+import { runCli } from '../testkit/cli.js';
+import { fileAvailable } from '../testkit/components.js';
+import { sharedModels, startFakeHub, writePins, type FakeHub } from '../testkit/fake-hub.js';
+import { biEncoderDir } from '../testkit/models.js';
 
 /**
  * Both pinned models from a hub on 127.0.0.1 serving ../shared's files under a test pin manifest (NOTARY_MODEL_PINS):

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crossEncoderDir } from './support/models.js';
-import { runCli } from './support/cli.js';
+import { crossEncoderDir } from '../testkit/models.js';
+import { runCli } from '../testkit/cli.js';
 
 /**
  * Without a model: the failed download is remembered (the next commands do not contact the hub), the warning is one

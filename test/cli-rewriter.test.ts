@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
-import { startChatServer, type ChatServer } from './support/chat-server.js';
-import { runCli, startServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
+import { startChatServer, type ChatServer } from '../testkit/chat-server.js';
+import { runCli, startServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 /**
  * The optional query rewriter through the real command line and server, against a chat completions endpoint on

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { allEnvBindings, loadConfig } from '../core/config.js';
 import '../payments/plugins.js'; // the plug-ins' environment variables
-import { repoRoot } from './support/components.js';
+import { repoRoot } from '../testkit/components.js';
 
 /**
  * docker-compose.yml and the Dockerfile, checked for structure (there is no Docker on these machines; the same

@@ -11,7 +11,7 @@ import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
 import { toBase64Url } from '../payments/crypto/encoding.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import type { SearchRequest, SearchResponse, SearchService } from '../search/service.js';
-import { apiIndexDocs, apiTestConfig } from './support/app.js';
+import { apiIndexDocs, apiTestConfig } from '../testkit/app.js';
 import { startDashboard, type DashboardClient, type DashboardHarness } from './support/dashboard.js';
 
 async function balance(client: DashboardClient): Promise<number> {

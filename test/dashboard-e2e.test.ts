@@ -6,11 +6,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS } from '../core/chromium.js';
 import { adminCreate, createKey, LOCAL_DEMO_CONFIG, navLink, offlineContext } from '../scripts/dashboard-screenshots.js';
-import { repoRoot, fileAvailable } from './support/components.js';
-import { html, writeSite } from './support/crawl-site.js';
-import { startServer, type RunningServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { repoRoot, fileAvailable } from '../testkit/components.js';
+import { html, writeSite } from '../testkit/crawl-site.js';
+import { startServer, type RunningServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 const CHROMIUM = process.env['NOTARY_CHROMIUM'] ?? '/usr/bin/chromium';
 /** Where the suite's screenshots go (to look at after a failure); the README's come from scripts/dashboard-screenshots.ts. */

@@ -6,11 +6,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS } from '../core/chromium.js';
 import { adminCreate, createKey, LOCAL_DEMO_CONFIG, offlineContext } from '../scripts/dashboard-screenshots.js';
-import { runCli, startServer, type RunningServer } from './support/cli.js';
-import { fileAvailable } from './support/components.js';
-import { html, writeSite } from './support/crawl-site.js';
-import { freePort } from './support/postgres.js';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { runCli, startServer, type RunningServer } from '../testkit/cli.js';
+import { fileAvailable } from '../testkit/components.js';
+import { html, writeSite } from '../testkit/crawl-site.js';
+import { freePort } from '../testkit/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 /**
  * The dashboard as a newcomer meets it, on a 390 px phone and a 1280 px screen: every page fits its viewport (no

@@ -3,14 +3,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, runChild, runCli, startServer, type RunningServer } from './support/cli.js';
-import { available, fileAvailable } from './support/components.js';
+import { repoRoot, runChild, runCli, startServer, type RunningServer } from '../testkit/cli.js';
+import { available, fileAvailable } from '../testkit/components.js';
 import { COMMAND_LANGS, GENERATED_DOCS, allDocBlocks, commandLines, docBlocks, docFiles, shownHeaders, type DocBlock } from './support/doc-examples.js';
-import { sharedModels, startFakeHub, writePins, type FakeHub } from './support/fake-hub.js';
-import { biEncoderDir } from './support/models.js';
-import { pgDocsDir } from './support/pgdocs.js';
-import { freePort } from './support/postgres.js';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { sharedModels, startFakeHub, writePins, type FakeHub } from '../testkit/fake-hub.js';
+import { biEncoderDir } from '../testkit/models.js';
+import { pgDocsDir } from '../testkit/pgdocs.js';
+import { freePort } from '../testkit/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 /**
  * Every command and program shown in README.md and docs/ is covered by a test, so the docs cannot drift from the

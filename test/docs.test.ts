@@ -6,7 +6,7 @@ import { buildProgram } from '../cli/main.js';
 import { allEnvBindings } from '../core/config.js';
 import { allErrorCodes } from '../core/errors.js';
 import '../payments/plugins.js'; // the plug-ins' codes and settings belong to the registry too
-import { repoRoot } from './support/cli.js';
+import { repoRoot } from '../testkit/cli.js';
 import { configKeys, documentedKeys } from './support/config-keys.js';
 
 describe('docs match the code', () => {

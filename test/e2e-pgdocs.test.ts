@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
-import { runCli, startServer, type RunningServer } from './support/cli.js';
-import { knownItemQueries, requirePgDocs, sample } from './support/pgdocs.js';
-import { freePort } from './support/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
+import { runCli, startServer, type RunningServer } from '../testkit/cli.js';
+import { knownItemQueries, requirePgDocs, sample } from '../testkit/pgdocs.js';
+import { freePort } from '../testkit/postgres.js';
 
 /**
  * Issue 2, item 9: the whole spine on a real corpus through the real command line. Debian's PostgreSQL docs are

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { available, repoRoot } from './support/components.js';
+import { available, repoRoot } from '../testkit/components.js';
 import { startExternalWorld, type ExternalWorld } from './support/external-world.js';
-import { freePort } from './support/postgres.js';
+import { freePort } from '../testkit/postgres.js';
 
 /**
  * Suites we did not write, at the versions scripts/external-suites.sh pins: Schemathesis (every check, with an API

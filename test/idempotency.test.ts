@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../core/config.js';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import { storageBackends } from './support/backends.js';
 
 const { backends, stop } = storageBackends('idem');

@@ -6,10 +6,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMcpHttp, type McpHttpServer } from '../mcp/server.js';
 import { apiKey } from '../sdk/ts/src/index.js';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import { repoRoot } from './support/cli.js';
-import { html, writeSite } from './support/crawl-site.js';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import { repoRoot } from '../testkit/cli.js';
+import { html, writeSite } from '../testkit/crawl-site.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 /**
  * `notary mcp` with the official MCP client library: both transports list the two tools with their annotations and

@@ -9,7 +9,7 @@ import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { assignmentLines, Runtime, type ModelAssignment } from '../runtime/index.js';
 import { CrossEncoderStage, crossEncoderStageOptions, crossEncoderText } from '../search/cross-encoder.js';
-import { fileAvailable, sharedDir } from './support/components.js';
+import { fileAvailable, sharedDir } from '../testkit/components.js';
 import { htmlPageFetched } from '../storage/pages.js';
 
 /**

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { available } from './support/components.js';
-import { runCli, startServer, type RunningServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { available } from '../testkit/components.js';
+import { runCli, startServer, type RunningServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 /**
  * The README's worked example, run for real: party keys made with `notary mpp keygen` (and one with openssl),

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { available, repoRoot } from './support/components.js';
+import { available, repoRoot } from '../testkit/components.js';
 
 /**
  * The MPP vectors checked by a second implementation that shares nothing with ours: Python's `cryptography` for

@@ -11,7 +11,7 @@ import { buildEnvelope, encodeEnvelope, equalShares, mppPayerId, signEnvelope, t
 import { requestFingerprint } from '../payments/paid-call.js';
 import { parseJwks, verifyReceipt } from '../payments/receipts/index.js';
 import type { Tenant } from '../storage/schema.js';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import { storageBackends } from './support/backends.js';
 
 const { backends, stop } = storageBackends('mpp');

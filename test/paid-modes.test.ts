@@ -4,9 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotaryError } from '../core/errors.js';
 import { singleHeader, type PaymentMode } from '../payments/mode.js';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import { repoRoot } from './support/components.js';
-import { startTestServer, type TestServer } from './support/upstream-server.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import { repoRoot } from '../testkit/components.js';
+import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
 
 /**
  * A payment mode that exists only in this file: `X-Dummy-Wallet: <wallet>` pays from an in-memory wallet in the

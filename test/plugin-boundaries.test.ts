@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './support/components.js';
+import { repoRoot } from '../testkit/components.js';
 
 /**
  * The shared code loops over the registered plug-ins (payments/plugins.ts) and names none of them: a payment mode or

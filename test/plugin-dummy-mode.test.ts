@@ -8,8 +8,8 @@ import { allEnvBindings, configSection, loadConfig } from '../core/config.js';
 import { allErrorCodes } from '../core/errors.js';
 import { registerPlugins } from '../payments/plugin.js';
 import { dummyConfig, dummyPlugin } from './dummy-mode/index.js';
-import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
-import { repoRoot } from './support/components.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import { repoRoot } from '../testkit/components.js';
 
 // The one registration line: everything else the dummy mode adds comes from its own folder (test/dummy-mode/).
 registerPlugins([dummyPlugin]);

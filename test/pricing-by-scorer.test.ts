@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServeApp } from '../cli/serve.js';
 import { configSchema, type NotaryConfig } from '../core/config.js';
 import { Runtime } from '../runtime/index.js';
-import { fileAvailable, sharedDir } from './support/components.js';
+import { fileAvailable, sharedDir } from '../testkit/components.js';
 import { htmlPageFetched } from '../storage/pages.js';
 
 /**

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DOC_SITES, pathKey } from '../bench/eval/doc-sites.js';
-import { fileAvailable } from './support/components.js';
-import { pyDocsDir, sphinxIndexQueries } from './support/pydocs.js';
+import { fileAvailable } from '../testkit/components.js';
+import { pyDocsDir, sphinxIndexQueries } from '../testkit/pydocs.js';
 
 describe.runIf(fileAvailable('Python docs (apt-get install python3.11-doc)', path.join(pyDocsDir, 'genindex-all.html')))('Python docs general index', () => {
   it('reads entries, sub-entries under their parent and every target page', () => {

@@ -3,12 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, runCli, waitForHealthz, type RunningServer } from './support/cli.js';
-import { fileAvailable } from './support/components.js';
-import { sharedModels, startFakeHub, writePins, type FakeHub } from './support/fake-hub.js';
-import { biEncoderDir } from './support/models.js';
-import { freePort } from './support/postgres.js';
-import { serveDirectory, type StaticServer } from './support/serve-static.js';
+import { repoRoot, runCli, waitForHealthz, type RunningServer } from '../testkit/cli.js';
+import { fileAvailable } from '../testkit/components.js';
+import { sharedModels, startFakeHub, writePins, type FakeHub } from '../testkit/fake-hub.js';
+import { biEncoderDir } from '../testkit/models.js';
+import { freePort } from '../testkit/postgres.js';
+import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 /**
  * The README's run command, `bash scripts/quickstart.sh`, from a fresh clone with nothing named by hand (no NOTARY_*

@@ -18,7 +18,7 @@ import {
   type Receipts,
 } from '../payments/receipts/index.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 
 /** The scale test: 10,000 receipts in the log, on both engines. */
 const COUNT = 10_000;

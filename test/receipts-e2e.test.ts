@@ -7,12 +7,12 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, receiptPublicRoutes } from '../api/index.js';
 import { canonicalJson, type NotaryReceipt } from '../payments/receipts/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
-import { apiIndexDocs, apiTestConfig } from './support/app.js';
-import { startTestServer, type TestServer } from './support/upstream-server.js';
+import { apiIndexDocs, apiTestConfig } from '../testkit/app.js';
+import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
 import { docExample } from './support/doc-examples.js';
-import { runCli } from './support/cli.js';
-import { freePort } from './support/postgres.js';
-import { mutateField, RECEIPT_FIELDS } from './support/receipt-mutations.js';
+import { runCli } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
+import { mutateField, RECEIPT_FIELDS } from '../testkit/receipt-mutations.js';
 import { runPython, runPythonVerifier } from './support/receipts-python.js';
 
 /**

@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, startServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { runCli, startServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 /** `notary serve` and the receipt key file: created at first start (0600, never logged), refused when unsafe or broken. */
 const dirs: string[] = [];

@@ -12,8 +12,8 @@ import { buildCranfieldIndex, cranfieldDir, judgmentsFor, loadCranfield, type Cr
 import { pageBm25Ranker, storedPageDocuments } from '../bench/eval/page-bm25.js';
 import { bm25Ranker, evalSearchConfig, evaluateRankers, pipelineRanker, type RankedRow } from '../bench/eval/run.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { fileAvailable } from './support/components.js';
-import { biEncoderDir } from './support/models.js';
+import { fileAvailable } from '../testkit/components.js';
+import { biEncoderDir } from '../testkit/models.js';
 
 /** Measured nDCG@10 / MRR@10 on 2026-11-23 (bm25 0.372/0.531, page_bm25 0.369/0.530, depth 1 0.424/0.569, depth 2 0.437/0.560) minus a margin. */
 const FLOORS = {

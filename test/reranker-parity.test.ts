@@ -4,9 +4,9 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { crossEncoderDir, type ReferenceLogits } from './support/models.js';
+import { crossEncoderDir, type ReferenceLogits } from '../testkit/models.js';
 import { BertPairTokenizer } from '../reranker/tokenizer.js';
-import { repoRoot } from './support/cli.js';
+import { repoRoot } from '../testkit/cli.js';
 
 /**
  * Parity with the Python reference pipeline (Hugging Face tokenizers + onnxruntime), recomputed on this machine.

@@ -7,12 +7,12 @@ import path from 'node:path';
 import * as cheerio from 'cheerio';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, runCli, startServer, type RunningServer } from './support/cli.js';
-import { available } from './support/components.js';
-import { meilisearchAvailable, startMeilisearch, type TestMeilisearch } from './support/meilisearch.js';
-import { pgDocsDir } from './support/pgdocs.js';
-import { createDatabase, freePort, startPostgres, type TestPostgres } from './support/postgres.js';
-import { redisAvailable, startRedis, type TestRedis } from './support/redis.js';
+import { repoRoot, runCli, startServer, type RunningServer } from '../testkit/cli.js';
+import { available } from '../testkit/components.js';
+import { meilisearchAvailable, startMeilisearch, type TestMeilisearch } from '../testkit/meilisearch.js';
+import { pgDocsDir } from '../testkit/pgdocs.js';
+import { createDatabase, freePort, startPostgres, type TestPostgres } from '../testkit/postgres.js';
+import { redisAvailable, startRedis, type TestRedis } from '../testkit/redis.js';
 
 /**
  * The docker-compose topology run natively on 127.0.0.1: PostgreSQL (state, shared crawl frontier, ledger), Redis

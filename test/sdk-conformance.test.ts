@@ -8,9 +8,9 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMcpHttp } from '../mcp/server.js';
 import { signExactPayment, type PaymentRequired } from '../sdk/ts/src/index.js';
-import { available, repoRoot } from './support/components.js';
+import { available, repoRoot } from '../testkit/components.js';
 import { docExample } from './support/doc-examples.js';
-import { startSdkWorld, type SdkWorld } from './support/sdk-live.js';
+import { startSdkWorld, type SdkWorld } from '../testkit/sdk-live.js';
 
 /**
  * The client libraries' shared conformance: one live `notary serve` (started once), and each library's own test

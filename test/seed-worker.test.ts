@@ -6,9 +6,9 @@ import { seedWorker } from '../cli/crawl-worker.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import type { CrawlRun } from '../storage/crawl-runs.js';
 import { DEFAULT_SEED_OPTIONS } from '../storage/crawl-seeds.js';
-import { apiTestConfig } from './support/app.js';
-import { html, writeSite } from './support/crawl-site.js';
-import { serveDirectory } from './support/serve-static.js';
+import { apiTestConfig } from '../testkit/app.js';
+import { html, writeSite } from '../testkit/crawl-site.js';
+import { serveDirectory } from '../testkit/serve-static.js';
 
 /** Polls until `probe` gives a value (or fails after 60 s). */
 async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {

@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, startServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { runCli, startServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 const env = { NOTARY_MODEL_DOWNLOAD: 'false', NOTARY_EMBEDDING_MODEL: 'off' };
 

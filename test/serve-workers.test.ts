@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, startServer } from './support/cli.js';
-import { freePort } from './support/postgres.js';
+import { runCli, startServer } from '../testkit/cli.js';
+import { freePort } from '../testkit/postgres.js';
 
 /** `notary serve --workers 2`: two API processes on one port and one data folder, the main process supervising. */
 const dirs: string[] = [];

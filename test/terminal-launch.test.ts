@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repoRoot } from './support/cli.js';
+import { repoRoot } from '../testkit/cli.js';
 
 /**
  * What a newcomer sees in a new shell whose system Node is older than the project's (Debian 12 ships Node 20; the

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { RECEIPT_EXTENSION } from '../payments/modes/x402/facilitator.js';
 import { decodeReceipt } from '../payments/modes/x402/receipt.js';
-import { repoRoot, runChild, runCli } from './support/cli.js';
+import { repoRoot, runChild, runCli } from '../testkit/cli.js';
 import { commandLines, docExample, shownHeaders } from './support/doc-examples.js';
-import { startTestServer, type TestServer } from './support/upstream-server.js';
+import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
 import {
   challengeFor,
   payerClient,
@@ -20,7 +20,7 @@ import {
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
-} from './support/x402.js';
+} from '../testkit/x402.js';
 
 const article = `<!doctype html><html lang="en"><head><title>Tides explained</title></head><body><article><h1>Tides explained</h1>
 <p>Tides are the rise and fall of sea levels caused by the combined effects of the gravitational forces exerted by the

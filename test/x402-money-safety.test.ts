@@ -11,8 +11,8 @@ import { RECEIPT_EXTENSION } from '../payments/modes/x402/facilitator.js';
 import { CHALLENGE_SECRET_NAME, challengeKey } from '../payments/modes/x402/index.js';
 import { decodeReceipt, encodeReceipt, signReceipt } from '../payments/modes/x402/receipt.js';
 import { X402PaymentsRepository } from '../payments/modes/x402/repository.js';
-import { startTestServer, type TestServer } from './support/upstream-server.js';
-import type { FundedAccount } from './support/evm-chain.js';
+import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
+import type { FundedAccount } from '../testkit/evm-chain.js';
 import {
   challengeFor,
   payerClient,
@@ -24,7 +24,7 @@ import {
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
-} from './support/x402.js';
+} from '../testkit/x402.js';
 
 interface Problem {
   code: string;

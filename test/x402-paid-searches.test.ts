@@ -11,7 +11,7 @@ import {
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
-} from './support/x402.js';
+} from '../testkit/x402.js';
 
 /** The must-show: 200 paid searches on the local chain, and the books against the chain. */
 describe('200 paid searches on the local chain', () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../core/config.js';
 import { startBlackHole, type BlackHole } from './support/black-hole.js';
-import type { FundedAccount } from './support/evm-chain.js';
+import type { FundedAccount } from '../testkit/evm-chain.js';
 import {
   challengeFor,
   payerClient,
@@ -17,7 +17,7 @@ import {
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
-} from './support/x402.js';
+} from '../testkit/x402.js';
 
 /**
  * Every wait of x402 has a limit: the facilitator's verify and settle, and the chain RPC that reconciliation reads,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../payments/plugins.js'; // the registered plug-ins' migrations
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { X402PaymentsRepository, type NewX402Payment } from '../payments/modes/x402/repository.js';
-import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 
 let pgServer: TestPostgres | undefined;
 afterAll(() => pgServer?.stop());

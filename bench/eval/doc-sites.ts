@@ -4,8 +4,8 @@
  * with another seed from the entries outside it (bench/tune-search.ts tunes on the development pool only).
  */
 import path from 'node:path';
-import { knownItemQueries, pgDocsDir, sample, type KnownItemQuery } from '../../test/support/pgdocs.js';
-import { pyDocsDir, sphinxIndexQueries } from '../../test/support/pydocs.js';
+import { knownItemQueries, pgDocsDir, sample, type KnownItemQuery } from '../../testkit/pgdocs.js';
+import { pyDocsDir, sphinxIndexQueries } from '../../testkit/pydocs.js';
 import type { EvalQuery } from './run.js';
 
 export const DEFAULT_DOC_QUERIES = 400;

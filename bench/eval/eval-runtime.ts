@@ -5,7 +5,7 @@ import { Meilisearch } from 'meilisearch';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { Runtime, silentLog } from '../../runtime/index.js';
-import { createDatabase, dropDatabase } from '../../test/support/postgres.js';
+import { createDatabase, dropDatabase } from '../../testkit/postgres.js';
 
 /** A runtime over a fresh data folder in tmp: the composition root as `notary serve` builds it, with these settings. */
 export interface EvalRuntime {

@@ -318,7 +318,7 @@ export async function runSearchEval(options: SearchEvalOptions): Promise<EvalRep
       max_results: searchConfig.max_results,
       passage_min_words: config.indexer.passage_min_words,
       passage_max_words: config.indexer.passage_max_words,
-      pgdocs_sample_seed: 'test/support/pgdocs.ts sample() default seed',
+      pgdocs_sample_seed: 'testkit/pgdocs.ts sample() default seed',
     },
     sets,
   };

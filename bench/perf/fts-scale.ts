@@ -6,7 +6,7 @@ import { Fts5SearchIndex } from '../../indexer/backends/fts5/search-index.js';
 import type { IndexDoc } from '../../indexer/search-index.js';
 import { loadAverage, memorySample } from './machine.js';
 import { perSecond, summarise } from './stats.js';
-import { seededRandom } from './synthetic-vectors.js';
+import { seededRandom } from '../../testkit/synthetic-vectors.js';
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'pe', 'sa', 'do', 'fu', 'gri', 'ble', 'stor', 'ven', 'qua', 'ix', 'ol', 'un'];
 

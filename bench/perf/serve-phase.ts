@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { Runtime } from '../../runtime/index.js';
 import { cachedEmbedder } from '../eval/embedding-cache.js';
-import { freePort } from '../../test/support/postgres.js';
+import { freePort } from '../../testkit/postgres.js';
 import { loadAverage } from './machine.js';
 import { round2, summarise, type LatencySummary } from './stats.js';
 

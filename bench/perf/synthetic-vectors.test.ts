@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { vocabulary, zipfSampler } from './fts-scale.js';
-import { ClusteredCorpus, neighbourhoodStats, recallAtK, seededRandom } from './synthetic-vectors.js';
+import { ClusteredCorpus, neighbourhoodStats, recallAtK, seededRandom } from '../../testkit/synthetic-vectors.js';
 
 describe('ClusteredCorpus', () => {
   const corpus = new ClusteredCorpus({ dimensions: 64, clusters: 20, spread: 1.33, querySpread: 0.75, seed: 1 });

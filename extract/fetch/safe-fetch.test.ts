@@ -4,7 +4,7 @@ import { blockedAddressReason, classifyAddress, vetUrl, type AddressPolicy } fro
 import { FetchCache } from './cache.js';
 import { safeFetch, type FetchedDocument, type SafeFetchOptions } from './safe-fetch.js';
 import { makePdf } from './test-pdf.js';
-import { html, startTestServer, type Handler, type TestServer } from '../../test/support/upstream-server.js';
+import { html, startTestServer, type Handler, type TestServer } from '../../testkit/upstream-server.js';
 
 const UA = 'notary-crawler/0.1 (+https://example.test/crawler)';
 const ARTICLE = '<!doctype html><html><head><title>Hello</title></head><body><p>Some words on a page.</p></body></html>';

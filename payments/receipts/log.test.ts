@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotaryError } from '../../core/errors.js';
 import '../plugins.js'; // the registered plug-ins' migrations (the receipt log's tables)
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../../testkit/postgres.js';
 import {
   formatVerifierKey,
   newRequestSalt,

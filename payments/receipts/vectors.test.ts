@@ -40,7 +40,7 @@ import {
   type NodeId,
   type NotaryReceipt,
 } from './index.js';
-import { mutateField, RECEIPT_FIELDS } from '../../test/support/receipt-mutations.js';
+import { mutateField, RECEIPT_FIELDS } from '../../testkit/receipt-mutations.js';
 
 const vectorsDir = path.resolve(import.meta.dirname, '../../spec/vectors');
 const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(vectorsDir, name), 'utf8')) as T;

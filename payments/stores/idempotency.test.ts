@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../../test/support/postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../../testkit/postgres.js';
 import { describeIdempotencyStoreContract, type IdempotencyHarness } from './idempotency.contract.js';
 import { MemoryIdempotencyStore } from './idempotency.js';
 import { SqlIdempotencyStore } from './sql-idempotency.js';

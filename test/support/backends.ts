@@ -1,5 +1,5 @@
 import type { ConfigInput } from '../../core/config.js';
-import { createDatabase, startPostgres, type TestPostgres } from './postgres.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../../testkit/postgres.js';
 
 export interface StorageBackend {
   name: string;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ConfigInput } from '../../core/config.js';
 import { deepMerge } from '../../core/config.js';
 import type { AppDeps } from '../../api/app.js';
-import { apiTestConfig, startApi, type ApiHarness } from './app.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../../testkit/app.js';
 
 export interface Answer {
   status: number;

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from './cli.js';
+import { repoRoot } from '../../testkit/cli.js';
 
 /**
  * The code blocks of README.md and docs/*.md with the marker that says how a test covers each one.

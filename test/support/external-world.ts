@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { configSchema, type ConfigInput } from '../../core/config.js';
 import { Runtime, silentLog } from '../../runtime/index.js';
-import { apiIndexDocs } from './app.js';
-import { runCli, startServer, type RunningServer } from './cli.js';
-import { freePort } from './postgres.js';
+import { apiIndexDocs } from '../../testkit/app.js';
+import { runCli, startServer, type RunningServer } from '../../testkit/cli.js';
+import { freePort } from '../../testkit/postgres.js';
 
 /**
  * What the outside suites run against: `notary serve` on a fresh data folder and a free loopback port, the four API

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ConfigInput } from '../../core/config.js';
 import { deepMerge } from '../../core/config.js';
-import { apiTestConfig, startApi, type ApiHarness } from './app.js';
-import { startTestServer, type TestServer, type Handler } from './upstream-server.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../../testkit/app.js';
+import { startTestServer, type TestServer, type Handler } from '../../testkit/upstream-server.js';
 
 /**
  * The API listening on 127.0.0.1 with extraction on, beside an upstream site of the test's pages: the set-up of the

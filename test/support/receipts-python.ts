@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { repoRoot } from './cli.js';
+import { repoRoot } from '../../testkit/cli.js';
 
 /**
  * The Python of the receipt verifier's venv (scripts/receipts-venv.sh, which scripts/test.sh runs), or

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { repoRoot } from './components.js';
+import { repoRoot } from '../../testkit/components.js';
 import { startExternalWorld } from './external-world.js';
 
 const [schemathesis = '', examples = '40', seed = '1', reports = '.'] = process.argv.slice(2);

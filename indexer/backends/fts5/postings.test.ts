@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fileAvailable, sharedDir } from '../../../test/support/components.js';
+import { fileAvailable, sharedDir } from '../../../testkit/components.js';
 import { Fts5SearchIndex } from './search-index.js';
 import { MemoryRanking } from './memory-ranking.js';
 import { Fts5Tokenizer } from './tokenizer.js';

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openPostgres, type Storage } from '../../../storage/db.js';
-import { createDatabase, startPostgres, type TestPostgres } from '../../../test/support/postgres.js';
-import { vectorHarness } from '../../../test/support/vector-harness.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../../../testkit/postgres.js';
+import { vectorHarness } from '../../../testkit/vector-harness.js';
 import { searchIndexContract } from '../../search-index.contract.js';
 import { vectorIndexContract } from '../../vector-index.contract.js';
 import { toTsQuery } from './query.js';

@@ -1,4 +1,4 @@
-import type { NotaryReceipt } from '../../payments/receipts/index.js';
+import type { NotaryReceipt } from '../payments/receipts/index.js';
 
 /** Every member of a receipt; each is covered by the signature (or is the signature). */
 export const RECEIPT_FIELDS = ['issuer', 'issued_at', 'claim', 'credits', 'kid', 'request_id', 'request_digest', 'response_digest', 'signature'] as const;

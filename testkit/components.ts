@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** ../shared beside the checkout, or NOTARY_SHARED_DIR. */
 export const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '..', 'shared');
 

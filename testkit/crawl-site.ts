@@ -1,12 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { configSchema, type ConfigInput } from '../../core/config.js';
-import { CrawlRunStore } from '../../storage/crawl-runs.js';
-import { FrontierStore } from '../../storage/frontier.js';
-import { migrateToLatest, openSqlite, type Storage } from '../../storage/db.js';
-import { PageStore } from '../../storage/pages.js';
-import type { CrawlerConfig } from '../../crawler/session.js';
+import { configSchema, type ConfigInput } from '../core/config.js';
+import { CrawlRunStore } from '../storage/crawl-runs.js';
+import { FrontierStore } from '../storage/frontier.js';
+import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
+import { PageStore } from '../storage/pages.js';
+import type { CrawlerConfig } from '../crawler/session.js';
 import { serveDirectory, type StaticServer } from './serve-static.js';
 
 /** A temporary directory of site files, written from a path -> content map. */

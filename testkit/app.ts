@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppDeps } from '../../api/app.js';
-import { configSchema, deepMerge, type ConfigInput, type NotaryConfig } from '../../core/config.js';
-import type { IndexDoc } from '../../indexer/search-index.js';
-import { Runtime, silentLog, type RuntimeOptions } from '../../runtime/index.js';
-import type { SearchRequest, SearchResponse, SearchService } from '../../search/service.js';
+import { buildApp, type AppDeps } from '../api/app.js';
+import { configSchema, deepMerge, type ConfigInput, type NotaryConfig } from '../core/config.js';
+import type { IndexDoc } from '../indexer/search-index.js';
+import { Runtime, silentLog, type RuntimeOptions } from '../runtime/index.js';
+import type { SearchRequest, SearchResponse, SearchService } from '../search/service.js';
 
 /** Four passages the API suites search with the real pipeline (FTS5 on a real SQLite file, lexical scorer). */
 export const API_DOCUMENTS = [

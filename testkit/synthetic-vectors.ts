@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { seededRandom } from '../../test/support/seeded-random.js';
+import { seededRandom } from './seeded-random.js';
 export { seededRandom };
 
 

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { PinnedModel } from '../../reranker/models.js';
+import type { PinnedModel } from '../reranker/models.js';
 import { biEncoderDir, crossEncoderDir } from './models.js';
 
 /**

@@ -1,8 +1,8 @@
-import type { VectorIndexHarness } from '../../indexer/vector-index.contract.js';
-import type { VectorIndex } from '../../indexer/vector-index.js';
-import { migrateToLatest, type Storage } from '../../storage/db.js';
-import { PageStore } from '../../storage/pages.js';
-import type { Page } from '../../storage/schema.js';
+import type { VectorIndexHarness } from '../indexer/vector-index.contract.js';
+import type { VectorIndex } from '../indexer/vector-index.js';
+import { migrateToLatest, type Storage } from '../storage/db.js';
+import { PageStore } from '../storage/pages.js';
+import type { Page } from '../storage/schema.js';
 
 let counter = 0;
 
