@@ -11,8 +11,25 @@ export function tokenize(text: string): string[] {
   return text.match(WORD) ?? [];
 }
 
-export function shingleCounts(text: string, size = 4): Map<string, number> {
-  const tokens = tokenize(text);
+const WORD_SEGMENTER = new Intl.Segmenter('und', { granularity: 'word' });
+
+/**
+ * Words in every script: the platform's word segmenter, so that Chinese, Japanese and Thai (no spaces between words)
+ * count word by word where `tokenize` sees one token a sentence. Used by the per-language report.
+ */
+export function segmentWords(text: string): string[] {
+  const words: string[] = [];
+  for (const part of WORD_SEGMENTER.segment(text.normalize('NFC').toLowerCase())) if (part.isWordLike) words.push(part.segment);
+  return words;
+}
+
+export type Tokenizer = (text: string) => string[];
+
+export function shingleCounts(text: string, size = 4, tokens: Tokenizer = tokenize): Map<string, number> {
+  return countShingles(tokens(text), size);
+}
+
+function countShingles(tokens: readonly string[], size: number): Map<string, number> {
   const counts = new Map<string, number>();
   if (tokens.length === 0) return counts;
   if (tokens.length < size) {
@@ -33,9 +50,9 @@ export interface PageCounts {
 }
 
 /** TP/FP/FN of one page, normalised so that they sum to 1 (all zero when both texts are empty). */
-export function pageCounts(expected: string, predicted: string): PageCounts {
-  const truth = shingleCounts(expected);
-  const guess = shingleCounts(predicted);
+export function pageCounts(expected: string, predicted: string, tokens: Tokenizer = tokenize): PageCounts {
+  const truth = shingleCounts(expected, 4, tokens);
+  const guess = shingleCounts(predicted, 4, tokens);
   let tp = 0;
   let fp = 0;
   let fn = 0;

@@ -16,10 +16,10 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { Parser } from 'htmlparser2';
 import { extractDocument } from '../extract/index.js';
 import type { ExtractedDocument } from '../extract/index.js';
 import { aggregate, bootstrapStd, pageCounts, textF1, type PageCounts, type Scores } from './eval-extract-metric.js';
+import { htmlText } from './eval/html-text.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
@@ -170,31 +170,6 @@ function runExtractor(pages: readonly BenchPage[], extract: Extractor): Extracto
 
 function normalise(value: string | null | undefined): string {
   return (value ?? '').normalize('NFC').replace(/\s+/g, ' ').trim().toLowerCase();
-}
-
-/** Text content of an HTML fragment, block elements separated by spaces. */
-function htmlText(html: string): string {
-  const parts: string[] = [];
-  let skip = 0;
-  const parser = new Parser(
-    {
-      onopentag(name) {
-        if (name === 'script' || name === 'style') skip++;
-        parts.push(' ');
-      },
-      ontext(text) {
-        if (skip === 0) parts.push(text);
-      },
-      onclosetag(name) {
-        if (name === 'script' || name === 'style') skip--;
-        parts.push(' ');
-      },
-    },
-    { decodeEntities: true },
-  );
-  parser.write(html);
-  parser.end();
-  return parts.join('').replace(/\s+/g, ' ').trim();
 }
 
 /** Readability's excerpt: the page description, else the first paragraph of the article. */
