@@ -1,0 +1,186 @@
+import { Parser } from 'htmlparser2';
+
+/**
+ * One streaming htmlparser2 pass over a page that keeps what dating it needs: <meta> values, JSON-LD blocks, <time>
+ * and microdata date elements with where they stand (offset in the visible text, inside comments or sidebars or
+ * not), and the <h1>s the article header is found by. No tree is built.
+ */
+
+/** A <meta> with a name, property, itemprop or http-equiv; keys lower-cased. */
+export interface MetaValue {
+  key: string;
+  content: string;
+  /** Inside comments, sidebars, related lists (microdata <meta itemprop> in the body). */
+  aside: boolean;
+}
+
+/** A <time> or an element with itemprop datePublished / dateModified / dateCreated. */
+export interface DateElement {
+  /** datetime or content attribute, else the element's text. */
+  value: string;
+  /** What the element says it is: itemprop, class (published, updated) or the words just before it ("Updated:"). */
+  role: 'published' | 'modified' | null;
+  /** Characters of visible text before the element. */
+  offset: number;
+  aside: boolean;
+  /** Inside an <article>, <main> or role=main. */
+  inMain: boolean;
+  /** Index of the outermost <article> it is in, or -1. */
+  article: number;
+  itemprop: boolean;
+}
+
+export interface HeadingMark {
+  text: string;
+  start: number;
+  end: number;
+  aside: boolean;
+  inMain: boolean;
+}
+
+export interface DateScan {
+  title: string;
+  metas: MetaValue[];
+  jsonLd: string[];
+  elements: DateElement[];
+  h1s: HeadingMark[];
+  /** Outermost <article> elements outside comments and sidebars: more than one is a listing. */
+  articles: number;
+}
+
+/** Class, id, role and itemprop words that put an element out of the article: comments, sidebars, teaser lists. */
+const ASIDE_HINT =
+  /comment|repl(?:y|ies)|disqus|sidebar|related|recommend|widget|teaser|promo|trending|popular|most-?read|newsletter|outbrain|taboola|read-?next|up-?next|more-?stories|complementary/i;
+const ASIDE_TAGS = new Set(['aside', 'nav']);
+const RAW_TAGS = new Set(['script', 'style', 'template', 'noscript', 'textarea', 'svg']);
+const PUBLISHED_HINT = /published|posted|pubdate|date-?created|datecreated|publish|issued/i;
+const MODIFIED_HINT = /modified|updated|update|edited|revised/i;
+const MODIFIED_LABEL = /(?:updated|modified|edited|revised|last change[ds]?|aktualisiert|mis à jour|actualizado|aggiornato)\W{0,3}(?:on|at|am|le|el)?\W{0,3}$/i;
+/** "Published:", "Posted by Jo Smith on", "Veröffentlicht am" just before the date. */
+const PUBLISHED_LABEL =
+  /(?:published|posted|first published|veröffentlicht|publié|publicado|pubblicato)(?:\s+by\s+[^.!?\n]{1,60}?)?\W{0,3}(?:on|at|am|le|el)?\W{0,3}$/i;
+
+interface Frame {
+  tag: string;
+  aside: boolean;
+  inMain: boolean;
+  article: number;
+  raw: boolean;
+  /** Open capture of this element's text (a date element without an attribute value, or an <h1>). */
+  capture: { text: string; done: (text: string) => void } | null;
+}
+
+function hintsOf(attrs: Record<string, string>): string {
+  return `${attrs['class'] ?? ''} ${attrs['id'] ?? ''} ${attrs['role'] ?? ''} ${attrs['itemprop'] ?? ''} ${attrs['itemtype'] ?? ''}`;
+}
+
+function roleOf(hints: string, before: string): DateElement['role'] {
+  if (MODIFIED_LABEL.test(before)) return 'modified';
+  if (PUBLISHED_LABEL.test(before)) return 'published';
+  if (MODIFIED_HINT.test(hints)) return 'modified';
+  if (PUBLISHED_HINT.test(hints)) return 'published';
+  return null;
+}
+
+export function scanForDates(html: string): DateScan {
+  const scan: DateScan = { title: '', metas: [], jsonLd: [], elements: [], h1s: [], articles: 0 };
+  const root: Frame = { tag: '#root', aside: false, inMain: false, article: -1, raw: false, capture: null };
+  const stack: Frame[] = [root];
+  let offset = 0;
+  // The last visible characters, for labels such as "Updated:" just before a date.
+  let recent = '';
+  let articleCount = 0;
+  // Open elements whose text is being collected: the text handler walks the stack only while there are some.
+  let captures = 0;
+  let inTitle = false;
+  let jsonLd: string | null = null;
+
+  const parser = new Parser(
+    {
+      onopentag(tag, attrs) {
+        const parent = stack[stack.length - 1] ?? root;
+        const hints = hintsOf(attrs);
+        const aside =
+          parent.aside ||
+          ASIDE_TAGS.has(tag) ||
+          (tag === 'footer' && parent.article < 0) ||
+          /schema\.org\/comment/i.test(attrs['itemtype'] ?? '') ||
+          ASIDE_HINT.test(hints);
+        const main = tag === 'main' || tag === 'article' || attrs['role'] === 'main' || /articlebody/i.test(attrs['itemprop'] ?? '');
+        let article = parent.article;
+        if (tag === 'article' && article < 0) {
+          article = articleCount++;
+          if (!aside) scan.articles++;
+        }
+        const frame: Frame = { tag, aside, inMain: parent.inMain || main, article, raw: parent.raw || RAW_TAGS.has(tag), capture: null };
+        stack.push(frame);
+        if (tag === 'title' && !scan.title) inTitle = true;
+        if (tag === 'script' && (attrs['type'] ?? '').toLowerCase() === 'application/ld+json') jsonLd = '';
+        if (tag === 'meta') {
+          const content = attrs['content'];
+          if (content === undefined) return;
+          for (const keyAttr of ['property', 'name', 'itemprop', 'http-equiv']) {
+            for (const key of (attrs[keyAttr] ?? '').toLowerCase().split(/\s+/)) {
+              if (key) scan.metas.push({ key, content, aside: frame.aside });
+            }
+          }
+          return;
+        }
+        if (frame.raw) return;
+        const itemprop = /\bdate(?:published|modified|created)\b/i.test(attrs['itemprop'] ?? '');
+        if (tag === 'time' || itemprop) {
+          const value = attrs['datetime'] ?? attrs['content'] ?? null;
+          const element: DateElement = {
+            value: value ?? '',
+            role: itemprop
+              ? /modified/i.test(attrs['itemprop'] ?? '') ? 'modified' : 'published'
+              : roleOf(hints + (attrs['pubdate'] !== undefined ? ' pubdate' : ''), recent),
+            offset,
+            aside: frame.aside,
+            inMain: frame.inMain,
+            article: frame.article,
+            itemprop,
+          };
+          if (value !== null) scan.elements.push(element);
+          else frame.capture = { text: '', done: (text) => scan.elements.push({ ...element, value: text }) };
+        } else if (tag === 'h1') {
+          const start = offset;
+          frame.capture = {
+            text: '',
+            done: (text) => scan.h1s.push({ text, start, end: offset, aside: frame.aside, inMain: frame.inMain }),
+          };
+        }
+        if (frame.capture) captures++;
+      },
+      ontext(text) {
+        if (inTitle) scan.title += text;
+        if (jsonLd !== null) jsonLd += text;
+        const frame = stack[stack.length - 1] ?? root;
+        if (frame.raw) return;
+        offset += text.length;
+        recent = (recent + text).replace(/\s+/g, ' ').slice(-80);
+        if (captures > 0) for (const open of stack) if (open.capture && open.capture.text.length < 200) open.capture.text += text;
+      },
+      onclosetag() {
+        const frame = stack.pop();
+        if (!frame || stack.length === 0) {
+          stack.push(root);
+          return;
+        }
+        if (frame.tag === 'title') inTitle = false;
+        if (frame.tag === 'script' && jsonLd !== null) {
+          scan.jsonLd.push(jsonLd);
+          jsonLd = null;
+        }
+        if (frame.capture) {
+          captures--;
+          frame.capture.done(frame.capture.text.replace(/\s+/g, ' ').trim());
+        }
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true },
+  );
+  parser.write(html);
+  parser.end();
+  return scan;
+}
