@@ -59,13 +59,28 @@ function dateString(value: unknown): string | null {
   return null;
 }
 
-function itemsOf(blocks: readonly string[], pageUrl: string): Item[] {
+/**
+ * JSON-LD that is not JSON (raw line breaks in strings, single quotes, trailing commas: 6 of 194 blocks on the
+ * scrapinghub pages) still names its dates: the first `"datePublished": "..."` and `"dateModified": "..."` of each
+ * such block, read after every parseable block's.
+ */
+function unparsedDates(raw: string): JsonLdDate[] {
+  const out: JsonLdDate[] = [];
+  for (const [key, kind] of [['datePublished', 'published'], ['dateModified', 'modified']] as const) {
+    const value = new RegExp(`["']${key}["']\\s*:\\s*["']([^"'\\n]{6,60})["']`).exec(raw)?.[1];
+    if (value) out.push({ kind, raw: value, detail: `${key} (invalid JSON-LD)` });
+  }
+  return out;
+}
+
+function itemsOf(blocks: readonly string[], pageUrl: string, broken: string[]): Item[] {
   const items: Item[] = [];
   for (const raw of blocks) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw.replace(/^\s*(?:<!--)?\s*(?:<!\[CDATA\[)?|(?:\]\]>)?\s*(?:-->)?\s*$/g, ''));
     } catch {
+      broken.push(raw);
       continue;
     }
     const queue: unknown[] = [parsed];
@@ -92,7 +107,8 @@ function itemsOf(blocks: readonly string[], pageUrl: string): Item[] {
 
 export function readJsonLdDates(blocks: readonly string[], pageUrl: string): JsonLdDate[] {
   const out: JsonLdDate[] = [];
-  for (const item of itemsOf(blocks, pageUrl)) {
+  const broken: string[] = [];
+  for (const item of itemsOf(blocks, pageUrl, broken)) {
     for (const [key, kind] of [
       ['datePublished', 'published'],
       ['dateCreated', 'published'],
@@ -103,5 +119,6 @@ export function readJsonLdDates(blocks: readonly string[], pageUrl: string): Jso
       if (raw) out.push({ kind, raw, detail: `${item.type}.${key}` });
     }
   }
+  for (const raw of broken) out.push(...unparsedDates(raw));
   return out;
 }

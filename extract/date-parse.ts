@@ -34,11 +34,16 @@ const ISO =
 const SLASHED = /^(\d{4})\/(\d{1,2})\/(\d{1,2})(?:[T\s]+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(z|utc|gmt|[+-]\d{2}:?\d{2})?)?$/i;
 const COMPACT = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})?(z)?)?$/i;
 const MONTH_NAME = '(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\\.?';
-const TIME_PART = '(?:[,\\s]+(?:at\\s+)?(\\d{1,2}):(\\d{2})(?::(\\d{2}))?\\s*(am|pm|a\\.m\\.|p\\.m\\.)?\\s*([a-z]{1,5}|[+-]\\d{2}:?\\d{2})?)?';
+const TIME_PART = '(?:[,\\s]+(?:(?:at|-|–|um|à)\\s+)?(\\d{1,2}):(\\d{2})(?::(\\d{2}))?\\s*(am|pm|a\\.m\\.|p\\.m\\.)?\\s*([a-z]{1,5}|[+-]\\d{2}:?\\d{2})?)?';
 /** "Fri, 17 May 2024 10:00:00 GMT", "17 May 2024", "17. Mai"-free English forms only. */
 const DAY_MONTH = new RegExp(`^(?:[a-z]+\\.?,?\\s+)?(\\d{1,2})(?:st|nd|rd|th)?\\.?\\s+${MONTH_NAME},?\\s+(\\d{4})${TIME_PART}$`, 'i');
 /** "May 17, 2024", "Friday, May 17, 2024 at 10:00 AM EDT". */
 const MONTH_DAY = new RegExp(`^(?:[a-z]+\\.?,?\\s+)?${MONTH_NAME}\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})${TIME_PART}$`, 'i');
+/** A time first: "Sat 8:31 PM, Feb 17, 2018", "01:38:07 PM IST Nov 20, 2019". */
+const TIME_FIRST = new RegExp(
+  `^(?:[a-z]+\\.?,?\\s+)?(\\d{1,2}):(\\d{2})(?::(\\d{2}))?\\s*(am|pm|a\\.m\\.|p\\.m\\.)?\\s*([a-z]{1,5})?,?\\s+${MONTH_NAME}\\s+(\\d{1,2}),?\\s+(\\d{4})$`,
+  'i',
+);
 /** JavaScript's Date.toString(): "Fri May 17 2024 10:00:00 GMT+0200 (Central European Summer Time)". */
 const JS_STRING = new RegExp(`^[a-z]{3}\\s+${MONTH_NAME}\\s+(\\d{1,2})\\s+(\\d{4})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+gmt([+-]\\d{4})(?:\\s*\\(.*\\))?$`, 'i');
 
@@ -65,14 +70,14 @@ interface Parts {
   zone?: string | undefined;
 }
 
-function build(p: Parts): ParsedDate | null {
+function build(p: Parts, zonelessTime: 'utc' | 'day'): ParsedDate | null {
   const { year, month, day } = p;
   if (month < 1 || month > 12 || day < 1 || day > 31) return null;
   const dayMs = Date.UTC(year, month - 1, day);
   const check = new Date(dayMs);
   // 2024-02-31 and the like roll over in Date.UTC: refuse them.
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return null;
-  if (p.hour === undefined) {
+  if (p.hour === undefined || (zonelessTime === 'day' && !p.zone)) {
     return { iso: check.toISOString().slice(0, 10), precision: 'day', ms: dayMs };
   }
   const minute = p.minute ?? 0;
@@ -119,6 +124,11 @@ function partsOf(text: string): Parts | null {
     const [, mon = '', d, y, h, mi, s, zone] = m;
     return { year: Number(y), month: monthOf(mon), day: Number(d), hour: Number(h), minute: Number(mi), second: Number(s), zone };
   }
+  m = TIME_FIRST.exec(text);
+  if (m) {
+    const [, h, mi, s, meridiem, zone, mon = '', d, y] = m;
+    return { year: Number(y), month: monthOf(mon), day: Number(d), hour: twelveHour(Number(h), meridiem), minute: Number(mi), second: Number(s ?? 0), zone };
+  }
   const dayFirst = DAY_MONTH.exec(text);
   const monthFirst = dayFirst ? null : MONTH_DAY.exec(text);
   if (dayFirst || monthFirst) {
@@ -133,22 +143,32 @@ function partsOf(text: string): Parts | null {
   return null;
 }
 
+export interface ParseOptions {
+  /** Read 10- and 13-digit numbers as Unix timestamps (seconds, milliseconds). */
+  allowEpoch?: boolean;
+  /**
+   * A time written without a zone: `utc` reads it as UTC (machine-written values: meta tags, JSON-LD); `day` keeps
+   * only its day (text written for people, in the site's own zone).
+   */
+  zonelessTime?: 'utc' | 'day';
+}
+
 /**
  * Reads one date value; null when it is not a date, is ambiguous (05/06/2024), relative ("2 hours ago"), before
- * 1990 or more than a day after `now`. Unix timestamps (10 or 13 digits) are read when `allowEpoch` is set.
+ * 1990 or more than a day after `now`.
  */
-export function parseDateValue(raw: string | null | undefined, now: number, allowEpoch = false): ParsedDate | null {
+export function parseDateValue(raw: string | null | undefined, now: number, options: ParseOptions = {}): ParsedDate | null {
   if (typeof raw !== 'string') return null;
   const text = raw.replace(/\s+/g, ' ').trim();
   if (text.length < 6 || text.length > 80) return null;
   let parsed: ParsedDate | null = null;
   if (/^\d{10}(?:\d{3})?$/.test(text)) {
-    if (!allowEpoch) return null;
+    if (!options.allowEpoch) return null;
     const ms = text.length === 10 ? Number(text) * 1000 : Number(text);
     parsed = { iso: new Date(ms).toISOString(), precision: 'time', ms };
   } else {
     const parts = partsOf(text);
-    parsed = parts ? build(parts) : null;
+    parsed = parts ? build(parts, options.zonelessTime ?? 'utc') : null;
   }
   if (!parsed) return null;
   if (parsed.ms < EARLIEST_DATE_MS || parsed.ms > now + FUTURE_SLACK_MS) return null;

@@ -14,10 +14,17 @@ export interface MetaValue {
   aside: boolean;
 }
 
-/** A <time> or an element with itemprop datePublished / dateModified / dateCreated. */
+/**
+ * A <time>, an element with itemprop datePublished / dateModified / dateCreated, a microformat (`published`,
+ * `dt-updated` with a title or datetime), or a short element whose class names a date (`post-date`, `storyDate`).
+ */
 export interface DateElement {
-  /** datetime or content attribute, else the element's text. */
+  /** datetime, content or (microformats) title attribute, else the element's text. */
   value: string;
+  /** What was read: `time[datetime]`, `abbr.published[title]`, `span.post-date text`, `itemprop=datePublished`. */
+  detail: string;
+  /** The value is the element's text as people read it (a time without a zone there is the site's local time). */
+  text: boolean;
   /** What the element says it is: itemprop, class (published, updated) or the words just before it ("Updated:"). */
   role: 'published' | 'modified' | null;
   /** Characters of visible text before the element. */
@@ -50,9 +57,15 @@ export interface DateScan {
 
 /** Class, id, role and itemprop words that put an element out of the article: comments, sidebars, teaser lists. */
 const ASIDE_HINT =
-  /comment|repl(?:y|ies)|disqus|sidebar|related|recommend|widget|teaser|promo|trending|popular|most-?read|newsletter|outbrain|taboola|read-?next|up-?next|more-?stories|complementary/i;
+  /comment|repl(?:y|ies)|disqus|sidebar|related|recommend|widget|teaser|promo|trending|popular|most-?read|newsletter|outbrain|taboola|read-?next|up-?next|more-?stories|complementary|infobox/i;
 const ASIDE_TAGS = new Set(['aside', 'nav']);
 const RAW_TAGS = new Set(['script', 'style', 'template', 'noscript', 'textarea', 'svg']);
+/** Microformat classes of dates that are not the page's: an event's start and end, a birthday, a deadline. */
+const OTHER_DATE_CLASS = /\b(?:bday|dtstart|dtend|dtreviewed|deadline|expir(?:y|es))\b/i;
+/** Class names of elements that hold a date as text (byline dates, datelines, microformats). */
+const DATE_CLASS = /date|published|posted|timestamp|updated|modified/i;
+/** Label words at the start of a date's own text ("Updated: Sat 8:31 PM, Feb 17, 2018"). */
+const LEADING_LABEL = /^(?:(?:first\s+|last\s+)?(?:published|posted|updated|modified|edited|date)\b\s*:?\s*(?:on\b)?\s*|on\s+)/i;
 const PUBLISHED_HINT = /published|posted|pubdate|date-?created|datecreated|publish|issued/i;
 const MODIFIED_HINT = /modified|updated|update|edited|revised/i;
 const MODIFIED_LABEL = /(?:updated|modified|edited|revised|last change[ds]?|aktualisiert|mis à jour|actualizado|aggiornato)\W{0,3}(?:on|at|am|le|el)?\W{0,3}$/i;
@@ -128,10 +141,17 @@ export function scanForDates(html: string): DateScan {
         }
         if (frame.raw) return;
         const itemprop = /\bdate(?:published|modified|created)\b/i.test(attrs['itemprop'] ?? '');
-        if (tag === 'time' || itemprop) {
-          const value = attrs['datetime'] ?? attrs['content'] ?? null;
+        const dateClass = DATE_CLASS.test(attrs['class'] ?? '');
+        if ((tag === 'time' || itemprop || dateClass) && !OTHER_DATE_CLASS.test(attrs['class'] ?? '')) {
+          const attribute = ['datetime', 'content', ...(dateClass ? ['title'] : [])].find((a) => attrs[a] !== undefined) ?? null;
+          const value = attribute === null ? null : (attrs[attribute] ?? null);
+          const described = tag === 'time' ? 'time' : `${tag}.${(attrs['class'] ?? '').trim().split(/\s+/)[0] ?? ''}`;
           const element: DateElement = {
             value: value ?? '',
+            detail: itemprop
+              ? `itemprop=${/modified/i.test(attrs['itemprop'] ?? '') ? 'dateModified' : 'datePublished'}`
+              : `${described}${attribute === null ? ' text' : `[${attribute}]`}`,
+            text: value === null,
             role: itemprop
               ? /modified/i.test(attrs['itemprop'] ?? '') ? 'modified' : 'published'
               : roleOf(hints + (attrs['pubdate'] !== undefined ? ' pubdate' : ''), recent),
@@ -142,7 +162,20 @@ export function scanForDates(html: string): DateScan {
             itemprop,
           };
           if (value !== null) scan.elements.push(element);
-          else frame.capture = { text: '', done: (text) => scan.elements.push({ ...element, value: text }) };
+          else {
+            frame.capture = {
+              text: '',
+              done: (text) => {
+                const label = LEADING_LABEL.exec(text)?.[0] ?? '';
+                // A long text is a paragraph that happens to carry a date class, not a date.
+                if (text.length > 80) return;
+                const role = /updated|modified|edited/i.test(label) ? 'modified' : /published|posted/i.test(label) ? 'published' : element.role;
+                // "Nov 20, 2019 01:41 PM IST | Source: Moneycontrol.com": the date is before the bar.
+                const value = text.slice(label.length).split(/\s[|·•]\s/)[0] ?? '';
+                scan.elements.push({ ...element, value, role });
+              },
+            };
+          }
         } else if (tag === 'h1') {
           const start = offset;
           frame.capture = {
@@ -182,5 +215,7 @@ export function scanForDates(html: string): DateScan {
   );
   parser.write(html);
   parser.end();
+  // Text captures are recorded when their element closes, after the dated elements inside them: document order.
+  scan.elements.sort((a, b) => a.offset - b.offset);
   return scan;
 }

@@ -55,6 +55,17 @@ describe('detectPageDates: sources and precedence', () => {
     expect(d.candidates.map((c) => c.value)).toEqual(['2025-06-20T08:00:00.000Z']);
   });
 
+  it('reads dates written as text in a dated byline, and microformats', () => {
+    const d = dates('byline-text.html', 'https://metro.example.org/bus-lanes');
+    expect(d.publishedAt).toMatchObject({ value: '2019-11-18', precision: 'day', source: 'time_element', detail: 'span.post-date text' });
+    expect(d.modifiedAt).toMatchObject({ value: '2019-11-19T10:00:00.000Z', precision: 'time', detail: 'abbr.updated[title]' });
+    expect(dates('zoned-text.html', 'https://metro.example.org/storm').publishedAt).toMatchObject({
+      value: '2019-11-20T04:11:00.000Z',
+      precision: 'time',
+      detail: 'div.publish-date text',
+    });
+  });
+
   it('gives a listing of dated teasers no date', () => {
     const d = dates('listing.html', 'https://news.example.org/');
     expect(d.publishedAt).toBeNull();
@@ -78,6 +89,7 @@ describe('detectPageDates: sources and precedence', () => {
     expect(urlDate('https://x.example/2024/05/17/slug', NOW)?.iso).toBe('2024-05-17');
     expect(urlDate('https://x.example/news/2019-11-19/story', NOW)?.iso).toBe('2019-11-19');
     expect(urlDate('https://x.example/2024/5/7/slug', NOW)?.iso).toBe('2024-05-07');
+    expect(urlDate('https://x.example/statements/2019/nov/18/who/what', NOW)?.iso).toBe('2019-11-18');
     expect(urlDate('https://x.example/2024/13/17/slug', NOW)).toBeNull();
     expect(urlDate('https://x.example/2024/05/slug', NOW)).toBeNull();
     expect(urlDate('https://x.example/products/2024/05/170', NOW)).toBeNull();
@@ -147,7 +159,7 @@ describe('parseDateValue', () => {
   );
 
   it('reads Unix timestamps only when asked, and a day ahead is still accepted', () => {
-    expect(parseDateValue('1715940000', NOW, true)?.iso).toBe('2024-05-17T10:00:00.000Z');
+    expect(parseDateValue('1715940000', NOW, { allowEpoch: true })?.iso).toBe('2024-05-17T10:00:00.000Z');
     expect(parseDateValue('2026-01-16T06:00:00Z', NOW)?.iso).toBe('2026-01-16T06:00:00.000Z');
   });
 

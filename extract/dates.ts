@@ -95,7 +95,7 @@ function fromMeta(scan: DateScan, keys: readonly string[], now: number): Array<[
   const out: Array<[ParsedDate, string, string]> = [];
   for (const key of keys) {
     const meta = scan.metas.find((m) => m.key === key && !m.aside && m.content.trim());
-    const parsed = meta ? parseDateValue(meta.content, now, EPOCH_META.has(key)) : null;
+    const parsed = meta ? parseDateValue(meta.content, now, { allowEpoch: EPOCH_META.has(key) }) : null;
     if (meta && parsed) out.push([parsed, key, meta.content]);
   }
   if (keys === PUBLISHED_META) {
@@ -144,21 +144,22 @@ function fromElements(scan: DateScan, now: number): { published: DateCandidate[]
   const published: DateCandidate[] = [];
   const modified: DateCandidate[] = [];
   for (const e of headerElements(scan)) {
-    const parsed = parseDateValue(e.value, now);
+    const parsed = parseDateValue(e.value, now, { zonelessTime: e.text ? 'day' : 'utc' });
     if (!parsed) continue;
-    const detail = e.itemprop ? `itemprop=${e.role === 'modified' ? 'dateModified' : 'datePublished'}` : 'time[datetime]';
     const kind = e.role === 'modified' ? 'modified' : 'published';
-    (kind === 'modified' ? modified : published).push({ ...finding(parsed, 'time_element', detail, e.value), kind });
+    (kind === 'modified' ? modified : published).push({ ...finding(parsed, 'time_element', e.detail, e.value), kind });
   }
   return { published, modified };
 }
 
 const URL_DATE = [
-  /\/((?:19|20)\d{2})\/(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])(?=[/_.-]|$)/,
+  /\/((?:19|20)\d{2})\/(0?[1-9]|1[0-2]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\/(0?[1-9]|[12]\d|3[01])(?=[/_.-]|$)/i,
   /(?:^|[/_-])((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?=[/_.-]|$)/,
 ];
 
-/** A /2024/05/17/ or /2024-05-17-slug date in the URL's path: a day, the site's local one. */
+const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/** A /2024/05/17/, /2019/nov/18/ or /2024-05-17-slug date in the URL's path: a day, the site's local one. */
 export function urlDate(url: string, now: number): ParsedDate | null {
   let pathname: string;
   try {
@@ -168,7 +169,7 @@ export function urlDate(url: string, now: number): ParsedDate | null {
   }
   for (const pattern of URL_DATE) {
     const m = pattern.exec(pathname);
-    if (m) return parseDateValue(`${m[1]}-${m[2]?.padStart(2, '0')}-${m[3]?.padStart(2, '0')}`, now);
+    if (m) return parseDateValue(`${m[3]} ${MONTH_NAMES[Number(m[2]) - 1] ?? m[2]} ${m[1]}`, now);
   }
   return null;
 }
