@@ -7,10 +7,12 @@ import { readJsonLdDates } from './date-jsonld.js';
  *
  * Precedence, first found wins, each source read only when the ones before it gave nothing valid:
  * - published_at: JSON-LD (the article's `datePublished`), then <meta> (article:published_time, parsely-pub-date,
- *   sailthru.date, DC dates, itemprop datePublished, ...), then a <time datetime> in the article's header, then a
- *   /2024/05/17/ date in the URL (a day, set when the article was created). Structured data comes first because the
- *   site's CMS writes it for machines from the stored value; a <time> is found by layout heuristics; a URL date has
- *   no time and is in the site's own zone.
+ *   sailthru.date, DC dates, itemprop datePublished, ...), then the article header's date element (`time_element`:
+ *   a <time datetime>, microdata, a microformat `published`/`updated`, or a date-classed byline's text, within
+ *   400 characters before or 1,200 after the title's <h1>, outside comments, sidebars and listings; farther only
+ *   when labelled, "Posted by Jo on"), then a /2024/05/17/ date in the URL (a day, set when the article was
+ *   created). Structured data comes first because the site's CMS writes it for machines from the stored value; a
+ *   header date is found by layout heuristics; a URL date has no time and is in the site's own zone.
  * - modified_at: the same page sources (`dateModified`, article:modified_time, an "Updated" <time>), then the
  *   sitemap's `lastmod`, then the `Last-Modified` header. Neither of the last two ever gives published_at: a
  *   lastmod or Last-Modified only says the file changed then, not when the article first appeared. Last-Modified
