@@ -73,6 +73,18 @@ const MODIFIED_LABEL = /(?:updated|modified|edited|revised|last change[ds]?|aktu
 const PUBLISHED_LABEL =
   /(?:published|posted|first published|veröffentlicht|publié|publicado|pubblicato)(?:\s+by\s+[^.!?\n]{1,60}?)?\W{0,3}(?:on|at|am|le|el)?\W{0,3}$/i;
 
+interface Capture {
+  text: string;
+  done: (text: string) => void;
+}
+
+/**
+ * At most this many elements collect their text at once, each at most CAPTURE_CHARS: an unclosed <h1> or thousands
+ * of nested <time>s cannot make every text node cost the depth of the document.
+ */
+const MAX_OPEN_CAPTURES = 16;
+const CAPTURE_CHARS = 200;
+
 interface Frame {
   tag: string;
   aside: boolean;
@@ -80,7 +92,7 @@ interface Frame {
   article: number;
   raw: boolean;
   /** Open capture of this element's text (a date element without an attribute value, or an <h1>). */
-  capture: { text: string; done: (text: string) => void } | null;
+  capture: Capture | null;
 }
 
 function hintsOf(attrs: Record<string, string>): string {
@@ -103,8 +115,8 @@ export function scanForDates(html: string): DateScan {
   // The last visible characters, for labels such as "Updated:" just before a date.
   let recent = '';
   let articleCount = 0;
-  // Open elements whose text is being collected: the text handler walks the stack only while there are some.
-  let captures = 0;
+  // Open elements whose text is being collected.
+  const captures = new Set<Capture>();
   let inTitle = false;
   let jsonLd: string | null = null;
 
@@ -183,7 +195,10 @@ export function scanForDates(html: string): DateScan {
             done: (text) => scan.h1s.push({ text, start, end: offset, aside: frame.aside, inMain: frame.inMain }),
           };
         }
-        if (frame.capture) captures++;
+        if (frame.capture) {
+          if (captures.size < MAX_OPEN_CAPTURES) captures.add(frame.capture);
+          else frame.capture = null;
+        }
       },
       ontext(text) {
         if (inTitle) scan.title += text;
@@ -192,7 +207,7 @@ export function scanForDates(html: string): DateScan {
         if (frame.raw) return;
         offset += text.length;
         recent = (recent + text).replace(/\s+/g, ' ').slice(-80);
-        if (captures > 0) for (const open of stack) if (open.capture && open.capture.text.length < 200) open.capture.text += text;
+        for (const capture of captures) if (capture.text.length < CAPTURE_CHARS) capture.text += text;
       },
       onclosetag() {
         const frame = stack.pop();
@@ -206,7 +221,7 @@ export function scanForDates(html: string): DateScan {
           jsonLd = null;
         }
         if (frame.capture) {
-          captures--;
+          captures.delete(frame.capture);
           frame.capture.done(frame.capture.text.replace(/\s+/g, ' ').trim());
         }
       },

@@ -1,6 +1,7 @@
 import { parseDateValue, type DatePrecision, type ParsedDate } from './date-parse.js';
 import { scanForDates, type DateElement, type DateScan, type HeadingMark } from './date-scan.js';
 import { readJsonLdDates } from './date-jsonld.js';
+import { MAX_HTML_CHARS } from './extract.js';
 
 /**
  * A page's publication and modification dates from what the page and its server say (issue 29 item 2).
@@ -178,7 +179,8 @@ export function urlDate(url: string, now: number): ParsedDate | null {
 
 export function detectPageDates(input: DateInput): PageDates {
   const now = input.now ?? Date.now();
-  const scan = scanForDates(input.html);
+  // The extractor's bound on one page's work: a larger page has no page dates read (extractDocument refuses it).
+  const scan = scanForDates(input.html.length > MAX_HTML_CHARS ? '' : input.html);
   const candidates: DateCandidate[] = [];
   const add = (kind: DateCandidate['kind'], parsed: ParsedDate | null, source: DateSource, detail: string, raw: string): void => {
     if (parsed) candidates.push({ ...finding(parsed, source, detail, raw), kind });
