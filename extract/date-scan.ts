@@ -59,6 +59,15 @@ export interface DateScan {
 const ASIDE_HINT =
   /comment|repl(?:y|ies)|disqus|sidebar|related|recommend|widget|teaser|promo|trending|popular|most-?read|newsletter|outbrain|taboola|read-?next|up-?next|more-?stories|complementary|infobox/i;
 const ASIDE_TAGS = new Set(['aside', 'nav']);
+/** Elements that hold the whole page: their classes describe its layout ("has-sidebar", "comments-open"). */
+const PAGE_TAGS = new Set(['html', 'body', 'main', 'article']);
+/** Tokens about a page's layout or state, not what the element is: "has-sidebar", "with-comments", "no-related". */
+const QUALIFIED_TOKEN = /^(?:has|with|without|no|show|hide|enable|disable|allow)[-_]|[-_](?:open|closed|enabled|disabled|count|link|icon)$/i;
+
+function isAsideHint(hints: string): boolean {
+  if (!ASIDE_HINT.test(hints)) return false;
+  return hints.split(/\s+/).some((token) => ASIDE_HINT.test(token) && !QUALIFIED_TOKEN.test(token));
+}
 const RAW_TAGS = new Set(['script', 'style', 'template', 'noscript', 'textarea', 'svg']);
 /** Microformat classes of dates that are not the page's: an event's start and end, a birthday, a deadline. */
 const OTHER_DATE_CLASS = /\b(?:bday|dtstart|dtend|dtreviewed|deadline|expir(?:y|es))\b/i;
@@ -130,7 +139,7 @@ export function scanForDates(html: string): DateScan {
           ASIDE_TAGS.has(tag) ||
           (tag === 'footer' && parent.article < 0) ||
           /schema\.org\/comment/i.test(attrs['itemtype'] ?? '') ||
-          ASIDE_HINT.test(hints);
+          (!PAGE_TAGS.has(tag) && isAsideHint(hints));
         const main = tag === 'main' || tag === 'article' || attrs['role'] === 'main' || /articlebody/i.test(attrs['itemprop'] ?? '');
         let article = parent.article;
         if (tag === 'article' && article < 0) {

@@ -66,6 +66,13 @@ describe('detectPageDates: sources and precedence', () => {
     });
   });
 
+  it("reads pages whose <html> or <body> classes name their layout (has-sidebar, comments-open)", () => {
+    const html = readFileSync(path.join(FIXTURES, 'time-header.html'), 'utf8')
+      .replace('<html lang="en">', '<html lang="en" class="story has-comments">')
+      .replace('<body>', '<body class="single with-related-posts comments-open"><div class="layout has-sidebar">');
+    expect(detectPageDates({ html, url: 'https://x.example/a', now: NOW }).publishedAt).toMatchObject({ value: '2025-03-04T08:30:00.000Z' });
+  });
+
   it('gives a listing of dated teasers no date', () => {
     const d = dates('listing.html', 'https://news.example.org/');
     expect(d.publishedAt).toBeNull();
