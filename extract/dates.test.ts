@@ -136,6 +136,9 @@ describe('detectPageDates: sitemap lastmod and Last-Modified', () => {
     const d = detectPageDates({ html: plain, url: 'https://docs.example.org/notes', now: NOW, headers: { 'last-modified': 'Thu, 15 Jan 2026 11:58:30 GMT', date: served } });
     expect(d.modifiedAt).toBeNull();
     expect(d.candidates).toEqual([]);
+    // Without a Date header, the time of the fetch (now) is the reference.
+    const noDate = detectPageDates({ html: plain, url: 'https://docs.example.org/notes', now: NOW, headers: { 'last-modified': 'Thu, 15 Jan 2026 11:55:00 GMT' } });
+    expect(noDate.modifiedAt).toBeNull();
   });
 
   it("prefers the page's own modified date, and skips one from before publication", () => {

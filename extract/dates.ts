@@ -17,8 +17,8 @@ import { MAX_HTML_CHARS } from './extract.js';
  * - modified_at: the same page sources (`dateModified`, article:modified_time, an "Updated" <time>), then the
  *   sitemap's `lastmod`, then the `Last-Modified` header. Neither of the last two ever gives published_at: a
  *   lastmod or Last-Modified only says the file changed then, not when the article first appeared. Last-Modified
- *   is ignored when it is within 10 minutes of the response's Date (a dynamic page stamped with the time it was
- *   served). A modified date more than a day before the published date is junk and skipped.
+ *   is ignored when it is within 10 minutes of the response's Date (else of `now`): a dynamic page stamped with
+ *   the time it was served. A modified date more than a day before the published date is junk and skipped.
  * Impossible values (before 1990, more than a day in the future, Feb 31, "2 hours ago", 05/06/2024) are skipped,
  * so the next source is tried.
  */
@@ -197,9 +197,9 @@ export function detectPageDates(input: DateInput): PageDates {
   const lastModified = headerValue(input.headers, 'last-modified');
   if (lastModified) {
     const parsed = parseDateValue(lastModified, now);
-    const served = parseDateValue(headerValue(input.headers, 'date'), now);
-    const servedAt = served?.ms ?? null;
-    if (parsed && (servedAt === null || Math.abs(servedAt - parsed.ms) > SERVED_NOW_MS)) {
+    // When the response was made: its Date header, else `now` (the crawler dates a page when it fetches it).
+    const servedAt = parseDateValue(headerValue(input.headers, 'date'), now)?.ms ?? now;
+    if (parsed && Math.abs(servedAt - parsed.ms) > SERVED_NOW_MS) {
       add('modified', parsed, 'last_modified_header', 'last-modified', lastModified);
     }
   }
