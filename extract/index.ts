@@ -18,3 +18,7 @@ export {
   parseExtractRequest,
 } from './extract-url.js';
 export type { ExtractDeps, ExtractRequest, ExtractResult, ExtractSettings, RenderPolicy } from './extract-url.js';
+export { detectPageDates, urlDate } from './dates.js';
+export type { DateCandidate, DateFinding, DateInput, DateSource, HeaderBag, PageDates } from './dates.js';
+export { parseDateValue } from './date-parse.js';
+export type { DatePrecision, ParsedDate } from './date-parse.js';
