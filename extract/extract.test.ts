@@ -127,3 +127,22 @@ describe.runIf(fileAvailable('the readability test pages in ../shared', readabil
     expect(found / probe.length).toBeGreaterThan(0.9);
   });
 });
+
+describe('publishedAt', () => {
+  it('reads a time written without a zone as UTC, whatever the machine’s time zone', () => {
+    const html = (value: string) =>
+      `<html><head><title>T</title><meta property="article:published_time" content="${value}"></head><body><article><p>${'Words of the article. '.repeat(40)}</p></article></body></html>`;
+    const before = process.env['TZ'];
+    try {
+      for (const zone of ['UTC', 'America/Los_Angeles', 'Pacific/Kiritimati']) {
+        process.env['TZ'] = zone;
+        expect(extractDocument(html('2019-04-28 06:01:07'), 'https://example.org/a').publishedAt).toBe('2019-04-28T06:01:07.000Z');
+        expect(extractDocument(html('2019-04-28T06:01:07+02:00'), 'https://example.org/a').publishedAt).toBe('2019-04-28T04:01:07.000Z');
+        expect(extractDocument(html('not a date at all'), 'https://example.org/a').publishedAt).toBeNull();
+      }
+    } finally {
+      if (before === undefined) delete process.env['TZ'];
+      else process.env['TZ'] = before;
+    }
+  });
+});

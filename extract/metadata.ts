@@ -1,5 +1,6 @@
 import { stripInvisible, type HeadInfo } from './html-tree.js';
 import { countWords } from './words.js';
+import { parseDateValue } from './date-parse.js';
 
 /**
  * Whitespace collapsed and trimmed, invisible characters (soft hyphens, zero-width spaces, ...) removed: every text
@@ -116,10 +117,13 @@ export function pickMeta(head: HeadInfo, keys: readonly string[]): string | null
   return null;
 }
 
+/**
+ * A metadata date as an ISO instant (a date alone: its UTC midnight). Parsed without the machine's time zone: a time
+ * written without a zone is read as UTC, so two servers in different zones give the same answer.
+ */
 export function toIsoDate(value: string | null): string | null {
-  if (!value) return null;
-  const ms = Date.parse(value);
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : null;
+  const parsed = parseDateValue(value, Date.now());
+  return parsed ? new Date(parsed.ms).toISOString() : null;
 }
 
 export function resolveUrl(href: string | null, base: string): string | null {
