@@ -2,7 +2,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCrawl } from './crawl.js';
-import { crawlTestResources, crawlerConfig, html } from '../test/support/crawl-site.js';
+import { FrontierStore } from '../storage/frontier.js';
+import { crawlTestResources, crawlerConfig, html, type TestDb } from '../test/support/crawl-site.js';
 
 const resources = crawlTestResources();
 const { cleanups, db } = resources;
@@ -71,4 +72,40 @@ describe('a crawl against pages that stall', () => {
     expect(elapsed).toBeLessThan(60_000);
     expect(site.open()).toBe(0);
   }, 90_000);
+});
+
+/** The real store, whose database refuses to mark one URL done (a failing disk, a dropped connection). */
+class RefusingFinishStore extends FrontierStore {
+  constructor(
+    storage: TestDb['storage'],
+    private readonly refused: string,
+  ) {
+    super(storage.db, storage.dialect);
+  }
+  override async finish(...args: Parameters<FrontierStore['finish']>): Promise<void> {
+    if (args[1] === this.refused) throw new Error('database refused the write');
+    return super.finish(...args);
+  }
+}
+
+describe('a crawl whose engine stops on an error', () => {
+  it('ends with the error and gives back the requests it had leased and not started', async () => {
+    const pages: Record<string, string> = { 'index.html': html('Home', Array.from({ length: 30 }, (_, i) => `<a href="p${i}.html">p${i}</a>`).join(' ')) };
+    for (let i = 0; i < 30; i++) pages[`p${i}.html`] = html(`Page ${i}`, `page ${i}`);
+    const { server } = await resources.site(pages);
+    const testDb = await db();
+    const frontier = new RefusingFinishStore(testDb.storage, `${server.url}/p0.html`);
+    const crawl = runCrawl({
+      config: crawlerConfig({ use_sitemaps: false, max_concurrency: 1, per_host_concurrency: 1 }),
+      pages: testDb.pages,
+      runs: testDb.runs,
+      frontier,
+      seeds: [`${server.url}/index.html`],
+      maxPages: 100,
+    });
+    await expect(crawl).rejects.toThrow(/database refused the write/);
+    // Only the request that failed is still leased (a resume fetches it again); the rest went back to the queue.
+    const leased = await testDb.storage.db.selectFrom('crawl_frontier').select('url').where('state', '=', 'leased').execute();
+    expect(leased.map((r) => r.url)).toEqual([`${server.url}/p0.html`]);
+  }, 60_000);
 });
