@@ -12,6 +12,7 @@ import { CrawlSession, type CrawlerConfig, type CrawlLog, type CrawlProgress } f
 import { collectSitemapUrls } from './sitemaps.js';
 import { runBrowserEngine } from './engine-browser.js';
 import { runStaticEngine } from './engine-static.js';
+import { maxInFlightMs } from './engine-common.js';
 import { HostGate } from './host-gate.js';
 import { crawlDelayMs } from './politeness.js';
 import { compileScope, hostOf, normaliseUrl } from './url.js';
@@ -206,6 +207,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     // Shared: small batches, so a worker does not sit on leases the others could be fetching.
     batch: options.shared ? Math.max(2, config.max_concurrency) : Math.max(16, config.max_concurrency * 2),
     budgetLeft: (inFlight) => session.budgetLeft(inFlight),
+    maxInFlightMs: maxInFlightMs(config),
+    onLost: (url, ms) => log('warn', `${url}: no outcome ${Math.round(ms / 1000)} s after it started (lost by the crawler engine); queued again`),
     ...(options.shared
       ? {
           shared: {
@@ -295,6 +298,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     }
   } finally {
     clearInterval(heartbeat);
+    // An engine that threw left the queue open: stop renewing its leases and give back what never started.
+    await queue.close().catch(() => {});
     await session.flushSkips();
     const summary = session.progress();
     if (leftToOthers) {

@@ -10,21 +10,36 @@ const backedOffKey = 'notaryBackedOff';
 
 /** Crawlee options both engines (static and browser) share: our queue, logging, limits and timeouts. */
 export function sharedCrawlerOptions(ctx: EngineContext) {
-  const { config } = ctx;
-  const timeoutSecs = requestTimeoutSecs(ctx);
-  // Requests wait for their HostGate slot inside crawlee's request timeout, so it leaves room for every crawler slot
-  // queueing on one host at the longest spacing, plus the longest Retry-After pause.
-  const longestDelayMs = Math.max(config.per_host_delay_ms, config.crawl_delay_max_ms);
-  const gateWaitSecs = Math.ceil((config.max_concurrency * longestDelayMs + config.retry_after_max_ms) / 1000);
   return {
     // Our frontier in the database is crawlee's request manager (IRequestManager); it also enforces max_pages.
     // Passed as requestQueue: crawlee 3.18's HttpCrawler option check does not know the requestManager key yet.
     requestQueue: ctx.queue as unknown as RequestQueue,
     log: ctx.crawleeLog,
     maxRequestRetries,
-    requestHandlerTimeoutSecs: timeoutSecs * 2 + 30 + gateWaitSecs,
+    requestHandlerTimeoutSecs: requestHandlerTimeoutSecs(ctx.config),
     useSessionPool: false,
   };
+}
+
+/**
+ * Crawlee's request handler timeout. Requests wait for their HostGate slot inside it, so it leaves room for every
+ * crawler slot queueing on one host at the longest spacing, plus the longest Retry-After pause.
+ */
+export function requestHandlerTimeoutSecs(config: EngineContext['config']): number {
+  const longestDelayMs = Math.max(config.per_host_delay_ms, config.crawl_delay_max_ms);
+  const gateWaitSecs = Math.ceil((config.max_concurrency * longestDelayMs + config.retry_after_max_ms) / 1000);
+  return Math.max(1, Math.ceil(config.request_timeout_ms / 1000)) * 2 + 30 + gateWaitSecs;
+}
+
+/**
+ * The longest crawlee can hold a request before it reports its outcome: the handler's timeout, then its error handling
+ * and the handled mark, each under crawlee's internal timeout (twice the handler's, at least 300 s), and a minute to
+ * spare. A request in flight longer is lost to crawlee; the frontier queue queues it again (FrontierQueue).
+ */
+export function maxInFlightMs(config: EngineContext['config']): number {
+  const handlerMs = requestHandlerTimeoutSecs(config) * 1000;
+  const internalMs = Math.max(handlerMs * 2, 300_000);
+  return handlerMs + 2 * internalMs + 60_000;
 }
 
 export function requestTimeoutSecs(ctx: EngineContext): number {

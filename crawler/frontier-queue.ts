@@ -13,6 +13,13 @@ export interface FrontierQueueOptions {
   /** How many more page requests may start now (the page budget left minus requests in flight); Infinity for none. */
   budgetLeft: (inFlight: number) => number;
   /**
+   * The longest a request can be in flight (crawlee's request handler timeout plus its error handling); one handed out
+   * longer ago whose outcome never came is presumed lost: it leaves the requests in flight and is queued again.
+   */
+  maxInFlightMs?: number;
+  /** Told of each request presumed lost (for the crawl's log). */
+  onLost?: (url: string, inFlightMs: number) => void;
+  /**
    * A frontier shared with other crawler processes: leases last `leaseMs` and are renewed while held, leases that ran
    * out are taken over, an empty queue is looked at again while other workers hold leases (their pages may link to
    * more), and `onRefill` is called after each lease (the session refreshes the run's page count across workers).
@@ -48,7 +55,8 @@ function requestFor(entry: FrontierEntry): Request {
 export class FrontierQueue implements IRequestManager {
   private readonly buffer: Request[] = [];
   private readonly retries: Request[] = [];
-  private readonly inFlight = new Set<string>();
+  /** Requests handed out and not yet handled or reclaimed, with when they were handed out. */
+  private readonly inFlight = new Map<string, number>();
   private drained = false;
   /** Counts adds that queued something: a lease that began before the latest add cannot say the frontier is drained. */
   private addsSeen = 0;
@@ -64,8 +72,12 @@ export class FrontierQueue implements IRequestManager {
   constructor(private readonly options: FrontierQueueOptions) {
     const shared = options.shared;
     if (shared) {
-      // Renewed three times per lease, so one slow database round does not cost a live worker its leases.
-      this.renewTimer = setInterval(() => void options.store.renew(options.runId, options.owner, shared.leaseMs).catch(() => {}), Math.max(100, shared.leaseMs / 3));
+      // Renewed three times per lease, so one slow database round does not cost a live worker its leases. Only the
+      // leases of requests this queue holds: one whose request is gone runs out and is taken over.
+      this.renewTimer = setInterval(
+        () => void options.store.renew(options.runId, options.owner, shared.leaseMs, this.heldUrls()).catch(() => {}),
+        Math.max(100, shared.leaseMs / 3),
+      );
       this.renewTimer.unref();
     }
   }
@@ -89,11 +101,32 @@ export class FrontierQueue implements IRequestManager {
     return this.inFlight.size;
   }
 
+  /** Every request whose lease this queue holds: leased and waiting, to retry, or in flight. */
+  private heldUrls(): string[] {
+    return [...this.buffer.map((r) => r.uniqueKey), ...this.retries.map((r) => r.uniqueKey), ...this.inFlight.keys()];
+  }
+
+  /** Requests in flight past maxInFlightMs are presumed lost: out of the requests in flight, queued again. */
+  private async requeueLost(): Promise<void> {
+    const limit = this.options.maxInFlightMs;
+    if (limit === undefined) return;
+    const now = Date.now();
+    const lost = [...this.inFlight].filter(([, since]) => now - since > limit);
+    if (lost.length === 0) return;
+    for (const [url, since] of lost) {
+      this.inFlight.delete(url);
+      this.options.onLost?.(url, now - since);
+    }
+    await this.options.store.release(this.options.runId, lost.map(([url]) => url));
+    this.drained = false;
+  }
+
   private budgetAllows(): boolean {
     return !this.closed && this.options.budgetLeft(this.inFlight.size) > 0;
   }
 
   private async refill(): Promise<void> {
+    await this.requeueLost();
     if (this.drained && this.options.shared && Date.now() - this.drainedAt >= SHARED_POLL_MS) this.drained = false;
     if (this.buffer.length > 0 || this.drained || this.closed) return;
     this.refilling ??= (async () => {
@@ -128,9 +161,16 @@ export class FrontierQueue implements IRequestManager {
       request = this.buffer.shift();
       if (!request) return null;
       const settle = this.options.shared?.settle;
-      if (settle && (await settle(request.uniqueKey, depthOf(request)))) request = undefined;
+      const taken: Request = request;
+      try {
+        if (settle && (await settle(taken.uniqueKey, depthOf(taken)))) request = undefined;
+      } catch (err) {
+        // Kept, with its lease: crawlee asks again, and gets this request.
+        this.buffer.unshift(taken);
+        throw err;
+      }
     }
-    this.inFlight.add(request.uniqueKey);
+    this.inFlight.set(request.uniqueKey, Date.now());
     return request as unknown as Request<T>;
   }
 
@@ -142,6 +182,7 @@ export class FrontierQueue implements IRequestManager {
   }
 
   async isFinished(): Promise<boolean> {
+    await this.requeueLost();
     if (this.inFlight.size > 0) return false;
     if (this.closed || this.options.budgetLeft(0) <= 0) return true;
     if (!(await this.isEmpty())) return false;

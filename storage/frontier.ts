@@ -126,16 +126,18 @@ export class FrontierStore {
     return result.rows.map((r) => ({ id: Number(r.id), url: r.url, depth: Number(r.depth) })).sort((a, b) => a.id - b.id);
   }
 
-  /** Extends every lease `owner` holds in the run to `leaseMs` from now (a live worker keeps what it holds). */
-  async renew(runId: string, owner: string, leaseMs: number): Promise<number> {
-    const result = await this.db
-      .updateTable('crawl_frontier')
-      .set({ lease_expires_at: nowIso(new Date(Date.now() + leaseMs)) })
-      .where('run_id', '=', runId)
-      .where('state', '=', 'leased')
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+  /**
+   * Extends the leases `owner` holds in the run to `leaseMs` from now (a live worker keeps what it holds): all of them,
+   * or only those of `urls` (the requests a queue still holds, so a lease whose request is gone runs out).
+   */
+  async renew(runId: string, owner: string, leaseMs: number, urls?: readonly string[]): Promise<number> {
+    const expires = nowIso(new Date(Date.now() + leaseMs));
+    const mine = () =>
+      this.db.updateTable('crawl_frontier').set({ lease_expires_at: expires }).where('run_id', '=', runId).where('state', '=', 'leased').where('lease_owner', '=', owner);
+    if (urls === undefined) return Number((await mine().executeTakeFirst()).numUpdatedRows);
+    let renewed = 0;
+    for (let i = 0; i < urls.length; i += CHUNK) renewed += Number((await mine().where('url', 'in', urls.slice(i, i + CHUNK)).executeTakeFirst()).numUpdatedRows);
+    return renewed;
   }
 
   /**

@@ -10,7 +10,8 @@ import { freePort } from '../testkit/postgres.js';
 
 /**
  * Suites we did not write, at the versions scripts/external-suites.sh pins: Schemathesis (every check, with an API
- * key made by the CLI and without credentials) against a live `notary serve` from its own /openapi.json, Spectral's
+ * key made by the CLI, without credentials, with MPP envelopes and with x402 payments made for each request by a
+ * paying proxy) against a live `notary serve` from its own /openapi.json, Spectral's
  * OWASP ruleset over the committed OpenAPI document (spec/.spectral.yaml), and the MCP conformance suite against
  * `notary mcp --http` (mcp/conformance-baseline.yml lists the scenarios a search server does not serve). Any
  * finding fails. Without the tools the suites are skipped on a developer's machine and fail under CI=true.
@@ -103,24 +104,33 @@ describe.runIf(available('Schemathesis (scripts/external-suites.sh) and a networ
     if (reports) rmSync(reports, { recursive: true, force: true });
   });
 
-  it('finds nothing with every check, with an API key made by `notary keys create` and without credentials', async () => {
+  it('finds nothing with every check, with an API key, without credentials, with MPP envelopes and with x402 payments', async () => {
     const examples = process.env['NOTARY_SCHEMATHESIS_EXAMPLES'] ?? '40';
     const seed = process.env['NOTARY_SCHEMATHESIS_SEED'] ?? '1';
     // The server and the tool in a network namespace of their own: generated extraction URLs cannot leave the machine.
     const result = await run('unshare', [
       '--net', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh',
       process.execPath, '--import', 'tsx', 'test/support/schemathesis-netns.ts', found['NOTARY_SCHEMATHESIS'] ?? '', examples, seed, reports,
-    ], {}, 900_000);
-    const runs = [...result.output.matchAll(/^@@schemathesis (.*)$/gm)].map((m) => JSON.parse(m[1] ?? '{}') as { label: string; code: number; ms: number });
-    expect(runs.map((r) => r.label), result.output).toEqual(['api-key', 'anonymous']);
-    expect(result.output, 'the server outlived every generated request').toMatch(/^@@healthz 200$/m);
+    ], { NOTARY_SCHEMATHESIS_RUNS: 'api-key,anonymous,mpp,x402' }, 900_000);
+    type Proxy = { marked: number; paid: number; charged: number; statuses: Record<string, number>; errors: string[] };
+    const runs = [...result.output.matchAll(/^@@schemathesis (.*)$/gm)].map((m) => JSON.parse(m[1] ?? '{}') as { label: string; code: number; ms: number; proxy?: Proxy });
+    expect(runs.map((r) => r.label), result.output).toEqual(['api-key', 'anonymous', 'mpp', 'x402']);
+    // Both servers (API key and MPP; x402) outlived every generated request.
+    expect(result.output.match(/^@@healthz .*$/gm), 'the servers outlived every generated request').toEqual(['@@healthz 200', '@@healthz 200']);
+    for (const r of runs.filter((x) => x.label === 'mpp' || x.label === 'x402')) {
+      // The paying proxy made credentials for the marked requests, and paid calls were served and charged.
+      expect(r.proxy?.errors, r.label).toEqual([]);
+      expect(r.proxy?.paid, r.label).toBeGreaterThan(0);
+      expect(r.proxy?.charged, r.label).toBeGreaterThan(0);
+    }
     expect(result.code, result.output).toBe(0);
     for (const [i, part] of result.output.split(/^@@schemathesis .*$/m).slice(1).entries()) {
       const r = runs[i];
       expect(part, part).toMatch(/Selected: (\d+)\/\1/);
       const operations = /Tested: (\d+)/.exec(part)?.[1] ?? '?';
       const cases = /(\d+) generated/.exec(part)?.[1] ?? '?';
-      note(`schemathesis ${r?.label}: ${operations} operations, ${cases} generated cases, 0 failures in ${r?.ms} ms (seed ${seed}, ${examples} examples an operation)`);
+      const paid = r?.proxy ? `; the proxy paid ${r.proxy.paid} of ${r.proxy.marked} marked requests, ${r.proxy.charged} paid calls served (answers ${JSON.stringify(r.proxy.statuses)})` : '';
+      note(`schemathesis ${r?.label}: ${operations} operations, ${cases} generated cases, 0 failures in ${r?.ms} ms (seed ${seed}, ${examples} examples an operation${paid})`);
     }
   }, 900_000);
 });
