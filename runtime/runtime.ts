@@ -339,9 +339,9 @@ export class Runtime {
   }
 
   /**
-   * For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis) to
-   * answer and fails with the setting to fix. PostgreSQL and Meilisearch are waited for when the runtime opens; a
-   * runtime without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
+   * For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis) to answer and fails with the
+   * setting to fix. PostgreSQL and the index backend's server are waited for when the runtime opens; a runtime
+   * without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
    */
   async waitForStores(): Promise<void> {
     const url = this.config.stores.backend === 'redis' ? this.config.stores.redis_url : undefined;
@@ -351,7 +351,7 @@ export class Runtime {
     });
   }
 
-  /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */
+  /** Rebuilds the search index from the stored passages (each backend swaps in a complete one: a staging index, a transaction). */
   rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
     return this.backend.rebuild(storedPassages(this.storage), onProgress, storedPages(this.storage));
   }
