@@ -3,7 +3,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 import { registeredIndexBackends, registeredPlugins } from '../runtime/plugins.js';
-import { addPaymentBooksCommands, addPaymentModeCommands, MCP_PAYMENT_HELP, pluginCliContext } from './payment-commands.js';
+import { addFacilitatorCommand } from './facilitator-command.js';
+import { MCP_PAYMENT_HELP } from './mcp-help.js';
+import { addPaymentBooksCommands, pluginCliContext } from './payment-commands.js';
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a positive integer');
@@ -172,8 +174,6 @@ export function buildProgram(): Command {
       await adminListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
-  addPaymentModeCommands(program, configOf);
-
   program
     .command('search')
     .description('search the local index from the terminal')
@@ -282,6 +282,7 @@ export function buildProgram(): Command {
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  addFacilitatorCommand(program, configOf);
   addPaymentBooksCommands(program, configOf);
   for (const plugin of registeredPlugins()) plugin.cli?.(program, pluginContext);
 

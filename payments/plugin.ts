@@ -41,6 +41,8 @@ export interface PluginCliContext {
   config(): NotaryConfig;
   /** Runs `fn` on the configured database (opened and migrated, closed after). */
   withStorage<T>(fn: (storage: Storage) => Promise<T>): Promise<T>;
+  /** Runs `fn` with the accounts (tenants, credits, tiers in force) of the configured database, closed after. */
+  withAccounts<T>(fn: (accounts: Accounts, storage: Storage) => Promise<T>): Promise<T>;
 }
 
 /**

@@ -18,6 +18,8 @@ const SHARED_FILES = [
   'runtime/payments.ts',
   'runtime/plugins.ts',
   'cli/main.ts',
+  'cli/payment-commands.ts',
+  'cli/keys.ts',
   'payments/plugin.ts',
 ];
 

@@ -1,6 +1,7 @@
 import { configSection } from '../../../core/config.js';
 import type { NotaryPlugin } from '../../plugin.js';
 import { addMppCommands } from './cli.js';
+import { addPartyCommands } from './party-commands.js';
 import { mppConfigFragment } from './config.js';
 import { MPP_ERROR_CODES } from './errors.js';
 import { mppPartiesMigration } from './migrations.js';
@@ -48,5 +49,8 @@ export const mppPlugin: NotaryPlugin = {
     enabled: (config) => configSection(config, mppConfigFragment).enabled,
     build: (deps) => mppMode({ config: configSection(deps.config, mppConfigFragment), accounts: deps.accounts, parties: new Parties(deps.storage.db) }),
   },
-  cli: (program) => addMppCommands(program),
+  cli: (program, context) => {
+    addMppCommands(program);
+    addPartyCommands(program, context);
+  },
 };
