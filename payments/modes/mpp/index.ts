@@ -1,5 +1,5 @@
 import { configSection } from '../../../core/config.js';
-import type { NotaryPlugin } from '../../plugin.js';
+import { pluginService, type NotaryPlugin } from '../../plugin.js';
 import { addMppCommands } from './cli.js';
 import { addPartyCommands } from './party-commands.js';
 import { mppConfigFragment } from './config.js';
@@ -38,6 +38,9 @@ export { Parties, parsePublicKey, type PartyKey, type PartyKeyListing, type Veri
 export { equalShares, formatShare, parseShare, SHARE_PATTERN, SHARE_SCALE, splitCredits } from './shares.js';
 export { mppConfigFragment, mppModeSchema, type MppSettings } from './config.js';
 export { MPP_ERROR_CODES } from './errors.js';
+
+/** The runtime's party keys (tenants' registered Ed25519 keys): what `notary parties` and the dashboard manage. */
+export const mppParties = pluginService('mpp-parties', ({ storage }) => new Parties(storage.db));
 
 /** `Authorization: MPP envelope=...`: several parties (tenants with Ed25519 keys) share one call. */
 export const mppPlugin: NotaryPlugin = {
