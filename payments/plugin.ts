@@ -9,6 +9,7 @@ import type { Accounts } from './accounts.js';
 import type { Catalog } from './catalog.js';
 import type { PaymentMode } from './mode.js';
 import type { ResponseExtension } from './paid-call.js';
+import type { ResponseMember } from './response-members.js';
 
 export type PluginLog = (level: 'info' | 'warn', message: string) => void;
 
@@ -113,6 +114,8 @@ export interface NotaryPlugin {
   startupCheck?(config: NotaryConfig, log: PluginLog): Promise<void>;
   /** Whether what the plug-in depends on answers (GET /readyz lists it under the plug-in's name); only when enabled. */
   readiness?(config: NotaryConfig, storage: Storage): Promise<boolean>;
+  /** The members its mode or extension adds to paid 200 bodies, with their JSON Schema (the OpenAPI document's). */
+  readonly responseMembers?: readonly ResponseMember[];
   /** Members the plug-in layers on paid responses (e.g. a signed receipt), from its services. */
   extensions?(services: PluginServices): readonly ResponseExtension[];
   /**

@@ -20,6 +20,8 @@ const SHARED_FILES = [
   'api/index.ts',
   'api/app.ts',
   'api/plugin-routes.ts',
+  'api/paid/schemas.ts',
+  'api/paid/context.ts',
   'api/dashboard/deps.ts',
   'cli/serve.ts',
   'runtime/plugins.ts',

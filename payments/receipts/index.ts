@@ -14,6 +14,7 @@ import { ReceiptKeyring } from './keyring.js';
 import { ReceiptLog } from './log.js';
 import { signedReceiptExtension } from './extension.js';
 import { receiptRoutes } from './routes.js';
+import { RECEIPT_RESPONSE_MEMBERS } from './response-members.js';
 
 export { receiptsConfigFragment, type ReceiptsConfig } from './config.js';
 export { RECEIPT_ERROR_CODES } from './errors.js';
@@ -98,6 +99,7 @@ export const receiptsPlugin: NotaryPlugin = {
   name: 'receipts',
   config: [receiptsConfigFragment],
   errors: RECEIPT_ERROR_CODES,
+  responseMembers: RECEIPT_RESPONSE_MEMBERS,
   migrations: { '0014_receipt_log': receiptLogMigration },
   cli: addReceiptsCommands,
   extensions: (services) => [signedReceiptExtension(() => services(signedReceipts))],

@@ -5,6 +5,7 @@ import { addPartyCommands } from './party-commands.js';
 import { mppConfigFragment } from './config.js';
 import { MPP_ERROR_CODES } from './errors.js';
 import { mppPartiesMigration } from './migrations.js';
+import { MPP_RESPONSE_MEMBERS } from './response-members.js';
 import { mppMode } from './mode.js';
 import { Parties } from './parties.js';
 
@@ -47,6 +48,7 @@ export const mppPlugin: NotaryPlugin = {
   name: 'mpp',
   config: [mppConfigFragment],
   errors: MPP_ERROR_CODES,
+  responseMembers: MPP_RESPONSE_MEMBERS,
   migrations: { '0016_mpp_parties': mppPartiesMigration },
   mode: {
     enabled: (config) => configSection(config, mppConfigFragment).enabled,
