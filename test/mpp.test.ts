@@ -7,9 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../core/config.js';
 import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
 import { toBase64Url } from '../payments/crypto/encoding.js';
-import { buildEnvelope, encodeEnvelope, equalShares, mppParties, mppPayerId, signEnvelope, type Envelope, type PartySigner } from '../payments/modes/mpp/index.js';
+import {
+  buildEnvelope,
+  encodeEnvelope,
+  equalShares,
+  mppParties,
+  mppPayerId,
+  signEnvelope,
+  type Envelope,
+  type PartySigner,
+} from '../payments/modes/mpp/index.js';
 import { requestFingerprint } from '../payments/paid-call.js';
-import { parseJwks, signedReceipts, verifyReceipt } from '../payments/receipts/index.js';
+import { signedReceipts, verifyReceipt } from '../payments/receipts/index.js';
+import { parseJwks } from '../payments/crypto/index.js';
 import type { Tenant } from '../storage/schema.js';
 import { apiTestConfig, startApi, type ApiHarness } from './support/app.js';
 import { storageBackends } from './support/backends.js';

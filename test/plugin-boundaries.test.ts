@@ -109,3 +109,9 @@ describe('shared files name no plug-in', () => {
     expect(pluginNamesIn(readFileSync(path.join(repoRoot, file), 'utf8'))).toEqual([]);
   });
 });
+
+describe('each plug-in exports its own', () => {
+  it('payments/receipts/ relays none of payments/crypto/ (the modes import the primitives from there)', () => {
+    expect(readFileSync(path.join(repoRoot, 'payments/receipts/index.ts'), 'utf8')).not.toMatch(/from '\.\.\/crypto\//);
+  });
+});

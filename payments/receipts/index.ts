@@ -18,8 +18,6 @@ import { RECEIPT_RESPONSE_MEMBERS } from './response-members.js';
 
 export { receiptsConfigFragment, type ReceiptsConfig } from './config.js';
 export { RECEIPT_ERROR_CODES } from './errors.js';
-// The receipts' public interface still carries the shared primitives its callers verify with (payments/crypto/).
-export * from '../crypto/index.js';
 export * from './audit.js';
 export * from './checkpoint.js';
 export * from './extension.js';
