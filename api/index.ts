@@ -15,4 +15,4 @@ export { buildFacilitatorApp, type FacilitatorAppDeps } from './facilitator.js';
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody } from './routes/search.js';
 export { extractBodySchema, extractRoute } from './routes/extract.js';
-export { MAX_LOG_ENTRIES, receiptPublicRoutes, receiptRoutes, type ReceiptRoutesOptions } from './routes/receipts.js';
+export { pluginPublicRoutes } from './plugin-routes.js';

@@ -9,7 +9,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { newRequestSalt, openReceipts, type NotaryReceipt, type Receipts } from '../payments/receipts/index.js';
+import { openReceipts, type NotaryReceipt, type Receipts } from '../payments/receipts/index.js';
+import { newRequestSalt } from '../payments/crypto/index.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { gitCommit, loadAverage, machineInfo } from './perf/machine.js';

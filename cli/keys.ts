@@ -1,24 +1,6 @@
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
-import { Runtime, type Tenant } from '../runtime/index.js';
-
-/** The tenant of this name, created (with --credits and --tier) when new, else granted --credits more; said on stderr. */
-export async function tenantFromOptions(ctx: Runtime, opts: { tenant: string; credits?: number; tier?: string }): Promise<Tenant> {
-  const existing = (await ctx.accounts.listTenants()).find((t) => t.name === opts.tenant);
-  if (!existing) {
-    const tenant = await ctx.accounts.createTenant(opts.tenant, {
-      ...(opts.tier ? { tier: opts.tier } : {}),
-      ...(opts.credits !== undefined ? { credits: opts.credits } : {}),
-    });
-    process.stderr.write(`created tenant ${tenant.name} (${tenant.id}), tier ${tenant.tier}, ${tenant.credits} credits\n`);
-    return tenant;
-  }
-  if (opts.credits !== undefined && opts.credits > 0) {
-    const { balance } = await ctx.accounts.grantCredits(existing.id, opts.credits, 'cli_grant');
-    process.stderr.write(`granted ${opts.credits} credits to ${existing.name}: balance ${balance}\n`);
-  }
-  return existing;
-}
+import { Runtime } from '../runtime/index.js';
 
 export async function keysCreateCommand(
   cfg: NotaryConfig,
@@ -26,7 +8,7 @@ export async function keysCreateCommand(
 ): Promise<void> {
   const ctx = await Runtime.open(cfg);
   try {
-    const tenant = await tenantFromOptions(ctx, opts);
+    const tenant = await ctx.accounts.tenantFromOptions(opts);
     const created = await ctx.accounts.createKey(tenant.id, opts.name);
     process.stderr.write(`created key ${created.record.id} for ${tenant.name}; it is shown once, store it now:\n`);
     process.stdout.write(`${created.key}\n`);

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
-import { registeredPlugins } from '../runtime/plugins.js';
-import { addPaymentBooksCommands, addPaymentModeCommands, MCP_PAYMENT_HELP, pluginCliContext } from './payment-commands.js';
+import { registeredIndexBackends, registeredPlugins } from '../runtime/plugins.js';
+import { addFacilitatorCommand } from './facilitator-command.js';
+import { MCP_PAYMENT_HELP } from './mcp-help.js';
+import { addPaymentBooksCommands, pluginCliContext } from './payment-commands.js';
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a positive integer');
@@ -50,6 +52,7 @@ function configFrom(global: GlobalOptions, overrides: ConfigInput = {}): NotaryC
 export function buildProgram(): Command {
   const program = new Command();
   const configOf = (overrides: ConfigInput = {}) => configFrom(program.opts<GlobalOptions>(), overrides);
+  const pluginContext = pluginCliContext(configOf);
   program
     .name('notary')
     .description('Self-hosted web search and page-extraction API: crawl, index, rerank, serve.')
@@ -171,8 +174,6 @@ export function buildProgram(): Command {
       await adminListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
-  addPaymentModeCommands(program, configOf);
-
   program
     .command('search')
     .description('search the local index from the terminal')
@@ -253,13 +254,8 @@ export function buildProgram(): Command {
       const { indexRebuildCommand } = await import('./index-admin.js');
       await indexRebuildCommand(configFrom(program.opts<GlobalOptions>()));
     });
-  index
-    .command('search-key')
-    .description('Meilisearch: create (once) and print the search-only key for API nodes (needs the master or an admin key)')
-    .action(async () => {
-      const { indexSearchKeyCommand } = await import('./index-admin.js');
-      await indexSearchKeyCommand(configFrom(program.opts<GlobalOptions>()));
-    });
+  // Each index backend adds its own commands under `notary index`.
+  for (const backend of registeredIndexBackends()) backend.cli?.(index, pluginContext);
 
   program
     .command('mcp')
@@ -286,8 +282,8 @@ export function buildProgram(): Command {
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  addFacilitatorCommand(program, configOf);
   addPaymentBooksCommands(program, configOf);
-  const pluginContext = pluginCliContext(configOf);
   for (const plugin of registeredPlugins()) plugin.cli?.(program, pluginContext);
 
   return program;

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { buildApp, receiptPublicRoutes } from '../api/index.js';
+import { buildApp, pluginPublicRoutes } from '../api/index.js';
 import { ApiMetrics } from '../api/metrics.js';
 import { modelRunners, serveWorkers, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
@@ -14,8 +14,8 @@ const RECONCILE_EVERY_MS = 30_000;
 /** The app `notary serve` listens with, from an open runtime (also what scripts/openapi.ts documents). */
 export async function buildServeApp(ctx: Runtime, options: { logger?: object } = {}) {
   const cfg = ctx.config;
-  // Opened before listening: a broken key file or a rewritten log stops the start, with the reason.
-  const receipts = await ctx.receipts();
+  // The plug-ins made ready before listening: a broken receipt key file or a rewritten log stops the start, with the reason.
+  const said = await ctx.pluginsServing();
   const reranker = await ctx.reranker();
   const opened = await ctx.dense();
   const dense = opened.dense;
@@ -29,7 +29,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
     search: pipeline,
     extract: ctx.extract(),
     pricing: () => ctx.pricing,
-    publicRoutes: [receiptPublicRoutes(receipts)],
+    publicRoutes: [pluginPublicRoutes(await ctx.pluginRoutes())],
     dashboard: ctx,
     ...(options.logger ? { logger: options.logger } : {}),
     metrics: new ApiMetrics({ pages: () => ctx.pages.counts() }),
@@ -49,7 +49,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
       };
     },
   });
-  return { app, receipts, reranker, dense, pipeline };
+  return { app, said, reranker, dense, pipeline };
 }
 
 /**
@@ -72,7 +72,7 @@ async function servePrimary(cfg: NotaryConfig, workers: number): Promise<void> {
   // Opened before forking: migrations run once, the receipt keys are made once.
   const ctx = await Runtime.open(cfg);
   await ctx.waitForStores();
-  await ctx.receipts();
+  await ctx.pluginsServing();
   let stopping = false;
   const listened = new Set<number>();
   const fork = () => {
@@ -187,7 +187,7 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     await ctx.close().catch(() => undefined);
     throw err;
   }
-  const { app, receipts, reranker, pipeline } = await buildServeApp(ctx, { logger: serverLoggerOptions(cfg.log_level) });
+  const { app, said, reranker, pipeline } = await buildServeApp(ctx, { logger: serverLoggerOptions(cfg.log_level) });
   await ctx.checkPaymentSetup();
   let background: { stop(): Promise<void> } | null = null;
   const shutdown = async (signal: string) => {
@@ -210,10 +210,7 @@ async function serveProcess(cfg: NotaryConfig, role: { background: boolean }): P
     throw listenFailure(err, cfg);
   }
   if (cluster.isWorker) process.send?.({ notary: 'listening' });
-  app.log.info(
-    `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
-      `log ${receipts.settings.origin} with ${await receipts.log.treeSize()} receipts`,
-  );
+  for (const line of said) app.log.info(line);
   // The index's in-memory structures are made now rather than at the first searches (those rank without them meanwhile).
   ctx.index.warm?.().catch((err: unknown) => app.log.warn(`index warm-up failed: ${(err as Error).message}`));
   const counts = await ctx.pages.counts();

@@ -110,6 +110,20 @@ export function registerErrorCodes<T extends Record<string, ErrorEntry>>(table: 
   return table;
 }
 
+/**
+ * Lists these plug-ins' codes first, in this order (their plug-ins' registration order), whatever order their modules
+ * were loaded in: the registry, problem listings and the OpenAPI document do not depend on import order.
+ */
+export function orderPluginErrorCodes(codes: readonly string[]): void {
+  const entries = new Map(pluginCodes);
+  pluginCodes.clear();
+  for (const code of codes) {
+    const entry = entries.get(code);
+    if (entry) pluginCodes.set(code, entry);
+  }
+  for (const [code, entry] of entries) if (!pluginCodes.has(code)) pluginCodes.set(code, entry);
+}
+
 /** The entry of a registered code; a code no plug-in registered is a programming error. */
 export function errorEntry(code: ErrorCode): ErrorEntry {
   const entry = (errorCodes as Record<string, ErrorEntry>)[code] ?? pluginCodes.get(code);

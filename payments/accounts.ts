@@ -135,6 +135,30 @@ export class Accounts {
     return tenant;
   }
 
+  /**
+   * The tenant a command names with `--tenant` (`--credits`, `--tier`): created when new, granted the credits when it
+   * exists (`notary keys create`, `notary parties add-key`). What it did is told to `say` (standard error).
+   */
+  async tenantFromOptions(
+    opts: { tenant: string; credits?: number; tier?: string },
+    say: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  ): Promise<Tenant> {
+    const existing = (await this.listTenants()).find((t) => t.name === opts.tenant);
+    if (!existing) {
+      const tenant = await this.createTenant(opts.tenant, {
+        ...(opts.tier ? { tier: opts.tier } : {}),
+        ...(opts.credits !== undefined ? { credits: opts.credits } : {}),
+      });
+      say(`created tenant ${tenant.name} (${tenant.id}), tier ${tenant.tier}, ${tenant.credits} credits`);
+      return tenant;
+    }
+    if (opts.credits !== undefined && opts.credits > 0) {
+      const { balance } = await this.grantCredits(existing.id, opts.credits, 'cli_grant');
+      say(`granted ${opts.credits} credits to ${existing.name}: balance ${balance}`);
+    }
+    return existing;
+  }
+
   async listTenants(): Promise<Tenant[]> {
     return this.repository.listTenants();
   }

@@ -34,13 +34,6 @@ export interface RateLimitSubject {
   tier: string;
 }
 
-/** A settled share of the charge, one per paying party (MPP); the receipts add up to credits_used. */
-export interface PartyReceipt {
-  party: string;
-  credits: number;
-  share: string;
-}
-
 /** What a settled call adds to its response. */
 export interface Settlement {
   /** Never more than the quote: the gate refuses a settlement that says otherwise. */
@@ -60,8 +53,11 @@ export interface SettleContext {
  * release is called.
  */
 export interface PaymentAuthorization {
-  /** Per-party shares of the price (MPP), known before the charge so the response and its receipt can list them. */
-  receipts?: PartyReceipt[];
+  /**
+   * Members the mode adds to the response (e.g. each paying party's share of the price), known before the charge so
+   * the response and its receipt can list them; their schema is the plug-in's `responseMembers`.
+   */
+  members?: Readonly<Record<string, unknown>>;
   /** The mode's responses repeat the result list as `facts` (the interface's name for it in pay-per-call examples). */
   facts?: boolean;
   /** A test call: served as usual, settled for 0 credits, its response marked `test: true`. */

@@ -45,7 +45,7 @@ export class PaidCall {
       body = presenter.body(result, {
         creditsUsed: this.test ? 0 : this.price.credits,
         rateLimit: this.admission.rateLimit.decision,
-        receipts: this.authorization.receipts,
+        members: this.authorization.members,
         facts,
         test: this.test,
       });

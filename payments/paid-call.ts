@@ -3,7 +3,6 @@ import { NotaryError } from '../core/errors.js';
 import {
   singleHeader,
   type AuthenticatedPayer,
-  type PartyReceipt,
   type PaymentAuthorization,
   type PaymentChallenge,
   type PaymentCredential,
@@ -88,7 +87,8 @@ export interface Admission {
 export interface PaidResponseContext {
   creditsUsed: number;
   rateLimit: RateLimitDecision;
-  receipts: PartyReceipt[] | undefined;
+  /** The mode's members (PaymentAuthorization.members). */
+  members: Readonly<Record<string, unknown>> | undefined;
   facts: boolean;
   /** A test call (sk_test_ key): served as usual, nothing charged. */
   test: boolean;

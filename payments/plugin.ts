@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
 import { registerConfigFragments, type ConfigFragment, type NotaryConfig } from '../core/config.js';
-import { registerErrorCodes, type ErrorEntry } from '../core/errors.js';
+import { orderPluginErrorCodes, registerErrorCodes, type ErrorEntry } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import { registerMigrations, type MigrationFactory } from '../storage/migrations.js';
 import type { Database } from '../storage/schema.js';
 import type { Accounts } from './accounts.js';
 import type { Catalog } from './catalog.js';
 import type { PaymentMode } from './mode.js';
+import type { ResponseExtension } from './paid-call.js';
+import type { ResponseMember } from './response-members.js';
 
 export type PluginLog = (level: 'info' | 'warn', message: string) => void;
 
@@ -41,6 +43,51 @@ export interface PluginCliContext {
   config(): NotaryConfig;
   /** Runs `fn` on the configured database (opened and migrated, closed after). */
   withStorage<T>(fn: (storage: Storage) => Promise<T>): Promise<T>;
+  /** Runs `fn` with the accounts (tenants, credits, tiers in force) of the configured database, closed after. */
+  withAccounts<T>(fn: (accounts: Accounts, storage: Storage) => Promise<T>): Promise<T>;
+}
+
+/** What a plug-in's services are made from. */
+export interface PluginServiceDeps {
+  config: NotaryConfig;
+  storage: Storage;
+}
+
+/**
+ * A part of a plug-in that other parts of the service use (a repository, the receipt log): made once per runtime, on
+ * first use, by `Runtime.service`. The plug-in exports it; the code that needs it imports it from the plug-in, so
+ * the shared code (the runtime) holds it without naming it.
+ */
+export interface PluginService<T> {
+  readonly name: string;
+  create(deps: PluginServiceDeps): T;
+}
+
+export function pluginService<T>(name: string, create: (deps: PluginServiceDeps) => T): PluginService<T> {
+  return { name, create };
+}
+
+/** The runtime's services of the registered plug-ins, each made once. */
+export type PluginServices = <T>(service: PluginService<T>) => T;
+
+/** What a plug-in's public route answers: a JSON value, or a string of `type`, with its headers. */
+export interface PluginReply {
+  body: unknown;
+  /** A media type to send `body` as (a string); without it the body goes as JSON. */
+  type?: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A public HTTP route of a plug-in, without any HTTP framework: api/ serves it (and documents its schema in the
+ * OpenAPI document). Bad input throws a NotaryError, answered as a problem.
+ */
+export interface PluginRoute {
+  readonly method: 'GET';
+  readonly url: string;
+  /** JSON Schema of the route as Fastify and the OpenAPI document read it (summary, tags, querystring). */
+  readonly schema: Readonly<Record<string, unknown>>;
+  handle(request: { query: Readonly<Record<string, string | undefined>> }): Promise<PluginReply>;
 }
 
 /**
@@ -67,6 +114,17 @@ export interface NotaryPlugin {
   startupCheck?(config: NotaryConfig, log: PluginLog): Promise<void>;
   /** Whether what the plug-in depends on answers (GET /readyz lists it under the plug-in's name); only when enabled. */
   readiness?(config: NotaryConfig, storage: Storage): Promise<boolean>;
+  /** The members its mode or extension adds to paid 200 bodies, with their JSON Schema (the OpenAPI document's). */
+  readonly responseMembers?: readonly ResponseMember[];
+  /** Members the plug-in layers on paid responses (e.g. a signed receipt), from its services. */
+  extensions?(services: PluginServices): readonly ResponseExtension[];
+  /**
+   * Made ready before `notary serve` listens (a broken key file stops the start with its reason); returns the lines
+   * logged once it listens.
+   */
+  serving?(services: PluginServices): Promise<readonly string[]>;
+  /** Its public HTTP routes (e.g. the receipt log's proofs), made ready before serving. */
+  routes?(services: PluginServices): Promise<readonly PluginRoute[]>;
   /** The plug-in's charges for `notary payments list` (only those of `mode` when given). */
   ledger?(db: Kysely<Database>, options: { mode?: string }): Promise<LedgerRow[]>;
 }
@@ -86,6 +144,7 @@ export function registerPlugins(list: readonly NotaryPlugin[]): readonly NotaryP
     if (plugin.migrations) registerMigrations(plugin.migrations);
     registered.push(plugin);
   }
+  orderPluginErrorCodes(registered.flatMap((plugin) => Object.keys(plugin.errors ?? {})));
   return list;
 }
 

@@ -6,11 +6,12 @@ import { receiptsPlugin } from './receipts/index.js';
 
 /**
  * The registered plug-ins: one line each. The order is the payment modes' order (their challenges in a 401/402, the
- * modes named by ambiguous_credentials). Importing this module registers them.
+ * modes named by ambiguous_credentials) and the order of their error codes in the registry and the OpenAPI document.
+ * Importing this module registers them.
  */
 export const PLUGINS = registerPlugins([
   apiKeyPlugin,
+  receiptsPlugin,
   mppPlugin,
   x402Plugin,
-  receiptsPlugin,
 ]);

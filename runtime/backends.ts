@@ -1,16 +1,6 @@
-import BetterSqlite3 from 'better-sqlite3';
-import path from 'node:path';
 import type { NotaryConfig } from '../core/config.js';
-import { endpointOf, waitAtStart } from '../core/start-wait.js';
-import { MeilisearchConnection } from '../indexer/backends/meilisearch/connection.js';
-import { MeilisearchSearchIndex } from '../indexer/backends/meilisearch/search-index.js';
-import { MeilisearchVectorIndex } from '../indexer/backends/meilisearch/vector-index.js';
-import { PostgresSearchIndex } from '../indexer/backends/postgres/search-index.js';
-import { PgVectorIndex } from '../indexer/backends/postgres/vector-index.js';
-import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';
-import type { IndexDoc, PageDoc, SearchIndex } from '../indexer/search-index.js';
-import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
-import type { VectorIndex } from '../indexer/vector-index.js';
+import { indexBackendNamed, type IndexBackend } from '../indexer/backend-plugin.js';
+import type { IndexDoc, PageDoc } from '../indexer/search-index.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import { MemoryRateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
@@ -18,109 +8,13 @@ import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from '../paymen
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
 import type { Storage } from '../storage/db.js';
 import type { Log } from './log.js';
+import './plugins.js'; // the registered index backends
 
-/** The search index of `indexer.backend`, where its vectors go, and what its readiness probe asks. */
-export interface IndexBackend {
-  index: SearchIndex;
-  /** The vector index of an embedding model on this backend (SQL table, pgvector, or Meilisearch's vector store). */
-  vectors(options: { model: string; dimensions: number }): Promise<VectorIndex>;
-  /**
-   * Rebuilds the whole index from the stored passages (and the page-level index from `pages`) without serving a
-   * half-built one.
-   */
-  rebuild(source: AsyncIterable<readonly IndexDoc[]>, onProgress?: (documents: number) => void, pages?: AsyncIterable<readonly PageDoc[]>): Promise<number>;
-  /** A reachability probe for /readyz. */
-  ready(): Promise<boolean>;
-  /** True when opening made the index's tables anew over an older layout: it must be rebuilt from the stored passages. */
-  layoutChanged?: boolean;
-  meilisearch?: MeilisearchConnection;
-}
+export type { IndexBackend } from '../indexer/backend-plugin.js';
 
-export function meilisearchConnection(config: NotaryConfig): MeilisearchConnection {
-  const m = config.indexer.meilisearch;
-  return new MeilisearchConnection({
-    url: m.url ?? 'http://127.0.0.1:7700',
-    apiKey: m.api_key,
-    index: m.index,
-    taskTimeoutMs: m.task_timeout_ms,
-    requestTimeoutMs: m.request_timeout_ms,
-    batchSize: m.batch_size,
-  });
-}
-
-/** HNSW settings of the SQL vector store: its graph is saved beside the SQLite file (PostgreSQL: in data_dir). */
-export function sqlVectorAnn(config: NotaryConfig, storage: Storage, log?: Log): { above: number; directory?: string; log?: (message: string) => void } {
-  const above = config.embeddings.ann_above;
-  const told = log ? { log: (message: string) => log('info', message) } : {};
-  if (!config.embeddings.ann_persist || storage.file === ':memory:') return { above, ...told };
-  return { above, directory: storage.file ? `${storage.file}.hnsw` : path.join(config.data_dir, 'vector-graphs'), ...told };
-}
-
-export async function openIndexBackend(config: NotaryConfig, storage: Storage, log?: Log): Promise<IndexBackend> {
-  const sqlVectors = async (options: { model: string; dimensions: number }) =>
-    new SqlVectorIndex(storage, { ...options, ann: sqlVectorAnn(config, storage, log) });
-  switch (config.indexer.backend) {
-    case 'sqlite-fts5': {
-      // The FTS5 index lives in the SQLite file of the embedded deployment; with PostgreSQL state it gets a file of its own.
-      const fts5Options = {
-        rankingCache: config.search.ranking_cache,
-        pageReader: config.search.parallel_page_ranking,
-        passageReaderAbove: config.search.parallel_passage_ranking_above,
-        memoryRankingUpTo: config.search.memory_ranking_up_to,
-      };
-      const index = storage.sqlite
-        ? new Fts5SearchIndex(storage.sqlite, fts5Options)
-        : new Fts5SearchIndex(new BetterSqlite3(path.join(config.data_dir, 'index.sqlite')), { ownsHandle: true, ...fts5Options });
-      return {
-        index,
-        vectors: sqlVectors,
-        rebuild: async (source, onProgress, pages) => {
-          let n = 0;
-          await index.delete((await index.stats()).documents > 0 ? await allIds(storage) : []);
-          if (pages) {
-            await index.deletePages((await storage.db.selectFrom('pages').select('id').execute()).map((r) => Number(r.id)));
-            for await (const batch of pages) await index.upsertPages(batch);
-          }
-          for await (const batch of source) {
-            await index.upsert(batch);
-            n += batch.length;
-            onProgress?.(n);
-          }
-          return n;
-        },
-        ready: async () => true,
-        layoutChanged: index.rebuilt,
-      };
-    }
-    case 'postgres': {
-      const index = await PostgresSearchIndex.open(storage, { ranking: config.indexer.postgres.ranking });
-      return {
-        index,
-        vectors: (options) => PgVectorIndex.open(storage, options),
-        rebuild: (source, onProgress, pages) => index.rebuild(source, onProgress, pages),
-        ready: async () => true,
-      };
-    }
-    case 'meilisearch': {
-      const connection = meilisearchConnection(config);
-      const url = config.indexer.meilisearch.url ?? '';
-      const index = await waitAtStart(
-        { what: `Meilisearch at ${endpointOf(url)}`, setting: 'indexer.meilisearch.url (NOTARY_MEILISEARCH_URL)', waitMs: config.server.start_wait_ms },
-        () => MeilisearchSearchIndex.open(connection),
-      );
-      return {
-        index,
-        vectors: (options) => MeilisearchVectorIndex.open(connection, storage, options),
-        rebuild: (source, onProgress, pages) => index.rebuild(source, onProgress, pages),
-        ready: () => connection.healthy(),
-        meilisearch: connection,
-      };
-    }
-  }
-}
-
-async function allIds(storage: Storage): Promise<number[]> {
-  return (await storage.db.selectFrom('passages').select('id').execute()).map((r) => Number(r.id));
+/** The search index and vector store of `indexer.backend`: the registered backend of that name opens them. */
+export function openIndexBackend(config: NotaryConfig, storage: Storage, log?: Log): Promise<IndexBackend> {
+  return indexBackendNamed(config.indexer.backend).open({ config, storage, ...(log ? { log } : {}) });
 }
 
 /** The stored passages in id order, in batches, as index documents (what a rebuild writes). */

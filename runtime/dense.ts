@@ -2,7 +2,7 @@ import path from 'node:path';
 import { modelRunners, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
-import { sqlVectorAnn } from './backends.js';
+import { sqlVectorAnn } from '../indexer/sql-vector-store.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { resolveModelFiles } from '../reranker/resolve.js';
 import type { Reranker } from '../reranker/reranker.js';

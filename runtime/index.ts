@@ -21,20 +21,4 @@ export {
 } from './models.js';
 export { installPinnedFrom, pullPinnedModels, type InstallPinnedResult, type PullResult } from './model-fetch.js';
 export { activePins, describeProgress, type DownloadProgress } from '../reranker/index.js';
-// MPP's client-side helpers (key files, envelope building) for `notary mpp`, which needs no database.
-export {
-  MAX_ENVELOPE_LIFETIME_S,
-  authorizationHeader,
-  buildEnvelope,
-  decodeEnvelopeJson,
-  equalShares,
-  formatShare,
-  generatePartyKey,
-  parseShare,
-  readPartyKeyFile,
-  SHARE_PATTERN,
-  writePartyKeyFile,
-  type PartySigner,
-} from '../payments/modes/mpp/index.js';
 export type { Tenant } from '../storage/schema.js';
-export * from './receipts.js';

@@ -1,6 +1,6 @@
 import type { NotaryConfig } from '../core/config.js';
 import type { Catalog } from '../payments/catalog.js';
-import type { PaymentMode } from '../payments/mode.js';
+import type { PaymentMode, ReconcileSummary } from '../payments/mode.js';
 import { PaidCallGate, type ResponseExtension } from '../payments/paid-call.js';
 import type { PaymentModeDeps } from '../payments/plugin.js';
 import { registeredPlugins } from './plugins.js';
@@ -40,4 +40,19 @@ export function buildPaidCallGate(deps: PaidCallGateDeps): PaidCallGate {
     ...(deps.extensions ? { extensions: deps.extensions } : {}),
     onError: (message, err) => deps.log('warn', `${message}${err ? `: ${err instanceof Error ? err.message : String(err)}` : ''}`),
   });
+}
+
+/** Each mode's reconciliation of undecided settlements, added up. */
+export async function reconcileModes(modes: readonly PaymentMode[]): Promise<ReconcileSummary> {
+  const total: ReconcileSummary = { checked: 0, settled: 0, released: 0, pending: 0 };
+  for (const mode of modes) {
+    if (!mode.reconcile) continue;
+    const one = await mode.reconcile();
+    total.checked += one.checked;
+    total.settled += one.settled;
+    total.released += one.released;
+    total.pending += one.pending;
+    if (one.unreachable) total.unreachable = [...(total.unreachable ?? []), ...one.unreachable];
+  }
+  return total;
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../core/config.js';
 import { openSqlite } from '../storage/db.js';
-import { sqlVectorAnn } from './backends.js';
+import { sqlVectorAnn } from '../indexer/sql-vector-store.js';
 import { Runtime } from './runtime.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-runtime-'));

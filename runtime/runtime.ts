@@ -8,10 +8,8 @@ import { PasswordHasher, Sessions, SigninThrottle, SignupLimit, Users } from '..
 import { Accounts } from '../payments/accounts.js';
 import { Catalog, catalogDefaults } from '../payments/catalog.js';
 import type { PaymentMode } from '../payments/mode.js';
-import { Parties } from '../payments/modes/mpp/index.js';
 import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
 import type { Pricing } from '../payments/pricing.js';
-import { openReceipts, receiptSettings, signedReceiptExtension, type Receipts } from '../payments/receipts/index.js';
 import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlUsageRecorder } from '../payments/usage.js';
@@ -33,7 +31,7 @@ import { SharedHostSlots } from '../storage/host-slots.js';
 import { openStorage, type Storage } from '../storage/db.js';
 import { registeredPlugins } from './plugins.js';
 import type { ReconcileSummary } from '../payments/mode.js';
-import type { LedgerRow } from '../payments/plugin.js';
+import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../payments/plugin.js';
 import { PageStore } from '../storage/pages.js';
 import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
@@ -44,7 +42,7 @@ import { openDense, type OpenedDense } from './dense.js';
 import { pinnedEmbedderOf } from './model-fetch.js';
 import { assignScorers, type Scorers } from './scorers.js';
 import { stderrLog, type Log } from './log.js';
-import { buildPaidCallGate, buildPaymentModes, type PaymentModeDeps } from './payments.js';
+import { buildPaidCallGate, buildPaymentModes, reconcileModes, type PaymentModeDeps } from './payments.js';
 
 /** One charge as `notary payments list` shows it. */
 /** One charge in the books (`notary payments list`). */
@@ -101,8 +99,6 @@ export class Runtime {
   readonly users: Users;
   readonly sessions: Sessions;
   readonly seeds: CrawlSeedStore;
-  /** MPP parties: tenants' registered Ed25519 keys. */
-  readonly parties: Parties;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -123,8 +119,12 @@ export class Runtime {
   readonly search: Lazy<Promise<SearchPipeline>>;
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
-  /** Signed receipts: the keyring (created in the data folder at first use) and the receipt log, self-checked. */
-  readonly receipts: Lazy<Promise<Receipts>>;
+  /** The registered plug-ins' services, each made once, at first use (e.g. the receipt log, the party keys). */
+  readonly service: PluginServices = <T>(service: PluginService<T>): T => {
+    if (!this.services.has(service)) this.services.set(service, service.create({ config: this.config, storage: this.storage }));
+    return this.services.get(service) as T;
+  };
+  private readonly services = new Map<PluginService<unknown>, unknown>();
 
   private get modeDeps(): PaymentModeDeps {
     return { config: this.config, accounts: this.accounts, catalog: this.catalog, storage: this.storage, log: this.log };
@@ -169,7 +169,6 @@ export class Runtime {
     this.seeds = new CrawlSeedStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
-    this.parties = new Parties(storage.db);
     this.rateLimits =
       options.rateLimits ??
       (options.sharedRateLimits && config.stores.backend === 'memory' ? new SqlRateLimitStore(storage.db, storage.dialect) : this.stores.rateLimits);
@@ -217,8 +216,7 @@ export class Runtime {
         siteTitles: storedSiteTitles(this.pages),
       }),
     );
-    this.receipts = lazy(() => openReceipts(storage.db, receiptSettings(config)));
-    const extensions: ResponseExtension[] = [signedReceiptExtension(() => this.receipts()), ...(options.extensions ?? [])];
+    const extensions: ResponseExtension[] = [...registeredPlugins().flatMap((plugin) => plugin.extensions?.(this.service) ?? []), ...(options.extensions ?? [])];
     this.paidCallGate = lazy(() =>
       buildPaidCallGate({
         config,
@@ -304,24 +302,27 @@ export class Runtime {
     return options.limit !== undefined ? rows.slice(-options.limit) : rows;
   }
 
-  /** Decides undecided pay-per-call settlements (x402 settles that timed out) from their chain. */
-  async reconcilePayments(): Promise<ReconcileSummary> {
-    const total: ReconcileSummary = { checked: 0, settled: 0, released: 0, pending: 0 };
-    for (const mode of this.paidCallGate().modes) {
-      if (!mode.reconcile) continue;
-      const one = await mode.reconcile();
-      total.checked += one.checked;
-      total.settled += one.settled;
-      total.released += one.released;
-      total.pending += one.pending;
-      if (one.unreachable) total.unreachable = [...(total.unreachable ?? []), ...one.unreachable];
-    }
-    return total;
+  /** Decides undecided pay-per-call settlements (settles that timed out) from their chain. */
+  reconcilePayments(): Promise<ReconcileSummary> {
+    return reconcileModes(this.paidCallGate().modes);
   }
 
   /** Start-up checks of the plug-ins that need the network (e.g. a token's decimals on chain); throws invalid_config. */
   async checkPaymentSetup(): Promise<void> {
     for (const plugin of registeredPlugins()) await plugin.startupCheck?.(this.config, this.log);
+  }
+
+  /**
+   * Makes the plug-ins ready to serve (a broken receipt key file stops the start, with its reason); returns what they
+   * say once the server listens.
+   */
+  async pluginsServing(): Promise<string[]> {
+    return (await Promise.all(registeredPlugins().map((plugin) => plugin.serving?.(this.service) ?? []))).flat();
+  }
+
+  /** The plug-ins' public HTTP routes (api/ serves them). */
+  async pluginRoutes(): Promise<PluginRoute[]> {
+    return (await Promise.all(registeredPlugins().map((plugin) => plugin.routes?.(this.service) ?? []))).flat();
   }
 
   /** Whether every dependency answers: the database, the index backend, the shared stores (GET /readyz). */
@@ -342,9 +343,9 @@ export class Runtime {
   }
 
   /**
-   * For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis) to
-   * answer and fails with the setting to fix. PostgreSQL and Meilisearch are waited for when the runtime opens; a
-   * runtime without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
+   * For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis) to answer and fails with the
+   * setting to fix. PostgreSQL and the index backend's server are waited for when the runtime opens; a runtime
+   * without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
    */
   async waitForStores(): Promise<void> {
     const url = this.config.stores.backend === 'redis' ? this.config.stores.redis_url : undefined;
@@ -354,7 +355,7 @@ export class Runtime {
     });
   }
 
-  /** Rebuilds the search index from the stored passages (Meilisearch: a staging index swapped in; PostgreSQL: one transaction). */
+  /** Rebuilds the search index from the stored passages (each backend swaps in a complete one: a staging index, a transaction). */
   rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
     return this.backend.rebuild(storedPassages(this.storage), onProgress, storedPages(this.storage));
   }

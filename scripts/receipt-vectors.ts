@@ -10,28 +10,30 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { apiKeyChecksum, API_KEY_PREFIX, TEST_API_KEY_PREFIX } from '../payments/api-keys.js';
 import {
-  canonicalJson,
   formatCheckpointText,
-  formatSignature,
   formatVerifierKey,
-  jwkThumbprint,
   leafHash,
-  publicKeyFromSeed,
   receiptLeaf,
   receiptSigningInput,
+  signNote,
+  type NotaryReceipt,
+  type UnsignedReceipt,
+} from '../payments/receipts/index.js';
+import {
+  canonicalJson,
+  formatSignature,
+  jwkThumbprint,
+  publicKeyFromSeed,
   requestDigest,
   responseDigest,
   saltedRequestDigest,
   REQUEST_SALT_MEMBER,
   signBytes,
-  signNote,
   toBase64,
   toBase64Url,
   toHex,
   fromHex,
-  type NotaryReceipt,
-  type UnsignedReceipt,
-} from '../payments/receipts/index.js';
+} from '../payments/crypto/index.js';
 import { referenceConsistency, referenceMth, referencePath } from '../testkit/merkle-reference.js';
 
 const out = path.resolve(import.meta.dirname, '../spec/vectors');

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { allEnvBindings, loadConfig } from '../core/config.js';
-import '../payments/plugins.js'; // the plug-ins' environment variables
+import '../runtime/plugins.js'; // the plug-ins' and index backends' environment variables
 import { repoRoot } from '../testkit/components.js';
 
 /**

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../cli/main.js';
 import { allEnvBindings } from '../core/config.js';
 import { allErrorCodes } from '../core/errors.js';
-import '../payments/plugins.js'; // the plug-ins' codes and settings belong to the registry too
+import '../runtime/plugins.js'; // the plug-ins' and index backends' codes and settings belong to the registry too
 import { repoRoot } from '../testkit/cli.js';
 import { configKeys, documentedKeys } from './support/config-keys.js';
 

@@ -7,9 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../core/config.js';
 import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
 import { toBase64Url } from '../payments/crypto/encoding.js';
-import { buildEnvelope, encodeEnvelope, equalShares, mppPayerId, signEnvelope, type Envelope, type PartySigner } from '../payments/modes/mpp/index.js';
+import {
+  buildEnvelope,
+  encodeEnvelope,
+  equalShares,
+  mppParties,
+  mppPayerId,
+  signEnvelope,
+  type Envelope,
+  type PartySigner,
+} from '../payments/modes/mpp/index.js';
 import { requestFingerprint } from '../payments/paid-call.js';
-import { parseJwks, verifyReceipt } from '../payments/receipts/index.js';
+import { signedReceipts, verifyReceipt } from '../payments/receipts/index.js';
+import { parseJwks } from '../payments/crypto/index.js';
 import type { Tenant } from '../storage/schema.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import { storageBackends } from './support/backends.js';
@@ -46,7 +56,7 @@ describe.each(backends)('MPP on $name', (backend) => {
     const name = `${label}-${++partyCount}`;
     const tenant = await api.runtime.accounts.createTenant(name, { credits, tier });
     const seed = new Uint8Array(randomBytes(32));
-    const { key } = await api.runtime.parties.addKey(tenant, toBase64Url(publicKeyFromSeed(seed)));
+    const { key } = await api.runtime.service(mppParties).addKey(tenant, toBase64Url(publicKeyFromSeed(seed)));
     return { name, tenant, seed, kid: key.kid };
   };
 
@@ -134,7 +144,7 @@ describe.each(backends)('MPP on $name', (backend) => {
     const [a, b, c] = [await party('fa', 20), await party('fb', 20), await party('fc', 20)] as [Party, Party, Party];
     const poor = await party('poor', 0);
     const revoked = await party('revoked', 20);
-    await api.runtime.parties.revokeKey(revoked.kid);
+    await api.runtime.service(mppParties).revokeKey(revoked.kid);
     const extra = [await party('fd', 20), await party('fe', 20)];
     const everyone = [a, b, c, poor, revoked, ...extra];
     const body = JSON.stringify({ query: 'analyze', depth: 1 });
@@ -244,7 +254,7 @@ describe.each(backends)('MPP on $name', (backend) => {
       { party: b.name, credits: 1, share: '0.3' },
     ]);
     expect(json.notary_receipt).toMatchObject({ claim: 'search_call_consumed', credits: 2, request_id: res.headers['x-request-id'] });
-    const { keyring, log } = await api.runtime.receipts();
+    const { keyring, log } = await api.runtime.service(signedReceipts);
     const keys = parseJwks(keyring.jwks());
     const verified = verifyReceipt({ receipt: json.notary_receipt, keys, responseBody: json, requestBody: new TextEncoder().encode(body) });
     expect(verified.checks.filter((check) => check.ok !== true)).toEqual([]);
@@ -311,7 +321,7 @@ describe.each(backends)('MPP on $name', (backend) => {
         idempotencyKey: `${payerId}:k-crash`,
       },
       async (trx) => {
-        await api.runtime.parties.repository.claimNonce(trx, { nonce: env.nonce, env_id: env.env_id, request_id: 'req_crashed', expires_at: new Date(Date.parse(env.expires)).toISOString() });
+        await api.runtime.service(mppParties).repository.claimNonce(trx, { nonce: env.nonce, env_id: env.env_id, request_id: 'req_crashed', expires_at: new Date(Date.parse(env.expires)).toISOString() });
       },
     );
     expect(charged.ok).toBe(true);

@@ -16,8 +16,19 @@ const SHARED_FILES = [
   'storage/migrations.ts',
   'storage/db.ts',
   'runtime/payments.ts',
+  'runtime/runtime.ts',
+  'runtime/index.ts',
+  'api/index.ts',
+  'api/app.ts',
+  'api/plugin-routes.ts',
+  'api/paid/schemas.ts',
+  'api/paid/context.ts',
+  'api/dashboard/deps.ts',
+  'cli/serve.ts',
   'runtime/plugins.ts',
   'cli/main.ts',
+  'cli/payment-commands.ts',
+  'cli/keys.ts',
   'payments/plugin.ts',
 ];
 
@@ -35,6 +46,54 @@ export function pluginNamesIn(source: string): string[] {
     .map(({ line, index }) => `${index + 1}: ${line.trim()}`);
 }
 
+/**
+ * The files that loop over the registered index backends (indexer/backends/plugins.ts): a backend named here would
+ * mean that adding or removing one edits shared files again. `postgres` alone is also the storage driver (shared), so
+ * the backend is matched where it is one: `indexer.postgres`, a comparison of `backend`, its folder.
+ */
+const BACKEND_SHARED_FILES = [
+  ...SHARED_FILES,
+  'storage/frontier.ts',
+  'runtime/backends.ts',
+  'runtime/runtime.ts',
+  'runtime/index.ts',
+  'runtime/dense.ts',
+  'cli/index-admin.ts',
+  'indexer/backend-plugin.ts',
+  'indexer/sql-vector-store.ts',
+];
+
+const BACKEND_NAMES =
+  /meilisearch|\bfts5\b|pgvector|\bPgVector|indexer\W{1,4}postgres|backend\s*(?:===|!==)\s*['"`]postgres|backends\/(?:fts5|postgres|meilisearch)/i;
+
+/**
+ * Backend names in code (comments may say which engine a shared setting was measured on, e.g. that core/text.ts stems
+ * as FTS5's tokenizer does).
+ */
+export function backendNamesIn(source: string): string[] {
+  return source
+    .split('\n')
+    .map((line, index) => ({ line, index }))
+    .filter(({ line }) => !/^\s*(?:\*|\/\*|\/\/)/.test(line) && BACKEND_NAMES.test(line.replace(/\/\/.*$/, '')))
+    .map(({ line, index }) => `${index + 1}: ${line.trim()}`);
+}
+
+describe('shared files name no index backend', () => {
+  it('finds a backend name when one is written (the check can fail)', () => {
+    expect(backendNamesIn("if (cfg.indexer.backend === 'meilisearch') {}")).toHaveLength(1);
+    expect(backendNamesIn("import { Fts5SearchIndex } from '../indexer/backends/fts5/search-index.js';")).toHaveLength(1);
+    expect(backendNamesIn("case 'postgres': return PgVectorIndex.open(storage, options);")).toHaveLength(1);
+    expect(backendNamesIn("if (config.indexer.backend !== 'postgres') return;")).toHaveLength(1);
+    expect(backendNamesIn('const ranking = cfg.indexer.postgres.ranking;')).toHaveLength(1);
+    expect(backendNamesIn("if (cfg.storage.driver === 'postgres') {}")).toEqual([]);
+    expect(backendNamesIn(' * ranked as FTS5 ranks (measured on Meilisearch too)')).toEqual([]);
+  });
+
+  it.each(BACKEND_SHARED_FILES)('%s', (file) => {
+    expect(backendNamesIn(readFileSync(path.join(repoRoot, file), 'utf8'))).toEqual([]);
+  });
+});
+
 describe('shared files name no plug-in', () => {
   it('finds a plug-in name when one is written (the check can fail)', () => {
     expect(pluginNamesIn("if (config.payments.modes.x402.enabled) {}")).toHaveLength(1);
@@ -48,5 +107,11 @@ describe('shared files name no plug-in', () => {
 
   it.each(SHARED_FILES)('%s', (file) => {
     expect(pluginNamesIn(readFileSync(path.join(repoRoot, file), 'utf8'))).toEqual([]);
+  });
+});
+
+describe('each plug-in exports its own', () => {
+  it('payments/receipts/ relays none of payments/crypto/ (the modes import the primitives from there)', () => {
+    expect(readFileSync(path.join(repoRoot, 'payments/receipts/index.ts'), 'utf8')).not.toMatch(/from '\.\.\/crypto\//);
   });
 });

@@ -4,12 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../payments/plugins.js'; // the registered plug-ins' migrations
 import {
-  newRequestSalt,
   openCheckpoint,
   openReceipts,
   parseVerifierKey,
   receiptLeafHash,
-  toBase64,
   verifyConsistency,
   verifyInclusion,
   type LogCheckpoint,
@@ -17,6 +15,7 @@ import {
   type ReceiptSettings,
   type Receipts,
 } from '../payments/receipts/index.js';
+import { newRequestSalt, toBase64 } from '../payments/crypto/index.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 

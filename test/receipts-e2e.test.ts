@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, receiptPublicRoutes } from '../api/index.js';
-import { canonicalJson, type NotaryReceipt } from '../payments/receipts/index.js';
+import { buildApp, pluginPublicRoutes } from '../api/index.js';
+import { signedReceipts, type NotaryReceipt } from '../payments/receipts/index.js';
+import { canonicalJson } from '../payments/crypto/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs, apiTestConfig } from '../testkit/app.js';
 import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
@@ -56,7 +57,7 @@ beforeAll(async () => {
     search: await runtime.search(),
     extract: runtime.extract(),
     health: async () => ({ status: 'ok' }),
-    publicRoutes: [receiptPublicRoutes(await runtime.receipts())],
+    publicRoutes: [pluginPublicRoutes(await runtime.pluginRoutes())],
   });
   await app.listen({ port, host: '127.0.0.1' });
   const tenant = await runtime.accounts.createTenant('auditor', { credits: 100 });
@@ -111,7 +112,7 @@ describe('signed receipts end to end', () => {
   });
 
   it('the public log cannot confirm a guessed request: its request_digest is keyed with a salt only the response carries', async () => {
-    const res = await fetch(`${base}/v1/receipts/log/entries?start=0&end=${await (await runtime.receipts()).log.treeSize()}`);
+    const res = await fetch(`${base}/v1/receipts/log/entries?start=0&end=${await (await runtime.service(signedReceipts)).log.treeSize()}`);
     const text = await res.text();
     expect(res.status, text).toBe(200);
     const entries = (JSON.parse(text) as { entries: Array<{ receipt: NotaryReceipt }> }).entries;
@@ -212,7 +213,7 @@ describe('signed receipts end to end', () => {
 
   it('bad X-Notary-Sign values are a 400 problem with its own code; nothing is charged or logged', async () => {
     const before = await runtime.accounts.balance(tenantId);
-    const receipts = await runtime.receipts();
+    const receipts = await runtime.service(signedReceipts);
     const logSize = await receipts.log.treeSize();
     for (const value of ['yes', 'true', 'optional', 'required, required']) {
       const res = await search(requestBody, { 'X-Notary-Sign': value });
@@ -252,7 +253,7 @@ describe('signed receipts end to end', () => {
   it('a key file that turns unsafe while serving stops signing: 503, nothing charged or logged; unsigned calls go on', async () => {
     const file = path.join(dir, 'receipt-keys.json');
     const before = await runtime.accounts.balance(tenantId);
-    const receipts = await runtime.receipts();
+    const receipts = await runtime.service(signedReceipts);
     const logSize = await receipts.log.treeSize();
     chmodSync(file, 0o644);
     try {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { configSchema, type ConfigInput } from '../core/config.js';
-import { generatePartyKey } from '../payments/modes/mpp/index.js';
+import { generatePartyKey, mppParties as partyKeys } from '../payments/modes/mpp/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs } from './app.js';
 import { startServer, type RunningServer } from './cli.js';
@@ -90,7 +90,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     const shares: string[] = [];
     for (const name of ['sdk-alice', 'sdk-bob']) {
       const partyKey = generatePartyKey();
-      await runtime.parties.addKey(await runtime.accounts.createTenant(name, { credits: 100_000, tier: 'bulk' }), partyKey.x);
+      await runtime.service(partyKeys).addKey(await runtime.accounts.createTenant(name, { credits: 100_000, tier: 'bulk' }), partyKey.x);
       shares.push(`${name}=0.5:${Buffer.from(partyKey.d, 'base64url').toString('hex')}`);
     }
     mppParties = shares.join(',');

@@ -3,7 +3,7 @@ import type { NotaryConfig } from '../../core/config.js';
 import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Accounts } from '../../payments/accounts.js';
 import type { Catalog } from '../../payments/catalog.js';
-import type { Parties } from '../../payments/modes/mpp/index.js';
+import type { PluginServices } from '../../payments/plugin.js';
 import type { CrawlRunStore } from '../../storage/crawl-runs.js';
 import type { CrawlSeedStore } from '../../storage/crawl-seeds.js';
 import type { PageStore } from '../../storage/pages.js';
@@ -17,8 +17,8 @@ export interface DashboardDeps {
   accounts: Accounts;
   catalog: Catalog;
   usage: UsageRepository;
-  /** MPP parties: the same keys `notary parties` manages and the MPP mode verifies with. */
-  parties: Parties;
+  /** The registered plug-ins' services (e.g. the party keys `notary parties` manages). */
+  service: PluginServices;
   seeds: CrawlSeedStore;
   runs: CrawlRunStore;
   pages: PageStore;

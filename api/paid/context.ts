@@ -5,14 +5,9 @@ import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseCont
 import type { PriceRequest } from '../../payments/pricing.js';
 import type { StoredResponse } from '../../payments/stores/idempotency.js';
 import { paymentRequestFrom } from './request.js';
-import {
-  PAID_ROUTE_PROBLEM_STATUSES,
-  creditsUsedSchema,
-  notaryReceiptSchema,
-  partyReceiptsSchema,
-  problemResponses,
-  rateLimitBodySchema,
-} from './schemas.js';
+import { registeredPlugins } from '../../payments/plugin.js';
+import { FACTS_ORDER, type ResponseMember } from '../../payments/response-members.js';
+import { PAID_ROUTE_PROBLEM_STATUSES, creditsUsedSchema, problemResponses, rateLimitBodySchema } from './schemas.js';
 
 type JsonSchema = Readonly<Record<string, unknown>>;
 
@@ -67,6 +62,13 @@ function sendStored(reply: FastifyReply, response: StoredResponse, replayed: boo
   return reply.send(response.body);
 }
 
+/** The registered plug-ins' members of a paid 200 body and the route's facts, in their order. */
+function responseMembers(facts: JsonSchema | undefined): Record<string, JsonSchema> {
+  const members: ResponseMember[] = registeredPlugins().flatMap((plugin) => plugin.responseMembers ?? []);
+  if (facts) members.push({ name: 'facts', schema: facts, order: FACTS_ORDER });
+  return Object.fromEntries(members.sort((a, b) => a.order - b.order).map((member) => [member.name, member.schema]));
+}
+
 export function definePaidRoute<Body, Result extends object>(definition: PaidRouteDefinition<Body, Result>): PaidRoute {
   return {
     url: definition.url,
@@ -79,11 +81,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           ...definition.result.properties,
           credits_used: creditsUsedSchema,
           rate_limit: rateLimitBodySchema,
-          receipts: partyReceiptsSchema,
-          ...(definition.facts ? { facts: { type: 'array', maxItems: definition.facts.maxItems, items: definition.facts.items } } : {}),
-          notary_request_salt: { type: 'string', description: 'With notary_receipt: the salt its request_digest is keyed with (HMAC-SHA-256). Keep it with the request body to prove the request later; the public log never holds it.' },
-          notary_receipt: notaryReceiptSchema,
-          test: { type: 'boolean', description: 'Present and true when the call was made with a test key (sk_test_): nothing was charged.' },
+          ...responseMembers(definition.facts ? { type: 'array', maxItems: definition.facts.maxItems, items: definition.facts.items } : undefined),
         },
       };
       // `summary` is not Fastify's, but OpenAPI generation reads it from the route schema.
@@ -111,7 +109,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
               ...result,
               credits_used: context.creditsUsed,
               rate_limit: { limit: context.rateLimit.limit, remaining: context.rateLimit.remaining, reset_ms: context.rateLimit.resetMs },
-              ...(context.receipts ? { receipts: context.receipts } : {}),
+              ...context.members,
               ...(context.facts && definition.facts ? { facts: definition.facts.from(result) } : {}),
               ...(context.test ? { test: true } : {}),
             }),
@@ -141,7 +139,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * The paid-route context (Fastify encapsulation): every route registered inside runs identify -> rate limit (from
  * the headers, before the body is read) -> validate -> price -> authorize -> work -> settle -> response members.
- * JSON bodies are kept as the exact bytes too (MPP binds their digest, receipts hash them) and must be UTF-8.
+ * JSON bodies are kept as the exact bytes too (a mode may bind their digest, a signed receipt hashes them) and must be UTF-8.
  */
 export async function paidRoutes(app: FastifyInstance, options: { context: PaidContext; routes: readonly PaidRoute[] }): Promise<void> {
   const { gate } = options.context;

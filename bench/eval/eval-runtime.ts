@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
+import type { MeilisearchSettings } from '../../indexer/backends/meilisearch/plugin.js';
 import { Runtime, silentLog } from '../../runtime/index.js';
 import { createDatabase, dropDatabase } from '../../testkit/postgres.js';
 
@@ -28,10 +29,11 @@ async function setBackend(name: string, indexer: NotaryConfig['indexer']): Promi
     return { overrides: { storage: { driver: 'postgres', postgres_url: url, connect_timeout_ms: 5_000 } }, drop: () => dropDatabase(server, tag) };
   }
   if (indexer.backend === 'meilisearch') {
-    const { url, api_key: apiKey } = indexer.meilisearch;
+    const meilisearch = (indexer as NotaryConfig['indexer'] & { meilisearch: MeilisearchSettings }).meilisearch;
+    const { url, api_key: apiKey } = meilisearch;
     if (!url) throw new NotaryError('invalid_config', 'the meilisearch backend needs a server: set NOTARY_MEILISEARCH_URL (and NOTARY_MEILISEARCH_API_KEY)');
     return {
-      overrides: { indexer: { ...indexer, meilisearch: { ...indexer.meilisearch, index: tag } } },
+      overrides: { indexer: { ...indexer, meilisearch: { ...meilisearch, index: tag } } as NotaryConfig['indexer'] },
       drop: async () => {
         const client = new Meilisearch({ host: url, ...(apiKey ? { apiKey } : {}) });
         for (const uid of [tag, `${tag}__pages`]) await client.deleteIndexIfExists(uid);

@@ -3,7 +3,7 @@ import { crawlerSection, extractSection } from './crawl.js';
 import { dashboardSection } from './dashboard.js';
 import type { EnvBinding } from './env.js';
 import { paymentsSection, pricingSchema, tiersSchema } from './pricing.js';
-import { embeddingsSection, indexerSection, rerankerSection, searchSection } from './search.js';
+import { embeddingsSection, indexerSection, indexerShape as sharedIndexerShape, rerankerSection, searchSection } from './search.js';
 import { serverSection, storageSection, storesSection } from './server.js';
 
 /** Every payment mode's section has at least this (the rest is the mode's own fragment). */
@@ -47,22 +47,32 @@ export type ConfigInput = z.input<SharedSchema> & { [section: string]: unknown }
 export type ConfigIssue = (path: readonly (string | number)[], message: string) => void;
 
 /**
- * A plug-in's part of the configuration: a section under `payments.modes.<name>` (a payment mode) or at the top level
- * (an extension's), its own cross-field rules, its environment variables and its paths to resolve.
+ * A plug-in's part of the configuration: a section under `payments.modes.<name>` (a payment mode), under
+ * `indexer.<name>` (an index backend) or at the top level (an extension's), its own cross-field rules, its environment
+ * variables and its paths to resolve.
  */
 export interface ConfigFragment<T = unknown> {
-  path: readonly ['payments', 'modes', string] | readonly [string];
+  path: readonly ['payments', 'modes', string] | readonly ['indexer', string] | readonly [string];
   /** The section's schema, defaults included (an absent section parses as its defaults). */
   schema: z.ZodType<T, unknown>;
   /** Cross-field rules (e.g. settings required when enabled); `issue` paths are relative to the section. */
   refine?(section: T, cfg: NotaryConfig, issue: ConfigIssue): void;
+  /** Rules the plug-in sets on shared settings (e.g. the storage it needs); `issue` paths start at the root. */
+  rules?(cfg: NotaryConfig, issue: ConfigIssue): void;
   env?: readonly EnvBinding[];
   /** Makes relative paths absolute after validation (against the working directory). */
   resolve?(section: T, cfg: NotaryConfig): void;
 }
 
 const fragments: ConfigFragment[] = [];
+let backendNames: readonly string[] = [];
 let built: z.ZodType<NotaryConfig, unknown> | undefined;
+
+/** The values `indexer.backend` accepts: the registered index backends' names, the first the default. */
+export function registerIndexBackendNames(names: readonly string[]): void {
+  backendNames = [...names];
+  built = undefined;
+}
 
 /** Adds plug-ins' sections to the configuration (again with the same fragment is a no-op); done by their registration. */
 export function registerConfigFragments(list: readonly ConfigFragment[]): void {
@@ -96,14 +106,8 @@ function sharedRules(cfg: NotaryConfig, issue: (path: (string | number)[], messa
   if (modes.length > 0 && !modes.some((mode) => mode.enabled)) issue(['payments', 'modes'], 'at least one payment mode must be enabled');
 }
 
-function backendRules(cfg: NotaryConfig, issue: (path: (string | number)[], message: string) => void): void {
+function deploymentRules(cfg: NotaryConfig, issue: (path: (string | number)[], message: string) => void): void {
   if (cfg.storage.driver === 'postgres' && !cfg.storage.postgres_url) issue(['storage', 'postgres_url'], 'required when storage.driver is postgres');
-  if (cfg.indexer.backend === 'meilisearch' && !cfg.indexer.meilisearch.url) {
-    issue(['indexer', 'meilisearch', 'url'], 'required when indexer.backend is meilisearch (NOTARY_MEILISEARCH_URL)');
-  }
-  if (cfg.indexer.backend === 'postgres' && cfg.storage.driver !== 'postgres') {
-    issue(['indexer', 'backend'], 'postgres needs storage.driver postgres (NOTARY_STORAGE=postgres)');
-  }
   if (cfg.crawler.shared_frontier && cfg.storage.driver !== 'postgres') {
     issue(['crawler', 'shared_frontier'], 'a shared frontier needs storage.driver postgres (NOTARY_STORAGE=postgres)');
   }
@@ -115,22 +119,28 @@ function backendRules(cfg: NotaryConfig, issue: (path: (string | number)[], mess
 /** The whole schema: the shared sections with every registered fragment in its place, then every rule. */
 function buildConfigSchema(list: readonly ConfigFragment[]): z.ZodType<NotaryConfig, unknown> {
   const modeShape: Record<string, z.ZodType> = {};
+  const indexerShape: Record<string, z.ZodType> = {};
   const topShape: Record<string, z.ZodType> = {};
   for (const fragment of list) {
     if (fragment.path.length === 3) modeShape[fragment.path[2]] = fragment.schema;
+    else if (fragment.path.length === 2) indexerShape[fragment.path[1]] = fragment.schema;
     else topShape[fragment.path[0]] = fragment.schema;
   }
   const payments = paymentsSection.extend({ modes: z.object(modeShape).prefault({}) }).prefault({});
+  const [defaultBackend, ...otherBackends] = backendNames;
+  if (defaultBackend !== undefined) indexerShape['backend'] = z.enum([defaultBackend, ...otherBackends]).default(defaultBackend);
+  const indexer = z.object({ ...sharedIndexerShape, ...indexerShape }).prefault({});
   return z
-    .object({ ...sharedShape, payments, ...topShape })
+    .object({ ...sharedShape, payments, indexer, ...topShape })
     .superRefine((parsed, ctx) => {
       const cfg = parsed as unknown as NotaryConfig;
-      const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+      const issue = (path: readonly (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: [...path], message });
       sharedRules(cfg, issue);
       for (const fragment of list) {
         fragment.refine?.(configSection(cfg, fragment), cfg, (path, message) => issue([...fragment.path, ...path], message));
+        fragment.rules?.(cfg, issue);
       }
-      backendRules(cfg, issue);
+      deploymentRules(cfg, issue);
     }) as unknown as z.ZodType<NotaryConfig, unknown>;
 }
 

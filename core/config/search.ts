@@ -1,40 +1,18 @@
 import { z } from 'zod';
 import { creditsByDepth } from './pricing.js';
 
-export const indexerSection = z
-  .object({
-    /**
-     * The passage index (and, with dense retrieval, where the vectors live): sqlite-fts5 (embedded, vectors in the
-     * SQL table), postgres (full text in PostgreSQL, vectors with pgvector; needs storage.driver postgres) or
-     * meilisearch (passages and vectors in a Meilisearch server). NOTARY_INDEX_BACKEND overrides.
-     */
-    backend: z.enum(['sqlite-fts5', 'postgres', 'meilisearch']).default('sqlite-fts5'),
-    meilisearch: z
-      .object({
-        url: z.url().optional(),
-        /** Master or admin key for crawlers and indexers; the search-only key (`notary index search-key`) for API nodes. */
-        api_key: z.string().min(1).optional(),
-        index: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, - and _').default('notary_passages'),
-        /** How long a write waits for its Meilisearch task. */
-        task_timeout_ms: z.number().int().positive().default(60_000),
-        request_timeout_ms: z.number().int().positive().default(10_000),
-        batch_size: z.number().int().positive().max(10_000).default(1000),
-      })
-      .prefault({}),
-    postgres: z
-      .object({
-        /**
-         * How the postgres backend ranks matches: bm25 (idf from per-term document frequencies the index keeps, as
-         * FTS5 ranks) or ts_rank / ts_rank_cd / ts_rank_nonorm (PostgreSQL's, without idf; kept for comparison).
-         * NOTARY_POSTGRES_RANKING overrides.
-         */
-        ranking: z.enum(['bm25', 'ts_rank', 'ts_rank_cd', 'ts_rank_nonorm']).default('bm25'),
-      })
-      .prefault({}),
-    passage_min_words: z.number().int().positive().default(100),
-    passage_max_words: z.number().int().positive().default(200),
-  })
-  .prefault({});
+/** The shared settings of the indexer; each index backend's own section (`indexer.<name>`) comes from its plug-in. */
+export const indexerShape = {
+  /**
+   * The passage index (and, with dense retrieval, where the vectors live): one of the registered index backends
+   * (indexer/backends/plugins.ts; the first registered is the default). NOTARY_INDEX_BACKEND overrides.
+   */
+  backend: z.string().default(''),
+  passage_min_words: z.number().int().positive().default(100),
+  passage_max_words: z.number().int().positive().default(200),
+};
+
+export const indexerSection = z.object(indexerShape).prefault({});
 
 export const rerankerSection = z
   .object({

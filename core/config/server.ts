@@ -21,8 +21,8 @@ export const serverSection = z
     /** How long an idle keep-alive connection stays open. */
     keep_alive_timeout_ms: z.number().int().positive().default(5_000),
     /**
-     * How long a start waits for PostgreSQL, Redis and Meilisearch to answer (retrying each second) before it gives
-     * up with one line naming the setting to fix. NOTARY_START_WAIT_MS overrides.
+     * How long a start waits for PostgreSQL, Redis and the index backend's server to answer (retrying each second)
+     * before it gives up with one line naming the setting to fix. NOTARY_START_WAIT_MS overrides.
      */
     start_wait_ms: z.number().int().min(0).default(30_000),
     /**

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { configSection, type NotaryConfig } from '../../core/config.js';
-import type { NotaryPlugin } from '../plugin.js';
+import { pluginService, type NotaryPlugin } from '../plugin.js';
 import { addReceiptsCommands } from './cli.js';
 import { receiptsConfigFragment } from './config.js';
 import { RECEIPT_ERROR_CODES } from './errors.js';
@@ -12,11 +12,12 @@ import { formatVerifierKey } from './checkpoint.js';
 import { ReceiptIssuer } from './issuer.js';
 import { ReceiptKeyring } from './keyring.js';
 import { ReceiptLog } from './log.js';
+import { signedReceiptExtension } from './extension.js';
+import { receiptRoutes } from './routes.js';
+import { RECEIPT_RESPONSE_MEMBERS } from './response-members.js';
 
 export { receiptsConfigFragment, type ReceiptsConfig } from './config.js';
 export { RECEIPT_ERROR_CODES } from './errors.js';
-// The receipts' public interface still carries the shared primitives its callers verify with (payments/crypto/).
-export * from '../crypto/index.js';
 export * from './audit.js';
 export * from './checkpoint.js';
 export * from './extension.js';
@@ -25,6 +26,7 @@ export * from './keyring.js';
 export * from './log.js';
 export * from './merkle.js';
 export * from './receipt.js';
+export { MAX_LOG_ENTRIES, receiptRoutes } from './routes.js';
 
 export const DEFAULT_KEY_FILE = 'receipt-keys.json';
 
@@ -84,11 +86,27 @@ export async function openReceipts(db: Kysely<Database>, settings: ReceiptSettin
   };
 }
 
-/** Signed receipts (X-Notary-Sign: required) and their transparency log: the `receipts` section, codes and tables. */
+/** The runtime's signed receipts: the keyring (created in the data folder at first use) and the receipt log, self-checked. */
+export const signedReceipts = pluginService('receipts', ({ config, storage }) => openReceipts(storage.db, receiptSettings(config)));
+
+/**
+ * Signed receipts (X-Notary-Sign: required) and their transparency log: the `receipts` section, codes and tables, the
+ * receipt on paid responses, the log's public routes and the line `notary serve` says about them.
+ */
 export const receiptsPlugin: NotaryPlugin = {
   name: 'receipts',
   config: [receiptsConfigFragment],
   errors: RECEIPT_ERROR_CODES,
+  responseMembers: RECEIPT_RESPONSE_MEMBERS,
   migrations: { '0014_receipt_log': receiptLogMigration },
   cli: addReceiptsCommands,
+  extensions: (services) => [signedReceiptExtension(() => services(signedReceipts))],
+  routes: async (services) => receiptRoutes(await services(signedReceipts)),
+  async serving(services) {
+    const receipts = await services(signedReceipts);
+    return [
+      `signed receipts: issuer ${receipts.settings.issuer}, key ${receipts.keyring.current().kid} (${receipts.settings.keyFile}), ` +
+        `log ${receipts.settings.origin} with ${await receipts.log.treeSize()} receipts`,
+    ];
+  },
 };

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NotaryError } from '../../core/errors.js';
-import { jwkThumbprint, parseJwks, ReceiptKeyring, toBase64Url } from './index.js';
+import { ReceiptKeyring } from './index.js';
+import { jwkThumbprint, parseJwks, toBase64Url } from '../crypto/index.js';
 
 const dirs: string[] = [];
 afterAll(() => {

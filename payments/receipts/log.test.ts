@@ -9,10 +9,8 @@ import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../../s
 import { createDatabase, startPostgres, type TestPostgres } from '../../testkit/postgres.js';
 import {
   formatVerifierKey,
-  newRequestSalt,
   openCheckpoint,
   openReceipts,
-  parseJwks,
   parseNotarySignHeader,
   parseVerifierKey,
   receiptLeafHash,
@@ -24,6 +22,7 @@ import {
   type ReceiptSettings,
   type Receipts,
 } from './index.js';
+import { newRequestSalt, parseJwks } from '../crypto/index.js';
 
 let pgServer: TestPostgres | undefined;
 const dirs: string[] = [];

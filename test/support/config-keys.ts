@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { currentConfigSchema } from '../../core/config/schema.js';
-import '../../payments/plugins.js'; // the plug-ins' sections are settings too
+import '../../runtime/plugins.js'; // the plug-ins' and index backends' sections are settings too
 
 interface Def {
   type: string;

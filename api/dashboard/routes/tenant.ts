@@ -4,6 +4,7 @@ import { NotaryError } from '../../../core/errors.js';
 import { KEY_SCOPES, type KeyScope } from '../../../payments/accounts.js';
 import { effectiveTier, tenantFeatures } from '../../../payments/catalog.js';
 import { policyFor } from '../../../payments/rate-limit.js';
+import { mppParties } from '../../../payments/modes/mpp/index.js';
 import type { LedgerEntry, Tenant } from '../../../storage/schema.js';
 import type { UsageDimension } from '../../../storage/usage.js';
 import type { DashboardDeps } from '../deps.js';
@@ -194,7 +195,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
 
   app.get('/party-keys', async (request) => {
     const tenant = await tenantOf(request);
-    return { party: tenant.name, keys: await deps.parties.listKeys([tenant], tenant.id) };
+    return { party: tenant.name, keys: await deps.service(mppParties).listKeys([tenant], tenant.id) };
   });
 
   app.post(
@@ -213,7 +214,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
       const tenant = await tenantOf(request);
       const body = request.body as { public_key: string; name?: string };
       const name = body.name?.trim();
-      const { key, created } = await deps.parties.addKey(tenant, body.public_key, name ? name : undefined);
+      const { key, created } = await deps.service(mppParties).addKey(tenant, body.public_key, name ? name : undefined);
       reply.code(created ? 201 : 200);
       return { key: { ...key, tenant: tenant.name }, created };
     },
@@ -221,7 +222,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
 
   app.post('/party-keys/:kid/revoke', { schema: { params: kidParam } }, async (request) => {
     const tenant = await tenantOf(request);
-    const key = await deps.parties.revokeKey((request.params as { kid: string }).kid, tenant.id);
+    const key = await deps.service(mppParties).revokeKey((request.params as { kid: string }).kid, tenant.id);
     return { key: { ...key, tenant: tenant.name } };
   });
 }

@@ -1,4 +1,5 @@
 import { configSection } from '../../../core/config.js';
+import { API_KEY_RESPONSE_MEMBERS } from './response-members.js';
 import type { NotaryPlugin } from '../../plugin.js';
 import { apiKeyConfigFragment } from './config.js';
 import { API_KEY_ERROR_CODES } from './errors.js';
@@ -11,6 +12,7 @@ export const apiKeyPlugin: NotaryPlugin = {
   name: 'api_key',
   config: [apiKeyConfigFragment],
   errors: API_KEY_ERROR_CODES,
+  responseMembers: API_KEY_RESPONSE_MEMBERS,
   mode: {
     enabled: (config) => configSection(config, apiKeyConfigFragment).enabled,
     build: (deps) => apiKeyMode(deps.accounts, deps.catalog),

@@ -1,9 +1,11 @@
 import { configSection } from '../../../core/config.js';
-import type { NotaryPlugin } from '../../plugin.js';
+import { pluginService, type NotaryPlugin } from '../../plugin.js';
 import { addMppCommands } from './cli.js';
+import { addPartyCommands } from './party-commands.js';
 import { mppConfigFragment } from './config.js';
 import { MPP_ERROR_CODES } from './errors.js';
 import { mppPartiesMigration } from './migrations.js';
+import { MPP_RESPONSE_MEMBERS } from './response-members.js';
 import { mppMode } from './mode.js';
 import { Parties } from './parties.js';
 
@@ -38,15 +40,22 @@ export { equalShares, formatShare, parseShare, SHARE_PATTERN, SHARE_SCALE, split
 export { mppConfigFragment, mppModeSchema, type MppSettings } from './config.js';
 export { MPP_ERROR_CODES } from './errors.js';
 
+/** The runtime's party keys (tenants' registered Ed25519 keys): what `notary parties` and the dashboard manage. */
+export const mppParties = pluginService('mpp-parties', ({ storage }) => new Parties(storage.db));
+
 /** `Authorization: MPP envelope=...`: several parties (tenants with Ed25519 keys) share one call. */
 export const mppPlugin: NotaryPlugin = {
   name: 'mpp',
   config: [mppConfigFragment],
   errors: MPP_ERROR_CODES,
+  responseMembers: MPP_RESPONSE_MEMBERS,
   migrations: { '0016_mpp_parties': mppPartiesMigration },
   mode: {
     enabled: (config) => configSection(config, mppConfigFragment).enabled,
     build: (deps) => mppMode({ config: configSection(deps.config, mppConfigFragment), accounts: deps.accounts, parties: new Parties(deps.storage.db) }),
   },
-  cli: (program) => addMppCommands(program),
+  cli: (program, context) => {
+    addMppCommands(program);
+    addPartyCommands(program, context);
+  },
 };

@@ -1,7 +1,7 @@
 import type { MppSettings } from './config.js';
 import { NotaryError } from '../../../core/errors.js';
 import type { Accounts } from '../../accounts.js';
-import { singleHeader, type PartyReceipt, type PaymentCredential, type PaymentMode, type PaymentRequest } from '../../mode.js';
+import { singleHeader, type PaymentCredential, type PaymentMode, type PaymentRequest } from '../../mode.js';
 import { parseIdempotencyKey } from '../../paid-call.js';
 import type { Price } from '../../pricing.js';
 import { formatSha256Digest, parseSha256Digest, sha256 } from '../../crypto/digest.js';
@@ -10,6 +10,13 @@ import { envelopeParameter, isMppAuthorization, parseEnvelope, type ParsedEnvelo
 import { MPP_REALM, mppError } from './errors.js';
 import type { Parties, VerifiedParty } from './parties.js';
 import { splitCredits } from './shares.js';
+
+/** A settled share of the charge, one per paying party; the receipts add up to credits_used. */
+export interface PartyReceipt {
+  party: string;
+  credits: number;
+  share: string;
+}
 
 export type MppConfig = MppSettings;
 
@@ -173,7 +180,7 @@ export function mppMode(options: MppModeOptions): PaymentMode {
               const { receipts, debits } = await authorizeCall(parsed, verified, payerId, call, rawBody, price);
               const { envelope } = parsed;
               return {
-                receipts,
+                members: { receipts },
                 facts: true,
                 async settle({ requestId, idempotencyKey }) {
                   const outcome = await accounts.debitMany(

@@ -144,7 +144,7 @@ describe('MPP envelope vectors (spec/vectors/mpp-envelopes.json)', () => {
   it.each(envelopes.cases.map((c) => [c.name, c] as const))('accepts "%s" and charges each party its receipt', async (_name, c) => {
     clock = Date.parse(envelopes.valid_at);
     const authorization = await authorize(c.encoded, c.request, c.price_credits);
-    expect(authorization.receipts).toEqual(c.receipts);
+    expect(authorization.members).toEqual({ receipts: c.receipts });
     expect(authorization.facts).toBe(true);
     const tenants = await accounts.listTenants();
     const ids = c.parties.map((p) => tenants.find((t) => t.name === p.party)?.id ?? '');

@@ -1,0 +1,22 @@
+import path from 'node:path';
+import type { NotaryConfig } from '../core/config.js';
+import type { Storage } from '../storage/db.js';
+import type { BackendLog } from './backend-plugin.js';
+import { SqlVectorIndex } from './sql-vector-index.js';
+import type { VectorIndex } from './vector-index.js';
+
+/** HNSW settings of the SQL vector store: its graph is saved beside the SQLite file (PostgreSQL: in data_dir). */
+export function sqlVectorAnn(config: NotaryConfig, storage: Storage, log?: BackendLog): { above: number; directory?: string; log?: (message: string) => void } {
+  const above = config.embeddings.ann_above;
+  const told = log ? { log: (message: string) => log('info', message) } : {};
+  if (!config.embeddings.ann_persist || storage.file === ':memory:') return { above, ...told };
+  return { above, directory: storage.file ? `${storage.file}.hnsw` : path.join(config.data_dir, 'vector-graphs'), ...told };
+}
+
+/**
+ * The SQL vector store (vectors in the `passage_vectors` table of the shared database, searched exactly or through an
+ * HNSW graph): the vector store of a backend that has none of its own, and of dense retrieval without a backend's.
+ */
+export function sqlVectorStore(config: NotaryConfig, storage: Storage, log?: BackendLog): (options: { model: string; dimensions: number }) => Promise<VectorIndex> {
+  return async (options) => new SqlVectorIndex(storage, { ...options, ann: sqlVectorAnn(config, storage, log) });
+}
