@@ -1,0 +1,82 @@
+/**
+ * The domain and date facts of the FTS5 index: plain tables beside the two FTS5 tables (host and publication date by
+ * passage id and by page id), so filtering on them adds no token to any row (bm25's length normalisation counts every
+ * token of a row) and a date range is a range over an indexed column. A search with such a filter narrows its MATCH
+ * with `rowid IN (SELECT ...)`, inside the ranking query: its LIMIT counts only rows that pass.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import { hasFactFilter, hostOf, publishedMs, subdomainPattern, type FactFilter } from '../../filter-facts.js';
+import type { HostRule } from '../../search-index.js';
+import { PAGES, TABLE } from './schema.js';
+
+export const PASSAGE_FACTS = 'notary_fts_facts';
+export const PAGE_FACTS = 'notary_fts_page_facts';
+
+/**
+ * Makes the fact tables where they are missing (a migration: an index made before them gets its hosts from the URLs
+ * it holds, and no dates, which the next indexing of each page brings).
+ */
+export function createFactTables(db: BetterSqlite3.Database): void {
+  for (const [facts, key, source] of [
+    [PASSAGE_FACTS, 'id', TABLE],
+    [PAGE_FACTS, 'page_id', PAGES],
+  ] as const) {
+    const existed = db.prepare(`SELECT name FROM sqlite_master WHERE name = ?`).get(facts) !== undefined;
+    db.exec(`CREATE TABLE IF NOT EXISTS ${facts} (${key} INTEGER PRIMARY KEY, host TEXT NOT NULL, published INTEGER)`);
+    db.exec(`CREATE INDEX IF NOT EXISTS ${facts}_host ON ${facts} (host)`);
+    db.exec(`CREATE INDEX IF NOT EXISTS ${facts}_published ON ${facts} (published)`);
+    if (existed) continue;
+    const insert = db.prepare<[number, string]>(`INSERT OR REPLACE INTO ${facts} (${key}, host, published) VALUES (?, ?, NULL)`);
+    const rows = db.prepare(`SELECT rowid AS id, url FROM ${source}`).all() as Array<{ id: number; url: string }>;
+    db.transaction(() => {
+      for (const row of rows) insert.run(row.id, hostOf(row.url));
+    })();
+  }
+}
+
+/** The statements that keep one fact table in step with its FTS5 table (called inside the writes' transactions). */
+export function factWrites(db: BetterSqlite3.Database, facts: string, key: string) {
+  const put = db.prepare<[number, string, number | null]>(`INSERT OR REPLACE INTO ${facts} (${key}, host, published) VALUES (?, ?, ?)`);
+  const remove = db.prepare<[number]>(`DELETE FROM ${facts} WHERE ${key} = ?`);
+  return {
+    put: (id: number, url: string, publishedAt: string | undefined) => put.run(id, hostOf(url), publishedMs(publishedAt)),
+    remove: (id: number) => remove.run(id),
+  };
+}
+
+function hostsSql(rules: readonly HostRule[], params: unknown[]): string {
+  return rules
+    .map((rule) => {
+      params.push(rule.host);
+      if (!rule.subdomains) return 'host = ?';
+      params.push(subdomainPattern(rule.host));
+      return `(host = ? OR host LIKE ? ESCAPE '\\')`;
+    })
+    .join(' OR ');
+}
+
+/**
+ * ` AND rowid IN (SELECT ...)` narrowing a MATCH query to the rows that pass the filter's domain and date parts, with
+ * its parameters; empty when the filter has none.
+ */
+export function factCondition(filter: FactFilter | undefined, facts: string, key: string): { sql: string; params: unknown[] } {
+  if (!filter || !hasFactFilter(filter)) return { sql: '', params: [] };
+  const params: unknown[] = [];
+  const where: string[] = [];
+  if (filter.includeHosts && filter.includeHosts.length > 0) where.push(`(${hostsSql(filter.includeHosts, params)})`);
+  if (filter.excludeHosts && filter.excludeHosts.length > 0) where.push(`NOT (${hostsSql(filter.excludeHosts, params)})`);
+  const range = filter.published;
+  if (range) {
+    const bounds: string[] = ['published IS NOT NULL'];
+    if (range.from !== undefined) {
+      bounds.push('published >= ?');
+      params.push(range.from);
+    }
+    if (range.to !== undefined) {
+      bounds.push('published < ?');
+      params.push(range.to);
+    }
+    where.push(range.undated === 'keep' ? `(published IS NULL OR (${bounds.join(' AND ')}))` : `(${bounds.join(' AND ')})`);
+  }
+  return { sql: ` AND rowid IN (SELECT ${key} FROM ${facts} WHERE ${where.join(' AND ')})`, params };
+}
