@@ -48,9 +48,8 @@ export const FACT_UPDATES = sql.raw(
  * the URL's host and the publication date (domain and date filters).
  */
 export function factValues(doc: { url: string; language?: string | undefined; navigation?: boolean | undefined; translationKey?: string | undefined; publishedAt?: string | undefined }) {
-  const published = publishedMs(doc.publishedAt);
   return sql`${doc.language ?? null}, ${doc.language ? primaryLanguage(doc.language.toLowerCase()) : null}, ${doc.navigation === true}, ${doc.translationKey ?? null},
-    ${hostOf(doc.url)}, ${published === null ? sql`null` : sql`to_timestamp(${published}::float8 / 1000)`}`;
+    ${hostOf(doc.url)}, ${publishedValue(doc.publishedAt)}`;
 }
 
 function hostConditions(rules: readonly HostRule[]) {
@@ -58,6 +57,28 @@ function hostConditions(rules: readonly HostRule[]) {
     rules.map((r) => (r.subdomains ? sql`(host = ${r.host} or host like ${subdomainPattern(r.host)})` : sql`host = ${r.host}`)),
     sql` or `,
   );
+}
+
+/** SQL conditions of a filter's domain and date parts over columns `host` and `published_at` (timestamptz). */
+export function domainAndDateConditions(filter: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published'> | undefined) {
+  const conditions = [];
+  if (filter?.includeHosts && filter.includeHosts.length > 0) conditions.push(sql`(${hostConditions(filter.includeHosts)})`);
+  if (filter?.excludeHosts && filter.excludeHosts.length > 0) conditions.push(sql`not coalesce(${hostConditions(filter.excludeHosts)}, false)`);
+  const range = filter?.published;
+  if (range) {
+    const bounds = [sql`published_at is not null`];
+    if (range.from !== undefined) bounds.push(sql`published_at >= to_timestamp(${range.from}::float8 / 1000)`);
+    if (range.to !== undefined) bounds.push(sql`published_at < to_timestamp(${range.to}::float8 / 1000)`);
+    const dated = sql.join(bounds, sql` and `);
+    conditions.push(range.undated === 'keep' ? sql`(published_at is null or (${dated}))` : sql`(${dated})`);
+  }
+  return conditions;
+}
+
+/** A publication date (ISO 8601) as a timestamptz value, null when unknown. */
+export function publishedValue(publishedAt: string | undefined) {
+  const published = publishedMs(publishedAt);
+  return published === null ? sql`null::timestamptz` : sql`to_timestamp(${published}::float8 / 1000)`;
 }
 
 /** SQL conditions of a filter (pages of unknown language pass a language filter, as in FTS5). */
@@ -70,16 +91,7 @@ export function filterConditions(filter: IndexFilter | undefined) {
   if (filter?.excludeNavigation) conditions.push(sql`not navigation`);
   if (filter?.translationKey) conditions.push(sql`translation_key = ${filter.translationKey}`);
   if (filter?.pageIds) conditions.push(sql`page_id = any(${filter.pageIds.filter((id) => Number.isSafeInteger(id))}::bigint[])`);
-  if (filter?.includeHosts && filter.includeHosts.length > 0) conditions.push(sql`(${hostConditions(filter.includeHosts)})`);
-  if (filter?.excludeHosts && filter.excludeHosts.length > 0) conditions.push(sql`not coalesce(${hostConditions(filter.excludeHosts)}, false)`);
-  const range = filter?.published;
-  if (range) {
-    const bounds = [sql`published_at is not null`];
-    if (range.from !== undefined) bounds.push(sql`published_at >= to_timestamp(${range.from}::float8 / 1000)`);
-    if (range.to !== undefined) bounds.push(sql`published_at < to_timestamp(${range.to}::float8 / 1000)`);
-    const dated = sql.join(bounds, sql` and `);
-    conditions.push(range.undated === 'keep' ? sql`(published_at is null or (${dated}))` : sql`(${dated})`);
-  }
+  conditions.push(...domainAndDateConditions(filter));
   return sql.join(conditions, sql` and `);
 }
 

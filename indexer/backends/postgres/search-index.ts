@@ -17,8 +17,11 @@ import { ensureTermStats, identifier, requirePostgres, TS_CONFIG, withSchemaLock
  */
 async function addHostAndDate(trx: Kysely<Database>, table: string): Promise<void> {
   const t = sql.raw(table);
-  await sql`alter table ${t} add column if not exists host text`.execute(trx);
+  const had = await sql<{ n: number }>`select count(*)::int as n from information_schema.columns where table_name = ${table} and column_name = 'host'
+    and table_schema = current_schema()`.execute(trx);
   await sql`alter table ${t} add column if not exists published_at timestamptz`.execute(trx);
+  if ((had.rows[0]?.n ?? 0) > 0) return;
+  await sql`alter table ${t} add column host text`.execute(trx);
   await sql`update ${t} set host = lower(coalesce(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/:?#]+)'), '')) where host is null`.execute(trx);
   await sql`create index if not exists ${sql.raw(identifier(`${table}_host`))} on ${t} (host)`.execute(trx);
   await sql`create index if not exists ${sql.raw(identifier(`${table}_published`))} on ${t} (published_at)`.execute(trx);
