@@ -39,6 +39,15 @@ export function searchFilterContract(fresh: () => Promise<SearchIndex>): void {
     expect(await ids({ includeHosts: [{ host: 'nowhere.test', subdomains: true }] })).toEqual([]);
   });
 
+  it('returns the publication date of stored passages and hits (ISO 8601, UTC)', async () => {
+    const index = await fresh();
+    await index.upsert(hosts);
+    const got = await index.get([1, 2, 4, 5]);
+    expect(got.map((d) => d.publishedAt)).toEqual(['2024-01-10T00:00:00.000Z', '2024-06-01T12:00:00.000Z', undefined, '2024-01-01T01:30:00.000Z']);
+    const [hit] = await index.search('lag', { limit: 1 });
+    expect(hit).toMatchObject({ id: 2, publishedAt: '2024-06-01T12:00:00.000Z' });
+  });
+
   it('filters: publication dates, undated pages kept unless excluded', async () => {
     const index = await fresh();
     await index.upsert(hosts);
@@ -89,6 +98,8 @@ export function searchFilterContract(fresh: () => Promise<SearchIndex>): void {
     await index.upsertPages([page(1, 'https://a.test/1', '2024-03-01'), page(2, 'https://b.a.test/2'), page(3, 'https://c.test/3', '2019-03-01')]);
     const pages = async (filter: IndexFilter) => (await index.searchPages('vacuum', { limit: 10, filter })).map((h) => h.pageId).sort((a, b) => a - b);
     expect(await pages({ includeHosts: [{ host: 'a.test', subdomains: true }] })).toEqual([1, 2]);
+    const dated = await index.searchPages('vacuum', { limit: 10, filter: { includeHosts: [{ host: 'a.test', subdomains: false }] } });
+    expect(dated[0]?.publishedAt).toBe('2024-03-01T00:00:00.000Z');
     expect(await pages({ excludeHosts: [{ host: 'a.test', subdomains: false }] })).toEqual([2, 3]);
     expect(await pages({ published: { from: ms('2020-01-01'), undated: 'keep' } })).toEqual([1, 2]);
     expect(await pages({ published: { from: ms('2020-01-01'), undated: 'exclude' } })).toEqual([1]);

@@ -99,6 +99,8 @@ export interface PageHit {
   language?: string;
   navigation?: boolean;
   translationKey?: string;
+  /** The page's publication date (ISO 8601, UTC), when known. */
+  publishedAt?: string;
   /** Backend relevance score of the whole page (fields weighted), higher is better. */
   score: number;
 }

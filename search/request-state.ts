@@ -1,6 +1,6 @@
 import type { IndexDoc, IndexFilter, IndexHit, PageHit, SearchIndex } from '../indexer/search-index.js';
 import { primaryLanguage } from '../core/language.js';
-import { hostMatches, hostOf, type FactFilter } from '../indexer/filter-facts.js';
+import { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from '../indexer/filter-facts.js';
 import type { VectorHit, VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
 import { PAGE_PASS_PASSAGES, PASSAGES_PER_PAGE, type HybridEvidence } from './tuning.js';
@@ -82,19 +82,19 @@ export class RequestState {
     private readonly headPerList = 0,
   ) {}
 
+  /** The filter has a domain or date part. */
+  private get hasFacts(): boolean {
+    return hasFactFilter(this.filter);
+  }
+
   /**
    * Whether a stored passage passes the request's filter: vector hits are filtered by language and navigation after
-   * the fact (domains and dates inside the vector search; their hosts checked here again, for vectors stored before
-   * the vector index kept hosts).
+   * the fact (domains and dates inside the vector search; checked here again from the passage's own facts, for
+   * vectors stored before the vector index kept them).
    */
   allows(doc: IndexDoc): boolean {
     if (this.filter.excludeNavigation && doc.navigation) return false;
-    const { includeHosts, excludeHosts } = this.filter;
-    if ((includeHosts?.length ?? 0) > 0 || (excludeHosts?.length ?? 0) > 0) {
-      const host = hostOf(doc.url);
-      if (includeHosts && includeHosts.length > 0 && !hostMatches(host, includeHosts)) return false;
-      if (excludeHosts && excludeHosts.length > 0 && hostMatches(host, excludeHosts)) return false;
-    }
+    if (this.hasFacts && !factsPass(this.factFilter(), hostOf(doc.url), publishedMs(doc.publishedAt))) return false;
     const languages = this.filter.languages;
     if (languages && languages.length > 0 && doc.language && !languages.includes(primaryLanguage(doc.language))) return false;
     return true;

@@ -33,6 +33,7 @@ interface HitRow {
   lang: string | null;
   nav: number | null;
   tkey: string | null;
+  published: number | null;
 }
 
 interface PageRow {
@@ -42,11 +43,12 @@ interface PageRow {
   lang: string | null;
   nav: number | null;
   tkey: string | null;
+  published: number | null;
 }
 
 /** A row's facts columns (lang, nav, tkey) by their names in IndexDoc. */
-function facts(row: { lang: string | null; nav: number | null; tkey: string | null }): StoredFacts {
-  return { language: row.lang, navigation: row.nav, translationKey: row.tkey };
+function facts(row: { lang: string | null; nav: number | null; tkey: string | null; published?: number | null }): StoredFacts {
+  return { language: row.lang, navigation: row.nav, translationKey: row.tkey, published: row.published ?? null };
 }
 
 /**
@@ -82,7 +84,9 @@ export class Fts5SearchIndex implements SearchIndex {
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
     this.averagesStmt = db.prepare<[], Buffer | undefined>(AVERAGES_SQL).pluck();
     this.getManyStmt = db.prepare(
-      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
+      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey,
+         (SELECT published FROM ${PASSAGE_FACTS} WHERE ${PASSAGE_FACTS}.id = ${TABLE}.rowid) AS published
+       FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
     const passageCount = (): number => this.passageCount();
     this.readers = new Fts5ReaderPool(db, options, passageCount);
@@ -158,7 +162,8 @@ export class Fts5SearchIndex implements SearchIndex {
     }
     if (ranked.length === 0) return [];
     const fields = this.sql.statement('page-rows', () =>
-      `SELECT rowid AS page_id, url, title, lang, nav, tkey FROM ${PAGES} WHERE rowid IN (SELECT value FROM json_each(?))`,
+      `SELECT rowid AS page_id, url, title, lang, nav, tkey, (SELECT published FROM ${PAGE_FACTS} WHERE ${PAGE_FACTS}.page_id = ${PAGES}.rowid) AS published
+       FROM ${PAGES} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
     const rows = new Map((fields.all(JSON.stringify(ranked.map((r) => r.page_id))) as PageRow[]).map((r) => [r.page_id, r]));
     return ranked.flatMap(({ page_id: pageId, score }) => {

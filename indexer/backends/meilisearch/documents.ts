@@ -10,9 +10,9 @@ import { pathWords } from '../url-path.js';
 export const ID_CHUNK = 1000;
 
 /** Stored fields a hit needs; the analysed `s_*` fields are for searching only. */
-export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey'] as const;
+export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
 /** Stored fields of a page hit (the page-level index, `<index>__pages`, one document per page, id = page id). */
-export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey'] as const;
+export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
 
 /** The page's facts every document carries: what filters match (language by primary subtag). */
 export interface FactFields {
@@ -140,5 +140,8 @@ export function pageDocument(page: PageDoc) {
 }
 
 export function toIndexDoc(d: PassageDocument): IndexDoc {
-  return withFacts({ id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' }, d);
+  return withFacts(
+    { id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' },
+    { ...d, published: d.publishedAt ?? null },
+  );
 }

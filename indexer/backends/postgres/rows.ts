@@ -32,8 +32,8 @@ export interface PageRow extends FactColumns {
 }
 
 /** A row's facts columns by their names in IndexDoc. */
-export function factsOf(row: FactColumns): StoredFacts {
-  return { language: row.language, navigation: row.navigation, translationKey: row.translation_key };
+export function factsOf(row: FactColumns & { published_at?: Date | string | null }): StoredFacts {
+  return { language: row.language, navigation: row.navigation, translationKey: row.translation_key, published: row.published_at ?? null };
 }
 
 /** The facts columns in factValues' order, and their update from `excluded` on conflict. */
@@ -95,6 +95,6 @@ export function filterConditions(filter: IndexFilter | undefined) {
   return sql.join(conditions, sql` and `);
 }
 
-export function toDoc(r: HitRow): IndexDoc {
+export function toDoc(r: HitRow & { published_at?: Date | string | null }): IndexDoc {
   return withFacts({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.body }, factsOf(r));
 }

@@ -162,10 +162,10 @@ export class PostgresSearchIndex implements SearchIndex {
     const rank = this.rankExpression(query);
     const result = await sql<HitRow>`
       with ${rank.ctes}
-      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, score from (
+      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, score from (
         select *, row_number() over (partition by page_id order by score desc, id) as page_rank
         from (
-          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, ${rank.score} as score
+          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, ${rank.score} as score
           from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
           where tsv @@ q and ${filterConditions(options.filter)}
         ) ranked
@@ -216,7 +216,7 @@ export class PostgresSearchIndex implements SearchIndex {
         : { ctes: sql`unused as (select 1)`, score: sql`ts_rank(${weights}::float4[], tsv, q, 1)` };
     const result = await sql<PageRow>`
       with ${rank.ctes}
-      select page_id, url, title, language, navigation, translation_key, ${rank.score} as score
+      select page_id, url, title, language, navigation, translation_key, published_at, ${rank.score} as score
       from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
       where tsv @@ q and ${filterConditions(options.filter)}
       order by score desc, page_id limit ${limit}`.execute(this.db);
@@ -228,7 +228,7 @@ export class PostgresSearchIndex implements SearchIndex {
     if (wanted.length === 0) return [];
     const found = new Map<number, IndexDoc>();
     for (let i = 0; i < wanted.length; i += WRITE_CHUNK) {
-      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body, language, navigation, translation_key from ${sql.raw(this.table)}
+      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at from ${sql.raw(this.table)}
         where id = any(${wanted.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
       for (const r of rows.rows) found.set(Number(r.id), toDoc(r));
     }
