@@ -2,10 +2,11 @@
  * The domain and date facts of the FTS5 index: plain tables beside the two FTS5 tables (host and publication date by
  * passage id and by page id), so filtering on them adds no token to any row (bm25's length normalisation counts every
  * token of a row) and a date range is a range over an indexed column. A search with such a filter narrows its MATCH
- * with `rowid IN (SELECT ...)`, inside the ranking query: its LIMIT counts only rows that pass.
+ * with `rowid IN (SELECT ...)`, inside the ranking query: its LIMIT counts only rows that pass. The condition's text
+ * has a few shapes only (which parts the filter has), so the statements cached per text stay few.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { hasFactFilter, hostOf, publishedMs, subdomainPattern, type FactFilter } from '../../filter-facts.js';
+import { hasFactFilter, hostOf, publishedMs, type FactFilter } from '../../filter-facts.js';
 import type { HostRule } from '../../search-index.js';
 import { PAGES, TABLE } from './schema.js';
 
@@ -44,15 +45,17 @@ export function factWrites(db: BetterSqlite3.Database, facts: string, key: strin
   };
 }
 
-function hostsSql(rules: readonly HostRule[], params: unknown[]): string {
-  return rules
-    .map((rule) => {
-      params.push(rule.host);
-      if (!rule.subdomains) return 'host = ?';
-      params.push(subdomainPattern(rule.host));
-      return `(host = ? OR host LIKE ? ESCAPE '\\')`;
-    })
-    .join(' OR ');
+/**
+ * Whether `host` is one of a list's hosts, or under one of its "*." domains: the lists go in as two JSON parameters, so
+ * the statement's text (cached per text here and in the reader workers) is the same whatever the hosts and their
+ * number. A suffix is compared exactly (substr), never as a LIKE pattern.
+ */
+const HOSTS_SQL =
+  `(host IN (SELECT value FROM json_each(?)) OR ` +
+  `EXISTS (SELECT 1 FROM json_each(?) d WHERE host = d.value OR substr(host, -length(d.value) - 1) = '.' || d.value))`;
+
+function hostParams(rules: readonly HostRule[]): unknown[] {
+  return [JSON.stringify(rules.filter((r) => !r.subdomains).map((r) => r.host)), JSON.stringify(rules.filter((r) => r.subdomains).map((r) => r.host))];
 }
 
 /**
@@ -63,8 +66,14 @@ export function factCondition(filter: FactFilter | undefined, facts: string, key
   if (!filter || !hasFactFilter(filter)) return { sql: '', params: [] };
   const params: unknown[] = [];
   const where: string[] = [];
-  if (filter.includeHosts && filter.includeHosts.length > 0) where.push(`(${hostsSql(filter.includeHosts, params)})`);
-  if (filter.excludeHosts && filter.excludeHosts.length > 0) where.push(`NOT (${hostsSql(filter.excludeHosts, params)})`);
+  if (filter.includeHosts && filter.includeHosts.length > 0) {
+    where.push(HOSTS_SQL);
+    params.push(...hostParams(filter.includeHosts));
+  }
+  if (filter.excludeHosts && filter.excludeHosts.length > 0) {
+    where.push(`NOT ${HOSTS_SQL}`);
+    params.push(...hostParams(filter.excludeHosts));
+  }
   const range = filter.published;
   if (range) {
     const bounds: string[] = ['published IS NOT NULL'];

@@ -204,12 +204,9 @@ class _Base:
 
     @staticmethod
     def _search_body(query: str, depth: int, language: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        body: dict[str, Any] = {"query": query, "depth": depth, **({"language": language} if language else {})}
         # Only the options given are sent: a body of query and depth alone is what older servers accept.
-        for name, value in (options or {}).items():
-            if value is not None:
-                body[name] = list(value) if name.endswith("_domains") else dict(value) if name == "highlights" else value
-        return body
+        given = {k: list(v) if k.endswith("_domains") else dict(v) if k == "highlights" else v for k, v in (options or {}).items() if v is not None}
+        return {"query": query, "depth": depth, **({"language": language} if language else {}), **given}
 
     @staticmethod
     def _extract_body(url: str, mode: str | None, query: str | None, render: str | None, max_age: int | None) -> dict[str, Any]:
