@@ -2,7 +2,7 @@
  * The domain and date facts of the FTS5 index: plain tables beside the two FTS5 tables (host and publication date by
  * passage id and by page id), so filtering on them adds no token to any row (bm25's length normalisation counts every
  * token of a row) and a date range is a range over an indexed column. A search with such a filter narrows its MATCH
- * with `rowid IN (SELECT ...)`, inside the ranking query: its LIMIT counts only rows that pass. The condition's text
+ * with `+rowid IN (SELECT ...)`, inside the ranking query: its LIMIT counts only rows that pass. The condition's text
  * has a few shapes only (which parts the filter has), so the statements cached per text stay few.
  */
 import type BetterSqlite3 from 'better-sqlite3';
@@ -59,7 +59,7 @@ function hostParams(rules: readonly HostRule[]): unknown[] {
 }
 
 /**
- * ` AND rowid IN (SELECT ...)` narrowing a MATCH query to the rows that pass the filter's domain and date parts, with
+ * ` AND +rowid IN (SELECT ...)` narrowing a MATCH query to the rows that pass the filter's domain and date parts, with
  * its parameters; empty when the filter has none.
  */
 export function factCondition(filter: FactFilter | undefined, facts: string, key: string): { sql: string; params: unknown[] } {
@@ -87,5 +87,7 @@ export function factCondition(filter: FactFilter | undefined, facts: string, key
     }
     where.push(range.undated === 'keep' ? `(published IS NULL OR (${bounds.join(' AND ')}))` : `(${bounds.join(' AND ')})`);
   }
-  return { sql: ` AND rowid IN (SELECT ${key} FROM ${facts} WHERE ${where.join(' AND ')})`, params };
+  // `+rowid`: the set filters the rows the full-text scan yields; as an index constraint it would make FTS5 look up
+  // each rowid of the set and match it alone (seen at 90 ms p50 on the PostgreSQL docs, against 13 unfiltered).
+  return { sql: ` AND +rowid IN (SELECT ${key} FROM ${facts} WHERE ${where.join(' AND ')})`, params };
 }
