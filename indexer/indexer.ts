@@ -147,11 +147,16 @@ export class Indexer {
       for (const id of ids) tried.add(id);
       const passages = await this.deps.pages.passagesByIds(ids);
       if (passages.length === 0) continue;
+      // The publication dates the index holds: the vector index keeps them, and the host, for date and domain filters.
+      const published = new Map((await this.deps.index.get(ids)).map((doc) => [doc.id, doc.publishedAt]));
       const embeddings = await vectors.embedder.embed(
         passages.map((p) => passageModelText({ title: p.title, headingPath: p.heading_path, text: p.text })),
       );
       await vectors.index.upsert(
-        passages.map((p, i) => ({ id: p.id, pageId: p.page_id, vector: embeddings[i] ?? new Float32Array(vectors.embedder.dimensions) })),
+        passages.map((p, i) => {
+          const publishedAt = published.get(p.id);
+          return { id: p.id, pageId: p.page_id, url: p.url, ...(publishedAt ? { publishedAt } : {}), vector: embeddings[i] ?? new Float32Array(vectors.embedder.dimensions) };
+        }),
       );
       progress.embedded += passages.length;
       onProgress?.({ ...progress });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IndexDoc, SearchIndex } from './search-index.js';
+import { searchFilterContract } from './search-index-filters.contract.js';
 
 const doc = (id: number, pageId: number, fields: Partial<IndexDoc> = {}): IndexDoc => ({
   id,
@@ -265,5 +266,7 @@ export function searchIndexContract(name: string, factory: () => Promise<SearchI
       expect((await index.searchPages('vacuum', { limit: 10 })).map((h) => h.pageId)).toEqual([3]);
       expect(await index.searchPages('"*', { limit: 10 })).toEqual([]);
     });
+  
+    searchFilterContract(fresh);
   });
 }

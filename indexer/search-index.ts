@@ -13,6 +13,8 @@ export interface IndexDoc {
   navigation?: boolean;
   /** Translations of one page share this key; absent for a page without known translations. */
   translationKey?: string;
+  /** The page's publication date (ISO 8601 date or date-time; UTC when it names no offset); absent when unknown. */
+  publishedAt?: string;
 }
 
 /**
@@ -43,6 +45,29 @@ export interface IndexFilter {
   pageIds?: readonly number[];
   /** Only pages of this translation group. */
   translationKey?: string;
+  /** Only pages on one of these hosts (filter-facts.ts). */
+  includeHosts?: readonly HostRule[];
+  /** Leave out pages on these hosts. */
+  excludeHosts?: readonly HostRule[];
+  /** Only pages published in this range. */
+  published?: DateRange;
+}
+
+/** A domain filter's host: `host` itself, and with `subdomains` (a leading "*." in a request) every host under it. */
+export interface HostRule {
+  /** Lower case, no trailing dot. */
+  host: string;
+  subdomains: boolean;
+}
+
+/**
+ * A publication-date range in epoch milliseconds (UTC): `from` inclusive, `to` exclusive, either absent for an open
+ * end. Pages without a known date pass unless `undated` is "exclude".
+ */
+export interface DateRange {
+  from?: number;
+  to?: number;
+  undated: 'keep' | 'exclude';
 }
 
 export interface IndexSearchOptions {
@@ -64,6 +89,7 @@ export interface PageDoc {
   language?: string;
   navigation?: boolean;
   translationKey?: string;
+  publishedAt?: string;
 }
 
 export interface PageHit {
@@ -73,6 +99,8 @@ export interface PageHit {
   language?: string;
   navigation?: boolean;
   translationKey?: string;
+  /** The page's publication date (ISO 8601, UTC), when known. */
+  publishedAt?: string;
   /** Backend relevance score of the whole page (fields weighted), higher is better. */
   score: number;
 }

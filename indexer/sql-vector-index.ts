@@ -3,7 +3,8 @@ import { NotaryError } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';
 import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
-import { exactSearch, VectorCache } from './vector-cache.js';
+import { exactSearch, factsAllow, VectorCache } from './vector-cache.js';
+import { hasFactFilter, hostOf, publishedMs } from './filter-facts.js';
 import { decodeInto, decodeVector, encodeVector } from './vector-encoding.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
 import { checkedVectors, checkVector, vectorSearchBounds } from './vector-input.js';
@@ -142,6 +143,8 @@ export class SqlVectorIndex implements VectorIndex {
                 dimensions: this.dimensions,
                 seq,
                 vector: encodeVector(item.vector),
+                host: item.url ? hostOf(item.url) : null,
+                published: publishedMs(item.publishedAt),
               })),
             )
             .onConflict((oc) =>
@@ -151,6 +154,8 @@ export class SqlVectorIndex implements VectorIndex {
                 dimensions: eb.ref('excluded.dimensions'),
                 seq: eb.ref('excluded.seq'),
                 vector: eb.ref('excluded.vector'),
+                host: eb.ref('excluded.host'),
+                published: eb.ref('excluded.published'),
               })),
             )
             .execute();
@@ -163,7 +168,7 @@ export class SqlVectorIndex implements VectorIndex {
       if (!inSync) return; // Someone else changed the table too: the next search reloads what changed.
       const d = this.dimensions;
       for (const item of unique) {
-        const row = cache.put(item.id, item.pageId, seq);
+        const row = cache.put(item.id, item.pageId, seq, item.url ? hostOf(item.url) : '', publishedMs(item.publishedAt));
         cache.matrix.set(item.vector, row * d);
       }
       cache.maxSeq = seq;
@@ -237,11 +242,13 @@ export class SqlVectorIndex implements VectorIndex {
     return this.exclusive(async () => {
       const cache = await this.refresh();
       if (cache.size === 0) return [];
-      if (!options.pageIds && this.approximate) {
+      // Domain and date filters: every vector that passes is scored (the graph would drop the ones it skips).
+      const filtered = hasFactFilter(options.filter);
+      if (!options.pageIds && !filtered && this.approximate) {
         const hits = await this.approximate.search(cache, query, limit, perPage);
         if (hits) return hits;
       }
-      return exactSearch(cache, query, limit, perPage, options.pageIds);
+      return exactSearch(cache, query, limit, perPage, options.pageIds, factsAllow(cache, options.filter));
     });
   }
 
@@ -279,7 +286,7 @@ export class SqlVectorIndex implements VectorIndex {
         const stamp = await this.writeStamp(trx);
         const rows = await trx
           .selectFrom('passage_vectors')
-          .select(['passage_id', 'page_id', 'seq'])
+          .select(['passage_id', 'page_id', 'seq', 'host', 'published'])
           .where('model', '=', this.model)
           .where('dimensions', '=', this.dimensions)
           .orderBy('passage_id')
@@ -290,7 +297,7 @@ export class SqlVectorIndex implements VectorIndex {
         for (const row of rows) {
           const id = Number(row.passage_id);
           const seq = Number(row.seq);
-          const at = cache.put(id, Number(row.page_id), seq);
+          const at = cache.put(id, Number(row.page_id), seq, row.host ?? '', row.published === null ? null : Number(row.published));
           if (seq > cache.maxSeq) cache.maxSeq = seq;
           if (seq > known) {
             fetch++;

@@ -1,6 +1,7 @@
 import { VectorMatrix } from './wasm/dot-scanner.js';
 import { PageCap, selectPerPage } from './page-cap.js';
 import type { VectorHit } from './vector-index.js';
+import { factsPass, hasFactFilter, type FactFilter } from './filter-facts.js';
 
 /**
  * What SqlVectorIndex keeps in memory, as ann-search.ts reads it (VectorCache below): row i is matrix[i*d..), with its
@@ -26,6 +27,9 @@ export class VectorCache {
   ids: Float64Array;
   pageIds: Float64Array;
   seqs: Float64Array;
+  /** Each row's host and publication date (epoch ms, NaN when unknown): what domain and date filters read. */
+  hosts: string[] = [];
+  published: Float64Array;
   size = 0;
   maxSeq = 0;
   /** passage_vector_changes when the cache was last known current (SQLite); null: unknown, check the rows. */
@@ -41,12 +45,13 @@ export class VectorCache {
     this.ids = new Float64Array(cap);
     this.pageIds = new Float64Array(cap);
     this.seqs = new Float64Array(cap);
+    this.published = new Float64Array(cap);
   }
 
   private grow(): void {
     const cap = this.ids.length * 2;
     this.store.reserve(cap);
-    for (const key of ['ids', 'pageIds', 'seqs'] as const) {
+    for (const key of ['ids', 'pageIds', 'seqs', 'published'] as const) {
       const next = new Float64Array(cap);
       next.set(this[key]);
       this[key] = next;
@@ -59,7 +64,7 @@ export class VectorCache {
   }
 
   /** Inserts or overwrites; returns the row. */
-  put(id: number, pageId: number, seq: number): number {
+  put(id: number, pageId: number, seq: number, host = '', published: number | null = null): number {
     let row = this.position.get(id);
     if (row === undefined) {
       if (this.size === this.ids.length) this.grow();
@@ -69,6 +74,8 @@ export class VectorCache {
     }
     this.pageIds[row] = pageId;
     this.seqs[row] = seq;
+    this.hosts[row] = host;
+    this.published[row] = published ?? Number.NaN;
     return row;
   }
 
@@ -84,9 +91,12 @@ export class VectorCache {
       this.ids[row] = lastId;
       this.pageIds[row] = this.pageIds[last]!;
       this.seqs[row] = this.seqs[last]!;
+      this.hosts[row] = this.hosts[last]!;
+      this.published[row] = this.published[last]!;
       this.position.set(lastId, row);
     }
     this.position.delete(id);
+    this.hosts.length = last;
     this.size = last;
     return true;
   }
@@ -152,17 +162,39 @@ function topK(scores: Float32Array, ids: Float64Array, n: number, k: number): nu
   return out;
 }
 
+/** The rows a filter's domain and date parts let through, as a predicate; undefined when it has none. */
+export function factsAllow(cache: VectorCache, filter: FactFilter | undefined): ((row: number) => boolean) | undefined {
+  if (!hasFactFilter(filter)) return undefined;
+  return (row) => {
+    const published = cache.published[row]!;
+    return factsPass(filter, cache.hosts[row] ?? '', Number.isNaN(published) ? null : published);
+  };
+}
+
 /**
  * Exact search over the cache: the dot product of the query with every row, then the best `limit` rows, at most
- * `perPage` of them from one page, best first (ties: lower id); only rows of `pageIds` when given.
+ * `perPage` of them from one page, best first (ties: lower id); only rows of `pageIds` when given, and only rows
+ * `allow` lets through (domain and date filters, applied before the best are taken).
  */
-export function exactSearch(cache: VectorCache, query: Float32Array, limit: number, perPage: number, pageIds?: readonly number[]): VectorHit[] {
+export function exactSearch(
+  cache: VectorCache,
+  query: Float32Array,
+  limit: number,
+  perPage: number,
+  pageIds?: readonly number[],
+  allow?: (row: number) => boolean,
+): VectorHit[] {
   const scores = cache.store.scores(query, cache.size);
+  if (!pageIds && allow) {
+    // Rows the filter leaves out score -Infinity, so the best `limit` are taken among those that pass.
+    for (let row = 0; row < cache.size; row++) if (!allow(row)) scores[row] = Number.NEGATIVE_INFINITY;
+    return selectHits(cache, scores, limit, perPage).filter((hit) => hit.score !== Number.NEGATIVE_INFINITY);
+  }
   if (pageIds) {
     // Every passage of these pages, best first (the scan scores all of them anyway).
     const pages = new Set(pageIds);
     const rows: number[] = [];
-    for (let row = 0; row < cache.size; row++) if (pages.has(cache.pageIds[row]!)) rows.push(row);
+    for (let row = 0; row < cache.size; row++) if (pages.has(cache.pageIds[row]!) && (!allow || allow(row))) rows.push(row);
     rows.sort((a, b) => scores[b]! - scores[a]! || cache.ids[a]! - cache.ids[b]!);
     const cap = new PageCap(perPage);
     const out: VectorHit[] = [];

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from '../storage/schema.js';
 import type { PassageVector, VectorHit, VectorIndex } from './vector-index.js';
 import { seededRandom } from '../testkit/seeded-random.js';
+import { vectorFilterContract } from './vector-index-filters.contract.js';
 
 /** One database for one test: pages and passages written through PageStore, and any number of index instances. */
 export interface VectorIndexHarness {
@@ -350,5 +351,7 @@ export function vectorIndexContract(name: string, createHarness: () => Promise<V
       expectSameHits(latest, referenceSearch(current, query, 30));
       expect(latest[0]).toMatchObject({ id: near.id });
     });
+
+    vectorFilterContract(fresh, (random) => randomUnitVector(random, DIMENSIONS));
   });
 }

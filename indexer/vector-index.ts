@@ -1,8 +1,14 @@
+import type { IndexFilter } from './search-index.js';
+
 /** A passage's embedding: unit length, `dimensions` long. `id` is the passage id from storage (passages.id). */
 export interface PassageVector {
   id: number;
   pageId: number;
   vector: Float32Array;
+  /** The passage's URL (its host is what domain filters read); absent: the vector passes no domain filter's include list. */
+  url?: string;
+  /** The page's publication date (ISO 8601), as IndexDoc.publishedAt. */
+  publishedAt?: string;
 }
 
 export interface VectorHit {
@@ -18,6 +24,8 @@ export interface VectorSearchOptions {
   perPageLimit?: number;
   /** Only passages of these pages. */
   pageIds?: readonly number[];
+  /** Domain and date filters, applied inside the search (the count asked for is returned when enough vectors pass). */
+  filter?: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published'>;
 }
 
 export interface VectorIndexStats {

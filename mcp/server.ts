@@ -19,6 +19,7 @@ import {
   type CallOptions,
   type ExtractResult,
   type NotaryClientOptions,
+  type SearchRequest,
   type SearchResult,
   type X402Payer,
 } from '../sdk/ts/src/index.js';
@@ -33,7 +34,8 @@ export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response';
 const SEARCH_DESCRIPTION = [
   'Search the web pages this notary service has crawled and indexed, reranked by a neural model.',
   'Use it to find pages that answer a question or mention a topic; then call notary_extract on a result URL to read it.',
-  'Returns up to 10 results (url, title, snippet, rerank_score 0..1, best first) and what the call cost (credits_used, request_id).',
+  'Returns up to 10 results by default (url, title, snippet, rerank_score 0..1, best first) and what the call cost (credits_used, request_id).',
+  'Optional, at no extra cost: max_results, include_domains / exclude_domains, start_date / end_date (publication date), and highlights (passages of each result page).',
   'depth 1 is fast and right for lookups; depth 2 adds a reflection pass (query expansion) that helps broad or',
   'multi-part questions, takes longer and may cost more (the cost is in every result). Read-only: calling it again with the same arguments is safe.',
 ].join(' ');
@@ -48,7 +50,30 @@ const EXTRACT_DESCRIPTION = [
 const searchInput = z.object({
   query: z.string().min(1).max(512).describe('What to search for, in natural language or keywords.'),
   depth: z.number().int().min(1).max(3).default(1).describe('1: fast lookup (default). 2: adds a reflection pass for hard or broad questions; may cost more.'),
+  max_results: z.number().int().min(1).max(100).optional().describe("Results wanted (default 10; the server's cap applies, 50 by default). No extra charge."),
+  include_domains: z.array(z.string().min(1).max(255)).max(100).optional().describe('Only results from these hosts: "docs.example.com", or "*.example.com" for it and every host under it.'),
+  exclude_domains: z.array(z.string().min(1).max(255)).max(100).optional().describe('No results from these hosts, same form.'),
+  start_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('Only pages published on or after this date (YYYY-MM-DD).'),
+  end_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('Only pages published on or before this date (YYYY-MM-DD).'),
+  undated: z.enum(['keep', 'exclude']).optional().describe('With a date range: keep (default) or exclude pages whose publication date is unknown.'),
+  highlights: z
+    .object({ count: z.number().int().min(1).max(10).optional(), max_chars: z.number().int().min(40).max(2000).optional() })
+    .optional()
+    .describe("Add to each result up to count (default 3) passages of its page that best answer the query, with scores."),
 });
+
+/** The tool's arguments as the SDK's request (options left out when not given). */
+function searchRequest(input: z.infer<typeof searchInput>): SearchRequest {
+  const { highlights, ...rest } = input;
+  const request = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as unknown as SearchRequest;
+  if (highlights) {
+    request.highlights = {
+      ...(highlights.count !== undefined ? { count: highlights.count } : {}),
+      ...(highlights.max_chars !== undefined ? { max_chars: highlights.max_chars } : {}),
+    };
+  }
+  return request;
+}
 
 const extractInput = z.object({
   url: z.string().url().describe('Absolute http(s) URL of the page, e.g. a URL from notary_search results.'),
@@ -61,7 +86,15 @@ const cost = z.object({ credits_used: z.number().int(), request_id: z.string() }
 const searchOutput = z.object({
   query: z.string(),
   depth: z.number().int(),
-  results: z.array(z.object({ url: z.string(), title: z.string(), snippet: z.string(), rerank_score: z.number() })),
+  results: z.array(
+    z.object({
+      url: z.string(),
+      title: z.string(),
+      snippet: z.string(),
+      rerank_score: z.number(),
+      highlights: z.array(z.object({ text: z.string(), score: z.number() })).optional(),
+    }),
+  ),
   cost,
 });
 const extractOutput = z.object({
@@ -131,10 +164,13 @@ export function notaryMcpServer(client: NotaryClient): McpServer {
   server.registerTool(
     'notary_search',
     { title: 'Search the web index', description: SEARCH_DESCRIPTION, inputSchema: searchInput, outputSchema: searchOutput, annotations: { title: 'Search the web index', ...annotations } },
-    async ({ query, depth }, ctx) => {
+    async (input, ctx) => {
       try {
-        const result = await client.search({ query, depth }, callOptions(ctx));
-        const lines = result.results.map((r, i) => `${i + 1}. ${r.title} (${r.rerank_score.toFixed(3)})\n   ${r.url}\n   ${r.snippet}`);
+        const result = await client.search(searchRequest(input), callOptions(ctx));
+        const lines = result.results.map((r, i) => {
+          const passages = (r.highlights ?? []).map((h) => `\n   - (${h.score.toFixed(3)}) ${h.text}`).join('');
+          return `${i + 1}. ${r.title} (${r.rerank_score.toFixed(3)})\n   ${r.url}\n   ${r.snippet}${passages}`;
+        });
         const meta = paymentMeta(result);
         return {
           content: [{ type: 'text', text: `${lines.join('\n') || 'No results.'}\n\nCost: ${result.creditsUsed} credits (request ${result.requestId}).` }],

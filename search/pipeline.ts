@@ -9,6 +9,7 @@ import { contentWords } from '../core/text.js';
 import type { SearchRequest, SearchService } from './service.js';
 import type { QueryRewriter } from './query-rewriter.js';
 import { makeSnippet } from './snippet.js';
+import { highlightsOf } from './highlights.js';
 import type { CrossEncoderStage, CrossEncoderTiming } from './cross-encoder.js';
 import { clamp01, crossEncoderRank, rankResults, type Ranked } from './ranking.js';
 import { reflectionPass, type ReflectionContext } from './reflection-pass.js';
@@ -101,12 +102,13 @@ export class SearchPipeline implements SearchService {
     return this.deps.dense ? `hybrid (bm25 + ${this.deps.dense.embedder.model})` : 'bm25';
   }
 
-  async search(request: Pick<SearchRequest, 'query' | 'depth' | 'language'>): Promise<SearchOutcome> {
+  async search(request: Pick<SearchRequest, 'query' | 'depth' | 'language' | 'maxResults' | 'filter' | 'highlights'>): Promise<SearchOutcome> {
     const { index, config, dense } = this.deps;
     const started = performance.now();
     const query = request.query.trim();
     const depth = Math.min(config.max_depth, Math.max(1, Math.floor(Number.isFinite(request.depth) ? request.depth : 1)));
-    const limit = Math.max(config.rerank_top_n, config.max_results * PASSAGES_PER_PAGE);
+    const maxResults = Math.max(1, Math.floor(request.maxResults ?? config.max_results));
+    const limit = Math.max(config.rerank_top_n, maxResults * PASSAGES_PER_PAGE);
     // One language at a time: the one asked for (or the deployment's) filters; otherwise the query's own language, when
     // it can be told, picks which translation of a page is shown.
     const asked = normaliseLanguageTag(request.language ?? config.default_language ?? null);
@@ -115,6 +117,7 @@ export class SearchPipeline implements SearchService {
     const filter: IndexFilter = {
       excludeNavigation: !config.include_navigation_pages,
       ...(asked ? { languages: [primaryLanguage(asked)] } : {}),
+      ...request.filter,
     };
     const state = new RequestState(index, limit, dense, this.rrfK, this.hybridEvidence, filter, this.headPerList);
     state.pageWeight = this.pageWeight * pageWeightScale(contentWords(query).length, this.pageEvidence);
@@ -161,12 +164,16 @@ export class SearchPipeline implements SearchService {
     let crossEncoder: CrossEncoderTiming | undefined;
     const stage = this.deps.crossEncoder;
     if (stage && config.rerank_top_n > 0 && stage.serves(depth)) ({ ranking, timing: crossEncoder } = await crossEncoderRank(query, stage, ranking, state, this.crossEncoderWeight));
-    const ranked = await this.oneTranslationEach(query, ranking, preferred, state, config.max_results);
+    const ranked = await this.oneTranslationEach(query, ranking, preferred, state, maxResults);
+    const highlights = request.highlights
+      ? await highlightsOf(query, ranked, request.highlights, state, index, (ids) => this.scoreNew(query, queryVector, ids, state))
+      : null;
     const results = ranked.map(({ hit, score }) => ({
       url: hit.url,
       title: hit.title,
       snippet: makeSnippet(hit.text, query, config.snippet_chars),
       rerank_score: score,
+      ...(highlights ? { highlights: highlights.get(hit.pageId) ?? [] } : {}),
     }));
     return {
       results,

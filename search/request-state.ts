@@ -1,5 +1,6 @@
 import type { IndexDoc, IndexFilter, IndexHit, PageHit, SearchIndex } from '../indexer/search-index.js';
 import { primaryLanguage } from '../core/language.js';
+import { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from '../indexer/filter-facts.js';
 import type { VectorHit, VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
 import { PAGE_PASS_PASSAGES, PASSAGES_PER_PAGE, type HybridEvidence } from './tuning.js';
@@ -81,12 +82,28 @@ export class RequestState {
     private readonly headPerList = 0,
   ) {}
 
-  /** Whether a stored passage passes the request's filter (vector hits are filtered after the fact). */
+  /** The filter has a domain or date part. */
+  private get hasFacts(): boolean {
+    return hasFactFilter(this.filter);
+  }
+
+  /**
+   * Whether a stored passage passes the request's filter: vector hits are filtered by language and navigation after
+   * the fact (domains and dates inside the vector search; checked here again from the passage's own facts, for
+   * vectors stored before the vector index kept them).
+   */
   allows(doc: IndexDoc): boolean {
     if (this.filter.excludeNavigation && doc.navigation) return false;
+    if (this.hasFacts && !factsPass(this.factFilter(), hostOf(doc.url), publishedMs(doc.publishedAt))) return false;
     const languages = this.filter.languages;
     if (languages && languages.length > 0 && doc.language && !languages.includes(primaryLanguage(doc.language))) return false;
     return true;
+  }
+
+  /** The filter's domain and date parts (what the vector index applies inside its search). */
+  private factFilter(): FactFilter {
+    const { includeHosts, excludeHosts, published } = this.filter;
+    return { ...(includeHosts ? { includeHosts } : {}), ...(excludeHosts ? { excludeHosts } : {}), ...(published ? { published } : {}) };
   }
 
   async run(query: string): Promise<Map<number, number>> {
@@ -113,7 +130,7 @@ export class RequestState {
     if (!this.dense) return Promise.resolve([]);
     // Vector hits are filtered after the search: ask for more when a filter is on.
     const filtered = this.filter.excludeNavigation || (this.filter.languages?.length ?? 0) > 0;
-    return this.dense.index.search(vector, { limit: filtered ? this.limit * 2 : this.limit, perPageLimit: PASSAGES_PER_PAGE });
+    return this.dense.index.search(vector, { limit: filtered ? this.limit * 2 : this.limit, perPageLimit: PASSAGES_PER_PAGE, filter: this.factFilter() });
   }
 
   /**
@@ -188,7 +205,12 @@ export class RequestState {
       added.push(hit.id);
     }
     if (this.dense && queryVector) {
-      const vectorHits = await this.dense.index.search(queryVector, { limit: pageIds.length * PAGE_PASS_PASSAGES, perPageLimit: PAGE_PASS_PASSAGES, pageIds });
+      const vectorHits = await this.dense.index.search(queryVector, {
+        limit: pageIds.length * PAGE_PASS_PASSAGES,
+        perPageLimit: PAGE_PASS_PASSAGES,
+        pageIds,
+        filter: this.factFilter(),
+      });
       this.queriesRun++;
       const unknown = vectorHits.filter((h) => !this.pool.has(h.id)).map((h) => h.id);
       for (const doc of await this.index.get(unknown)) {

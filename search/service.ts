@@ -1,4 +1,6 @@
-export interface SearchRequest {
+import type { SearchOptions } from './options.js';
+
+export interface SearchRequest extends SearchOptions {
   /** The query, trimmed and non-empty. */
   query: string;
   /** 1..config.search.max_depth; higher depth adds reflection passes. */
@@ -14,6 +16,14 @@ export interface SearchResultItem {
   snippet: string;
   /** 0..1, higher is more relevant. */
   rerank_score: number;
+  /** Present when asked for (the request's `highlights`): the page's passages most relevant to the query, best first. */
+  highlights?: Highlight[];
+}
+
+export interface Highlight {
+  text: string;
+  /** 0..1, the passage's relevance to the query. */
+  score: number;
 }
 
 export interface SearchResponse {

@@ -271,6 +271,19 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 
+  const passageVectorFacts: Migration = {
+    async up(db: Kysely<unknown>) {
+      // What domain and date filters read inside a vector search (indexer/filter-facts.ts): the passage's host and
+      // its page's publication date (epoch ms); null until the passage is embedded again.
+      await db.schema.alterTable('passage_vectors').addColumn('host', 'text').execute();
+      await db.schema.alterTable('passage_vectors').addColumn('published', 'bigint').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('passage_vectors').dropColumn('published').execute();
+      await db.schema.alterTable('passage_vectors').dropColumn('host').execute();
+    },
+  };
+
   const helpers: MigrationHelpers = { dialect, serialId };
   const migrations: Record<string, Migration> = {
     '0001_initial': initial,
@@ -283,6 +296,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0019_crawl_host_slots': crawlHostSlotsMigration(helpers),
     '0019_crawl_host_active': crawlHostActiveMigration(helpers),
     '0020_passage_vector_changes': passageVectorChanges,
+    '0021_passage_vector_facts': passageVectorFacts,
   };
   for (const [name, factory] of pluginMigrations) {
     if (name in migrations) throw new Error(`migration ${name} is registered twice`);

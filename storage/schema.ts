@@ -172,6 +172,9 @@ export interface PassageVectorsTable {
   seq: number;
   /** Little-endian float32 bytes, `dimensions` * 4 long. */
   vector: Buffer;
+  /** The passage's host and its page's publication date (epoch ms), which domain and date filters read; null: unknown. */
+  host: string | null;
+  published: number | string | null;
 }
 
 /** One row (id 1): incremented by every write to passage_vectors. */

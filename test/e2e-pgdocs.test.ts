@@ -99,7 +99,7 @@ describe('PostgreSQL documentation end to end', () => {
     const cases: Array<[string, () => Promise<Response>, number, string]> = [
       ['missing query', () => search({ depth: 1 }), 400, 'invalid_request'],
       ['missing depth', () => search({ query: 'a' }), 400, 'invalid_request'],
-      ['unknown field', () => search({ query: 'a', depth: 1, max_results: 5 }), 400, 'invalid_request'],
+      ['unknown field', () => search({ query: 'a', depth: 1, num_results: 5 }), 400, 'invalid_request'],
       ['empty query', () => search({ query: '   ', depth: 1 }), 400, 'invalid_request'],
       ['query too long', () => search({ query: 'x'.repeat(513), depth: 1 }), 400, 'invalid_request'],
       ['depth not an integer', () => search({ query: 'a', depth: 1.5 }), 400, 'invalid_request'],

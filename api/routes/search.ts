@@ -2,9 +2,10 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { normalizeQuery } from '../../search/query.js';
 import type { SearchResultItem, SearchService } from '../../search/service.js';
+import { searchOptions, searchOptionsSchema, type SearchOptions, type SearchOptionsBody } from '../../search/options.js';
 import { definePaidRoute, type PaidRoute } from '../paid/context.js';
 
-export interface SearchBody {
+export interface SearchBody extends SearchOptionsBody {
   query: string;
   depth: number;
   language?: string;
@@ -36,6 +37,7 @@ export function searchBodySchema(config: NotaryConfig) {
         maxLength: 35,
         description: 'Results in this language only (BCP 47, "en", "pt-BR"); default: the deployment\'s, else the query\'s own.',
       },
+      ...searchOptionsSchema(config.search),
     },
   } as const;
 }
@@ -49,11 +51,24 @@ export const searchResultItemSchema = {
     title: { type: 'string' },
     snippet: { type: 'string' },
     rerank_score: { type: 'number', minimum: 0, maximum: 1 },
+    highlights: {
+      type: 'array',
+      description: "Only when the request asks for highlights: the page's passages most relevant to the query, best first.",
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['text', 'score'],
+        properties: { text: { type: 'string' }, score: { type: 'number', minimum: 0, maximum: 1 } },
+      },
+    },
   },
 } as const;
 
 /** `POST /v1/search`: retrieve, rerank and (depth > 1) reflect; priced by depth. */
 export function searchRoute(config: NotaryConfig, search: SearchService): PaidRoute {
+  const maxItems = Math.max(config.search.max_results_cap, config.search.max_results);
+  // The options as the pipeline takes them, by body (made once in prepare, where an invalid one is refused unpaid).
+  const prepared = new WeakMap<SearchBody, SearchOptions>();
   return definePaidRoute<SearchBody, { query: string; depth: number; results: SearchResultItem[] }>({
     url: '/v1/search',
     summary: 'Search the index; higher depth adds reflection passes, priced per depth.',
@@ -62,15 +77,21 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
       properties: {
         query: { type: 'string' },
         depth: { type: 'integer', format: 'int32', minimum: 1, maximum: config.search.max_depth },
-        results: { type: 'array', maxItems: config.search.max_results, items: searchResultItemSchema },
+        results: { type: 'array', maxItems, items: searchResultItemSchema },
       },
       required: ['query', 'depth', 'results'],
     },
-    facts: { items: searchResultItemSchema, maxItems: config.search.max_results, from: (result) => result.results },
-    prepare: (body) => ({ ...body, query: normalizeQuery(body.query, config.search.max_query_length) }),
+    facts: { items: searchResultItemSchema, maxItems, from: (result) => result.results },
+    prepare: (body) => {
+      const options = searchOptions(body, config.search.snippet_chars);
+      const next = { ...body, query: normalizeQuery(body.query, config.search.max_query_length) };
+      prepared.set(next, options);
+      return next;
+    },
     price: (body) => ({ operation: 'search', depth: body.depth }),
     async work(body, { requestId }) {
-      const { results } = await search.search({ query: body.query, depth: body.depth, requestId, ...(body.language ? { language: body.language } : {}) });
+      const options = prepared.get(body) ?? searchOptions(body, config.search.snippet_chars);
+      const { results } = await search.search({ query: body.query, depth: body.depth, requestId, ...(body.language ? { language: body.language } : {}), ...options });
       if (!Array.isArray(results)) throw new NotaryError('internal_error', 'search returned no result list');
       return { query: body.query, depth: body.depth, results };
     },

@@ -121,6 +121,8 @@ export const searchSection = z
      */
     cross_encoder_workers: z.number().int().min(1).max(64).optional(),
     max_results: z.number().int().positive().default(10),
+    /** The most results a request may ask for (`max_results` in POST /v1/search); never below max_results. */
+    max_results_cap: z.number().int().positive().default(50),
     snippet_chars: z.number().int().positive().default(300),
     /**
      * Query vectors kept for repeated queries (least recently used go first; 384 floats are 1.5 KiB each): a

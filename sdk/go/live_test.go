@@ -69,6 +69,45 @@ func TestLiveAPIKeySearchAndExtract(t *testing.T) {
 	}
 }
 
+func TestLiveSearchOptions(t *testing.T) {
+	ctx := context.Background()
+	c := liveClient(t, "NOTARY_LIVE_KEY")
+	two, err := c.Search(ctx, SearchRequest{Query: "vacuum tables", MaxResults: 2})
+	if err != nil || len(two.Results) != 2 || two.CreditsUsed != 1 || two.Results[0].Highlights != nil {
+		t.Fatalf("max_results: %+v %v", two, err)
+	}
+	count := func(req SearchRequest) int {
+		t.Helper()
+		req.Query = "vacuum"
+		r, err := c.Search(ctx, req)
+		if err != nil {
+			t.Fatalf("%+v: %v", req, err)
+		}
+		return len(r.Results)
+	}
+	if count(SearchRequest{IncludeDomains: []string{"docs.test"}}) == 0 || count(SearchRequest{ExcludeDomains: []string{"*.test"}}) != 0 {
+		t.Error("domain filters")
+	}
+	// The live index's pages have no publication date: kept by default, left out on request.
+	if count(SearchRequest{StartDate: "2020-01-01"}) == 0 || count(SearchRequest{StartDate: "2020-01-01", EndDate: "2020-12-31", Undated: "exclude"}) != 0 {
+		t.Error("date filters")
+	}
+	lit, err := c.Search(ctx, SearchRequest{Query: "vacuum", Highlights: &HighlightOptions{Count: 1, MaxChars: 80}})
+	if err != nil || len(lit.Results) == 0 || len(lit.Results[0].Highlights) != 1 || !strings.Contains(lit.Results[0].Highlights[0].Text, "vacuum") || lit.Results[0].Highlights[0].Score <= 0 {
+		t.Errorf("highlights: %+v %v", lit, err)
+	}
+	for req, code := range map[*SearchRequest]string{
+		{Query: "vacuum", IncludeDomains: []string{"https://docs.test/"}}: "invalid_domain",
+		{Query: "vacuum", StartDate: "2021-02-01", EndDate: "2021-01-01"}: "invalid_date_range",
+	} {
+		_, err := c.Search(ctx, *req)
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.Code != code || apiErr.Status != 400 {
+			t.Errorf("%+v: want %s, got %v", *req, code, err)
+		}
+	}
+}
+
 func TestLiveIdempotencyKey(t *testing.T) {
 	ctx := context.Background()
 	c := liveClient(t, "NOTARY_LIVE_KEY")

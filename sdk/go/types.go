@@ -9,6 +9,33 @@ type SearchRequest struct {
 	Depth int `json:"depth"`
 	// Language limits results to one language (BCP 47: "en", "pt-BR"); empty: the deployment's, else the query's own.
 	Language string `json:"language,omitempty"`
+	// MaxResults is the number of results wanted, 1 to the server's search.max_results_cap (zero: its default, 10).
+	MaxResults int `json:"max_results,omitempty"`
+	// IncludeDomains keeps only results from these hosts (at most 100): "docs.example.com", or "*.example.com" for it
+	// and every host under it.
+	IncludeDomains []string `json:"include_domains,omitempty"`
+	// ExcludeDomains leaves out results from these hosts (at most 100), same form.
+	ExcludeDomains []string `json:"exclude_domains,omitempty"`
+	// StartDate and EndDate bound the pages' publication date (YYYY-MM-DD, UTC, inclusive); empty: open.
+	StartDate string `json:"start_date,omitempty"`
+	EndDate   string `json:"end_date,omitempty"`
+	// Undated is "keep" (the server's default) or "exclude": pages whose publication date is not known.
+	Undated string `json:"undated,omitempty"`
+	// Highlights asks for passages of each result's page that best answer the query (nil: none).
+	Highlights *HighlightOptions `json:"highlights,omitempty"`
+}
+
+// HighlightOptions is the search request's highlights option: Count passages (1-10; zero: 3) of MaxChars (40-2000;
+// zero: the server's snippet length) each.
+type HighlightOptions struct {
+	Count    int `json:"count,omitempty"`
+	MaxChars int `json:"max_chars,omitempty"`
+}
+
+// Highlight is one passage of a result's page, with its relevance to the query (0..1).
+type Highlight struct {
+	Text  string  `json:"text"`
+	Score float64 `json:"score"`
 }
 
 // ExtractRequest is the body of POST /v1/extract.
@@ -26,6 +53,8 @@ type SearchResultItem struct {
 	Title       string  `json:"title"`
 	Snippet     string  `json:"snippet"`
 	RerankScore float64 `json:"rerank_score"`
+	// Highlights is set only when the request asked for them.
+	Highlights []Highlight `json:"highlights,omitempty"`
 }
 
 // RateLimit is the body's rate_limit member.

@@ -5,6 +5,7 @@ import { NotaryError, type ErrorEntry } from '../../core/errors.js';
 import { queryTerms, terms } from '../../core/text.js';
 import type { IndexBackendPlugin } from '../../indexer/backend-plugin.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../indexer/search-index.js';
+import { factsPass, hostOf, publishedMs } from '../../indexer/filter-facts.js';
 import { sqlVectorStore } from '../../indexer/sql-vector-store.js';
 import type { MigrationFactory } from '../../storage/migrations.js';
 import type { Database } from '../../storage/schema.js';
@@ -88,12 +89,23 @@ function scoreAll<T>(items: readonly T[], fields: (item: T) => Fields, query: st
   return scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score);
 }
 
-function passes(doc: { pageId: number; language?: string; navigation?: boolean; translationKey?: string }, filter: IndexFilter = {}): boolean {
+function passes(
+  doc: { pageId: number; url: string; language?: string; navigation?: boolean; translationKey?: string; publishedAt?: string | undefined },
+  filter: IndexFilter = {},
+): boolean {
+  if (!factsPass(filter, hostOf(doc.url), publishedMs(doc.publishedAt))) return false;
   if (filter.languages && doc.language && !filter.languages.includes(doc.language.split('-')[0] ?? '')) return false;
   if (filter.excludeNavigation && doc.navigation) return false;
   if (filter.pageIds && !filter.pageIds.includes(doc.pageId)) return false;
   if (filter.translationKey !== undefined && doc.translationKey !== filter.translationKey) return false;
   return true;
+}
+
+/** The publication date as every backend returns it: an ISO 8601 instant in UTC (absent when unknown). */
+function withIsoDate<T extends { publishedAt?: string | undefined }>(doc: T): T {
+  const { publishedAt: _given, ...rest } = doc;
+  const ms = publishedMs(doc.publishedAt);
+  return (ms === null ? rest : { ...rest, publishedAt: new Date(ms).toISOString() }) as T;
 }
 
 export class DummySearchIndex implements SearchIndex {
@@ -111,7 +123,7 @@ export class DummySearchIndex implements SearchIndex {
       throw new NotaryError('dummy_index_full', `the dummy index takes at most ${this.settings.max_documents} passages: raise indexer.dummy.max_documents`);
     }
     for (const doc of docs) {
-      const row = { id: doc.id, page_id: doc.pageId, doc: JSON.stringify(doc) };
+      const row = { id: doc.id, page_id: doc.pageId, doc: JSON.stringify(withIsoDate(doc)) };
       await this.db.insertInto('dummy_index_passages').values(row).onConflict((oc) => oc.column('id').doUpdateSet(row)).execute();
     }
   }
@@ -137,7 +149,7 @@ export class DummySearchIndex implements SearchIndex {
 
   async upsertPages(pages: readonly PageDoc[]): Promise<void> {
     for (const page of pages) {
-      const row = { page_id: page.pageId, doc: JSON.stringify(page) };
+      const row = { page_id: page.pageId, doc: JSON.stringify(withIsoDate(page)) };
       await this.db.insertInto('dummy_index_pages').values(row).onConflict((oc) => oc.column('page_id').doUpdateSet(row)).execute();
     }
   }

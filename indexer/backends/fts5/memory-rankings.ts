@@ -3,6 +3,7 @@ import { selectPerPage } from '../../page-cap.js';
 import type { IndexFilter } from '../../search-index.js';
 import { languageToken, NAVIGATION_TOKEN, pageToken, translationToken } from './facets.js';
 import { MemoryRanking } from './memory-ranking.js';
+import { hasFactFilter } from '../../filter-facts.js';
 import type { FacetFilter, Postings } from './postings.js';
 import { queryPhrases } from './query.js';
 import { FTS5_COLUMN_WEIGHTS, TOP_WINDOW_MIN, type FTS5_PAGE_WEIGHTS, type RankedRow } from './ranking.js';
@@ -127,6 +128,8 @@ export class Fts5MemoryRankings {
  * is not a single token where FTS5 would read one, or a phrase has no token (SQL ranks those).
  */
 function tokenizedQuery(tokenizer: Fts5Tokenizer, query: string, filter: IndexFilter | undefined): { phrases: (readonly string[])[]; facets: FacetFilter } | null {
+  // Hosts and dates are not in the in-memory copy: SQL ranks with those filters (fact-tables.ts).
+  if (hasFactFilter(filter)) return null;
   const phrases = queryPhrases(query)?.map((phrase) => tokenizer.tokens(phrase));
   if (!phrases || phrases.some((tokens) => tokens.length === 0)) return null;
   const token = (text: string): string | null => {

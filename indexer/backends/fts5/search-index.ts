@@ -11,6 +11,8 @@ import { Fts5ReaderPool, type Fts5ReaderOptions } from './reader-pool.js';
 import { AVERAGES_SQL, createFts5Tables, GENERATION_SQL, PAGES, readVarint, TABLE } from './schema.js';
 import { SqlRanking } from './sql-ranking.js';
 import { Fts5Writes } from './writes.js';
+import { createFactTables, factCondition, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
+import { factFilterKey } from '../../filter-facts.js';
 
 export interface Fts5IndexOptions extends Fts5ReaderOptions, Fts5MemoryOptions {
   /** Close the database handle on close() (the storage layer usually owns it). */
@@ -31,6 +33,7 @@ interface HitRow {
   lang: string | null;
   nav: number | null;
   tkey: string | null;
+  published: number | null;
 }
 
 interface PageRow {
@@ -40,11 +43,12 @@ interface PageRow {
   lang: string | null;
   nav: number | null;
   tkey: string | null;
+  published: number | null;
 }
 
 /** A row's facts columns (lang, nav, tkey) by their names in IndexDoc. */
-function facts(row: { lang: string | null; nav: number | null; tkey: string | null }): StoredFacts {
-  return { language: row.lang, navigation: row.nav, translationKey: row.tkey };
+function facts(row: { lang: string | null; nav: number | null; tkey: string | null; published?: number | null }): StoredFacts {
+  return { language: row.lang, navigation: row.nav, translationKey: row.tkey, published: row.published ?? null };
 }
 
 /**
@@ -73,13 +77,16 @@ export class Fts5SearchIndex implements SearchIndex {
     private readonly options: Fts5IndexOptions = {},
   ) {
     this.rebuilt = createFts5Tables(db);
+    createFactTables(db);
     this.generationStmt = db.prepare<[], string>(GENERATION_SQL).pluck();
     this.rankings = new RankingCache(options.rankingCache ?? 0);
     this.writes = new Fts5Writes(db);
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
     this.averagesStmt = db.prepare<[], Buffer | undefined>(AVERAGES_SQL).pluck();
     this.getManyStmt = db.prepare(
-      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
+      `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey,
+         (SELECT published FROM ${PASSAGE_FACTS} WHERE ${PASSAGE_FACTS}.id = ${TABLE}.rowid) AS published
+       FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
     const passageCount = (): number => this.passageCount();
     this.readers = new Fts5ReaderPool(db, options, passageCount);
@@ -117,10 +124,11 @@ export class Fts5SearchIndex implements SearchIndex {
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     const pageIds = options.filter?.pageIds;
     if (pageIds && pageIds.length === 0) return [];
-    const key = `passages\u0000${match}\u0000${limit}\u0000${perPage}\u0000${pageIds ? pageIds.join(',') : ''}`;
+    const key = `passages\u0000${match}\u0000${limit}\u0000${perPage}\u0000${pageIds ? pageIds.join(',') : ''}\u0000${factFilterKey(options.filter)}`;
     const cached = this.rankings.get(key, this.generation());
     if (cached) return this.hitsOf(cached);
-    const ranked = (await this.memory.passages(query, options.filter, limit, perPage)) ?? (await this.sql.passages(match, limit, perPage, pageIds));
+    const facts = factCondition(options.filter, PASSAGE_FACTS, 'id');
+    const ranked = (await this.memory.passages(query, options.filter, limit, perPage)) ?? (await this.sql.passages(match, limit, perPage, pageIds, facts));
     this.rankings.set(key, ranked);
     return this.hitsOf(ranked);
   }
@@ -146,15 +154,16 @@ export class Fts5SearchIndex implements SearchIndex {
     const match = filteredMatch(query, options.filter, PAGE_TEXT);
     if (match === null || limit === 0) return [];
     const w = { ...FTS5_PAGE_WEIGHTS, ...this.options.pageWeights };
-    const key = `pages\u0000${match}\u0000${limit}`;
+    const key = `pages\u0000${match}\u0000${limit}\u0000${factFilterKey(options.filter)}`;
     let ranked = this.rankings.get(key, this.generation())?.map((r) => ({ page_id: r.page_id, score: r.score }));
     if (!ranked) {
-      ranked = (await this.memory.pages(query, options.filter, w, limit)) ?? (await this.sql.pages(match, w, limit));
+      ranked = (await this.memory.pages(query, options.filter, w, limit)) ?? (await this.sql.pages(match, w, limit, factCondition(options.filter, PAGE_FACTS, 'page_id')));
       this.rankings.set(key, ranked.map((r) => ({ id: r.page_id, page_id: r.page_id, score: r.score })));
     }
     if (ranked.length === 0) return [];
     const fields = this.sql.statement('page-rows', () =>
-      `SELECT rowid AS page_id, url, title, lang, nav, tkey FROM ${PAGES} WHERE rowid IN (SELECT value FROM json_each(?))`,
+      `SELECT rowid AS page_id, url, title, lang, nav, tkey, (SELECT published FROM ${PAGE_FACTS} WHERE ${PAGE_FACTS}.page_id = ${PAGES}.rowid) AS published
+       FROM ${PAGES} WHERE rowid IN (SELECT value FROM json_each(?))`,
     );
     const rows = new Map((fields.all(JSON.stringify(ranked.map((r) => r.page_id))) as PageRow[]).map((r) => [r.page_id, r]));
     return ranked.flatMap(({ page_id: pageId, score }) => {

@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { IndexDoc, PageDoc } from '../../search-index.js';
 import { pathWords } from '../url-path.js';
 import { facetsOf, passageFacetsOf } from './facets.js';
+import { factWrites, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
 import { BUMP_GENERATION_SQL, PAGES, TABLE } from './schema.js';
 
 /**
@@ -24,20 +25,27 @@ export class Fts5Writes {
     const insertPageStmt = db.prepare<[number, string, string, string, string, string, string, string | null, number, string | null]>(
       `INSERT INTO ${PAGES} (rowid, title, headings, path, body, facets, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const passageFacts = factWrites(db, PASSAGE_FACTS, 'id');
+    const pageFacts = factWrites(db, PAGE_FACTS, 'page_id');
     this.upsertPassages = db.transaction((docs: readonly IndexDoc[]) => {
       for (const doc of docs) {
         deleteStmt.run(doc.id);
+        passageFacts.put(doc.id, doc.url, doc.publishedAt);
         insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, passageFacetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
       }
       bumpGeneration.run();
     });
     this.deletePassages = db.transaction((ids: readonly number[]) => {
-      for (const id of ids) deleteStmt.run(id);
+      for (const id of ids) {
+        deleteStmt.run(id);
+        passageFacts.remove(id);
+      }
       bumpGeneration.run();
     });
     this.upsertPages = db.transaction((docs: readonly PageDoc[]) => {
       for (const doc of docs) {
         deletePageStmt.run(doc.pageId);
+        pageFacts.put(doc.pageId, doc.url, doc.publishedAt);
         insertPageStmt.run(
           doc.pageId, doc.title, doc.headings, pathWords(doc.url), doc.text, facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
         );
@@ -45,7 +53,10 @@ export class Fts5Writes {
       bumpGeneration.run();
     });
     this.deletePages = db.transaction((ids: readonly number[]) => {
-      for (const id of ids) deletePageStmt.run(id);
+      for (const id of ids) {
+        deletePageStmt.run(id);
+        pageFacts.remove(id);
+      }
       bumpGeneration.run();
     });
   }

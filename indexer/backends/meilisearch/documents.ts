@@ -1,7 +1,8 @@
 /** The documents notary keeps in Meilisearch (passages and whole pages), their facts and the filters over them. */
 import { primaryLanguage } from '../../../core/language.js';
 import { withFacts } from '../../hit-facts.js';
-import type { IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
+import type { HostRule, IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
+import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { stemmedText } from '../analysis.js';
 import { pathWords } from '../url-path.js';
 
@@ -9,9 +10,9 @@ import { pathWords } from '../url-path.js';
 export const ID_CHUNK = 1000;
 
 /** Stored fields a hit needs; the analysed `s_*` fields are for searching only. */
-export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey'] as const;
+export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
 /** Stored fields of a page hit (the page-level index, `<index>__pages`, one document per page, id = page id). */
-export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey'] as const;
+export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
 
 /** The page's facts every document carries: what filters match (language by primary subtag). */
 export interface FactFields {
@@ -19,6 +20,11 @@ export interface FactFields {
   language_primary?: string;
   navigation?: boolean;
   translationKey?: string;
+  /** The URL's host, and it with every domain it is under (a "*." domain filter matches these). */
+  host?: string;
+  hostSuffixes?: string[];
+  /** Publication date, epoch milliseconds (absent when unknown). */
+  publishedAt?: number;
 }
 
 export interface PassageDocument extends FactFields {
@@ -34,8 +40,19 @@ export interface PassageDocument extends FactFields {
   _rankingScore?: number;
 }
 
-export function factFields(doc: { language?: string | undefined; navigation?: boolean | undefined; translationKey?: string | undefined }): FactFields {
+export function factFields(doc: {
+  url: string;
+  language?: string | undefined;
+  navigation?: boolean | undefined;
+  translationKey?: string | undefined;
+  publishedAt?: string | undefined;
+}): FactFields {
+  const host = hostOf(doc.url);
+  const published = publishedMs(doc.publishedAt);
   return {
+    host,
+    hostSuffixes: hostSuffixes(host),
+    ...(published === null ? {} : { publishedAt: published }),
     ...(doc.language ? { language: doc.language, language_primary: primaryLanguage(doc.language.toLowerCase()) } : {}),
     navigation: doc.navigation === true,
     ...(doc.translationKey ? { translationKey: doc.translationKey } : {}),
@@ -52,7 +69,30 @@ export function factFilter(filter: IndexFilter | undefined, pageField = 'pageId'
   if (filter?.excludeNavigation) parts.push('navigation != true');
   if (filter?.translationKey) parts.push(`translationKey = ${filterString(filter.translationKey)}`);
   if (filter?.pageIds) parts.push(`${pageField} IN [${filter.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]`);
+  parts.push(...domainAndDateFilter(filter));
   return parts.length > 0 ? parts.join(' AND ') : undefined;
+}
+
+function hostsFilter(rules: readonly HostRule[]): string {
+  const exact = rules.filter((r) => !r.subdomains).map((r) => filterString(r.host));
+  const under = rules.filter((r) => r.subdomains).map((r) => filterString(r.host));
+  const parts = [...(exact.length > 0 ? [`host IN [${exact.join(', ')}]`] : []), ...(under.length > 0 ? [`hostSuffixes IN [${under.join(', ')}]`] : [])];
+  return `(${parts.join(' OR ')})`;
+}
+
+/** The filter expressions of a filter's domain and date parts (documents without a date have no publishedAt). */
+export function domainAndDateFilter(filter: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published'> | undefined): string[] {
+  const parts: string[] = [];
+  if (filter?.includeHosts && filter.includeHosts.length > 0) parts.push(hostsFilter(filter.includeHosts));
+  if (filter?.excludeHosts && filter.excludeHosts.length > 0) parts.push(`NOT ${hostsFilter(filter.excludeHosts)}`);
+  const range = filter?.published;
+  if (range) {
+    const bounds = ['publishedAt EXISTS'];
+    if (range.from !== undefined) bounds.push(`publishedAt >= ${range.from}`);
+    if (range.to !== undefined) bounds.push(`publishedAt < ${range.to}`);
+    parts.push(range.undated === 'keep' ? `(publishedAt NOT EXISTS OR (${bounds.join(' AND ')}))` : `(${bounds.join(' AND ')})`);
+  }
+  return parts;
 }
 
 export function filterString(value: string): string {
@@ -100,5 +140,8 @@ export function pageDocument(page: PageDoc) {
 }
 
 export function toIndexDoc(d: PassageDocument): IndexDoc {
-  return withFacts({ id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' }, d);
+  return withFacts(
+    { id: Number(d.id), pageId: Number(d.pageId), url: d.url ?? '', title: d.title ?? '', headingPath: d.headingPath ?? '', text: d.text ?? '' },
+    { ...d, published: d.publishedAt ?? null },
+  );
 }

@@ -57,7 +57,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     if (stems.length === 0 || limit === 0) return [];
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
     const found = await this.orSearch(this.pagesUid, stems, limit, factFilter(options.filter, 'id'), PAGE_FIELDS);
-    return found.map((h) => withFacts({ pageId: Number(h.id), url: h.url ?? '', title: h.title ?? '', score: h.score }, h));
+    return found.map((h) => withFacts({ pageId: Number(h.id), url: h.url ?? '', title: h.title ?? '', score: h.score }, { ...h, published: h.publishedAt ?? null }));
   }
 
   private get index() {

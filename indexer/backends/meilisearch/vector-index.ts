@@ -5,8 +5,16 @@ import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSea
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, existingPassageIds, missingPassages, widenedSearch } from '../shared.js';
 import type { MeilisearchConnection } from './connection.js';
-import { chunks, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
+import { chunks, domainAndDateFilter, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
+import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { MAX_TOTAL_HITS } from './settings.js';
+
+/** The host and date fields of a vector's passage when the vector brings them (else the passage's own stay). */
+function domainAndDateFields(item: PassageVector): Pick<PassageDocument, 'host' | 'hostSuffixes' | 'publishedAt'> {
+  const host = item.url ? hostOf(item.url) : null;
+  const published = publishedMs(item.publishedAt);
+  return { ...(host === null ? {} : { host, hostSuffixes: hostSuffixes(host) }), ...(published === null ? {} : { publishedAt: published }) };
+}
 
 export interface MeilisearchVectorIndexOptions {
   model: string;
@@ -61,6 +69,7 @@ export class MeilisearchVectorIndex implements VectorIndex {
     const docs = unique.map((item) => ({
       id: item.id,
       pageId: item.pageId,
+      ...domainAndDateFields(item),
       vector_model: this.tag,
       _vectors: { [this.embedder]: Array.from(item.vector) },
     }));
@@ -114,7 +123,11 @@ export class MeilisearchVectorIndex implements VectorIndex {
         this.index.search('', {
           vector: asked,
           hybrid: { embedder: this.embedder, semanticRatio: 1 },
-          filter: options.pageIds ? `${this.ofThisModel} AND pageId IN [${options.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]` : this.ofThisModel,
+          filter: [
+            this.ofThisModel,
+            ...(options.pageIds ? [`pageId IN [${options.pageIds.filter((id) => Number.isSafeInteger(id)).join(', ')}]`] : []),
+            ...domainAndDateFilter(options.filter),
+          ].join(' AND '),
           limit: k,
           retrieveVectors: true,
           attributesToRetrieve: ['id', 'pageId'],

@@ -124,6 +124,20 @@ describe('PostgresSearchIndex', () => {
     expect(await kept()).toEqual(await recount());
   });
 
+  it('gives a table made before the host column its hosts, from the URLs, when opened', async () => {
+    const table = `fts_hosts_${counter++}`;
+    const index = await PostgresSearchIndex.open(shared, { table });
+    await index.upsert([
+      { id: 1, pageId: 1, url: 'https://user@Docs.Example.com:8443/a?b', title: 'T', headingPath: '', text: 'wal archiving' },
+      { id: 2, pageId: 2, url: 'http://other.test/', title: 'T', headingPath: '', text: 'wal archiving' },
+    ]);
+    await sql`alter table ${sql.raw(table)} drop column host`.execute(shared.db);
+    const reopened = await PostgresSearchIndex.open(shared, { table });
+    const under = (host: string) => ({ includeHosts: [{ host, subdomains: true }] });
+    expect((await reopened.search('wal', { limit: 5, filter: under('example.com') })).map((h) => h.id)).toEqual([1]);
+    expect((await reopened.search('wal', { limit: 5, filter: under('other.test') })).map((h) => h.id)).toEqual([2]);
+  });
+
   it('refuses SQLite storage with invalid_config', async () => {
     const { openSqlite } = await import('../../../storage/db.js');
     const sqlite = openSqlite(':memory:');

@@ -8,8 +8,24 @@ import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS } from '../fts5/ranking.js';
 import { pathWords } from '../url-path.js';
 import { queryTerms, toTsQuery } from './query.js';
 import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
-import { factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
+import { FACT_COLUMNS, FACT_UPDATES, factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
 import { ensureTermStats, identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+
+/**
+ * The columns domain and date filters read (a migration: an older table gets them, its hosts taken from its URLs, its
+ * dates left unknown until each page is indexed again), with their indexes.
+ */
+async function addHostAndDate(trx: Kysely<Database>, table: string): Promise<void> {
+  const t = sql.raw(table);
+  const had = await sql<{ n: number }>`select count(*)::int as n from information_schema.columns where table_name = ${table} and column_name = 'host'
+    and table_schema = current_schema()`.execute(trx);
+  await sql`alter table ${t} add column if not exists published_at timestamptz`.execute(trx);
+  if ((had.rows[0]?.n ?? 0) > 0) return;
+  await sql`alter table ${t} add column host text`.execute(trx);
+  await sql`update ${t} set host = lower(coalesce(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/:?#]+)'), '')) where host is null`.execute(trx);
+  await sql`create index if not exists ${sql.raw(identifier(`${table}_host`))} on ${t} (host)`.execute(trx);
+  await sql`create index if not exists ${sql.raw(identifier(`${table}_published`))} on ${t} (published_at)`.execute(trx);
+}
 
 /**
  * PostgreSQL full-text search: a table of passages with a stored, weighted tsvector (title A, headings B, body C) and
@@ -67,6 +83,7 @@ export class PostgresSearchIndex implements SearchIndex {
       for (const column of ['language text', 'language_primary text', 'navigation boolean not null default false', 'translation_key text']) {
         await sql`alter table ${t} add column if not exists ${sql.raw(column)}`.execute(trx);
       }
+      await addHostAndDate(trx, this.table);
       await sql`create index if not exists ${sql.raw(`${this.table}_tsv`)} on ${t} using gin (tsv)`.execute(trx);
       await sql`create index if not exists ${sql.raw(`${this.table}_page`)} on ${t} (page_id)`.execute(trx);
       // The page-level index: whole pages, title A, headings B, URL path words C, body D.
@@ -89,6 +106,7 @@ export class PostgresSearchIndex implements SearchIndex {
         ) stored
       )`.execute(trx);
       await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
+      await addHostAndDate(trx, `${this.table}_pages`);
       await ensureTermStats(trx, this.table);
       await ensureTermStats(trx, `${this.table}_pages`);
     });
@@ -103,10 +121,9 @@ export class PostgresSearchIndex implements SearchIndex {
     for (let i = 0; i < byId.size; i += WRITE_CHUNK) {
       const chunk = [...byId.values()].slice(i, i + WRITE_CHUNK);
       const values = sql.join(chunk.map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text}, ${factValues(d)})`));
-      await sql`insert into ${t} (id, page_id, url, title, heading_path, body, language, language_primary, navigation, translation_key) values ${values}
+      await sql`insert into ${t} (id, page_id, url, title, heading_path, body, ${FACT_COLUMNS}) values ${values}
         on conflict (id) do update set page_id = excluded.page_id, url = excluded.url, title = excluded.title,
-          heading_path = excluded.heading_path, body = excluded.body, language = excluded.language,
-          language_primary = excluded.language_primary, navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(this.db);
+          heading_path = excluded.heading_path, body = excluded.body, ${FACT_UPDATES}`.execute(this.db);
     }
   }
 
@@ -145,10 +162,10 @@ export class PostgresSearchIndex implements SearchIndex {
     const rank = this.rankExpression(query);
     const result = await sql<HitRow>`
       with ${rank.ctes}
-      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, score from (
+      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, score from (
         select *, row_number() over (partition by page_id order by score desc, id) as page_rank
         from (
-          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, ${rank.score} as score
+          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, ${rank.score} as score
           from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
           where tsv @@ q and ${filterConditions(options.filter)}
         ) ranked
@@ -169,11 +186,10 @@ export class PostgresSearchIndex implements SearchIndex {
       const values = sql.join(
         byId.slice(i, i + WRITE_CHUNK).map((p) => sql`(${p.pageId}, ${p.url}, ${p.title}, ${p.headings}, ${pathWords(p.url)}, ${p.text}, ${factValues(p)})`),
       );
-      await sql`insert into ${this.pagesTable} (page_id, url, title, headings, path_words, body, language, language_primary, navigation, translation_key)
+      await sql`insert into ${this.pagesTable} (page_id, url, title, headings, path_words, body, ${FACT_COLUMNS})
         values ${values}
         on conflict (page_id) do update set url = excluded.url, title = excluded.title, headings = excluded.headings,
-          path_words = excluded.path_words, body = excluded.body, language = excluded.language, language_primary = excluded.language_primary,
-          navigation = excluded.navigation, translation_key = excluded.translation_key`.execute(db);
+          path_words = excluded.path_words, body = excluded.body, ${FACT_UPDATES}`.execute(db);
     }
   }
 
@@ -200,7 +216,7 @@ export class PostgresSearchIndex implements SearchIndex {
         : { ctes: sql`unused as (select 1)`, score: sql`ts_rank(${weights}::float4[], tsv, q, 1)` };
     const result = await sql<PageRow>`
       with ${rank.ctes}
-      select page_id, url, title, language, navigation, translation_key, ${rank.score} as score
+      select page_id, url, title, language, navigation, translation_key, published_at, ${rank.score} as score
       from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
       where tsv @@ q and ${filterConditions(options.filter)}
       order by score desc, page_id limit ${limit}`.execute(this.db);
@@ -212,7 +228,7 @@ export class PostgresSearchIndex implements SearchIndex {
     if (wanted.length === 0) return [];
     const found = new Map<number, IndexDoc>();
     for (let i = 0; i < wanted.length; i += WRITE_CHUNK) {
-      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body, language, navigation, translation_key from ${sql.raw(this.table)}
+      const rows = await sql<HitRow>`select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at from ${sql.raw(this.table)}
         where id = any(${wanted.slice(i, i + WRITE_CHUNK)}::bigint[])`.execute(this.db);
       for (const r of rows.rows) found.set(Number(r.id), toDoc(r));
     }
@@ -241,7 +257,7 @@ export class PostgresSearchIndex implements SearchIndex {
       for await (const batch of source) {
         for (let i = 0; i < batch.length; i += WRITE_CHUNK) {
           const values = sql.join(batch.slice(i, i + WRITE_CHUNK).map((d) => sql`(${d.id}, ${d.pageId}, ${d.url}, ${d.title}, ${d.headingPath}, ${d.text}, ${factValues(d)})`));
-          await sql`insert into ${sql.raw(this.table)} (id, page_id, url, title, heading_path, body, language, language_primary, navigation, translation_key) values ${values}
+          await sql`insert into ${sql.raw(this.table)} (id, page_id, url, title, heading_path, body, ${FACT_COLUMNS}) values ${values}
             on conflict (id) do nothing`.execute(trx);
         }
         written += batch.length;

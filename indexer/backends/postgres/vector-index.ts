@@ -7,7 +7,8 @@ import { selectPerPage } from '../../page-cap.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, widenedSearch } from '../shared.js';
-import { WRITE_CHUNK } from './rows.js';
+import { domainAndDateConditions, publishedValue, WRITE_CHUNK } from './rows.js';
+import { hostOf } from '../../filter-facts.js';
 import { requirePostgres, withSchemaLock } from './schema.js';
 
 /** pgvector's text form of a vector. */
@@ -73,6 +74,9 @@ export class PgVectorIndex implements VectorIndex {
         embedding vector not null
       )`.execute(trx);
       await sql`create index if not exists passage_embeddings_model on passage_embeddings (model, dimensions, passage_id)`.execute(trx);
+      // What domain and date filters read (null until the passage is embedded again).
+      await sql`alter table passage_embeddings add column if not exists host text`.execute(trx);
+      await sql`alter table passage_embeddings add column if not exists published_at timestamptz`.execute(trx);
       await sql`create index if not exists ${sql.raw(hnswName)} on passage_embeddings
         using hnsw ((embedding::${this.typed}) vector_ip_ops)
         where model = ${sql.raw(modelLiteral)} and dimensions = ${sql.raw(String(this.dimensions))}`.execute(trx);
@@ -89,11 +93,16 @@ export class PgVectorIndex implements VectorIndex {
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
         const values = sql.join(
-          unique.slice(i, i + WRITE_CHUNK).map((item) => sql`(${item.id}, ${item.pageId}, ${this.model}, ${this.dimensions}, ${vectorLiteral(item.vector)}::vector)`),
+          unique
+            .slice(i, i + WRITE_CHUNK)
+            .map(
+              (item) =>
+                sql`(${item.id}, ${item.pageId}, ${this.model}, ${this.dimensions}, ${vectorLiteral(item.vector)}::vector, ${item.url ? hostOf(item.url) : null}, ${publishedValue(item.publishedAt)})`,
+            ),
         );
-        await sql`insert into passage_embeddings (passage_id, page_id, model, dimensions, embedding) values ${values}
+        await sql`insert into passage_embeddings (passage_id, page_id, model, dimensions, embedding, host, published_at) values ${values}
           on conflict (passage_id) do update set page_id = excluded.page_id, model = excluded.model,
-            dimensions = excluded.dimensions, embedding = excluded.embedding`.execute(trx);
+            dimensions = excluded.dimensions, embedding = excluded.embedding, host = excluded.host, published_at = excluded.published_at`.execute(trx);
       }
     });
   }
@@ -125,13 +134,14 @@ export class PgVectorIndex implements VectorIndex {
     const query = checkVector(vector, this.dimensions, 'query vector');
     const { limit, perPage } = vectorSearchBounds(options);
     if (limit <= 0) return [];
+    const facts = sql.join([sql`true`, ...domainAndDateConditions(options.filter)], sql` and `);
     if (options.pageIds) {
       // Every passage of these pages scored exactly (the pipeline asks for a few pages' passages at a time).
       const pageIds = options.pageIds.filter((id) => Number.isSafeInteger(id));
       if (pageIds.length === 0) return [];
       const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
         select passage_id, page_id, embedding::text as embedding from passage_embeddings
-        where ${this.ofThisModel()} and page_id = any(${pageIds}::bigint[])`.execute(this.db);
+        where ${this.ofThisModel()} and page_id = any(${pageIds}::bigint[]) and ${facts}`.execute(this.db);
       const hits: VectorHit[] = [];
       for (const r of rows.rows) {
         const v = parseVector(r.embedding, this.dimensions);
@@ -146,7 +156,7 @@ export class PgVectorIndex implements VectorIndex {
         await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(trx);
         const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
           select passage_id, page_id, embedding::text as embedding from passage_embeddings
-          where ${this.ofThisModel()}
+          where ${this.ofThisModel()} and ${facts}
           order by embedding::${this.typed} <#> ${literal}::${this.typed}
           limit ${k}`.execute(trx);
         const candidates: VectorHit[] = [];

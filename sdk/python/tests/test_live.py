@@ -48,6 +48,27 @@ def test_api_key_search_and_extract_with_request_id_credits_and_raw_response():
         assert page.credits_used == 1
 
 
+def test_search_options_max_results_domains_dates_and_highlights():
+    with client() as notary:
+        two = notary.search("vacuum tables", max_results=2)
+        assert len(two["results"]) == 2 and two.credits_used == 1
+        assert "highlights" not in two["results"][0]
+        assert notary.search("vacuum", include_domains=["docs.test"])["results"]
+        assert notary.search("vacuum", exclude_domains=["*.test"])["results"] == []
+        # The live index's pages have no publication date: kept by default, left out on request.
+        assert notary.search("vacuum", start_date="2020-01-01")["results"]
+        assert notary.search("vacuum", start_date="2020-01-01", end_date="2020-12-31", undated="exclude")["results"] == []
+        lit = notary.search("vacuum", highlights={"count": 1, "max_chars": 80})
+        first = lit["results"][0]["highlights"][0]
+        assert "vacuum" in first["text"] and first["score"] > 0
+        with pytest.raises(BadRequestError) as bad:
+            notary.search("vacuum", include_domains=["https://docs.test/"])
+        assert bad.value.code == "invalid_domain"
+        with pytest.raises(BadRequestError) as reversed_range:
+            notary.search("vacuum", start_date="2021-02-01", end_date="2021-01-01")
+        assert reversed_range.value.code == "invalid_date_range"
+
+
 def test_idempotency_key_replayed_not_charged_and_reuse_refused():
     with client() as notary:
         first = notary.search("analyze statistics", idempotency_key="py-idem-1")

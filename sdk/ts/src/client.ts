@@ -122,7 +122,10 @@ export class NotaryClient {
 
   /** `POST /v1/search`. */
   async search(request: SearchRequest, options: CallOptions = {}): Promise<SearchResult> {
-    return this.paidCall<SearchResponseBody>('/v1/search', { query: request.query, depth: request.depth ?? 1, ...(request.language ? { language: request.language } : {}) }, options);
+    // Only the options set are sent: a request of query and depth alone is what older servers accept.
+    const { query, depth, ...rest } = request;
+    const optional = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined && value !== null && value !== ''));
+    return this.paidCall<SearchResponseBody>('/v1/search', { query, depth: depth ?? 1, ...optional }, options);
   }
 
   /** `POST /v1/extract`. */

@@ -7,6 +7,27 @@ export interface SearchRequest {
   depth?: number;
   /** Results in this language only (BCP 47: "en", "pt-BR"); default: the deployment's, else the query's own. */
   language?: string;
+  /** Results wanted: 1 to the server's search.max_results_cap (default: its search.max_results, 10). No extra charge. */
+  max_results?: number;
+  /** Only results from these hosts (at most 100): "docs.example.com", or "*.example.com" for it and every host under it. */
+  include_domains?: string[];
+  /** No results from these hosts (at most 100), same form. */
+  exclude_domains?: string[];
+  /** Only pages published on or after this date (YYYY-MM-DD, UTC). */
+  start_date?: string;
+  /** Only pages published on or before this date (YYYY-MM-DD, UTC). */
+  end_date?: string;
+  /** With a date range: keep (server default) or exclude pages whose publication date is not known. */
+  undated?: 'keep' | 'exclude';
+  /** Passages of each result's page most relevant to the query, best first (count 1..10, default 3; max_chars 40..2000). */
+  highlights?: { count?: number; max_chars?: number };
+}
+
+/** One passage of a result's page (when the request asked for highlights). */
+export interface SearchHighlight {
+  text: string;
+  /** 0..1, the passage's relevance to the query. */
+  score: number;
 }
 
 export interface SearchResultItem {
@@ -15,6 +36,8 @@ export interface SearchResultItem {
   snippet: string;
   /** 0..1, higher is better. */
   rerank_score: number;
+  /** Present only when the request asked for highlights. */
+  highlights?: SearchHighlight[];
 }
 
 export interface ExtractRequest {

@@ -87,6 +87,27 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(await c.log.verifyConsistency(before, after)).toBe(true);
   });
 
+  it('search options: max_results, domains, dates and highlights, typed, free', async () => {
+    const two = await client().search({ query: 'vacuum tables', max_results: 2 });
+    expect(two.results).toHaveLength(2);
+    expect(two.creditsUsed).toBe(1);
+    expect(two.results[0]?.highlights).toBeUndefined();
+    expect((await client().search({ query: 'vacuum', include_domains: ['docs.test'] })).results.length).toBeGreaterThan(0);
+    expect((await client().search({ query: 'vacuum', exclude_domains: ['*.test'] })).results).toEqual([]);
+    // The live index's pages have no publication date: kept by default, left out on request.
+    expect((await client().search({ query: 'vacuum', start_date: '2020-01-01' })).results.length).toBeGreaterThan(0);
+    expect((await client().search({ query: 'vacuum', start_date: '2020-01-01', end_date: '2020-12-31', undated: 'exclude' })).results).toEqual([]);
+    const lit = await client().search({ query: 'vacuum', highlights: { count: 1, max_chars: 80 } });
+    const first = lit.results[0]?.highlights?.[0];
+    expect(first?.text).toContain('vacuum');
+    expect(first?.score).toBeGreaterThan(0);
+    const bad = await client().search({ query: 'vacuum', include_domains: ['https://docs.test/'] }).then(() => null, (e: unknown) => e);
+    expect(bad).toBeInstanceOf(BadRequestError);
+    expect((bad as BadRequestError).code).toBe('invalid_domain');
+    const range = await client().search({ query: 'vacuum', start_date: '2021-02-01', end_date: '2021-01-01' }).then(() => null, (e: unknown) => e);
+    expect((range as BadRequestError).code).toBe('invalid_date_range');
+  });
+
   it('every error class, typed from the problem code', async () => {
     const fail = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
     const bad = await fail(client().search({ query: 'x', depth: 9 }));

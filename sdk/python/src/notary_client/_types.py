@@ -8,11 +8,31 @@ from typing import Any, Generic, List, Optional, TypedDict, TypeVar
 import httpx
 
 
-class SearchResultItem(TypedDict):
+class SearchHighlight(TypedDict):
+    """One passage of a result's page (when the request asked for highlights); score is 0..1."""
+
+    text: str
+    score: float
+
+
+class Highlights(TypedDict, total=False):
+    """The ``highlights`` search option: ``count`` passages (1-10, default 3) of ``max_chars`` (40-2000) each."""
+
+    count: int
+    max_chars: int
+
+
+class _SearchResultItemFields(TypedDict):
     url: str
     title: str
     snippet: str
     rerank_score: float
+
+
+class SearchResultItem(_SearchResultItemFields, total=False):
+    """A result; ``highlights`` is present only when the request asked for them."""
+
+    highlights: List[SearchHighlight]
 
 
 class RateLimitInfo(TypedDict):
