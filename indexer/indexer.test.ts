@@ -100,3 +100,25 @@ describe('Indexer on a real SQLite file', () => {
     expect(Object.fromEntries(titles)).toEqual({ 'http://t.test/a': 'Extracted', 'http://t.test/b': 'Stored', 'http://t.test/c': 'http://t.test/c' });
   });
 });
+
+describe('publication dates', () => {
+  it('gives each passage its page’s publication date, so the date filters find dated pages and keep undated ones apart', async () => {
+    const indexer = new Indexer({ pages, index, config, logger });
+    const dated = article('Logical Decoding', [['Slots', words('decodingword', 45)]]).replace(
+      '</head>',
+      '<script type="application/ld+json">{"@type":"TechArticle","headline":"Logical Decoding","datePublished":"2024-05-17T08:00:00+02:00"}</script></head>',
+    );
+    await pages.saveFetched(page('http://dates.test/decoding', dated));
+    await pages.saveFetched(page('http://dates.test/2019/03/02/undated-body', article('Replication Origins', [['Origins', words('decodingword', 45)]])));
+    await pages.saveFetched(page('http://dates.test/plain', article('Output Plugins', [['Plugins', words('decodingword', 45)]])));
+    await indexer.runOnce();
+    const hits = await index.search('decodingword', { limit: 20 });
+    const byUrl = new Map(hits.map((h) => [h.url, h.publishedAt]));
+    // JSON-LD, as an instant in UTC; a dated URL, as its day; nothing on the third page.
+    expect(byUrl.get('http://dates.test/decoding')).toBe('2024-05-17T06:00:00.000Z');
+    expect(byUrl.get('http://dates.test/2019/03/02/undated-body')).toBe('2019-03-02T00:00:00.000Z');
+    expect(byUrl.get('http://dates.test/plain')).toBeUndefined();
+    const since2020 = await index.search('decodingword', { limit: 20, filter: { published: { from: Date.UTC(2020, 0, 1), undated: 'exclude' } } });
+    expect([...new Set(since2020.map((h) => h.url))]).toEqual(['http://dates.test/decoding']);
+  });
+});

@@ -1,4 +1,5 @@
 import type { NotaryConfig } from '../core/config.js';
+import { detectPageDates } from '../extract/dates.js';
 import { extractDocument } from '../extract/extract.js';
 import { learnSiteTitleAffixes, type SiteTitleAffixes } from '../extract/site-title.js';
 import type { Embedder } from '../reranker/embedder.js';
@@ -100,6 +101,7 @@ export class Indexer {
           continue;
         }
         const facts = {
+          ...(indexed.publishedAt ? { publishedAt: indexed.publishedAt } : {}),
           ...(indexed.analysis.language ? { language: indexed.analysis.language } : {}),
           ...(indexed.analysis.navigation ? { navigation: true } : {}),
           ...(indexed.analysis.translation_key ? { translationKey: indexed.analysis.translation_key } : {}),
@@ -175,7 +177,7 @@ export class Indexer {
   private indexPage(
     page: Page,
     siteTitles: SiteTitleAffixes,
-  ): { passages: Omit<NewPassage, 'page_id'>[]; page: PageDoc; analysis: PageAnalysis } | null {
+  ): { passages: Omit<NewPassage, 'page_id'>[]; page: PageDoc; analysis: PageAnalysis; publishedAt?: string } | null {
     const emptyAnalysis: PageAnalysis = { language: null, translation_key: null, navigation: false };
     if (!page.html) return { passages: [], page: { pageId: page.id, url: page.url, title: page.title ?? page.url, headings: '', text: '' }, analysis: emptyAnalysis };
     try {
@@ -201,7 +203,10 @@ export class Indexer {
           word_count: p.wordCount,
         }));
       const headings = doc.blocks.filter((b) => b.type === 'heading').map((b) => b.text).join('\n');
-      return { passages, page: { pageId: page.id, url: page.url, title, headings, text: doc.text }, analysis };
+      // What the page says of its publication (JSON-LD, meta tags, the article header's date, a dated URL): the date
+      // filters' fact. Last-Modified and sitemaps date a file's changes, not its publication, so they are not read here.
+      const published = detectPageDates({ html: page.html, url }).publishedAt?.value;
+      return { passages, page: { pageId: page.id, url: page.url, title, headings, text: doc.text }, analysis, ...(published ? { publishedAt: published } : {}) };
     } catch (err) {
       this.logger.warn({ url: page.url, pageId: page.id, err: err instanceof Error ? err.message : String(err) }, 'extraction failed; page indexed without passages');
       return null;
