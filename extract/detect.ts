@@ -1,6 +1,6 @@
 import { NotaryError } from '../core/errors.js';
 import type { ContentBlock, ExtractedDocument } from './types.js';
-import { countLetterWords } from './words.js';
+import { countLetterWords, countWords } from './words.js';
 
 /**
  * Walls are judged by the page's main content, not by what else the HTML carries: a reCAPTCHA in a comment form, a
@@ -92,6 +92,12 @@ function linkShare(block: ContentBlock): number {
 
 /** Link lists that together hold this many items are a page's content (an index, a site map), not a menu. */
 const INDEX_LIST_ITEMS = 10;
+/**
+ * Headings that carry the page: this many of them of 3 words or more, holding this many words together (a checklist
+ * written as `<h4><li>` items). A title or a tagline alone is not content.
+ */
+const CONTENT_HEADINGS = 3;
+const CONTENT_HEADING_WORDS = 20;
 
 /**
  * Whether the main content holds anything a reader came for: a sentence of prose (8 words or more, not mostly
@@ -100,10 +106,18 @@ const INDEX_LIST_ITEMS = 10;
  */
 export function hasSubstance(doc: ExtractedDocument): boolean {
   let linkListItems = 0;
+  let headings = 0;
+  let headingWords = 0;
   for (const block of doc.blocks) {
     switch (block.type) {
-      case 'heading':
+      case 'heading': {
+        const words = countLetterWords(block.text);
+        if (words < 3) break;
+        headings++;
+        headingWords += words;
+        if (headings >= CONTENT_HEADINGS && headingWords >= CONTENT_HEADING_WORDS) return true;
         break;
+      }
       case 'code':
       case 'table':
         return true;
@@ -120,6 +134,29 @@ export function hasSubstance(doc: ExtractedDocument): boolean {
   return false;
 }
 
+/** Body text as a reader sees it, roughly: markup, scripts, styles, comments and the head cut out. */
+function roughBodyText(html: string): string {
+  return html
+    .replace(/<head\b[\s\S]*?<\/head>/i, ' ')
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ');
+}
+
+/** Pages this small are read whole to see whether the main content is all there is. */
+const BARE_PAGE_CHARS = 20_000;
+
+/**
+ * A page that is nothing but its text: no scripts, and the main content holds every word of the body (no
+ * navigation, no footer, nothing set aside). However short ("Test", two captions under pictures), that text is what
+ * the page is for, not boilerplate left over.
+ */
+function isBarePage(html: string, doc: ExtractedDocument): boolean {
+  if (html.length > BARE_PAGE_CHARS || /<script\b/i.test(html)) return false;
+  const pageWords = countWords(roughBodyText(html).replace(/&[#\w]+;/g, ' '));
+  return pageWords > 0 && doc.wordCount >= pageWords;
+}
+
 /**
  * Refuses pages that would otherwise come back as a "successful" extraction of junk: CAPTCHA/bot challenges,
  * login walls, and pages without main content. `rendered` says whether a browser already ran the page's scripts
@@ -132,7 +169,7 @@ export function assertRealContent(html: string, doc: ExtractedDocument, rendered
   if (isLoginWall(html, doc)) {
     throw new NotaryError('login_required', 'the page asks for a login and shows no content without one');
   }
-  if (doc.wordCount < EMPTY_CONTENT_WORDS || !hasSubstance(doc)) {
+  if (doc.wordCount === 0 || ((doc.wordCount < EMPTY_CONTENT_WORDS || !hasSubstance(doc)) && !isBarePage(html, doc))) {
     if (rendered || isJsShell(html, doc)) {
       throw new NotaryError('js_shell_empty', rendered ? 'the page stayed empty after rendering in a browser' : 'the page needs JavaScript to show content; try render: "auto" or "always"');
     }

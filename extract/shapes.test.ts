@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assertRealContent } from './detect.js';
+import { extractDocument } from './extract.js';
+import type { ExtractedDocument } from './types.js';
+
+/**
+ * The page shapes and false refusals of issue 32 (items 2 and 4), each reproduced by a fixture page written for these
+ * tests (test/fixtures/extract-shapes/, the article between <!-- gold:start --> and <!-- gold:end -->). Every test
+ * here failed before the fix it names.
+ */
+const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/extract-shapes');
+
+function page(name: string): { html: string; doc: ExtractedDocument } {
+  const html = readFileSync(path.join(FIXTURES, name), 'utf8');
+  return { html, doc: extractDocument(html, `https://example.org/${name}`) };
+}
+
+function verdict(name: string): string {
+  const { html, doc } = page(name);
+  try {
+    assertRealContent(html, doc, false);
+    return 'ok';
+  } catch (err) {
+    return (err as { code: string }).code;
+  }
+}
+
+describe('main text in headings and lists', () => {
+  it('a checklist written as <h4><li> items is content, not refused', () => {
+    expect(verdict('headings-list.html')).toBe('ok');
+    expect(page('headings-list.html').doc.text).toContain('Order seed potatoes before the catalogue sells out');
+  });
+
+  it('a definition list keeps its terms and definitions', () => {
+    expect(verdict('definition-list.html')).toBe('ok');
+    const { text } = page('definition-list.html').doc;
+    expect(text).toContain('Plain hunt');
+    expect(text).toContain('The wooden bar that stops a bell swinging past its balance point.');
+  });
+});
+
+describe('a page that is nothing but a little text is not refused (Mozilla 005-unescape-html-entities, js-link-replacement, lazy-image-3)', () => {
+  it.each([
+    ['bare-word.html', 'Noted'],
+    ['bare-link-wrapped.html', 'Tuesday open'],
+    ['bare-headings.html', 'Second firing'],
+  ])('%s is extracted', (name, words) => {
+    expect(verdict(name)).toBe('ok');
+    expect(page(name).doc.text).toContain(words);
+  });
+
+  it('the same few words beside navigation, or in a page of scripts, are still refused', () => {
+    const nav = '<nav><a href="/a">Alpha</a> <a href="/b">Beta</a> <a href="/c">Gamma</a></nav>';
+    const withNav = `<html><body>${nav}<div>Noted</div></body></html>`;
+    const withScript = '<html><body><div>Loading</div><script src="/app.js"></script></body></html>';
+    for (const html of [withNav, withScript]) {
+      const doc = extractDocument(html, 'https://example.org/');
+      expect(() => assertRealContent(html, doc, false)).toThrow();
+    }
+  });
+});
