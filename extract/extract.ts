@@ -49,7 +49,8 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
       for (const link of block.links) link.href = resolveUrl(link.href, url) ?? link.href;
     }
   }
-  // The body text leaves out a heading that repeats the title (the title is its own field); the blocks keep it.
+  // The body text leaves out a heading that repeats the title (the title is its own field, and word_count and the
+  // excerpt are the body's); the blocks keep it, and so do the text and markdown outputs (renderText), once.
   const titleKey = title ? comparableText(title) : null;
   const text = blocks
     .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparableText(b.text), titleKey)))
@@ -75,7 +76,7 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
 
 
 /** Readability's check: the heading and the title share nearly all their words. */
-function isSameTitle(heading: string, title: string): boolean {
+export function isSameTitle(heading: string, title: string): boolean {
   if (!heading || !title) return false;
   if (heading === title || title.includes(heading) || heading.includes(title)) return heading.length >= title.length * 0.5;
   const titleWords = new Set(title.split(' '));

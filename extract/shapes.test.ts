@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertRealContent } from './detect.js';
 import { extractDocument } from './extract.js';
+import { renderText } from './output.js';
 import type { ExtractedDocument } from './types.js';
 
 /**
@@ -59,5 +60,26 @@ describe('a page that is nothing but a little text is not refused (Mozilla 005-u
       const doc = extractDocument(html, 'https://example.org/');
       expect(() => assertRealContent(html, doc, false)).toThrow();
     }
+  });
+});
+
+describe('an article whose first block repeats the title', () => {
+  const occurrences = (text: string, phrase: string): number => text.split(phrase).length - 1;
+
+  it('keeps the title once in the text output, as markdown does (word_count stays the body)', () => {
+    const { doc } = page('title-repeat.html');
+    const text = renderText(doc);
+    expect(text.startsWith('Repairing a cane chair seat\n\nA sagging cane seat')).toBe(true);
+    expect(occurrences(text, 'Repairing a cane chair seat')).toBe(1);
+    expect(doc.text).not.toContain('Repairing a cane chair seat');
+  });
+
+  it('a lead paragraph that copies the heading is not said twice', () => {
+    const html =
+      '<html><head><title>Cane chairs</title></head><body><article><h1>Cane chairs</h1><p>Cane chairs</p>' +
+      '<p>A sagging cane seat is not a lost cause, and the whole seat can be rewoven in an afternoon.</p></article></body></html>';
+    const text = renderText(extractDocument(html, 'https://example.org/cane'));
+    expect(occurrences(text, 'Cane chairs')).toBe(1);
+    expect(text).toContain('rewoven in an afternoon');
   });
 });

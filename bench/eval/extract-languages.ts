@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../../core/language.js';
-import { assertRealContent, extractDocument } from '../../extract/index.js';
+import { assertRealContent, extractDocument, renderText } from '../../extract/index.js';
 import { aggregate, pageCounts, segmentWords, type PageCounts } from '../eval-extract-metric.js';
 import { htmlText } from './html-text.js';
 
@@ -58,12 +58,12 @@ export interface LanguageRow {
   falsely_accepted: string[];
 }
 
-/** What notary answers for a page: its text, or the code of the refusal. */
+/** What notary answers for a page in text mode: its text, or the code of the refusal. */
 export function extractOrRefuse(html: string, url: string): { text: string; refused: string | null } {
   try {
     const doc = extractDocument(html, url);
     assertRealContent(html, doc, false);
-    return { text: doc.text, refused: null };
+    return { text: renderText(doc), refused: null };
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     return { text: '', refused: typeof code === 'string' ? code : 'error' };
