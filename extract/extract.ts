@@ -16,6 +16,8 @@ export const MAX_HTML_CHARS = 10_000_000;
 export interface ExtractOptions {
   /** The title prefixes and suffixes the page's site repeats (learnt from its other pages), when known. */
   siteTitles?: SiteTitleAffixes | null;
+  /** Keep reader comments after the article (`include_comments`); by default the article alone is the content. */
+  includeComments?: boolean;
 }
 
 export function extractDocument(html: string, url: string, options: ExtractOptions = {}): ExtractedDocument {
@@ -24,7 +26,7 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
     throw new NotaryError('page_too_large', `page has ${html.length} characters; the limit is ${MAX_HTML_CHARS}`);
   }
   const { body, head, h1s, bylineCandidates, noscripts, controlledIds } = parseHtml(html);
-  const blocks = extractBlocks({ body, noscripts, controlledIds });
+  const blocks = extractBlocks({ body, noscripts, controlledIds, includeComments: options.includeComments === true });
   const jsonLd = readJsonLd(head.jsonLd);
 
   const h1Texts = h1s.map((h) => textOf(h)).filter((t) => t.length > 0);

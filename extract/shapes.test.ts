@@ -83,3 +83,42 @@ describe('an article whose first block repeats the title', () => {
     expect(text).toContain('rewoven in an afternoon');
   });
 });
+
+describe('an article with a long reader-comment thread: the article wins', () => {
+  it.each([
+    ['article-comments.html', 'check the time against the radio signal every Saturday'],
+    ['article-responses.html', 'waited at that stop every Tuesday for forty years'],
+  ])('%s comes back as its article without the thread', (name, sentence) => {
+    const { text } = page(name).doc;
+    expect(text).toContain(sentence);
+    expect(text).not.toMatch(/Reader \d|Neighbour \d|tartan shopping trolley|17 (?:comments|responses)/);
+  });
+});
+
+describe('a story laid out in tables and a listing of several posts', () => {
+  it('the story in a layout table is the content, not its comment box', () => {
+    const { text } = page('table-story.html').doc;
+    expect(text).toContain('he never opened the notebook again');
+    expect(text).not.toContain('Login to comment');
+    expect(text).not.toContain('Sea Town People Weather');
+  });
+
+  it('a blog page whose content is its posts keeps every post, not the calendar and categories', () => {
+    const { text } = page('blog-listing.html').doc;
+    for (const sentence of ['the kettle is never far away', 'twisted along the top like a rope', 'a date and a question mark']) {
+      expect(text).toContain(sentence);
+    }
+    expect(text).not.toMatch(/Kitchen garden|March 2024/);
+  });
+});
+
+describe('include_comments', () => {
+  it('keeps the reader comments after the article when asked', () => {
+    for (const name of ['article-comments.html', 'article-responses.html']) {
+      const html = readFileSync(path.join(FIXTURES, name), 'utf8');
+      const text = extractDocument(html, `https://example.org/${name}`, { includeComments: true }).text;
+      expect(text, name).toMatch(/number 17\b/);
+      expect(text, name).toMatch(/every Saturday|forty years/);
+    }
+  });
+});
