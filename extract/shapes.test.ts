@@ -103,8 +103,8 @@ describe('a story laid out in tables and a listing of several posts', () => {
     expect(text).not.toContain('Sea Town People Weather');
   });
 
-  it('a blog page whose content is its posts keeps every post, not the calendar and categories', () => {
-    const { text } = page('blog-listing.html').doc;
+  it.each(['blog-listing.html', 'blog-articles.html'])('%s: a blog page whose content is its posts keeps every post, not the calendar and categories', (name) => {
+    const { text } = page(name).doc;
     for (const sentence of ['the kettle is never far away', 'twisted along the top like a rope', 'a date and a question mark']) {
       expect(text).toContain(sentence);
     }
