@@ -24,6 +24,8 @@ const PASSWORD_INPUT = /<input\b[^>]*type\s*=\s*["']?password/i;
 /** A login or subscription wall speaking: not a mention of signing in somewhere in an article. */
 const LOGIN_CALL =
   /\b(?:log ?in|sign ?in)\b[^.!?\n]{0,40}\bto (?:continue|keep reading|read|view|access|see|download|comment)\b|\byou (?:must|need to) (?:be )?(?:logged|signed) in\b|\bplease (?:log ?in|sign ?in)\b|\bmembers only\b|\bsubscribe to (?:continue|keep) reading\b|\b(?:this|the) (?:article|content|page|story) is (?:only )?(?:for|available to) (?:subscribers|members)\b|\bcreate (?:an|a free) account to (?:continue|read|view)\b/i;
+/** A login asked for to comment on the page, not to read it: "Please log in to comment on this story." */
+const COMMENT_LOGIN_CALL = /[^.!?\n]{0,40}\b(?:log ?in|sign ?in|register)\b[^.!?\n]{0,40}\bto (?:comment|reply|leave a (?:comment|reply)|post a comment|join the discussion)\b[^.!?\n]*[.!?]?/gi;
 const LOGIN_TITLE = /^\s*(?:log ?in|login|sign ?in|signin|member login|account login)\b/i;
 
 /** A client-side app's mount point left empty by the server (a server-rendered app fills it). */
@@ -60,12 +62,13 @@ export function isCaptchaPage(html: string, doc: ExtractedDocument): boolean {
 
 /**
  * A login wall: a password form, and main content that is thin and asks for a login (or a page titled "Sign in").
- * A password box in a header menu beside an article, or an article that mentions signing in, is not one.
+ * A password box in a header menu beside an article, an article that mentions signing in, or a short article that
+ * asks for a login to comment on it, is not one.
  */
 export function isLoginWall(html: string, doc: ExtractedDocument): boolean {
   if (doc.wordCount >= 150 || !PASSWORD_INPUT.test(html)) return false;
   const firstHeading = doc.blocks.find((b) => b.type === 'heading')?.text ?? '';
-  return LOGIN_CALL.test(mainText(doc)) || LOGIN_TITLE.test(doc.title ?? '') || LOGIN_TITLE.test(firstHeading) || doc.wordCount < EMPTY_CONTENT_WORDS * 4;
+  return LOGIN_CALL.test(mainText(doc).replace(COMMENT_LOGIN_CALL, ' ')) || LOGIN_TITLE.test(doc.title ?? '') || LOGIN_TITLE.test(firstHeading) || doc.wordCount < EMPTY_CONTENT_WORDS * 4;
 }
 
 /**

@@ -122,3 +122,17 @@ describe('include_comments', () => {
     }
   });
 });
+
+describe('a short article is not a login wall because it asks for a login to comment', () => {
+  it('a brief with a header login box and "Please log in to comment" is extracted', () => {
+    expect(verdict('brief-login-comment.html')).toBe('ok');
+    expect(page('brief-login-comment.html').doc.text).toContain('the computers will not');
+  });
+
+  it('a page that asks for a login to read is still refused', () => {
+    const html =
+      '<html><head><title>Members</title></head><body><form><input type="password" name="p"></form>' +
+      '<div class="main"><p>Please log in to continue reading this article about the harbour.</p></div></body></html>';
+    expect(() => assertRealContent(html, extractDocument(html, 'https://example.org/m'), false)).toThrow(expect.objectContaining({ code: 'login_required' }));
+  });
+});
