@@ -101,16 +101,22 @@ const INDEX_LIST_ITEMS = 10;
  */
 const CONTENT_HEADINGS = 3;
 const CONTENT_HEADING_WORDS = 20;
+/** Short lines of prose that carry the page together (a poem, lyrics): this many of 3 words or more, this many words. */
+const CONTENT_LINES = 6;
+const CONTENT_LINE_WORDS = 30;
 
 /**
  * Whether the main content holds anything a reader came for: a sentence of prose (8 words or more, not mostly
- * links), a code block, a table, a list that is not mostly links, or link lists long enough to be an index. A
+ * links), short lines that together make a text (a poem), headings that carry the page, a code block, a table, a list
+ * that is not mostly links, or link lists long enough to be an index. A
  * menu line and a tagline ("Modules | Directives | FAQ", "Example Server Version 2.4") are not content.
  */
 export function hasSubstance(doc: ExtractedDocument): boolean {
   let linkListItems = 0;
   let headings = 0;
   let headingWords = 0;
+  let lines = 0;
+  let lineWords = 0;
   for (const block of doc.blocks) {
     switch (block.type) {
       case 'heading': {
@@ -130,8 +136,15 @@ export function hasSubstance(doc: ExtractedDocument): boolean {
         if (linkListItems >= INDEX_LIST_ITEMS) return true;
         break;
       }
-      default:
-        if (countLetterWords(block.text) >= 8 && linkShare(block) < 0.5 && !RIGHTS_LINE.test(block.text)) return true;
+      default: {
+        if (linkShare(block) >= 0.5 || RIGHTS_LINE.test(block.text)) break;
+        const words = countLetterWords(block.text);
+        if (words >= 8) return true;
+        if (words < 3) break;
+        lines++;
+        lineWords += words;
+        if (lines >= CONTENT_LINES && lineWords >= CONTENT_LINE_WORDS) return true;
+      }
     }
   }
   return false;

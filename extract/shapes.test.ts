@@ -136,3 +136,10 @@ describe('a short article is not a login wall because it asks for a login to com
     expect(() => assertRealContent(html, extractDocument(html, 'https://example.org/m'), false)).toThrow(expect.objectContaining({ code: 'login_required' }));
   });
 });
+
+describe('a poem of short lines is content', () => {
+  it('nine lines of fewer than eight words each, on a page with scripts, are extracted', () => {
+    expect(verdict('poem-lines.html')).toBe('ok');
+    expect(page('poem-lines.html').doc.text).toContain('to read what he wrote there.');
+  });
+});
