@@ -19,6 +19,7 @@ export interface ExtractCommandOptions {
   query?: string;
   render?: string;
   maxAge?: number;
+  includeComments?: boolean;
   json?: boolean;
 }
 
@@ -45,6 +46,7 @@ export async function extractCommand(cfg: NotaryConfig, target: string, opts: Ex
           ...(opts.query ? { query: opts.query } : {}),
           ...(opts.render ? { render: opts.render as RenderPolicy } : {}),
           ...(opts.maxAge !== undefined ? { max_age: opts.maxAge } : {}),
+          ...(opts.includeComments ? { include_comments: true } : {}),
         },
         runtime.extract(),
       );
@@ -58,6 +60,7 @@ export async function extractCommand(cfg: NotaryConfig, target: string, opts: Ex
       result = await extractLocalFile(readFileSync(file), pathToFileURL(file).href, mode, {
         ...(opts.query ? { query: opts.query } : {}),
         ...(scorePassages ? { scorePassages } : {}),
+        ...(opts.includeComments ? { includeComments: true } : {}),
       });
     }
   } finally {

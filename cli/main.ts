@@ -196,8 +196,9 @@ export function buildProgram(): Command {
       if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
       return Number(v);
     })
+    .option('--include-comments', 'keep the reader comments after the article')
     .option('--json', 'print the whole result as JSON')
-    .action(async (target: string, opts: { mode: string; query?: string; render?: string; maxAge?: number; json?: boolean }) => {
+    .action(async (target: string, opts: { mode: string; query?: string; render?: string; maxAge?: number; includeComments?: boolean; json?: boolean }) => {
       const { extractCommand } = await import('./extract.js');
       await extractCommand(configFrom(program.opts<GlobalOptions>()), target, opts);
     });

@@ -96,6 +96,7 @@ class BlockWriter {
       return;
     }
     this.flush();
+    if (tag === 'td' && isMenuColumn(el)) return;
     const level = HEADING_LEVEL[tag];
     if (level !== undefined) {
       const text = textOf(el);
@@ -176,6 +177,21 @@ class BlockWriter {
         this.flush();
     }
   }
+}
+
+/**
+ * The menu column of a page laid out in a table: a cell of links beside a cell in the same row that holds the
+ * story (at least 200 characters of text that is not links, three times the menu's).
+ */
+function isMenuColumn(td: Element): boolean {
+  const stats = td.stats;
+  const row = td.parent;
+  if (!stats || !row || row.tag !== 'tr' || linkDensity(td) <= 0.5) return false;
+  return row.children.some((cell) => {
+    if (typeof cell === 'string' || cell === td || cell.tag !== 'td' || !cell.stats || cell.stats.excluded) return false;
+    const prose = cell.stats.textLength - cell.stats.linkLength;
+    return prose >= 200 && prose >= stats.textLength * 3;
+  });
 }
 
 const TABLE_OF_CONTENTS = /(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents/i;

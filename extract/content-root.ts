@@ -84,6 +84,8 @@ function pickRoots(body: Element, bodyText: number, paragraphs: readonly ScoredT
   };
   findMarked(body);
   const teaserLists = teaserListsAmong(articles, body);
+  const listing = listingOfPosts(teaserLists, articles, bodyText);
+  if (listing) return { roots: [listing], teaserLists };
   let marked: Element | null = null;
   for (const candidate of markedElements) {
     if (teaserLists.has(candidate)) continue;
@@ -215,6 +217,28 @@ function teaserListsAmong(articles: readonly Element[], body: Element): Set<Elem
     if (count >= 2 && length >= total * 0.5 && largest < total * 0.5 && !(own >= OWN_PROSE_CHARS && own >= largest * 2)) lists.add(node);
   }
   return lists;
+}
+
+/** Average text of the <article>s of a list that makes them posts (a blog's front page) rather than teasers. */
+const POST_CHARS = 300;
+
+/**
+ * A listing page whose content is its posts (a blog's front page, a category page): a list of <article>s that holds
+ * most of the page's text, long enough on average to be posts rather than teasers, and alike: all open with a link
+ * to their own page, or none does (an article followed by teasers of other posts opens differently from them).
+ */
+function listingOfPosts(teaserLists: ReadonlySet<Element>, articles: readonly Element[], bodyText: number): Element | null {
+  let best: Element | null = null;
+  for (const list of teaserLists) {
+    const length = list.stats?.textLength ?? 0;
+    if (length < bodyText * 0.5 || (best && length <= (best.stats?.textLength ?? 0))) continue;
+    const posts = articles.filter((a) => contains(list, a) && !articles.some((b) => b !== a && contains(list, b) && contains(b, a)));
+    if (posts.length < 2 || posts.some((p) => opensWithOwnTitle(p) !== opensWithOwnTitle(posts[0] as Element))) continue;
+    let total = 0;
+    for (const post of posts) total += post.stats?.textLength ?? 0;
+    if (total / posts.length >= POST_CHARS) best = list;
+  }
+  return best;
 }
 
 function hasAncestorIn(el: Element, set: ReadonlySet<Element>): boolean {

@@ -23,6 +23,8 @@ export interface PageParts {
   noscripts: readonly Element[];
   /** ids named by aria-controls. */
   controlledIds: ReadonlySet<string>;
+  /** Keep reader comments (`include_comments`): comment-hinted parts and the thread after the article are content. */
+  includeComments?: boolean;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface PageParts {
  * content (pages that ship their text only there).
  */
 export function extractBlocks(page: PageParts): ContentBlock[] {
-  const base = walkContext({ controlledIds: page.controlledIds });
+  const base = walkContext({ controlledIds: page.controlledIds, commentsAreContent: page.includeComments === true });
   let blocks = runPass(page.body, base);
   if (charsOf(blocks) < MIN_CONTENT_CHARS) {
     blocks = better(blocks, runPass(page.body, { ...base, strict: false, commentsAreContent: true }));
@@ -46,7 +48,7 @@ export function extractBlocks(page: PageParts): ContentBlock[] {
     if (charsOf(withNoscript) < MIN_CONTENT_CHARS) withNoscript = better(withNoscript, runPass(page.body, { ...base, noscript: true, strict: false }));
     if (charsOf(withNoscript) >= charsOf(blocks) + NOSCRIPT_GAIN_CHARS) blocks = withNoscript;
   }
-  return cutTrailingSections(blocks);
+  return cutTrailingSections(blocks, { includeComments: page.includeComments === true });
 }
 
 function better(current: ContentBlock[], candidate: ContentBlock[]): ContentBlock[] {

@@ -1,6 +1,6 @@
 import { NotaryError } from '../core/errors.js';
 import type { ContentBlock, ExtractedDocument } from './types.js';
-import { countLetterWords } from './words.js';
+import { countLetterWords, countWords } from './words.js';
 
 /**
  * Walls are judged by the page's main content, not by what else the HTML carries: a reCAPTCHA in a comment form, a
@@ -24,6 +24,8 @@ const PASSWORD_INPUT = /<input\b[^>]*type\s*=\s*["']?password/i;
 /** A login or subscription wall speaking: not a mention of signing in somewhere in an article. */
 const LOGIN_CALL =
   /\b(?:log ?in|sign ?in)\b[^.!?\n]{0,40}\bto (?:continue|keep reading|read|view|access|see|download|comment)\b|\byou (?:must|need to) (?:be )?(?:logged|signed) in\b|\bplease (?:log ?in|sign ?in)\b|\bmembers only\b|\bsubscribe to (?:continue|keep) reading\b|\b(?:this|the) (?:article|content|page|story) is (?:only )?(?:for|available to) (?:subscribers|members)\b|\bcreate (?:an|a free) account to (?:continue|read|view)\b/i;
+/** A login asked for to comment on the page, not to read it: "Please log in to comment on this story." */
+const COMMENT_LOGIN_CALL = /[^.!?\n]{0,40}\b(?:log ?in|sign ?in|register)\b[^.!?\n]{0,40}\bto (?:comment|reply|leave a (?:comment|reply)|post a comment|join the discussion)\b[^.!?\n]*[.!?]?/gi;
 const LOGIN_TITLE = /^\s*(?:log ?in|login|sign ?in|signin|member login|account login)\b/i;
 
 /** A client-side app's mount point left empty by the server (a server-rendered app fills it). */
@@ -60,12 +62,13 @@ export function isCaptchaPage(html: string, doc: ExtractedDocument): boolean {
 
 /**
  * A login wall: a password form, and main content that is thin and asks for a login (or a page titled "Sign in").
- * A password box in a header menu beside an article, or an article that mentions signing in, is not one.
+ * A password box in a header menu beside an article, an article that mentions signing in, or a short article that
+ * asks for a login to comment on it, is not one.
  */
 export function isLoginWall(html: string, doc: ExtractedDocument): boolean {
   if (doc.wordCount >= 150 || !PASSWORD_INPUT.test(html)) return false;
   const firstHeading = doc.blocks.find((b) => b.type === 'heading')?.text ?? '';
-  return LOGIN_CALL.test(mainText(doc)) || LOGIN_TITLE.test(doc.title ?? '') || LOGIN_TITLE.test(firstHeading) || doc.wordCount < EMPTY_CONTENT_WORDS * 4;
+  return LOGIN_CALL.test(mainText(doc).replace(COMMENT_LOGIN_CALL, ' ')) || LOGIN_TITLE.test(doc.title ?? '') || LOGIN_TITLE.test(firstHeading) || doc.wordCount < EMPTY_CONTENT_WORDS * 4;
 }
 
 /**
@@ -92,18 +95,38 @@ function linkShare(block: ContentBlock): number {
 
 /** Link lists that together hold this many items are a page's content (an index, a site map), not a menu. */
 const INDEX_LIST_ITEMS = 10;
+/**
+ * Headings that carry the page: this many of them of 3 words or more, holding this many words together (a checklist
+ * written as `<h4><li>` items). A title or a tagline alone is not content.
+ */
+const CONTENT_HEADINGS = 3;
+const CONTENT_HEADING_WORDS = 20;
+/** Short lines of prose that carry the page together (a poem, lyrics): this many of 3 words or more, this many words. */
+const CONTENT_LINES = 6;
+const CONTENT_LINE_WORDS = 30;
 
 /**
  * Whether the main content holds anything a reader came for: a sentence of prose (8 words or more, not mostly
- * links), a code block, a table, a list that is not mostly links, or link lists long enough to be an index. A
+ * links), short lines that together make a text (a poem), headings that carry the page, a code block, a table, a list
+ * that is not mostly links, or link lists long enough to be an index. A
  * menu line and a tagline ("Modules | Directives | FAQ", "Example Server Version 2.4") are not content.
  */
 export function hasSubstance(doc: ExtractedDocument): boolean {
   let linkListItems = 0;
+  let headings = 0;
+  let headingWords = 0;
+  let lines = 0;
+  let lineWords = 0;
   for (const block of doc.blocks) {
     switch (block.type) {
-      case 'heading':
+      case 'heading': {
+        const words = countLetterWords(block.text);
+        if (words < 3) break;
+        headings++;
+        headingWords += words;
+        if (headings >= CONTENT_HEADINGS && headingWords >= CONTENT_HEADING_WORDS) return true;
         break;
+      }
       case 'code':
       case 'table':
         return true;
@@ -113,11 +136,41 @@ export function hasSubstance(doc: ExtractedDocument): boolean {
         if (linkListItems >= INDEX_LIST_ITEMS) return true;
         break;
       }
-      default:
-        if (countLetterWords(block.text) >= 8 && linkShare(block) < 0.5 && !RIGHTS_LINE.test(block.text)) return true;
+      default: {
+        if (linkShare(block) >= 0.5 || RIGHTS_LINE.test(block.text)) break;
+        const words = countLetterWords(block.text);
+        if (words >= 8) return true;
+        if (words < 3) break;
+        lines++;
+        lineWords += words;
+        if (lines >= CONTENT_LINES && lineWords >= CONTENT_LINE_WORDS) return true;
+      }
     }
   }
   return false;
+}
+
+/** Body text as a reader sees it, roughly: markup, scripts, styles, comments and the head cut out. */
+function roughBodyText(html: string): string {
+  return html
+    .replace(/<head\b[\s\S]*?<\/head>/i, ' ')
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ');
+}
+
+/** Pages this small are read whole to see whether the main content is all there is. */
+const BARE_PAGE_CHARS = 20_000;
+
+/**
+ * A page that is nothing but its text: no scripts, and the main content holds every word of the body (no
+ * navigation, no footer, nothing set aside). However short ("Test", two captions under pictures), that text is what
+ * the page is for, not boilerplate left over.
+ */
+function isBarePage(html: string, doc: ExtractedDocument): boolean {
+  if (html.length > BARE_PAGE_CHARS || /<script\b/i.test(html)) return false;
+  const pageWords = countWords(roughBodyText(html).replace(/&[#\w]+;/g, ' '));
+  return pageWords > 0 && doc.wordCount >= pageWords;
 }
 
 /**
@@ -132,7 +185,7 @@ export function assertRealContent(html: string, doc: ExtractedDocument, rendered
   if (isLoginWall(html, doc)) {
     throw new NotaryError('login_required', 'the page asks for a login and shows no content without one');
   }
-  if (doc.wordCount < EMPTY_CONTENT_WORDS || !hasSubstance(doc)) {
+  if (doc.wordCount === 0 || ((doc.wordCount < EMPTY_CONTENT_WORDS || !hasSubstance(doc)) && !isBarePage(html, doc))) {
     if (rendered || isJsShell(html, doc)) {
       throw new NotaryError('js_shell_empty', rendered ? 'the page stayed empty after rendering in a browser' : 'the page needs JavaScript to show content; try render: "auto" or "always"');
     }

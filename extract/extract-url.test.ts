@@ -150,6 +150,9 @@ describe('extractUrl', () => {
     expect(() => parseExtractRequest({ url: 'https://example.com/', max_age: -1 })).toThrow(expect.objectContaining({ code: 'invalid_request' }));
     expect(() => parseExtractRequest({ mode: 'text' })).toThrow(expect.objectContaining({ code: 'invalid_url' }));
     expect(() => parseExtractRequest('x')).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    expect(parseExtractRequest({ url: 'https://example.com/', include_comments: true }).include_comments).toBe(true);
+    expect(parseExtractRequest({ url: 'https://example.com/', include_comments: false })).not.toHaveProperty('include_comments');
+    expect(() => parseExtractRequest({ url: 'https://example.com/', include_comments: 'yes' })).toThrow(expect.objectContaining({ code: 'invalid_request' }));
   });
 });
 

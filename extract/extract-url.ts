@@ -26,6 +26,8 @@ export interface ExtractRequest {
   render?: RenderPolicy;
   /** Seconds a cached fetch may be old; 0 always fetches. Default: config extract.cache_ttl_s. */
   max_age?: number;
+  /** Keep reader comments after the article (default false: the article alone). */
+  include_comments?: boolean;
 }
 
 export interface ExtractResult {
@@ -130,12 +132,17 @@ export function parseExtractRequest(body: unknown): ExtractRequest {
   if (maxAge !== undefined && maxAge !== null && (typeof maxAge !== 'number' || !Number.isInteger(maxAge) || maxAge < 0)) {
     throw new NotaryError('invalid_request', 'max_age must be a non-negative integer (seconds)');
   }
+  const includeComments = b['include_comments'];
+  if (includeComments !== undefined && includeComments !== null && typeof includeComments !== 'boolean') {
+    throw new NotaryError('invalid_request', 'include_comments must be true or false');
+  }
   return {
     url: b['url'],
     mode: mode as OutputMode,
     ...(typeof query === 'string' && query.trim() ? { query } : {}),
     ...(render !== undefined ? { render: render as RenderPolicy } : {}),
     ...(typeof maxAge === 'number' ? { max_age: maxAge } : {}),
+    ...(includeComments === true ? { include_comments: true } : {}),
   };
 }
 
@@ -175,7 +182,8 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
   let finalUrl = fetched.finalUrl;
   let status = fetched.status;
   const siteTitles = deps.siteTitles ? await deps.siteTitles(hostOf(finalUrl)).catch(() => null) : null;
-  let doc = extractDocument(html, finalUrl, { siteTitles });
+  const includeComments = request.include_comments === true;
+  let doc = extractDocument(html, finalUrl, { siteTitles, includeComments });
   let rendered = false;
   if (policy === 'always' || (policy === 'auto' && isJsShell(html, doc))) {
     if (!deps.renderer) {
@@ -193,7 +201,7 @@ export async function extractUrl(request: ExtractRequest, deps: ExtractDeps): Pr
       html = page.html;
       finalUrl = page.finalUrl;
       status = page.status || status;
-      doc = extractDocument(html, finalUrl, { siteTitles });
+      doc = extractDocument(html, finalUrl, { siteTitles, includeComments });
       rendered = true;
     }
   }
@@ -224,15 +232,22 @@ function assertSuccessfulAnswer(doc: FetchedDocument): void {
   });
 }
 
+export interface LocalExtractOptions {
+  query?: string;
+  scorePassages?: ScorePassages;
+  /** Keep reader comments after the article. */
+  includeComments?: boolean;
+}
+
 /** `notary extract <file>`: the same extraction and output modes on HTML already in hand. */
 export async function extractLocalHtml(
   html: string,
   url: string,
   mode: OutputMode,
-  options: { query?: string; scorePassages?: ScorePassages } = {},
+  options: LocalExtractOptions = {},
 ): Promise<ExtractResult> {
   if (!OUTPUT_MODES.includes(mode)) throw new NotaryError('invalid_request', `mode must be one of ${OUTPUT_MODES.join(', ')}`);
-  const doc = extractDocument(html, url);
+  const doc = extractDocument(html, url, { includeComments: options.includeComments === true });
   assertRealContent(html, doc, false);
   return buildResult({ mode, ...(options.query ? { query: options.query } : {}) }, doc, { url, finalUrl: url, status: null, rendered: false }, options.scorePassages);
 }
@@ -246,7 +261,7 @@ export async function extractLocalFile(
   bytes: Uint8Array,
   url: string,
   mode: OutputMode,
-  options: { query?: string; scorePassages?: ScorePassages } = {},
+  options: LocalExtractOptions = {},
 ): Promise<ExtractResult> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (sniffMimeType(null, buffer) === 'application/pdf') {

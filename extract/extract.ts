@@ -16,6 +16,8 @@ export const MAX_HTML_CHARS = 10_000_000;
 export interface ExtractOptions {
   /** The title prefixes and suffixes the page's site repeats (learnt from its other pages), when known. */
   siteTitles?: SiteTitleAffixes | null;
+  /** Keep reader comments after the article (`include_comments`); by default the article alone is the content. */
+  includeComments?: boolean;
 }
 
 export function extractDocument(html: string, url: string, options: ExtractOptions = {}): ExtractedDocument {
@@ -24,7 +26,7 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
     throw new NotaryError('page_too_large', `page has ${html.length} characters; the limit is ${MAX_HTML_CHARS}`);
   }
   const { body, head, h1s, bylineCandidates, noscripts, controlledIds } = parseHtml(html);
-  const blocks = extractBlocks({ body, noscripts, controlledIds });
+  const blocks = extractBlocks({ body, noscripts, controlledIds, includeComments: options.includeComments === true });
   const jsonLd = readJsonLd(head.jsonLd);
 
   const h1Texts = h1s.map((h) => textOf(h)).filter((t) => t.length > 0);
@@ -49,7 +51,8 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
       for (const link of block.links) link.href = resolveUrl(link.href, url) ?? link.href;
     }
   }
-  // The body text leaves out a heading that repeats the title (the title is its own field); the blocks keep it.
+  // The body text leaves out a heading that repeats the title (the title is its own field, and word_count and the
+  // excerpt are the body's); the blocks keep it, and so do the text and markdown outputs (renderText), once.
   const titleKey = title ? comparableText(title) : null;
   const text = blocks
     .filter((b, i) => !(i < 3 && b.type === 'heading' && titleKey && isSameTitle(comparableText(b.text), titleKey)))
@@ -75,7 +78,7 @@ export function extractDocument(html: string, url: string, options: ExtractOptio
 
 
 /** Readability's check: the heading and the title share nearly all their words. */
-function isSameTitle(heading: string, title: string): boolean {
+export function isSameTitle(heading: string, title: string): boolean {
   if (!heading || !title) return false;
   if (heading === title || title.includes(heading) || heading.includes(title)) return heading.length >= title.length * 0.5;
   const titleWords = new Set(title.split(' '));

@@ -1,3 +1,5 @@
+import { comparableText } from '../core/text.js';
+import { isSameTitle } from './extract.js';
 import type { BlockLink, ContentBlock, ExtractedDocument, TextBlock } from './types.js';
 import { countWords } from './words.js';
 
@@ -7,9 +9,25 @@ export const OUTPUT_MODES: readonly OutputMode[] = ['excerpt', 'text', 'markdown
 /** Scores passages against a query (higher is better); the lead backs it with the reranker. */
 export type ScorePassages = (query: string, passages: string[]) => Promise<number[]>;
 
-/** Main content as plain text: blocks separated by blank lines, list items and table rows one a line. */
+/** Blocks among the first few that repeat the title once it has been said (a heading and a lead that copies it). */
+const TITLE_BLOCKS = 3;
+
+/**
+ * Main content as plain text: blocks separated by blank lines, list items and table rows one a line. The article's
+ * own heading is kept, as in markdown, once: a second block among the first three that repeats the title is left out.
+ */
 export function renderText(doc: ExtractedDocument): string {
-  return doc.text;
+  const titleKey = doc.title ? comparableText(doc.title) : null;
+  let titleSaid = false;
+  const kept: string[] = [];
+  doc.blocks.forEach((block, i) => {
+    if (titleKey && i < TITLE_BLOCKS && isSameTitle(comparableText(block.text), titleKey)) {
+      if (titleSaid) return;
+      titleSaid = true;
+    }
+    kept.push(block.text);
+  });
+  return kept.join('\n\n');
 }
 
 function escapeMarkdown(text: string): string {

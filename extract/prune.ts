@@ -218,16 +218,42 @@ function holdsQuote(el: Element): boolean {
 const TRAILER_LABEL =
   /^(?:most (?:popular|read|viewed|shared)|related(?: (?:articles?|stories|posts|content|coverage|news|reading|links))?|you (?:may|might) (?:also )?(?:like|enjoy)|recommended(?: (?:for you|stories|articles|reading))?|more (?:from|stories|news|on|in|like this)\b.*|(?:our )?latest (?:stories|news|articles|posts)|trending(?: now| stories)?|read (?:more|next|this next)|popular (?:posts|stories|articles)|top stories|editor'?s picks|what to read next|sponsored(?: content| stories)?|関連記事|おすすめ記事|você pode gostar\.*|leia também|veja também|lesen sie auch|mehr zum thema|à lire aussi|lire aussi|te puede interesar|también te puede interesar|noticias relacionadas|artículos relacionados|potrebbe interessarti anche|相关(?:新闻|阅读|文章|报道)|相關(?:新聞|閱讀|文章|報導)|推荐阅读|延伸阅读|猜你喜欢|関連ニュース|あわせて読みたい|관련 ?기사|많이 본 (?:뉴스|기사)|читайте также|похожие (?:новости|статьи)|другие новости|διαβάστε (?:επίσης|ακόμη)|اقرأ أيضا|اقرأ أيضًا|أخبار ذات صلة|כתבות נוספות|עוד בנושא|ये भी पढ़ें|यह भी पढ़ें|संबंधित (?:खबरें|ख़बरें|समाचार)|ข่าวที่เกี่ยวข้อง|ข่าวเกี่ยวข้อง)\s*[:：]?$/i;
 
-/** Drops a trailing "related stories" section: its label and everything after, once most of the text is behind. */
-export function cutTrailingSections(blocks: ContentBlock[]): ContentBlock[] {
+/**
+ * Labels that open a reader-comment thread after an article: "17 comments", "Responses (4)", "Leave a reply",
+ * "12 thoughts on …", in the languages of the fixtures and a few more.
+ */
+const COMMENTS_LABEL = new RegExp(
+  '^(?:' +
+    // A count and what it counts: "17 responses", "Replies (4)", "2 comments on “This week”".
+    '(?:\\d+ +)(?:comments?|responses?|repl(?:y|ies)|reactions?|thoughts?)(?: on\\b.*)?|(?:comments|responses|replies|reactions) *\\(\\d+\\)|' +
+    // The thread's own heading or call: "Comments", "Reader comments", "Leave a reply", "Post your comment".
+    '(?:reader )?comments|(?:leave|post|add|write) (?:a|your) (?:reply|comment|response)|join the (?:discussion|conversation)|' +
+    'kommentare|commentaires|comentarios|comentários|commenti|reacties|комментарии|评论|評論|留言|コメント|댓글|تعليقات|תגובות|टिप्पणियां|टिप्पणियाँ|ความคิดเห็น|σχόλια' +
+    ')\\s*[:：]?$',
+  'i',
+);
+/** Article text that must come before a comments label for the thread to be cut (a forum post is its own thread). */
+const ARTICLE_BEFORE_COMMENTS = 200;
+
+export interface TrailerOptions {
+  /** Keep a reader-comment thread after the article (`include_comments`). */
+  includeComments?: boolean;
+}
+
+/**
+ * Drops a trailing "related stories" section, its label and everything after, once most of the text is behind; and,
+ * unless comments are asked for, a reader-comment thread after the article (from its label on), however long it is.
+ */
+export function cutTrailingSections(blocks: ContentBlock[], options: TrailerOptions = {}): ContentBlock[] {
   const total = charsOf(blocks);
   let seen = 0;
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i];
     if (!block) continue;
-    if (seen >= total * 0.4 && block.text.length <= 60 && TRAILER_LABEL.test(block.text.trim())) return blocks.slice(0, i);
+    const label = block.text.length <= 60 ? block.text.trim() : '';
+    if (label && seen >= total * 0.4 && TRAILER_LABEL.test(label)) return blocks.slice(0, i);
+    if (label && !options.includeComments && seen >= ARTICLE_BEFORE_COMMENTS && COMMENTS_LABEL.test(label)) return blocks.slice(0, i);
     seen += block.text.length;
   }
   return blocks;
 }
-

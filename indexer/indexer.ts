@@ -41,7 +41,8 @@ export interface IndexerLogger {
 export interface IndexerDeps {
   pages: PageStore;
   index: SearchIndex;
-  config: Pick<NotaryConfig['indexer'], 'passage_min_words' | 'passage_max_words'> & { backend?: string };
+  /** include_comments: index the reader comments after an article too (default false: the article alone). */
+  config: Pick<NotaryConfig['indexer'], 'passage_min_words' | 'passage_max_words'> & { backend?: string; include_comments?: boolean };
   logger?: IndexerLogger;
   /** Dense retrieval: every passage also gets an embedding in `index`, made by `embedder`. */
   vectors?: { index: VectorIndex; embedder: Embedder; batchSize?: number };
@@ -182,7 +183,7 @@ export class Indexer {
     if (!page.html) return { passages: [], page: { pageId: page.id, url: page.url, title: page.title ?? page.url, headings: '', text: '' }, analysis: emptyAnalysis };
     try {
       const url = page.final_url || page.url;
-      const doc = extractDocument(page.html, url, { siteTitles });
+      const doc = extractDocument(page.html, url, { siteTitles, includeComments: this.deps.config.include_comments === true });
       const title = doc.title || page.title || page.url;
       const facts = readPageFacts(page.html, url);
       const language = pageLanguage(facts, url, page.content_language ?? null, doc.text);

@@ -43,3 +43,16 @@ describe('notary extract FILE', () => {
     expect(result.content).not.toContain('\ufffd');
   });
 });
+
+describe('notary extract --include-comments', () => {
+  it('prints the article alone by default and with its reader comments when asked', async () => {
+    const file = path.resolve(import.meta.dirname, 'fixtures/extract-shapes/article-responses.html');
+    const run = async (extra: string[]) => {
+      const res = await runCli(['extract', file, '--mode', 'text', '--json', ...extra, '--data', path.join(dir, 'data')], {}, 120_000);
+      expect(res.code, res.stderr).toBe(0);
+      return (JSON.parse(res.stdout) as { content: string }).content;
+    };
+    expect(await run([])).not.toContain('tartan shopping trolley');
+    expect(await run(['--include-comments'])).toContain('tartan shopping trolley');
+  }, 240_000);
+});

@@ -29,6 +29,7 @@ export const extractBodySchema = {
       description: 'auto (default): a browser only for JS shells, at the static price; always: the rendered price.',
     },
     max_age: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Seconds a cached copy may be old; 0 fetches fresh.' },
+    include_comments: { type: 'boolean', default: false, description: 'Keep the reader comments after the article.' },
   },
 } as const;
 

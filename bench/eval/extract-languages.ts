@@ -5,26 +5,29 @@
  * segmenter (so that Chinese, Japanese and Thai count word by word). Reported per set and language: pages, precision,
  * recall, F1 and refusals by code, with the pages refused although their gold standard has text.
  *
- * Sets: notary's own fixture pages in ten scripts (test/fixtures/extract-scripts, gold between <!-- gold:start -->
- * and <!-- gold:end -->; a page without markers has no content and should be refused), Mozilla's readability test
- * pages and the scrapinghub benchmark from ../shared (NOTARY_SHARED_DIR), whose language is the page's own
- * declaration or else detected from the gold text. The held-out sets of issue 32 (trafilatura's evaluation data,
+ * Sets: notary's own fixture pages in ten scripts (test/fixtures/extract-scripts) and in the page shapes of issue 32
+ * (test/fixtures/extract-shapes, set "shapes"), gold between <!-- gold:start --> and <!-- gold:end --> (a page
+ * without markers has no content and should be refused); Mozilla's readability test pages and the scrapinghub
+ * benchmark from ../shared (NOTARY_SHARED_DIR), whose language is the page's own declaration or else detected from
+ * the gold text. The held-out sets of issue 32 (trafilatura's evaluation data,
  * the html-cleaning-dataset collection) are deliberately not read here.
  *
- * Flags: --sets fixtures,mozilla,scrapinghub (default all present), --out FILE, --verbose (every page).
+ * Flags: --sets fixtures,shapes,mozilla,scrapinghub (default all present), --out FILE, --verbose (every page).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../../core/language.js';
-import { assertRealContent, extractDocument } from '../../extract/index.js';
+import { assertRealContent, extractDocument, renderText } from '../../extract/index.js';
 import { aggregate, pageCounts, segmentWords, type PageCounts } from '../eval-extract-metric.js';
 import { htmlText } from './html-text.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
 const FIXTURES = path.join(repoRoot, 'test/fixtures/extract-scripts');
+/** Page shapes of issue 32 (headings, tables, listings, comment threads, short pages), gold marked the same way. */
+const SHAPES = path.join(repoRoot, 'test/fixtures/extract-shapes');
 
 export interface LanguagePage {
   set: string;
@@ -58,12 +61,12 @@ export interface LanguageRow {
   falsely_accepted: string[];
 }
 
-/** What notary answers for a page: its text, or the code of the refusal. */
+/** What notary answers for a page in text mode: its text, or the code of the refusal. */
 export function extractOrRefuse(html: string, url: string): { text: string; refused: string | null } {
   try {
     const doc = extractDocument(html, url);
     assertRealContent(html, doc, false);
-    return { text: doc.text, refused: null };
+    return { text: renderText(doc), refused: null };
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     return { text: '', refused: typeof code === 'string' ? code : 'error' };
@@ -85,16 +88,20 @@ function languageOf(declared: string | null | undefined, gold: string, html: str
   return detected.language && detected.reliable ? primaryLanguage(detected.language) : 'und';
 }
 
-function loadFixtures(): LanguagePage[] {
-  return readdirSync(FIXTURES)
+function loadFixtureDir(dir: string, set: string): LanguagePage[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((name) => name.endsWith('.html'))
     .sort()
     .map((name) => {
-      const html = readFileSync(path.join(FIXTURES, name), 'utf8');
+      const html = readFileSync(path.join(dir, name), 'utf8');
       const gold = fixtureGold(html);
-      return { set: 'fixtures', id: name, url: `https://example.org/${name}`, html, gold, language: languageOf(null, gold, html) };
+      return { set, id: name, url: `https://example.org/${name}`, html, gold, language: languageOf(null, gold, html) };
     });
 }
+
+const loadFixtures = (): LanguagePage[] => loadFixtureDir(FIXTURES, 'fixtures');
+const loadShapes = (): LanguagePage[] => loadFixtureDir(SHAPES, 'shapes');
 
 function loadMozilla(): LanguagePage[] {
   const dir = path.join(sharedDir, 'eval/extraction/readability-test-pages');
@@ -159,7 +166,7 @@ function argValue(name: string): string | undefined {
 }
 
 function main(): void {
-  const loaders: Record<string, () => LanguagePage[]> = { fixtures: loadFixtures, mozilla: loadMozilla, scrapinghub: loadScrapinghub };
+  const loaders: Record<string, () => LanguagePage[]> = { fixtures: loadFixtures, shapes: loadShapes, mozilla: loadMozilla, scrapinghub: loadScrapinghub };
   const wanted = (argValue('--sets') ?? Object.keys(loaders).join(',')).split(',').map((s) => s.trim());
   const unknown = wanted.filter((name) => !(name in loaders));
   if (unknown.length > 0) throw new Error(`--sets: unknown set ${unknown.join(', ')} (known: ${Object.keys(loaders).join(', ')})`);
