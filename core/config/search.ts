@@ -10,6 +10,8 @@ export const indexerShape = {
   backend: z.string().default(''),
   passage_min_words: z.number().int().positive().default(100),
   passage_max_words: z.number().int().positive().default(200),
+  /** Index the reader comments after an article too (default false: the article alone, as /v1/extract answers). */
+  include_comments: z.boolean().default(false),
 };
 
 export const indexerSection = z.object(indexerShape).prefault({});
