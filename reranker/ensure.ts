@@ -3,7 +3,7 @@ import type { NotaryConfig } from '../core/config.js';
 import { describeError, downloadPinnedModel, isCachedModelComplete, type DownloadOptions } from './download.js';
 import { forgetDownloadFailure, recentDownloadFailure, rememberDownloadFailure } from './model-cache.js';
 import { pinnedModel, type PinnedKind, type PinnedModel } from './models.js';
-import { detectModelKind, readModelConfig } from './onnx-reranker.js';
+import { detectModelKind, readModelConfig } from './model-folder.js';
 
 /** A pinned model after the start-up check: in the cache (perhaps just fetched) or missing, and why. */
 export interface PinnedStatus {

@@ -1,17 +1,8 @@
 export type { Reranker, RerankerInfo, ScorerKind } from './reranker.js';
 export type { Embedder } from './embedder.js';
 export { BertPairTokenizer, longestFirstLengths, type EncodedInput } from './tokenizer.js';
-export {
-  OnnxReranker,
-  PREFERRED_ONNX_FILES,
-  detectModelKind,
-  findOnnxFile,
-  isDynamicallyQuantized,
-  readModelConfig,
-  type OnnxModelKind,
-  type GraphOptimizationLevel,
-  type OnnxRerankerOptions,
-} from './onnx-reranker.js';
+export { OnnxReranker, type GraphOptimizationLevel, type OnnxRerankerOptions } from './onnx-reranker.js';
+export { PREFERRED_ONNX_FILES, detectModelKind, findOnnxFile, isDynamicallyQuantized, readModelConfig, type OnnxModelKind } from './model-folder.js';
 export { LexicalReranker, lexicalTerms } from './lexical.js';
 export { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';
 export { PINNED_MODELS, pinnedFileUrl, pinnedModel, type PinnedFile, type PinnedKind, type PinnedModel } from './models.js';

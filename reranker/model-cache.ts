@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, wri
 import { mkdir, rename, rm, cp } from 'node:fs/promises';
 import path from 'node:path';
 import { NotaryError } from '../core/errors.js';
-import { isDynamicallyQuantized, readModelConfig, detectModelKind, findOnnxFile } from './onnx-reranker.js';
+import { isDynamicallyQuantized, readModelConfig, detectModelKind, findOnnxFile } from './model-folder.js';
 import { sha256File } from './sha256.js';
 
 /** What a failed download leaves in the cache so that the next commands do not try again at once. */

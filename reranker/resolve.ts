@@ -8,7 +8,8 @@ import { LexicalReranker } from './lexical.js';
 import { findInt8Copy } from './model-cache.js';
 import { pinnedModel, type PinnedModel } from './models.js';
 import { activePins } from './pins.js';
-import { detectModelKind, OnnxReranker, readModelConfig } from './onnx-reranker.js';
+import { detectModelKind, readModelConfig } from './model-folder.js';
+import { OnnxReranker } from './onnx-reranker.js';
 import type { Reranker } from './reranker.js';
 import { sha256File } from './sha256.js';
 
