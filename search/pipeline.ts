@@ -31,10 +31,11 @@ import {
   type SearchPipelineOptions,
 } from './tuning.js';
 
-/** `{published_date}` (ISO 8601 UTC) from a hit's stored date, or nothing when it has none or it does not parse. */
+/** `{published_date}` (ISO 8601 UTC) from a hit's stored date; nothing when it has none, it does not parse or its year is not 0000..9999. */
 function publishedDate(stored: string | undefined): { published_date?: string } {
   const time = stored ? Date.parse(stored) : Number.NaN;
-  return Number.isNaN(time) ? {} : { published_date: new Date(time).toISOString() };
+  const iso = Number.isNaN(time) ? '' : new Date(time).toISOString();
+  return /^\d{4}-/.test(iso) ? { published_date: iso } : {};
 }
 
 /**
