@@ -35,7 +35,8 @@ const SEARCH_DESCRIPTION = [
   'Search the web pages this notary service has crawled and indexed, reranked by a neural model.',
   'Use it to find pages that answer a question or mention a topic; then call notary_extract on a result URL to read it.',
   'Returns up to 10 results by default (url, title, snippet, rerank_score 0..1, best first) and what the call cost (credits_used, request_id).',
-  'Optional, at no extra cost: max_results, include_domains / exclude_domains, start_date / end_date (publication date), and highlights (passages of each result page).',
+  'Optional, at no extra cost: max_results, include_domains / exclude_domains, start_date / end_date (publication date), highlights (passages of each result page),',
+  'and include: ["published_date"] (each result whose publication date is known gains published_date).',
   'depth 1 is fast and right for lookups; depth 2 adds a reflection pass (query expansion) that helps broad or',
   'multi-part questions, takes longer and may cost more (the cost is in every result). Read-only: calling it again with the same arguments is safe.',
 ].join(' ');
@@ -60,12 +61,17 @@ const searchInput = z.object({
     .object({ count: z.number().int().min(1).max(10).optional(), max_chars: z.number().int().min(40).max(2000).optional() })
     .optional()
     .describe("Add to each result up to count (default 3) passages of its page that best answer the query, with scores."),
+  include: z
+    .array(z.enum(['published_date']))
+    .optional()
+    .describe('Optional result fields: ["published_date"] adds the page\'s publication date (ISO 8601, UTC) to each result where it is known.'),
 });
 
 /** The tool's arguments as the SDK's request (options left out when not given). */
 function searchRequest(input: z.infer<typeof searchInput>): SearchRequest {
-  const { highlights, ...rest } = input;
+  const { highlights, include, ...rest } = input;
   const request = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as unknown as SearchRequest;
+  if (include) request.include = [...new Set(include)];
   if (highlights) {
     request.highlights = {
       ...(highlights.count !== undefined ? { count: highlights.count } : {}),
@@ -93,6 +99,7 @@ const searchOutput = z.object({
       snippet: z.string(),
       rerank_score: z.number(),
       highlights: z.array(z.object({ text: z.string(), score: z.number() })).optional(),
+      published_date: z.string().optional(),
     }),
   ),
   cost,
@@ -169,7 +176,8 @@ export function notaryMcpServer(client: NotaryClient): McpServer {
         const result = await client.search(searchRequest(input), callOptions(ctx));
         const lines = result.results.map((r, i) => {
           const passages = (r.highlights ?? []).map((h) => `\n   - (${h.score.toFixed(3)}) ${h.text}`).join('');
-          return `${i + 1}. ${r.title} (${r.rerank_score.toFixed(3)})\n   ${r.url}\n   ${r.snippet}${passages}`;
+          const date = r.published_date ? ` (published ${r.published_date})` : '';
+          return `${i + 1}. ${r.title} (${r.rerank_score.toFixed(3)})\n   ${r.url}${date}\n   ${r.snippet}${passages}`;
         });
         const meta = paymentMeta(result);
         return {

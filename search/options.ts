@@ -11,6 +11,9 @@ import type { HostRule } from '../indexer/search-index.js';
 export const MAX_DOMAINS = 100;
 export const MAX_HIGHLIGHTS = 10;
 export const HIGHLIGHT_CHARS = { min: 40, max: 2000 } as const;
+/** Result fields a request may ask for with `include` (each absent from results unless asked for). */
+export const INCLUDE_FIELDS = ['published_date'] as const;
+export type IncludeField = (typeof INCLUDE_FIELDS)[number];
 const DAY_MS = 86_400_000;
 
 export interface HighlightOptions {
@@ -27,6 +30,8 @@ export interface SearchOptions {
   /** Domain and date filters, applied inside retrieval. */
   filter?: FactFilter;
   highlights?: HighlightOptions;
+  /** Optional result fields asked for (`include`); none when absent. */
+  include?: readonly IncludeField[];
 }
 
 /** The options as the API's JSON body carries them. */
@@ -38,6 +43,7 @@ export interface SearchOptionsBody {
   undated?: 'keep' | 'exclude';
   max_results?: number;
   highlights?: { count?: number; max_chars?: number };
+  include?: IncludeField[];
 }
 
 /** JSON Schema of the options (merged into the search body's properties). */
@@ -84,6 +90,13 @@ export function searchOptionsSchema(config: { max_results: number; max_results_c
         },
       },
       description: "Up to `count` passages of each result's page most relevant to the query, best first, each with its score (0..1). No extra charge.",
+    },
+    include: {
+      type: 'array',
+      uniqueItems: true,
+      maxItems: INCLUDE_FIELDS.length,
+      items: { type: 'string', enum: [...INCLUDE_FIELDS] },
+      description: 'Optional result fields to add: "published_date" (the page\'s publication date, ISO 8601 UTC, on results whose date is known). No extra charge.',
     },
   } as const;
 }
@@ -137,5 +150,6 @@ export function searchOptions(body: SearchOptionsBody, snippetChars: number): Se
   if (Object.keys(filter).length > 0) out.filter = filter;
   if (body.max_results !== undefined) out.maxResults = body.max_results;
   if (body.highlights) out.highlights = { count: body.highlights.count ?? 3, maxChars: body.highlights.max_chars ?? snippetChars };
+  if (body.include && body.include.length > 0) out.include = [...body.include];
   return out;
 }

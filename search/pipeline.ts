@@ -31,6 +31,13 @@ import {
   type SearchPipelineOptions,
 } from './tuning.js';
 
+/** `{published_date}` (ISO 8601 UTC) from a hit's stored date; nothing when it has none, it does not parse or its year is not 0000..9999. */
+function publishedDate(stored: string | undefined): { published_date?: string } {
+  const time = stored ? Date.parse(stored) : Number.NaN;
+  const iso = Number.isNaN(time) ? '' : new Date(time).toISOString();
+  return /^\d{4}-/.test(iso) ? { published_date: iso } : {};
+}
+
 /**
  * retrieve -> rerank -> (reflect -> retrieve -> rerank)* -> one result per URL. Depth 1 is one pass; each further
  * depth level is one reflection pass: RM3 pseudo-relevance feedback from the best passages so far (and sub-queries of
@@ -102,7 +109,7 @@ export class SearchPipeline implements SearchService {
     return this.deps.dense ? `hybrid (bm25 + ${this.deps.dense.embedder.model})` : 'bm25';
   }
 
-  async search(request: Pick<SearchRequest, 'query' | 'depth' | 'language' | 'maxResults' | 'filter' | 'highlights'>): Promise<SearchOutcome> {
+  async search(request: Pick<SearchRequest, 'query' | 'depth' | 'language' | 'maxResults' | 'filter' | 'highlights' | 'include'>): Promise<SearchOutcome> {
     const { index, config, dense } = this.deps;
     const started = performance.now();
     const query = request.query.trim();
@@ -168,12 +175,14 @@ export class SearchPipeline implements SearchService {
     const highlights = request.highlights
       ? await highlightsOf(query, ranked, request.highlights, state, index, (ids) => this.scoreNew(query, queryVector, ids, state))
       : null;
+    const withDate = request.include?.includes('published_date') === true;
     const results = ranked.map(({ hit, score }) => ({
       url: hit.url,
       title: hit.title,
       snippet: makeSnippet(hit.text, query, config.snippet_chars),
       rerank_score: score,
       ...(highlights ? { highlights: highlights.get(hit.pageId) ?? [] } : {}),
+      ...(withDate ? publishedDate(hit.publishedAt) : {}),
     }));
     return {
       results,

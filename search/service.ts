@@ -18,6 +18,8 @@ export interface SearchResultItem {
   rerank_score: number;
   /** Present when asked for (the request's `highlights`): the page's passages most relevant to the query, best first. */
   highlights?: Highlight[];
+  /** Present when asked for (the request's `include`) and known: the page's publication date, ISO 8601 UTC. */
+  published_date?: string;
 }
 
 export interface Highlight {

@@ -32,6 +32,10 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'notary-mcp-'));
   api = await startApi(apiTestConfig(dataDir, { extract: { allow_private_networks: true, respect_robots_txt: false, render: 'never' } }), { withExtract: true });
   await api.app.listen({ host: '127.0.0.1', port: 0 });
+  // One dated page beside the harness's undated ones, for include: ["published_date"].
+  await api.runtime.index.upsert([
+    { id: 101, pageId: 101, url: 'https://docs.test/tablespaces', title: 'Tablespaces', headingPath: '', text: 'tablespaces let administrators choose directories for relation files', publishedAt: '2024-05-01' },
+  ]);
   const address = api.app.server.address();
   apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const tenant = await api.runtime.accounts.createTenant('mcp-agent', { credits: 100, tier: 'bulk' });
@@ -63,6 +67,15 @@ async function exercise(client: Client): Promise<void> {
   expect(structured.cost.credits_used).toBe(1);
   expect(structured.cost.request_id).toMatch(/^req_/);
   expect(search.content[0]?.text).toContain(`Cost: 1 credits (request ${structured.cost.request_id})`);
+
+  type Dated = { results: Array<{ url: string; published_date?: string }> };
+  const dated = (await client.callTool({ name: 'notary_search', arguments: { query: 'tablespaces', include: ['published_date'] } })) as ToolResult;
+  expect(dated.isError ?? false).toBe(false);
+  expect((dated.structuredContent as Dated).results[0]).toMatchObject({ url: 'https://docs.test/tablespaces', published_date: '2024-05-01T00:00:00.000Z' });
+  expect(dated.content[0]?.text).toContain('(published 2024-05-01T00:00:00.000Z)');
+  const plain = (await client.callTool({ name: 'notary_search', arguments: { query: 'tablespaces' } })) as ToolResult;
+  expect((plain.structuredContent as Dated).results[0]).not.toHaveProperty('published_date');
+  expect(structured.results[0]).not.toHaveProperty('published_date');
 
   const deep = (await client.callTool({ name: 'notary_search', arguments: { query: 'autovacuum analyze', depth: 2 } })) as ToolResult;
   expect((deep.structuredContent as { cost: { credits_used: number } }).cost.credits_used).toBe(2);

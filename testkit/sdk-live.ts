@@ -79,7 +79,11 @@ export async function startSdkWorld(): Promise<SdkWorld> {
   let keys: Record<string, string>;
   let mppParties = '';
   try {
-    await runtime.index.upsert(apiIndexDocs());
+    // The API suites' pages (undated), and one dated page for the libraries' `include: ["published_date"]` cases.
+    await runtime.index.upsert([
+      ...apiIndexDocs(),
+      { id: 101, pageId: 101, url: 'https://docs.test/tablespaces', title: 'Tablespaces', headingPath: '', text: 'tablespaces let administrators choose directories for relation files', publishedAt: '2024-05-01' },
+    ]);
     const key = async (name: string, credits: number, tier: string) => {
       const tenant = await runtime.accounts.createTenant(name, { credits, tier });
       return runtime.accounts.createKey(tenant.id);

@@ -61,6 +61,11 @@ export const searchResultItemSchema = {
         properties: { text: { type: 'string' }, score: { type: 'number', minimum: 0, maximum: 1 } },
       },
     },
+    published_date: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Only when the request asks for it (`include: ["published_date"]`) and the page\'s publication date is known: that date, ISO 8601 UTC.',
+    },
   },
 } as const;
 

@@ -108,6 +108,33 @@ func TestLiveSearchOptions(t *testing.T) {
 	}
 }
 
+func TestLiveSearchIncludePublishedDate(t *testing.T) {
+	ctx := context.Background()
+	c := liveClient(t, "NOTARY_LIVE_KEY")
+	dated, err := c.Search(ctx, SearchRequest{Query: "tablespaces", Include: []IncludeField{IncludePublishedDate}})
+	if err != nil || len(dated.Results) == 0 || dated.Results[0].URL != "https://docs.test/tablespaces" || dated.Results[0].PublishedDate != "2024-05-01T00:00:00.000Z" || dated.CreditsUsed != 1 {
+		t.Fatalf("dated: %+v %v", dated, err)
+	}
+	undated, err := c.Search(ctx, SearchRequest{Query: "vacuum", Include: []IncludeField{IncludePublishedDate}})
+	if err != nil || len(undated.Results) == 0 {
+		t.Fatalf("undated: %+v %v", undated, err)
+	}
+	for _, r := range undated.Results {
+		if r.PublishedDate != "" {
+			t.Errorf("undated page %s has published_date %q", r.URL, r.PublishedDate)
+		}
+	}
+	plain, err := c.Search(ctx, SearchRequest{Query: "tablespaces"})
+	if err != nil || len(plain.Results) == 0 || plain.Results[0].PublishedDate != "" {
+		t.Errorf("not asked: %+v %v", plain, err)
+	}
+	_, err = c.Search(ctx, SearchRequest{Query: "tablespaces", Include: []IncludeField{"modified_date"}})
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Code != "invalid_request" || apiErr.Status != 400 {
+		t.Errorf("unknown include: want invalid_request, got %v", err)
+	}
+}
+
 func TestLiveIdempotencyKey(t *testing.T) {
 	ctx := context.Background()
 	c := liveClient(t, "NOTARY_LIVE_KEY")

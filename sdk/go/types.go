@@ -23,7 +23,15 @@ type SearchRequest struct {
 	Undated string `json:"undated,omitempty"`
 	// Highlights asks for passages of each result's page that best answer the query (nil: none).
 	Highlights *HighlightOptions `json:"highlights,omitempty"`
+	// Include names optional result fields (IncludePublishedDate); nil: none.
+	Include []IncludeField `json:"include,omitempty"`
 }
+
+// IncludeField is a result field a search may ask for with SearchRequest.Include.
+type IncludeField string
+
+// IncludePublishedDate adds each result's publication date (SearchResultItem.PublishedDate) where it is known.
+const IncludePublishedDate IncludeField = "published_date"
 
 // HighlightOptions is the search request's highlights option: Count passages (1-10; zero: 3) of MaxChars (40-2000;
 // zero: the server's snippet length) each.
@@ -55,6 +63,9 @@ type SearchResultItem struct {
 	RerankScore float64 `json:"rerank_score"`
 	// Highlights is set only when the request asked for them.
 	Highlights []Highlight `json:"highlights,omitempty"`
+	// PublishedDate is the page's publication date (ISO 8601, UTC), set only when the request's Include asked for it
+	// and the date is known; empty otherwise.
+	PublishedDate string `json:"published_date,omitempty"`
 }
 
 // RateLimit is the body's rate_limit member.

@@ -69,6 +69,20 @@ def test_search_options_max_results_domains_dates_and_highlights():
         assert reversed_range.value.code == "invalid_date_range"
 
 
+def test_search_include_published_date_only_when_asked_and_known():
+    with client() as notary:
+        dated = notary.search("tablespaces", include=["published_date"])
+        assert dated["results"][0]["url"] == "https://docs.test/tablespaces"
+        assert dated["results"][0]["published_date"] == "2024-05-01T00:00:00.000Z"
+        assert dated.credits_used == 1
+        undated = notary.search("vacuum", include=["published_date"])["results"]
+        assert undated and all("published_date" not in r for r in undated)
+        assert sorted(notary.search("tablespaces")["results"][0]) == ["rerank_score", "snippet", "title", "url"]
+        with pytest.raises(BadRequestError) as bad:
+            notary.search("tablespaces", include=["modified_date"])  # type: ignore[list-item]
+        assert bad.value.code == "invalid_request"
+
+
 def test_idempotency_key_replayed_not_charged_and_reuse_refused():
     with client() as notary:
         first = notary.search("analyze statistics", idempotency_key="py-idem-1")

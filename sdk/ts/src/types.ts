@@ -21,7 +21,12 @@ export interface SearchRequest {
   undated?: 'keep' | 'exclude';
   /** Passages of each result's page most relevant to the query, best first (count 1..10, default 3; max_chars 40..2000). */
   highlights?: { count?: number; max_chars?: number };
+  /** Optional result fields: "published_date" adds each result's publication date where it is known. */
+  include?: SearchIncludeField[];
 }
+
+/** Result fields a search may ask for with `include`. */
+export type SearchIncludeField = 'published_date';
 
 /** One passage of a result's page (when the request asked for highlights). */
 export interface SearchHighlight {
@@ -38,6 +43,8 @@ export interface SearchResultItem {
   rerank_score: number;
   /** Present only when the request asked for highlights. */
   highlights?: SearchHighlight[];
+  /** The page's publication date (ISO 8601, UTC): only when the request's include asked for it and it is known. */
+  published_date?: string;
 }
 
 export interface ExtractRequest {

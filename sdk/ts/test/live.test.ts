@@ -108,6 +108,22 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect((range as BadRequestError).code).toBe('invalid_date_range');
   });
 
+  it('include: ["published_date"] adds the publication date where it is known, and only when asked', async () => {
+    const dated = await client().search({ query: 'tablespaces', include: ['published_date'] });
+    expect(dated.results[0]?.url).toBe('https://docs.test/tablespaces');
+    const date: string | undefined = dated.results[0]?.published_date;
+    expect(date).toBe('2024-05-01T00:00:00.000Z');
+    expect(dated.creditsUsed).toBe(1);
+    const undated = await client().search({ query: 'vacuum', include: ['published_date'] });
+    expect(undated.results.length).toBeGreaterThan(0);
+    for (const r of undated.results) expect(r).not.toHaveProperty('published_date');
+    const plain = await client().search({ query: 'tablespaces' });
+    expect(Object.keys(plain.results[0] ?? {}).sort()).toEqual(['rerank_score', 'snippet', 'title', 'url']);
+    const bad = await client().search({ query: 'tablespaces', include: ['modified_date' as 'published_date'] }).then(() => null, (e: unknown) => e);
+    expect(bad).toBeInstanceOf(BadRequestError);
+    expect((bad as BadRequestError).code).toBe('invalid_request');
+  });
+
   it('every error class, typed from the problem code', async () => {
     const fail = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
     const bad = await fail(client().search({ query: 'x', depth: 9 }));

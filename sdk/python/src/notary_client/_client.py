@@ -21,7 +21,7 @@ from ._errors import ConnectionError, NotaryApiError, NotaryError, TimeoutError,
 from ._merkle import leaf_hash, verify_consistency, verify_inclusion
 from ._mpp import MppParty, build_envelope
 from ._receipts import ReceiptVerification, receipt_leaf, verify_receipt
-from ._types import ExtractResponse, ExtractResult, Highlights, Result, SearchResponse, SearchResult
+from ._types import ExtractResponse, ExtractResult, Highlights, IncludeField, Result, SearchResponse, SearchResult
 
 __all__ = ["Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X402Payer", "SDK_VERSION"]
 
@@ -205,7 +205,7 @@ class _Base:
     @staticmethod
     def _search_body(query: str, depth: int, language: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
         # Only the options given are sent: a body of query and depth alone is what older servers accept.
-        given = {k: list(v) if k.endswith("_domains") else dict(v) if k == "highlights" else v for k, v in (options or {}).items() if v is not None}
+        given = {k: list(v) if k.endswith("_domains") or k == "include" else dict(v) if k == "highlights" else v for k, v in (options or {}).items() if v is not None}
         return {"query": query, "depth": depth, **({"language": language} if language else {}), **given}
 
     @staticmethod
@@ -260,9 +260,9 @@ class Client(_Base):
     def close(self) -> None:
         self._http.close()
 
-    def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
-        """``POST /v1/search``; the options (max_results, domains, dates, highlights) are sent only when given."""
-        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights}
+    def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, include: Sequence[IncludeField] | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        """``POST /v1/search``; the options (max_results, domains, dates, highlights, include) are sent only when given."""
+        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights, "include": include}
         return self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language, options), payment, sign, idempotency_key, max_retries))
 
     def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
@@ -357,8 +357,8 @@ class AsyncClient(_Base):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
-        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights}
+    async def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, include: Sequence[IncludeField] | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights, "include": include}
         return await self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language, options), payment, sign, idempotency_key, max_retries))
 
     async def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:

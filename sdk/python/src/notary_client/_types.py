@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, List, Optional, TypedDict, TypeVar
+from typing import Any, Generic, List, Literal, Optional, TypedDict, TypeVar
 
 import httpx
+
+
+IncludeField = Literal["published_date"]
+"""A result field a search may ask for with ``include``."""
 
 
 class SearchHighlight(TypedDict):
@@ -33,6 +37,8 @@ class SearchResultItem(_SearchResultItemFields, total=False):
     """A result; ``highlights`` is present only when the request asked for them."""
 
     highlights: List[SearchHighlight]
+    published_date: str
+    """The page's publication date (ISO 8601, UTC): only when the request's ``include`` asked for it and it is known."""
 
 
 class RateLimitInfo(TypedDict):
