@@ -9,17 +9,16 @@ import os
 import random
 import time
 import uuid
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence
 
 import httpx
 
-from ._api_keys import api_key_problem
 from ._checkpoint import Checkpoint, open_checkpoint, parse_verifier_key
 from ._encoding import b64, compact_json, unb64
 from ._errors import ConnectionError, NotaryApiError, NotaryError, TimeoutError, error_for, retry_after_seconds
 from ._merkle import leaf_hash, verify_consistency, verify_inclusion
-from ._mpp import MppParty, build_envelope
+from ._mpp import build_envelope
+from ._payment import ApiKey, Mpp, Payment, X402, X402Challenge, X402Payer
 from ._receipts import ReceiptVerification, receipt_leaf, verify_receipt
 from ._types import ExtractResponse, ExtractResult, Highlights, IncludeField, Result, SearchResponse, SearchResult
 
@@ -27,66 +26,6 @@ __all__ = ["Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X
 
 SDK_VERSION = "0.1.0"
 _RETRY_STATUSES = {429, 503}
-
-
-@dataclass(frozen=True)
-class X402Challenge:
-    """What an x402 payer sees of the 402 it must answer."""
-
-    url: str
-    method: str
-    body: bytes
-    response: httpx.Response
-    problem: dict[str, Any] | None
-
-    @property
-    def payment_required(self) -> dict[str, Any] | None:
-        """The x402 v2 ``PAYMENT-REQUIRED`` header (base64 JSON), decoded."""
-        header = self.response.headers.get("payment-required")
-        if not header:
-            return None
-        try:
-            return json.loads(unb64(header))
-        except ValueError:
-            return None
-
-
-class X402Payer(Protocol):
-    """Answers a 402 with the headers of the paid retry (``PAYMENT-SIGNATURE`` or ``X-402-Receipt``); may be async."""
-
-    def pay(self, challenge: X402Challenge) -> Union[Mapping[str, str], Awaitable[Mapping[str, str]]]: ...
-
-
-@dataclass(frozen=True)
-class ApiKey:
-    """A tenant's API key (``Authorization: Bearer sk_live_...``); its checksum is checked before any call."""
-
-    key: str
-
-    def __post_init__(self) -> None:
-        problem = api_key_problem(self.key)
-        if problem:
-            raise NotaryError(f"invalid API key: {problem}")
-
-
-@dataclass(frozen=True)
-class Mpp:
-    """Several parties share each call; an envelope is signed per attempt. Without ``max_credits`` the client first
-    asks the service for the call's price (an unpaid attempt answered with the quote)."""
-
-    parties: Sequence[MppParty]
-    max_credits: int | None = None
-    ttl_seconds: int = 120
-
-
-@dataclass(frozen=True)
-class X402:
-    """Pay per call with x402 through ``payer``."""
-
-    payer: X402Payer
-
-
-Payment = Union[ApiKey, Mpp, X402]
 
 
 def _problem_of(response: httpx.Response) -> dict[str, Any] | None:

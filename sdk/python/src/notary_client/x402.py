@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import httpx
 
-from ._client import X402Challenge
+from ._payment import X402Challenge
 from ._errors import NotaryError
 
 _TYPES = {
