@@ -2,7 +2,7 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { normalizeQuery } from '../../search/query.js';
 import type { SearchResultItem, SearchService } from '../../search/service.js';
-import { searchOptions, searchOptionsSchema, type SearchOptions, type SearchOptionsBody } from '../../search/options.js';
+import { MAX_HIGHLIGHTS, searchOptions, searchOptionsSchema, type SearchOptions, type SearchOptionsBody } from '../../search/options.js';
 import { definePaidRoute, type PaidRoute } from '../paid/context.js';
 
 export interface SearchBody extends SearchOptionsBody {
@@ -53,6 +53,7 @@ export const searchResultItemSchema = {
     rerank_score: { type: 'number', minimum: 0, maximum: 1 },
     highlights: {
       type: 'array',
+      maxItems: MAX_HIGHLIGHTS,
       description: "Only when the request asks for highlights: the page's passages most relevant to the query, best first.",
       items: {
         type: 'object',
