@@ -9,7 +9,7 @@ export const errorCodes = {
   invalid_json: { status: 400, title: 'The request body is not valid JSON', retryable: false },
   depth_out_of_range: { status: 400, title: 'depth is outside the allowed range', retryable: false },
   invalid_domain: { status: 400, title: 'A domain in include_domains or exclude_domains is not a host name', retryable: false },
-  invalid_date_range: { status: 400, title: 'start_date or end_date is not a YYYY-MM-DD date, or start_date is after end_date', retryable: false },
+  invalid_date_range: { status: 422, title: 'start_date is after end_date (or a date is not a YYYY-MM-DD calendar date)', retryable: false },
   unauthenticated: { status: 401, title: 'Authentication is required', retryable: false },
   insufficient_credits: { status: 402, title: 'Not enough credits for this call', retryable: false },
   payment_required: { status: 402, title: 'This call must be paid for: see the challenges', retryable: false },

@@ -7,6 +7,9 @@ import { NotaryError } from '../core/errors.js';
 import type { FactFilter } from '../indexer/filter-facts.js';
 import type { HostRule } from '../indexer/search-index.js';
 
+const LABEL = '[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
+const DOMAIN_PATTERN = `^(\\*\\.)?(${LABEL}\\.)*[A-Za-z]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.?$`;
+
 /** At most this many hosts in include_domains, and in exclude_domains. */
 export const MAX_DOMAINS = 100;
 export const MAX_HIGHLIGHTS = 10;
@@ -51,12 +54,17 @@ export function searchOptionsSchema(config: { max_results: number; max_results_c
   const domains = (what: string) => ({
     type: 'array',
     maxItems: MAX_DOMAINS,
-    items: { type: 'string', minLength: 1, maxLength: 255 },
+    // What parseDomain takes, so that a request valid by the document is never refused: labels of letters, digits,
+    // "_" and inner "-", the last one starting with a letter (a numeric last label would be read as an IPv4 address).
+    items: { type: 'string', minLength: 1, maxLength: 253, pattern: DOMAIN_PATTERN },
     description: `${what}: host names ("docs.example.com"); a leading "*." ("*.example.com") also takes every host under it. At most ${MAX_DOMAINS}; an invalid one is refused with invalid_domain.`,
   });
   const date = (what: string) => ({
     type: 'string',
-    maxLength: 40,
+    format: 'date',
+    minLength: 10,
+    maxLength: 10,
+    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
     description: `${what} (ISO 8601 date, YYYY-MM-DD, UTC; inclusive); invalid dates are refused with invalid_date_range.`,
   });
   return {
@@ -122,8 +130,10 @@ export function parseDomain(raw: string, field: string): HostRule {
 /** Epoch ms of a request's YYYY-MM-DD date (UTC midnight); invalid_date_range when it is not a calendar date. */
 export function parseDate(raw: string, field: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(raw);
-  const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
-  const day = new Date(ms);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const day = new Date(0);
+  if (m) day.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const ms = m ? day.getTime() : Number.NaN;
   if (!m || Number.isNaN(ms) || day.getUTCFullYear() !== Number(m[1]) || day.getUTCMonth() !== Number(m[2]) - 1 || day.getUTCDate() !== Number(m[3])) {
     throw new NotaryError('invalid_date_range', `${field} must be an ISO 8601 calendar date, YYYY-MM-DD (got "${raw.slice(0, 40)}")`, { field });
   }

@@ -96,13 +96,17 @@ func TestLiveSearchOptions(t *testing.T) {
 	if err != nil || len(lit.Results) == 0 || len(lit.Results[0].Highlights) != 1 || !strings.Contains(lit.Results[0].Highlights[0].Text, "vacuum") || lit.Results[0].Highlights[0].Score <= 0 {
 		t.Errorf("highlights: %+v %v", lit, err)
 	}
-	for req, code := range map[*SearchRequest]string{
-		{Query: "vacuum", IncludeDomains: []string{"https://docs.test/"}}: "invalid_domain",
-		{Query: "vacuum", StartDate: "2021-02-01", EndDate: "2021-01-01"}: "invalid_date_range",
+	for req, want := range map[*SearchRequest]struct {
+		code   string
+		status int
+	}{
+		{Query: "vacuum", IncludeDomains: []string{"https://docs.test/"}}: {"invalid_request", 400},
+		{Query: "vacuum", StartDate: "2021-02-01", EndDate: "2021-01-01"}: {"invalid_date_range", 422},
 	} {
+		code := want.code
 		_, err := c.Search(ctx, *req)
 		var apiErr *APIError
-		if !errors.As(err, &apiErr) || apiErr.Code != code || apiErr.Status != 400 {
+		if !errors.As(err, &apiErr) || apiErr.Code != code || apiErr.Status != want.status {
 			t.Errorf("%+v: want %s, got %v", *req, code, err)
 		}
 	}

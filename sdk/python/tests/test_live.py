@@ -63,8 +63,8 @@ def test_search_options_max_results_domains_dates_and_highlights():
         assert "vacuum" in first["text"] and first["score"] > 0
         with pytest.raises(BadRequestError) as bad:
             notary.search("vacuum", include_domains=["https://docs.test/"])
-        assert bad.value.code == "invalid_domain"
-        with pytest.raises(BadRequestError) as reversed_range:
+        assert bad.value.code == "invalid_request"
+        with pytest.raises(UnprocessableError) as reversed_range:
             notary.search("vacuum", start_date="2021-02-01", end_date="2021-01-01")
         assert reversed_range.value.code == "invalid_date_range"
 

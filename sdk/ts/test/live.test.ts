@@ -103,9 +103,10 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(first?.score).toBeGreaterThan(0);
     const bad = await client().search({ query: 'vacuum', include_domains: ['https://docs.test/'] }).then(() => null, (e: unknown) => e);
     expect(bad).toBeInstanceOf(BadRequestError);
-    expect((bad as BadRequestError).code).toBe('invalid_domain');
+    expect((bad as BadRequestError).code).toBe('invalid_request');
     const range = await client().search({ query: 'vacuum', start_date: '2021-02-01', end_date: '2021-01-01' }).then(() => null, (e: unknown) => e);
-    expect((range as BadRequestError).code).toBe('invalid_date_range');
+    expect(range).toBeInstanceOf(UnprocessableError);
+    expect((range as UnprocessableError).code).toBe('invalid_date_range');
   });
 
   it('include: ["published_date"] adds the publication date where it is known, and only when asked', async () => {
