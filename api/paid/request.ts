@@ -6,7 +6,8 @@ import type { PaymentRequest } from '../../payments/mode.js';
  * twice keeps both values (Node keeps only the first Authorization and would hide the duplicate).
  */
 export function paymentRequestFrom(request: FastifyRequest): PaymentRequest {
-  const headers: Record<string, string[]> = {};
+  // No prototype: a header named "__proto__" (or "constructor") is a header like any other, not Object.prototype.
+  const headers = Object.create(null) as Record<string, string[]>;
   const raw = request.raw.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] ?? '').toLowerCase();
