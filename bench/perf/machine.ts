@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 
 export interface MachineInfo {
@@ -51,4 +52,47 @@ export function memorySample(): MemorySample {
 export function loadAverage(): [number, number, number] {
   const [one = 0, five = 0, fifteen = 0] = os.loadavg();
   return [one, five, fifteen].map((x) => Math.round(x * 100) / 100) as [number, number, number];
+}
+
+/**
+ * CPU time (user + system, ms) used so far by process `pid` and every process below it (Linux /proc; null elsewhere):
+ * what a server's work costs, counted the same on a busy machine as on a quiet one, unlike its requests per second.
+ * Threads are counted with their process; processes that already exited are not.
+ */
+export function processTreeCpuMs(pid: number): number | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  const ticksPerSecond = 100; // USER_HZ: 100 on every Linux architecture Node supports
+  const parentOf = new Map<number, number>();
+  const cpuOf = new Map<number, number>();
+  for (const entry of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // The command name may hold spaces and parentheses: the fields start after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ppid = Number(fields[1]);
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    parentOf.set(Number(entry), ppid);
+    cpuOf.set(Number(entry), ((utime + stime) * 1000) / ticksPerSecond);
+  }
+  if (!cpuOf.has(pid)) return null;
+  let total = 0;
+  for (const [candidate, cpu] of cpuOf) {
+    for (let p: number | undefined = candidate; p !== undefined && p > 0; p = parentOf.get(p)) {
+      if (p === pid) {
+        total += cpu;
+        break;
+      }
+    }
+  }
+  return total;
 }

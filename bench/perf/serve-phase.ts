@@ -13,7 +13,7 @@ import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { Runtime } from '../../runtime/index.js';
 import { cachedEmbedder } from '../eval/embedding-cache.js';
 import { freePort } from '../../testkit/postgres.js';
-import { loadAverage } from './machine.js';
+import { loadAverage, processTreeCpuMs } from './machine.js';
 import { round2, summarise, type LatencySummary } from './stats.js';
 
 export interface ServeSetting {
@@ -22,6 +22,8 @@ export interface ServeSetting {
   queryVectorCache: number;
   /** search.ranking_cache: full-text rankings kept for repeated queries (FTS5). */
   rankingCache: number;
+  /** reranker.workers of the server (unset: its default). */
+  modelWorkers?: number;
 }
 
 /** Before: one process, every query embedded and ranked; after: the caches of repeated queries, then two API processes. */
@@ -29,6 +31,7 @@ export const SERVE_SETTINGS: readonly ServeSetting[] = [
   { name: '1 process, no caches', workers: 1, queryVectorCache: 0, rankingCache: 0 },
   { name: '1 process', workers: 1, queryVectorCache: 10_000, rankingCache: 10_000 },
   { name: '2 processes', workers: 2, queryVectorCache: 10_000, rankingCache: 10_000 },
+  { name: '2 processes, model in thread', workers: 2, queryVectorCache: 10_000, rankingCache: 10_000, modelWorkers: 0 },
 ];
 
 export interface StageRow {
@@ -55,6 +58,9 @@ export interface LoadRow {
   errors: number;
   non_2xx: number;
   load_average: [number, number, number];
+  /** CPU per search: server processes and threads, and the load generator (same cores). */
+  server_cpu_ms_per_search: number | null;
+  client_cpu_ms_per_search: number;
 }
 
 export interface ServePhase {
@@ -73,8 +79,39 @@ function row(stage: string, s: LatencySummary): StageRow {
   return { stage, p50_ms: s.p50, p95_ms: s.p95, mean_ms: s.mean };
 }
 
+export interface ServerHandle {
+  url: string;
+  child: ChildProcess;
+  /** CPU time (ms) the server's processes and threads have used so far; null where /proc cannot tell. */
+  cpuMs(): number | null;
+  stop(): Promise<void>;
+}
+
+/** CPU milliseconds per search of a timed run: the server's (every process and thread) and the load generator's. */
+export interface CpuPerSearch {
+  server_cpu_ms_per_search: number | null;
+  client_cpu_ms_per_search: number;
+}
+
+/** Runs `work` (a load of `requests()` searches) and says what each search cost in CPU, server and load generator. */
+export async function withCpu<T>(server: ServerHandle, work: () => Promise<T>, requests: (result: T) => number): Promise<{ result: T; cpu: CpuPerSearch }> {
+  const serverBefore = server.cpuMs();
+  const clientBefore = process.cpuUsage();
+  const result = await work();
+  const client = process.cpuUsage(clientBefore);
+  const serverAfter = server.cpuMs();
+  const n = Math.max(1, requests(result));
+  return {
+    result,
+    cpu: {
+      server_cpu_ms_per_search: serverBefore === null || serverAfter === null ? null : round2((serverAfter - serverBefore) / n),
+      client_cpu_ms_per_search: round2((client.user + client.system) / 1000 / n),
+    },
+  };
+}
+
 /** Starts `notary serve` over `dataDir` and waits for both /healthz and, with several processes, every process. */
-export async function startServe(repoRoot: string, configFile: string, dataDir: string, workers: number): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startServe(repoRoot: string, configFile: string, dataDir: string, workers: number): Promise<ServerHandle> {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'notary.js'), '--config', configFile, '--data', dataDir, 'serve', '--no-crawl', '--port', String(port), '--workers', String(workers)], {
     cwd: repoRoot,
@@ -100,6 +137,7 @@ export async function startServe(repoRoot: string, configFile: string, dataDir: 
   return {
     url,
     child,
+    cpuMs: () => (child.pid === undefined ? null : processTreeCpuMs(child.pid)),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -264,12 +302,13 @@ export async function servePhase(options: {
     const rotating = options.queries.slice(0, 200);
     const distinct = distinctQueries(options.queries.slice(200));
     for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) {
-      const file = path.join(options.dataDir, `bench-serve-${setting.workers}-${setting.queryVectorCache}.json`);
+      const file = path.join(options.dataDir, `bench-serve-${setting.workers}-${setting.queryVectorCache}-${setting.modelWorkers ?? 'default'}.json`);
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(
         file,
         JSON.stringify({
           ...settings,
+          reranker: { ...settings.reranker, ...(setting.modelWorkers === undefined ? {} : { workers: setting.modelWorkers }) },
           embeddings: { model: 'reranker', precision: config.embeddings.precision },
           indexer: config.indexer,
           storage: config.storage,
@@ -289,7 +328,7 @@ export async function servePhase(options: {
             const before = loadAverage();
             // Distinct queries: a fresh slice of the list for each run, never searched before by this server.
             const pool = kind === 'rotating' ? rotating : distinct.slice(unused);
-            const result = await load(server.url, key, pool, connections, options.durationS);
+            const { result, cpu } = await withCpu(server, () => load(server.url, key, pool, connections, options.durationS), (x) => x.requests.total);
             if (kind === 'distinct') unused += result.requests.total;
             const r: LoadRow = {
               setting: setting.name,
@@ -307,12 +346,13 @@ export async function servePhase(options: {
               errors: result.errors + result.timeouts,
               non_2xx: result.non2xx,
               load_average: before,
+              ...cpu,
             };
             if (kind === 'distinct' && result.requests.total > pool.length) {
               notes.push(`${setting.name}, ${connections} connections: ${result.requests.total} requests over ${pool.length} distinct queries, so some repeated`);
             }
             loadRows.push(r);
-            note(`serve phase: ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms (load ${before.join(' ')})`);
+            note(`serve phase: ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, CPU ${r.server_cpu_ms_per_search ?? '?'} + ${r.client_cpu_ms_per_search} ms a search (load ${before.join(' ')})`);
           }
         }
       } finally {

@@ -12,7 +12,7 @@ import type { IndexHit, SearchIndex } from '../../indexer/search-index.js';
 import { BertPairTokenizer } from '../../reranker/tokenizer.js';
 import { crossEncoderText } from '../../search/cross-encoder.js';
 import { loadAverage } from './machine.js';
-import { load, startServe } from './serve-phase.js';
+import { load, startServe, withCpu, type CpuPerSearch } from './serve-phase.js';
 import { round2 } from './stats.js';
 
 export interface TwoModelRow {
@@ -29,6 +29,9 @@ export interface TwoModelRow {
   non_2xx: number;
   /** 1, 5 and 15 minute load averages when the run began and when it ended. */
   load_before: [number, number, number];
+  /** CPU per search (server and load generator); null beside another load (the two share the server). */
+  server_cpu_ms_per_search: number | null;
+  client_cpu_ms_per_search: number | null;
   load_after: [number, number, number];
 }
 
@@ -51,8 +54,10 @@ export interface TwoModelPhase {
   notes: string[];
 }
 
-function toRow(run: string, depth: number, connections: number, durationS: number, r: autocannon.Result, before: [number, number, number]): TwoModelRow {
+function toRow(run: string, depth: number, connections: number, durationS: number, r: autocannon.Result, before: [number, number, number], cpu?: CpuPerSearch): TwoModelRow {
   return {
+    server_cpu_ms_per_search: cpu?.server_cpu_ms_per_search ?? null,
+    client_cpu_ms_per_search: cpu?.client_cpu_ms_per_search ?? null,
     run,
     depth,
     connections,
@@ -128,11 +133,11 @@ export async function twoModelPhase(options: {
     await load(server.url, options.key, options.distinct.slice(-200), 2, 3, 2); // warm-up (its queries are never timed)
     const run = async (name: string, depth: number, connections: number): Promise<TwoModelRow> => {
       const before = loadAverage();
-      const r = await load(server.url, options.key, fresh(), connections, durationS, depth);
+      const { result: r, cpu } = await withCpu(server, () => load(server.url, options.key, fresh(), connections, durationS, depth), (x) => x.requests.total);
       unused += r.requests.total;
-      const row = toRow(name, depth, connections, durationS, r, before);
+      const row = toRow(name, depth, connections, durationS, r, before, cpu);
       rows.push(row);
-      note(`serve phase: two models, ${name}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms (load ${before.join(' ')})`);
+      note(`serve phase: two models, ${name}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
       return row;
     };
     await run('depth 1, 1 connection', 1, 1);
@@ -168,11 +173,11 @@ export async function twoModelPhase(options: {
       await load(variant.url, options.key, options.distinct.slice(-200), 2, 3, 2);
       for (const connections of [1, 10]) {
         const before = loadAverage();
-        const r = await load(variant.url, options.key, fresh(), connections, durationS, 2);
+        const { result: r, cpu } = await withCpu(variant, () => load(variant.url, options.key, fresh(), connections, durationS, 2), (x) => x.requests.total);
         unused += r.requests.total;
-        const row = toRow(`depth 2, ${connections} connection${connections === 1 ? '' : 's'}`, 2, connections, durationS, r, before);
+        const row = toRow(`depth 2, ${connections} connection${connections === 1 ? '' : 's'}`, 2, connections, durationS, r, before, cpu);
         variantRows.push(row);
-        note(`serve phase: two models with ${label}, ${row.run}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms (load ${before.join(' ')})`);
+        note(`serve phase: two models with ${label}, ${row.run}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
       }
     } finally {
       await variant.stop();
