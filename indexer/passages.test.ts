@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ContentBlock, ExtractedDocument } from '../extract/types.js';
+import { countWords } from '../extract/words.js';
 import { cutPassages } from './passages.js';
 
 const docOf = (blocks: ContentBlock[], title: string | null = 'Guide'): ExtractedDocument => ({
@@ -70,6 +71,37 @@ describe('cutPassages', () => {
     expect(a.every((x) => x.wordCount <= 40 && x.headingPath === 'Examples')).toBe(true);
     expect(a.map((x) => x.text).join('\n')).toBe(code);
     expect(cutPassages(doc, opts)).toEqual(a);
+  });
+
+  it('cuts a long paragraph of Chinese, written without spaces, at its full stops into passages within maxWords', () => {
+    // 30 sentences of about 12 segmenter words each: one paragraph of about 360 words with no space in it.
+    const zh = Array.from({ length: 30 }, (_, i) => `第${i + 1}次会议讨论了城市交通和公共图书馆的建设计划。`).join('');
+    const passages = cutPassages(docOf([p(zh)]), opts);
+    expect(passages.length).toBeGreaterThan(5);
+    for (const x of passages) {
+      expect(x.wordCount).toBeLessThanOrEqual(opts.maxWords);
+      expect(x.wordCount).toBe(countWords(x.text));
+      expect(x.text).not.toMatch(/\s/);
+      expect(x.text.endsWith('。')).toBe(true);
+    }
+    expect(passages.map((x) => x.text).join('')).toBe(zh);
+  });
+
+  it('cuts a long run of Japanese or Thai with no full stop by the segmenter\'s words, losing nothing', () => {
+    const ja = '東京の図書館では子どもたちが新しい本を読んでいます'.repeat(12);
+    const th = 'ห้องสมุดประชาชนเปิดให้บริการทุกวันสำหรับนักเรียนและครอบครัว'.repeat(10);
+    for (const text of [ja, th]) {
+      const passages = cutPassages(docOf([p(text)]), opts);
+      expect(passages.length).toBeGreaterThan(2);
+      for (const x of passages) expect(x.wordCount).toBeLessThanOrEqual(opts.maxWords);
+      expect(passages.map((x) => x.text).join('')).toBe(text);
+    }
+  });
+
+  it('keeps the space between sentences of spaced scripts when it splits them', () => {
+    const text = [sentence(30, 'alpha'), sentence(30, 'beta')].join(' ');
+    const passages = cutPassages(docOf([p(text)]), opts);
+    expect(passages.map((x) => x.text).join(' ')).toBe(text);
   });
 
   it('returns nothing for a document without text', () => {

@@ -1,5 +1,5 @@
 import { comparableText } from '../core/text.js';
-import { countWords } from '../extract/content.js';
+import { countWords, hasUnspacedScript } from '../extract/words.js';
 import type { ExtractedDocument } from '../extract/types.js';
 
 export interface CutPassage {
@@ -28,18 +28,32 @@ interface Draft {
   words: number;
 }
 
+/**
+ * Where one sentence ends and the next begins: after . ! ? … (and closing quotes) before a space, or after the full
+ * stops of scripts that put no space after them (。！？｡ and closing brackets), with or without a space.
+ */
+const SENTENCE_BOUNDARY = /(?<=[.!?…]["'”’)\]]*)\s+(?=\S)|(?<=[。！？｡](?:[」』”’）)\]]*))\s*(?=\S)/u;
+const UNSPACED_STOP = /[。！？｡][」』”’）)\]]*$/u;
 
-const SENTENCE_END = /(?<=[.!?…。！？])["'”’)\]]*\s+(?=[^\s])/u;
+function sentencesOf(text: string): string[] {
+  return text.split(SENTENCE_BOUNDARY).filter((s) => s.length > 0);
+}
+
+/** Sentences joined back: a space between them, none after the stop of a script written without spaces. */
+function joinSentences(sentences: readonly string[]): string {
+  let out = '';
+  for (const sentence of sentences) out += out.length === 0 || UNSPACED_STOP.test(out) ? sentence : ` ${sentence}`;
+  return out;
+}
 
 /** Sentences of a paragraph; a sentence longer than maxWords is cut into even word runs. */
 function splitLong(text: string, maxWords: number, prose: boolean): Unit[] {
-  const pieces = prose ? text.split(SENTENCE_END) : text.split('\n');
+  const pieces = prose ? sentencesOf(text) : text.split('\n');
   const units: Unit[] = [];
   let current: string[] = [];
   let currentWords = 0;
-  const joiner = prose ? ' ' : '\n';
   const push = (): void => {
-    if (current.length > 0) units.push({ text: current.join(joiner), words: currentWords, prose });
+    if (current.length > 0) units.push({ text: prose ? joinSentences(current) : current.join('\n'), words: currentWords, prose });
     current = [];
     currentWords = 0;
   };
@@ -59,8 +73,36 @@ function splitLong(text: string, maxWords: number, prose: boolean): Unit[] {
   return units;
 }
 
+let segmenter: Intl.Segmenter | null = null;
+
+/**
+ * Splits text of a script written without spaces into the fewest chunks of at most maxWords words (the platform's
+ * word segmenter's), all of about the same size, nothing dropped or added between them.
+ */
+function chunkSegmentedWords(text: string, maxWords: number): string[] {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
+  const segments = [...segmenter.segment(text)];
+  const total = segments.filter((s) => s.isWordLike).length;
+  const size = Math.ceil(total / Math.ceil(total / maxWords));
+  const out: string[] = [];
+  let chunk = '';
+  let words = 0;
+  for (const segment of segments) {
+    if (segment.isWordLike && words === size) {
+      out.push(chunk.trim());
+      chunk = '';
+      words = 0;
+    }
+    chunk += segment.segment;
+    if (segment.isWordLike) words++;
+  }
+  if (chunk.trim().length > 0) out.push(chunk.trim());
+  return out;
+}
+
 /** Splits a run of words into the fewest chunks of at most maxWords, all of about the same size. */
 function chunkWords(text: string, maxWords: number): string[] {
+  if (hasUnspacedScript(text)) return chunkSegmentedWords(text, maxWords);
   const words = text.split(/\s+/).filter(Boolean);
   const chunks = Math.ceil(words.length / maxWords);
   const size = Math.ceil(words.length / chunks);
@@ -94,7 +136,7 @@ export function cutPassages(doc: ExtractedDocument, opts: CutOptions): CutPassag
       if (draft.words < minWords && unit.prose) {
         // Fill the open passage up to maxWords with leading sentences rather than leave it short.
         const room = maxWords - draft.words;
-        const sentences = unit.text.split(SENTENCE_END);
+        const sentences = sentencesOf(unit.text);
         let taken = 0;
         let takenWords = 0;
         for (const sentence of sentences) {
@@ -104,10 +146,10 @@ export function cutPassages(doc: ExtractedDocument, opts: CutOptions): CutPassag
           takenWords += words;
         }
         if (taken > 0 && taken < sentences.length) {
-          draft.parts.push(sentences.slice(0, taken).join(' '));
+          draft.parts.push(joinSentences(sentences.slice(0, taken)));
           draft.words += takenWords;
           flush();
-          const rest = sentences.slice(taken).join(' ');
+          const rest = joinSentences(sentences.slice(taken));
           add({ text: rest, words: unit.words - takenWords, prose: true });
           return;
         }
