@@ -1,10 +1,13 @@
 import { stemmer } from 'stemmer';
+import { hasUnspacedScript, segmentWords } from './unspaced.js';
 
 /**
  * Text analysis, in one place: words, stopwords and stems as the index, the scorers, reflection, snippets and the
  * evaluation see them. Words are NFKC-normalised, lower-cased runs of letters, digits and marks, with Latin diacritics
  * folded (as FTS5's `remove_diacritics` does), so "Café" and "cafe" are one word. Stems are Porter's (the algorithm
- * of FTS5's `porter` tokenizer), so a stem computed here matches the index's own.
+ * of FTS5's `porter` tokenizer), so a stem computed here matches the index's own. In scripts written without spaces
+ * (Chinese, Japanese, Thai) words are the platform segmenter's, and the FTS5 index holds its text with a zero-width
+ * space between them (core/unspaced.ts) so that its tokens are those words too.
  */
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
@@ -13,7 +16,9 @@ const LATIN_DIACRITICS = /[\u0300-\u036f]/gu;
 
 /** Lower-cased, NFKC-normalised words of `text`, in order, Latin diacritics folded. */
 export function words(text: string): string[] {
-  return foldCase(text).match(WORD) ?? [];
+  const found = foldCase(text).match(WORD) ?? [];
+  // A run of Chinese, Japanese or Thai letters is a clause, not a word: the segmenter finds its words.
+  return hasUnspacedScript(text) ? found.flatMap((w) => (hasUnspacedScript(w) ? segmentWords(w) : [w])) : found;
 }
 
 /** `text` lower-cased and normalised the way words() sees it (for finding words at their offsets). */

@@ -5,43 +5,16 @@
  * so it runs only on text that holds a character of those scripts (found in the same scan).
  */
 
-let segmenter: Intl.Segmenter | null = null;
-
-/** A character of a script written without spaces between words (UTF-16 code unit; a high surrogate of CJK extensions). */
-function isUnspaced(c: number): boolean {
-  return (
-    (c >= 0x0e00 && c <= 0x0fff) || // Thai, Lao, Tibetan
-    (c >= 0x1000 && c <= 0x109f) || // Myanmar
-    (c >= 0x1780 && c <= 0x17ff) || // Khmer
-    (c >= 0x19e0 && c <= 0x19ff) || // Khmer symbols
-    (c >= 0x3040 && c <= 0x30ff) || // Hiragana, Katakana
-    (c >= 0x31f0 && c <= 0x31ff) || // Katakana phonetic extensions
-    (c >= 0x3400 && c <= 0x4dbf) || // CJK extension A
-    (c >= 0x4e00 && c <= 0x9fff) || // CJK unified ideographs
-    (c >= 0xf900 && c <= 0xfaff) || // CJK compatibility ideographs
-    (c >= 0xff66 && c <= 0xff9f) || // half-width Katakana
-    (c >= 0xd840 && c <= 0xd87f) // CJK extensions B-F (high surrogates)
-  );
-}
+import { hasUnspacedScript, isUnspacedCode, wordSegmenter } from '../core/unspaced.js';
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160 || c === 0x3000;
 }
 
-/** Whether `text` holds a character of a script written without spaces between words. */
-export function hasUnspacedScript(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x0e00 && isUnspaced(c)) return true;
-  }
-  return false;
-}
-
 /** Words of any script found by the segmenter (punctuation and spaces are not words). */
 function segmentedWords(text: string): number {
-  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
   let n = 0;
-  for (const segment of segmenter.segment(text)) if (segment.isWordLike) n++;
+  for (const segment of wordSegmenter().segment(text)) if (segment.isWordLike) n++;
   return n;
 }
 
@@ -51,7 +24,7 @@ export function countWords(text: string): number {
   let inWord = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0x0e00 && isUnspaced(c)) return segmentedWords(text);
+    if (c >= 0x0e00 && isUnspacedCode(c)) return segmentedWords(text);
     const space = isSpace(c);
     if (!space && !inWord) n++;
     inWord = !space;

@@ -1,5 +1,6 @@
 import { comparableText } from '../core/text.js';
-import { countWords, hasUnspacedScript } from '../extract/words.js';
+import { hasUnspacedScript, wordSegmenter } from '../core/unspaced.js';
+import { countWords } from '../extract/words.js';
 import type { ExtractedDocument } from '../extract/types.js';
 
 export interface CutPassage {
@@ -73,15 +74,12 @@ function splitLong(text: string, maxWords: number, prose: boolean): Unit[] {
   return units;
 }
 
-let segmenter: Intl.Segmenter | null = null;
-
 /**
  * Splits text of a script written without spaces into the fewest chunks of at most maxWords words (the platform's
  * word segmenter's), all of about the same size, nothing dropped or added between them.
  */
 function chunkSegmentedWords(text: string, maxWords: number): string[] {
-  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
-  const segments = [...segmenter.segment(text)];
+  const segments = [...wordSegmenter().segment(text)];
   const total = segments.filter((s) => s.isWordLike).length;
   const size = Math.ceil(total / Math.ceil(total / maxWords));
   const out: string[] = [];

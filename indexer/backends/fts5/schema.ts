@@ -7,8 +7,11 @@ import type BetterSqlite3 from 'better-sqlite3';
 export const TABLE = 'notary_fts';
 export const PAGES = 'notary_fts_pages';
 export const META = 'notary_fts_meta';
-/** Version of the two tables' columns; a different stored one means they are made again (and pages re-indexed). */
-const SCHEMA_VERSION = '3';
+/**
+ * Version of the two tables' columns and of what goes in them; a different stored one means they are made again
+ * (and pages re-indexed). 4: text of unspaced scripts with word breaks (core/unspaced.ts).
+ */
+const SCHEMA_VERSION = '4';
 export const TOKENIZE = `tokenize = 'porter unicode61 remove_diacritics 2'`;
 
 /** The counter in the meta table that every write transaction to either table bumps (in any process). */

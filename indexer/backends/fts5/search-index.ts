@@ -13,6 +13,12 @@ import { SqlRanking } from './sql-ranking.js';
 import { Fts5Writes } from './writes.js';
 import { createFactTables, factCondition, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
 import { factFilterKey } from '../../filter-facts.js';
+import { withoutWordBreaks } from '../../../core/unspaced.js';
+
+/** A row's text fields as they were given (the word breaks of unspaced scripts taken out). */
+function storedText(row: Pick<HitRow, 'title' | 'heading_path' | 'body'>): { title: string; headingPath: string; text: string } {
+  return { title: withoutWordBreaks(row.title), headingPath: withoutWordBreaks(row.heading_path), text: withoutWordBreaks(row.body) };
+}
 
 export interface Fts5IndexOptions extends Fts5ReaderOptions, Fts5MemoryOptions {
   /** Close the database handle on close() (the storage layer usually owns it). */
@@ -144,7 +150,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const rows = new Map((this.getManyStmt.all(JSON.stringify(ranked.map((r) => r.id))) as HitRow[]).map((r) => [r.id, r]));
     return ranked.flatMap(({ id, page_id: pageId, score }) => {
       const r = rows.get(id);
-      return r ? [withFacts({ id, pageId, url: r.url, title: r.title, headingPath: r.heading_path, text: r.body, score }, facts(r))] : [];
+      return r ? [withFacts({ id, pageId, url: r.url, ...storedText(r), score }, facts(r))] : [];
     });
   }
 
@@ -168,7 +174,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const rows = new Map((fields.all(JSON.stringify(ranked.map((r) => r.page_id))) as PageRow[]).map((r) => [r.page_id, r]));
     return ranked.flatMap(({ page_id: pageId, score }) => {
       const r = rows.get(pageId);
-      return r ? [withFacts({ pageId, url: r.url, title: r.title, score }, facts(r))] : [];
+      return r ? [withFacts({ pageId, url: r.url, title: withoutWordBreaks(r.title), score }, facts(r))] : [];
     });
   }
 
@@ -179,7 +185,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const rows = new Map((this.getManyStmt.all(JSON.stringify(wanted)) as HitRow[]).map((r) => [r.id, r]));
     return wanted.flatMap((id) => {
       const row = rows.get(id);
-      return row ? [withFacts({ id: row.id, pageId: row.page_id, url: row.url, title: row.title, headingPath: row.heading_path, text: row.body }, facts(row))] : [];
+      return row ? [withFacts({ id: row.id, pageId: row.page_id, url: row.url, ...storedText(row) }, facts(row))] : [];
     });
   }
 

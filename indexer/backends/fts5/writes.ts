@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { withWordBreaks } from '../../../core/unspaced.js';
 import type { IndexDoc, PageDoc } from '../../search-index.js';
 import { pathWords } from '../url-path.js';
 import { facetsOf, passageFacetsOf } from './facets.js';
@@ -7,7 +8,8 @@ import { BUMP_GENERATION_SQL, PAGES, TABLE } from './schema.js';
 
 /**
  * The writes to the FTS5 tables: passages and pages upserted (deleted and inserted again) and deleted, each batch in
- * one transaction that also bumps the write generation.
+ * one transaction that also bumps the write generation. Text of unspaced scripts goes in with zero-width spaces
+ * between its words (unicode61 would make a clause one token); reads take them out.
  */
 export class Fts5Writes {
   readonly upsertPassages: (docs: readonly IndexDoc[]) => void;
@@ -31,7 +33,7 @@ export class Fts5Writes {
       for (const doc of docs) {
         deleteStmt.run(doc.id);
         passageFacts.put(doc.id, doc.url, doc.publishedAt);
-        insertStmt.run(doc.id, doc.title, doc.headingPath, doc.text, passageFacetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
+        insertStmt.run(doc.id, withWordBreaks(doc.title), withWordBreaks(doc.headingPath), withWordBreaks(doc.text), passageFacetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
       }
       bumpGeneration.run();
     });
@@ -47,7 +49,7 @@ export class Fts5Writes {
         deletePageStmt.run(doc.pageId);
         pageFacts.put(doc.pageId, doc.url, doc.publishedAt);
         insertPageStmt.run(
-          doc.pageId, doc.title, doc.headings, pathWords(doc.url), doc.text, facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
+          doc.pageId, withWordBreaks(doc.title), withWordBreaks(doc.headings), pathWords(doc.url), withWordBreaks(doc.text), facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
         );
       }
       bumpGeneration.run();
