@@ -124,6 +124,10 @@ describe('POST /v1/extract with urls, paid with an API key', () => {
     expect(await balance()).toBe(before - site.articles * PER_URL);
     expect(await debits()).toHaveLength(1);
     expect(site.articleHits()).toBe(hits);
+    // Usage records the charge too: credits and money of the 14 successes (a credit is 0.001 USDC, 1000 units).
+    const day = 86_400_000;
+    const usage = await api.runtime.usage.daily({ tenantId, from: new Date(Date.now() - day).toISOString(), to: new Date(Date.now() + day).toISOString() }, 'operation');
+    expect(usage.map((bucket) => [bucket.key, bucket.calls, bucket.credits, bucket.amount])).toEqual([['extract', 1, 28, '28000']]);
   });
 
   it('the same Idempotency-Key sent 4 times at once runs and charges once; the others are told to retry or get the replay', async () => {
