@@ -43,6 +43,16 @@ function validationProblem(error: FastifyError, context: ProblemContext): Notary
   if (where === 'body' && first?.instancePath === '/url' && (first.keyword === 'pattern' || first.keyword === 'minLength')) {
     return new NotaryError('invalid_url', 'url must be an absolute http or https URL without credentials, e.g. https://example.org/page');
   }
+  const batchItem = where === 'body' ? /^\/urls\/(\d+)$/.exec(first?.instancePath ?? '') : null;
+  if (batchItem && (first?.keyword === 'pattern' || first?.keyword === 'minLength')) {
+    return new NotaryError('invalid_url', `urls[${batchItem[1]}] must be an absolute http or https URL without credentials, e.g. https://example.org/page`, { index: Number(batchItem[1]) });
+  }
+  if (where === 'body' && first?.instancePath === '/urls' && ['minItems', 'maxItems', 'uniqueItems'].includes(first.keyword ?? '')) {
+    return new NotaryError('invalid_batch', `urls ${first.message ?? 'is invalid'}: send 1 to 20 distinct URLs (or one URL in url)`);
+  }
+  if (where === 'body' && issues.some((issue) => issue.keyword === 'oneOf' && (issue.instancePath ?? '') === '')) {
+    return new NotaryError('invalid_batch', 'Send either url (one page) or urls (a batch of 1 to 20 pages), not both and not neither');
+  }
   if (first?.instancePath === '/query' && (first.keyword === 'pattern' || first.keyword === 'minLength')) {
     return new NotaryError('invalid_request', 'query must contain at least one letter or digit and no control characters');
   }

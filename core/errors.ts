@@ -58,6 +58,9 @@ export const errorCodes = {
   js_shell_empty: { status: 422, title: 'The page needs JavaScript and stayed empty after rendering', retryable: false },
   empty_content: { status: 422, title: 'The page has no main content to extract', retryable: false },
   upstream_not_found: { status: 422, title: 'The site answered that the page does not exist (404 or 410)', retryable: false },
+  invalid_batch: { status: 422, title: 'Send either url or urls (1 to 20 distinct absolute http(s) URLs), not both', retryable: false },
+  batch_failed: { status: 502, title: 'None of the URLs of the batch could be extracted; nothing was charged', retryable: false },
+  batch_payment_unsupported: { status: 422, title: 'This payment mode cannot pay a batch charged per successful URL', retryable: false },
   // Accounts and the dashboard (issue 17).
   session_required: { status: 401, title: 'Sign in to the dashboard first', retryable: false },
   invalid_credentials: { status: 401, title: 'The email or password is wrong', retryable: false },

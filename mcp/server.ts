@@ -17,6 +17,7 @@ import {
   paymentRequired,
   x402,
   type CallOptions,
+  type ExtractBatchResult,
   type ExtractResult,
   type NotaryClientOptions,
   type SearchRequest,
@@ -46,6 +47,13 @@ const EXTRACT_DESCRIPTION = [
   'mode: excerpt (default, the 1-3 most informative paragraphs; with query, the passages that best answer it), text, markdown or html.',
   'Fails with a clear error, and costs nothing, when the page is a CAPTCHA, a login wall, empty, or forbidden by robots.txt.',
   'Returns title, byline, language, content, word_count and the cost (credits_used, request_id). Read-only.',
+].join(' ');
+
+const EXTRACT_BATCH_DESCRIPTION = [
+  'Fetch up to 20 web pages in one call and return the main content of each, in the order given.',
+  'Each page is answered on its own: ok with title, content and word_count, or not ok with the error that stopped it (code, status, detail).',
+  'Costs the price of notary_extract for each page extracted, nothing for the pages that failed; all failing is a tool error that costs nothing.',
+  'mode, query and render apply to every page, as in notary_extract. Read-only.',
 ].join(' ');
 
 const searchInput = z.object({
@@ -88,6 +96,13 @@ const extractInput = z.object({
   render: z.enum(['auto', 'never', 'always']).optional().describe('auto (default): a browser only when the page needs JavaScript.'),
 });
 
+const extractBatchInput = z.object({
+  urls: z.array(z.string().url()).min(1).max(20).describe('1 to 20 distinct absolute http(s) URLs, e.g. URLs from notary_search results.'),
+  mode: z.enum(['excerpt', 'text', 'markdown', 'html']).default('excerpt').describe('excerpt (default), text, markdown or html, for every page.'),
+  query: z.string().max(2000).optional().describe('With mode excerpt: return the passages of each page that best answer this.'),
+  render: z.enum(['auto', 'never', 'always']).optional().describe('auto (default): a browser only when a page needs JavaScript.'),
+});
+
 const cost = z.object({ credits_used: z.number().int(), request_id: z.string() });
 const searchOutput = z.object({
   query: z.string(),
@@ -116,9 +131,25 @@ const extractOutput = z.object({
   cost,
 });
 
+const extractBatchOutput = z.object({
+  results: z.array(
+    z.object({
+      url: z.string(),
+      ok: z.boolean(),
+      final_url: z.string().optional(),
+      title: z.string().nullable().optional(),
+      lang: z.string().nullable().optional(),
+      content: z.string().optional(),
+      word_count: z.number().int().optional(),
+      error: z.object({ code: z.string(), status: z.number().int(), detail: z.string(), retryable: z.boolean() }).optional(),
+    }),
+  ),
+  cost,
+});
+
 const annotations = { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true };
 
-function costOf(result: SearchResult | ExtractResult) {
+function costOf(result: SearchResult | ExtractResult | ExtractBatchResult) {
   return { credits_used: result.creditsUsed, request_id: result.requestId };
 }
 
@@ -155,7 +186,7 @@ function callOptions(ctx: ServerContext): CallOptions {
   return { signal: ctx.mcpReq.signal, ...(payment !== undefined ? { payment: x402(forwardedPayment(payment)) } : {}) };
 }
 
-function paymentMeta(result: SearchResult | ExtractResult): Record<string, unknown> | undefined {
+function paymentMeta(result: SearchResult | ExtractResult | ExtractBatchResult): Record<string, unknown> | undefined {
   const header = result.raw.headers.get('payment-response');
   if (!header) return undefined;
   try {
@@ -210,6 +241,38 @@ export function notaryMcpServer(client: NotaryClient): McpServer {
             word_count: result.word_count,
             cost: costOf(result),
           },
+          ...(meta ? { _meta: meta } : {}),
+        };
+      } catch (err) {
+        return toolError(err);
+      }
+    },
+  );
+  server.registerTool(
+    'notary_extract_batch',
+    {
+      title: 'Read several web pages',
+      description: EXTRACT_BATCH_DESCRIPTION,
+      inputSchema: extractBatchInput,
+      outputSchema: extractBatchOutput,
+      annotations: { title: 'Read several web pages', ...annotations },
+    },
+    async (args, ctx) => {
+      try {
+        const options = { mode: args.mode, ...(args.query ? { query: args.query } : {}), ...(args.render ? { render: args.render } : {}) };
+        const result = await client.extractBatch({ urls: args.urls, ...options }, callOptions(ctx));
+        const results = result.results.map((item) =>
+          item.ok
+            ? { url: item.url, ok: true, final_url: item.final_url, title: item.title, lang: item.lang, content: item.content, word_count: item.word_count }
+            : { url: item.url, ok: false, error: { code: item.problem.code, status: item.problem.status, detail: item.problem.detail, retryable: item.problem.retryable } },
+        );
+        const text = result.results
+          .map((item, i) => (item.ok ? `${i + 1}. ${item.title ?? item.final_url}\n${item.url}\n\n${item.content}` : `${i + 1}. ${item.url}: error ${item.problem.code}: ${item.problem.detail}`))
+          .join('\n\n---\n\n');
+        const meta = paymentMeta(result);
+        return {
+          content: [{ type: 'text', text: `${text}\n\nCost: ${result.creditsUsed} credits (request ${result.requestId}).` }],
+          structuredContent: { results, cost: costOf(result) },
           ...(meta ? { _meta: meta } : {}),
         };
       } catch (err) {

@@ -44,6 +44,11 @@ export interface Settlement {
 
 export interface SettleContext {
   requestId: string;
+  /**
+   * What to take, when it is less than the quote: the price of the units the call delivered (a batch extraction whose
+   * other URLs failed; Pricing.partOf). Absent: the quote. Only modes with `settlesLess` are ever asked for less.
+   */
+  charge?: Price;
   /** The Idempotency-Key of the call, when it has one: the mode's single-use record of the charge uses it. */
   idempotencyKey: string | null;
 }
@@ -58,6 +63,8 @@ export interface PaymentAuthorization {
    * the response and its receipt can list them; their schema is the plug-in's `responseMembers`.
    */
   members?: Readonly<Record<string, unknown>>;
+  /** The members for a charge below the quote (SettleContext.charge), when they depend on the amount; else `members`. */
+  membersFor?(charge: Price): Readonly<Record<string, unknown>>;
   /** The mode's responses repeat the result list as `facts` (the interface's name for it in pay-per-call examples). */
   facts?: boolean;
   /** A test call: served as usual, settled for 0 credits, its response marked `test: true`. */
@@ -133,6 +140,12 @@ export interface PaymentMode {
   readonly name: string;
   /** How the OpenAPI document describes the mode's credentials: its security scheme, under `key`. */
   readonly securityScheme?: { key: string; scheme: Readonly<Record<string, unknown>> };
+  /**
+   * Whether the mode can settle less than it authorized (SettleContext.charge): a batch is quoted at its maximum and
+   * charged for what it delivered, so only such modes are offered and accepted for quotes of more than one unit.
+   * A mode whose payer signs one exact amount (x402's `exact` scheme) cannot.
+   */
+  readonly settlesLess?: boolean;
   /**
    * Cheap recognition from the headers alone (no database, no signature work): null when the request is not in this
    * mode's scheme; a 400/401 NotaryError when it is but the credentials are malformed.

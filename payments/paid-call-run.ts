@@ -16,6 +16,8 @@ export interface GateContext {
 /** One authorized call: runs the work and charges for it exactly once, or releases the payment. */
 export class PaidCall {
   private done = false;
+  /** What the call is charged: the quote until the work says it delivered fewer units. */
+  private charge: Price;
 
   constructor(
     private readonly gate: GateContext,
@@ -25,7 +27,9 @@ export class PaidCall {
     private readonly payer: AuthenticatedPayer,
     private readonly authorization: PaymentAuthorization,
     private readonly lease: IdempotencyLease | null,
-  ) {}
+  ) {
+    this.charge = price;
+  }
 
   /**
    * Work, then the response body, then the extensions' members (before the charge, so a failure there costs
@@ -41,11 +45,13 @@ export class PaidCall {
     let prepared: PreparedExtension[];
     try {
       const result = await work();
+      this.charge = this.chargeFor(presenter.units ? presenter.units(result) : this.price.units);
       const facts = this.authorization.facts === true || this.gate.extensions.some((e) => e.wantsFacts?.(request) === true);
+      const members = this.charge === this.price ? this.authorization.members : (this.authorization.membersFor?.(this.charge) ?? this.authorization.members);
       body = presenter.body(result, {
-        creditsUsed: this.test ? 0 : this.price.credits,
+        creditsUsed: this.test ? 0 : this.charge.credits,
         rateLimit: this.admission.rateLimit.decision,
-        members: this.authorization.members,
+        members,
         facts,
         test: this.test,
       });
@@ -67,13 +73,17 @@ export class PaidCall {
     }
     let settlement: Settlement;
     try {
-      settlement = await this.authorization.settle({ requestId: request.requestId, idempotencyKey: this.lease?.key ?? null });
+      settlement = await this.authorization.settle({
+        requestId: request.requestId,
+        idempotencyKey: this.lease?.key ?? null,
+        ...(this.charge === this.price ? {} : { charge: this.charge }),
+      });
     } catch (err) {
       await this.abandon();
       if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
       throw err;
     }
-    const charged = this.test ? 0 : this.price.credits;
+    const charged = this.test ? 0 : this.charge.credits;
     if (settlement.creditsUsed !== charged) {
       options.onError?.(`payment mode ${this.payer.mode} settled ${settlement.creditsUsed} credits for a quote of ${charged}`, null);
     }
@@ -101,20 +111,30 @@ export class PaidCall {
     return response;
   }
 
+  /**
+   * The price of what the work delivered: the quote, or for a call quoted per unit (a batch) the units that
+   * succeeded. A count outside 1..quoted is a defect of the route: the call fails and nothing is charged.
+   */
+  private chargeFor(units: number): Price {
+    if (units === this.price.units) return this.price;
+    if (!Number.isSafeInteger(units) || units < 1 || units > this.price.units) throw new Error(`a call quoted for ${this.price.units} units delivered ${units}`);
+    return this.admission.pricing.partOf(this.price, units);
+  }
+
   private get test(): boolean {
     return this.authorization.test === true;
   }
 
   /** The quote, or for a test call the same quote at zero. */
   private get chargedPrice(): Price {
-    if (!this.test) return this.price;
-    return { ...this.price, credits: 0, amount: { ...this.price.amount, atomic: 0n, decimal: '0' } };
+    if (!this.test) return this.charge;
+    return { ...this.charge, credits: 0, amount: { ...this.charge.amount, atomic: 0n, decimal: '0' } };
   }
 
   private async recordUsage(credits: number): Promise<void> {
     const usage = this.gate.options.usage;
     if (!usage) return;
-    const { request: priced, amount } = this.price;
+    const { request: priced, amount } = this.charge;
     try {
       await usage.record({
         at: new Date(this.gate.now()).toISOString(),

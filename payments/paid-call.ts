@@ -103,6 +103,8 @@ export interface ResponsePresenter<R> {
    * the work is done, just before the charge: a call whose caller is gone is released, not charged.
    */
   deliverable?(): boolean;
+  /** How many of the quoted units the result delivered (a batch's URLs that succeeded); absent: all of them. */
+  units?(result: R): number;
 }
 
 export type Begun = { kind: 'replay'; response: StoredResponse } | { kind: 'call'; call: PaidCall };
@@ -195,6 +197,7 @@ export class PaidCallGate {
    */
   async begin(admission: Admission, rawBody: Uint8Array, price: Price): Promise<Begun> {
     const { request, payer } = admission;
+    this.checkPartial(payer, price);
     if (!payer) throw await this.challengeError(request, price, rawBody);
     const idempotencyKey = admission.idempotencyKey ?? payer.idempotencyKey ?? null;
     let lease: IdempotencyLease | null = null;
@@ -238,6 +241,27 @@ export class PaidCallGate {
     return { kind: 'call', call: new PaidCall(context, admission, rawBody, price, payer, authorization, lease) };
   }
 
+  /**
+   * A quote of several units (a batch) is charged for the units delivered: only modes that can settle less than they
+   * authorized may pay it. Refused before any work or reservation, naming the modes that can and the one-unit call.
+   */
+  private checkPartial(payer: AuthenticatedPayer | null, price: Price): void {
+    if (price.units <= 1) return;
+    const able = this.options.modes.filter((mode) => mode.settlesLess === true).map((mode) => mode.name);
+    const mode = payer ? this.options.modes.find((m) => m.name === payer.mode) : undefined;
+    if (payer ? mode?.settlesLess === true : able.length > 0) return;
+    const who = payer ? `${payer.mode} settles exactly the amount the payer authorized` : `no payment mode of this service (${this.options.modes.map((m) => m.name).join(', ')}) can settle less than it authorized`;
+    const alternatives = [
+      'send the URLs one per call with "url" (or "urls" holding one URL)',
+      ...(able.length > 0 ? [`pay the batch with ${able.join(' or ')}`] : []),
+    ];
+    throw new NotaryError(
+      'batch_payment_unsupported',
+      `This call is quoted for ${price.units} URLs and charged only for those that succeed, but ${who}: ${alternatives.join(', or ')}`,
+      { quoted_units: price.units, ...(payer ? { mode: payer.mode } : {}), partial_settlement_modes: able },
+    );
+  }
+
   private async withChallenge<T>(mode: PaymentMode, request: PaymentRequest, step: () => Promise<T>): Promise<T> {
     try {
       return await step();
@@ -251,6 +275,8 @@ export class PaidCallGate {
   private async challenges(request: PaymentRequest, price: Price, rawBody: Uint8Array, error?: NotaryError): Promise<Array<{ mode: string; challenge: PaymentChallenge }>> {
     const out: Array<{ mode: string; challenge: PaymentChallenge }> = [];
     for (const mode of this.options.modes) {
+      // A mode that cannot settle less than it authorized is not offered for a quote of several units.
+      if (price.units > 1 && mode.settlesLess !== true) continue;
       const challenge = await mode.challenge({ request, price, rawBody, ...(error ? { error } : {}) });
       if (challenge) out.push({ mode: mode.name, challenge });
     }

@@ -17,6 +17,20 @@ describe('Pricing', () => {
     expect(() => p.price({ operation: 'search', depth: 0 })).toThrow(RangeError);
   });
 
+  it('quotes a batch per URL and charges part of it for the URLs delivered, never more than the quote', () => {
+    const p = pricing({ extract: { credits: 2, credits_rendered: 5 }, credit_price: { amount: '0.001' } });
+    const quote = p.price({ operation: 'extract', render: 'auto', urls: 20 });
+    expect(quote).toMatchObject({ credits: 40, units: 20, description: 'extract, 20 URLs', amount: { decimal: '0.04' } });
+    expect(p.price({ operation: 'extract', render: 'always', urls: 3 })).toMatchObject({ credits: 15, units: 3, description: 'extract rendered, 3 URLs' });
+    expect(p.partOf(quote, 14)).toMatchObject({ credits: 28, units: 14, description: 'extract, 14 of 20 URLs', amount: { decimal: '0.028', atomic: 28_000n } });
+    expect(p.partOf(quote, 20)).toBe(quote);
+    for (const units of [0, 21, 1.5]) expect(() => p.partOf(quote, units)).toThrow(RangeError);
+    // A one-URL call and every search are one unit, never split.
+    expect(p.price({ operation: 'extract', render: 'never' }).units).toBe(1);
+    expect(() => p.partOf(p.price({ operation: 'search', depth: 1 }), 0)).toThrow(RangeError);
+    expect(() => p.price({ operation: 'extract', render: 'auto', urls: 0 })).toThrow(RangeError);
+  });
+
   it('adds the cross-encoder surcharge to exactly the depths the cross-encoder serves, as the service runs now', () => {
     let from: number | null = null;
     const config = configSchema.parse({ pricing: { search: { credits_by_depth: [1, 1, 2] } } }).pricing;

@@ -6,8 +6,11 @@ export type PricingConfig = NotaryConfig['pricing'];
 /** What a paid call asks for, from its validated request: enough to price it before any work. */
 export type PriceRequest =
   | { operation: 'search'; depth: number }
-  /** `render` as requested, or the deployment's default when the request names none. */
-  | { operation: 'extract'; render: 'auto' | 'never' | 'always' };
+  /**
+   * `render` as requested, or the deployment's default when the request names none; `urls`, for a batch, how many URLs
+   * it quotes (each at the per-URL price; absent: one).
+   */
+  | { operation: 'extract'; render: 'auto' | 'never' | 'always'; urls?: number };
 
 export type Operation = PriceRequest['operation'];
 
@@ -33,6 +36,12 @@ export interface Price {
   /** The tenant features the call needs (a key of a tenant without one of them is refused). */
   features: Feature[];
   credits: number;
+  /**
+   * How many units the quote covers: the URLs of a batch extraction, 1 for every other call. A call that delivers
+   * fewer (some URLs failed) is charged `Pricing.partOf` that many; only a mode that can settle less than it
+   * authorized may pay a quote of more than one unit (PaymentMode.settlesLess).
+   */
+  units: number;
   /** The money amount for pay-per-call modes: credits times the price of one credit. */
   amount: MoneyAmount;
   /** Ledger wording, e.g. "search depth 2". */
@@ -105,10 +114,26 @@ export class Pricing {
       }
       case 'extract': {
         const rendered = request.render === 'always';
-        const credits = rendered ? this.config.extract.credits_rendered : this.config.extract.credits;
-        return this.quote(request, credits, rendered ? 'extract rendered' : 'extract');
+        const each = rendered ? this.config.extract.credits_rendered : this.config.extract.credits;
+        const name = rendered ? 'extract rendered' : 'extract';
+        if (request.urls === undefined) return this.quote(request, each, name);
+        const urls = request.urls;
+        if (!Number.isSafeInteger(urls) || urls < 1) throw new RangeError(`no price for ${urls} URLs`);
+        return this.quote(request, each * urls, `${name}, ${urls} URL${urls === 1 ? '' : 's'}`, urls);
       }
     }
+  }
+
+  /**
+   * The charge of a call that delivered `units` of the units it was quoted for (a batch whose other URLs failed):
+   * that many units at the quote's per-unit price, never more than the quote. All of them: the quote itself.
+   */
+  partOf(quote: Price, units: number): Price {
+    if (!Number.isSafeInteger(units) || units < 1 || units > quote.units) throw new RangeError(`${units} of ${quote.units} quoted units`);
+    if (units === quote.units) return quote;
+    if (quote.request.operation !== 'extract' || quote.request.urls === undefined) throw new RangeError(`${quote.description} is not quoted per unit`);
+    const part = this.price({ ...quote.request, urls: units });
+    return { ...part, description: `${quote.description.replace(/, \d+ URLs?$/, '')}, ${units} of ${quote.units} URLs` };
   }
 
   /** The money amount of a number of credits. */
@@ -144,13 +169,14 @@ export class Pricing {
     return this.config;
   }
 
-  private quote(request: PriceRequest, credits: number, description: string): Price {
+  private quote(request: PriceRequest, credits: number, description: string, units = 1): Price {
     const { operation } = request;
     return {
       operation,
       request,
       features: requiredFeatures(request),
       credits,
+      units,
       amount: this.amountFor(credits),
       description,
       claim: OPERATION_CLAIMS[operation],

@@ -106,7 +106,8 @@ describe('POST /v1/extract', () => {
         [{ url: 'ftp://example.org/file', mode: 'text' }, 400, 'invalid_url'],
         [{ url: 'not a url', mode: 'text' }, 400, 'invalid_url'],
         [{ url: `${upstream.origin}/article`, mode: 'pdf' }, 400, 'invalid_request'],
-        [{ mode: 'text' }, 400, 'invalid_request'],
+        // Neither url nor urls (issue 29: one page or a batch, exactly one of them).
+        [{ mode: 'text' }, 422, 'invalid_batch'],
       ];
       for (const [payload, status, code] of failures) {
         const r = await post(payload);

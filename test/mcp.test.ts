@@ -54,7 +54,7 @@ afterAll(async () => {
 
 async function exercise(client: Client): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(['notary_extract', 'notary_search']);
+  expect(tools.map((t) => t.name).sort()).toEqual(['notary_extract', 'notary_extract_batch', 'notary_search']);
   for (const tool of tools) {
     expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false });
     expect(tool.description?.length).toBeGreaterThan(150);
@@ -86,6 +86,19 @@ async function exercise(client: Client): Promise<void> {
   expect(page.title).toBe('Routine vacuuming');
   expect(page.content).toContain('Autovacuum reclaims the storage');
   expect(page.cost.credits_used).toBe(1);
+
+  // A batch: each page or its error, in order; charged for the pages extracted.
+  const batch = (await client.callTool({ name: 'notary_extract_batch', arguments: { urls: [`${site.url}/vacuum.html`, `${site.url}/nope.html`], mode: 'text' } })) as ToolResult;
+  expect(batch.isError ?? false).toBe(false);
+  const pages = batch.structuredContent as { results: Array<{ url: string; ok: boolean; title?: string; error?: { code: string } }>; cost: { credits_used: number } };
+  expect(pages.results.map((r) => r.ok)).toEqual([true, false]);
+  expect(pages.results[0]?.title).toBe('Routine vacuuming');
+  expect(pages.results[1]?.error?.code).toBe('upstream_not_found');
+  expect(pages.cost.credits_used).toBe(1);
+  expect(batch.content[0]?.text).toContain('2. ' + `${site.url}/nope.html: error upstream_not_found`);
+  const allFailed = (await client.callTool({ name: 'notary_extract_batch', arguments: { urls: [`${site.url}/nope.html`] } })) as ToolResult;
+  expect(allFailed.isError).toBe(true);
+  expect(allFailed.content[0]?.text).toMatch(/notary error 502 batch_failed: .*nothing was charged/);
 
   // A failure reaches the agent as a tool error naming the code, not as a protocol error.
   const missing = (await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/nope.html` } })) as ToolResult;

@@ -11,6 +11,11 @@ import { PAID_ROUTE_PROBLEM_STATUSES, creditsUsedSchema, problemResponses, rateL
 
 type JsonSchema = Readonly<Record<string, unknown>>;
 
+interface ResultShape {
+  properties: Readonly<Record<string, JsonSchema>>;
+  required: readonly string[];
+}
+
 export interface WorkContext {
   requestId: string;
 }
@@ -26,7 +31,9 @@ export interface PaidRouteDefinition<Body, Result extends object> {
   /** JSON Schema of the body (validated before pricing). */
   body: JsonSchema;
   /** The route's own members of a 200 answer. */
-  result: { properties: Readonly<Record<string, JsonSchema>>; required: readonly string[] };
+  result: ResultShape;
+  /** Another shape of a 200 answer (a batch's), told apart by its required members; the document lists both (oneOf). */
+  alternativeResult?: ResultShape;
   /** Statuses the work itself can answer with a problem, besides the ones every paid route has. */
   problems?: readonly number[];
   /** The result list that `facts` repeats, with its item schema. */
@@ -34,6 +41,8 @@ export interface PaidRouteDefinition<Body, Result extends object> {
   /** Checks beyond the schema (400 NotaryErrors) and the body the route works on (e.g. its query trimmed). */
   prepare?(body: Body): Body;
   price(body: Body): PriceRequest;
+  /** How many of the quoted units a result delivered (a batch's URLs that succeeded): the call is charged for those. */
+  units?(result: Result): number;
   work(body: Body, context: WorkContext): Promise<Result>;
 }
 
@@ -73,17 +82,18 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
   return {
     url: definition.url,
     register(app, { gate }) {
-      const response200 = {
+      const shape = (result: ResultShape) => ({
         type: 'object',
         additionalProperties: false,
-        required: [...definition.result.required, 'credits_used', 'rate_limit'],
+        required: [...result.required, 'credits_used', 'rate_limit'],
         properties: {
-          ...definition.result.properties,
+          ...result.properties,
           credits_used: creditsUsedSchema,
           rate_limit: rateLimitBodySchema,
           ...responseMembers(definition.facts ? { type: 'array', maxItems: definition.facts.maxItems, items: definition.facts.items } : undefined),
         },
-      };
+      });
+      const response200 = definition.alternativeResult ? { oneOf: [shape(definition.result), shape(definition.alternativeResult)] } : shape(definition.result);
       // `summary` is not Fastify's, but OpenAPI generation reads it from the route schema.
       const schema = {
         summary: definition.summary,
@@ -115,6 +125,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
             }),
             serialize: (value) => String(reply.code(200).serialize(value)),
             deliverable: () => answerCanReachCaller(request, reply),
+            ...(definition.units ? { units: definition.units } : {}),
           });
           return sendStored(reply, response, false);
         },

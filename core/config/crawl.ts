@@ -81,6 +81,10 @@ export const extractSection = z
     cache_max_entries: z.number().int().min(0).default(256),
     render: z.enum(['auto', 'never', 'always']).default('auto'),
     render_timeout_ms: z.number().int().positive().default(20_000),
+    /** A batch (`urls`): how many of its URLs are fetched at once (each host also keeps crawler.per_host_concurrency and per_host_delay_ms). */
+    batch_concurrency: z.number().int().min(1).max(20).default(8),
+    /** A batch (`urls`): the whole call's time; URLs not extracted by then are answered as upstream_timeout. */
+    batch_timeout_ms: z.number().int().positive().default(60_000),
     chromium_path: z.string().default('/usr/bin/chromium'),
     /** Deprecated: pricing.extract.credits. */
     credits: z.number().int().min(0).optional(),

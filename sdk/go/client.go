@@ -130,6 +130,17 @@ func (c *Client) Extract(ctx context.Context, req ExtractRequest, opts ...CallOp
 	return out, nil
 }
 
+// ExtractBatch is POST /v1/extract with urls: each page or its problem, in order; charged for the pages extracted.
+func (c *Client) ExtractBatch(ctx context.Context, req ExtractBatchRequest, opts ...CallOptions) (*ExtractBatchResult, error) {
+	out := &ExtractBatchResult{}
+	meta, err := c.paid(ctx, "/v1/extract", req, &out.ExtractBatchResponse, opts)
+	if err != nil {
+		return nil, err
+	}
+	out.Meta = *meta
+	return out, nil
+}
+
 func uuid4() string {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {

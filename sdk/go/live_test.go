@@ -139,6 +139,46 @@ func TestLiveSearchIncludePublishedDate(t *testing.T) {
 	}
 }
 
+func TestLiveExtractBatch(t *testing.T) {
+	ctx := context.Background()
+	c := liveClient(t, "NOTARY_LIVE_KEY")
+	urls := []string{liveEnv(t, "NOTARY_LIVE_PAGE_URL"), liveEnv(t, "NOTARY_LIVE_MISSING_URL"), liveEnv(t, "NOTARY_LIVE_EMPTY_URL"), liveEnv(t, "NOTARY_LIVE_FORBIDDEN_URL")}
+	batch, err := c.ExtractBatch(ctx, ExtractBatchRequest{URLs: urls, Mode: "text"}, CallOptions{IdempotencyKey: "go-batch-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch.Results) != len(urls) {
+		t.Fatalf("results: %+v", batch.Results)
+	}
+	for i, item := range batch.Results {
+		if item.URL != urls[i] {
+			t.Errorf("result %d is for %s, not %s", i, item.URL, urls[i])
+		}
+	}
+	page := batch.Results[0]
+	if !page.OK || page.Title == nil || *page.Title != "Routine vacuuming" || !strings.Contains(page.Content, "Autovacuum reclaims") || page.Problem != nil {
+		t.Errorf("page: %+v", page)
+	}
+	for i, code := range []string{"upstream_not_found", "empty_content", "robots_disallowed"} {
+		item := batch.Results[i+1]
+		if item.OK || item.Problem == nil || item.Problem.Code != code {
+			t.Errorf("result %d: want problem %s, got %+v", i+1, code, item)
+		}
+	}
+	if batch.CreditsUsed != 1 {
+		t.Errorf("credits_used %d, want 1 (the one page extracted)", batch.CreditsUsed)
+	}
+	again, err := c.ExtractBatch(ctx, ExtractBatchRequest{URLs: urls, Mode: "text"}, CallOptions{IdempotencyKey: "go-batch-1"})
+	if err != nil || !again.Replayed || string(again.Raw.Body) != string(batch.Raw.Body) {
+		t.Errorf("replay: %+v %v", again, err)
+	}
+	_, err = c.ExtractBatch(ctx, ExtractBatchRequest{URLs: []string{urls[0], urls[0]}})
+	var apiErr *APIError
+	if !errors.Is(err, ErrUnprocessable) || !errors.As(err, &apiErr) || apiErr.Code != "invalid_batch" {
+		t.Errorf("duplicates: %v", err)
+	}
+}
+
 func TestLiveIdempotencyKey(t *testing.T) {
 	ctx := context.Background()
 	c := liveClient(t, "NOTARY_LIVE_KEY")

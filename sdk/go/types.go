@@ -55,6 +55,36 @@ type ExtractRequest struct {
 	MaxAge *int   `json:"max_age,omitempty"`
 }
 
+// ExtractBatchRequest is the body of POST /v1/extract with urls: 1 to 20 distinct URLs and the options they share.
+// The call is charged only for the pages extracted; pay it with an API key or MPP (x402 settles exactly what it signed,
+// so the server refuses batches of more than one URL paid that way: batch_payment_unsupported).
+type ExtractBatchRequest struct {
+	URLs   []string `json:"urls"`
+	Mode   string   `json:"mode,omitempty"`
+	Query  string   `json:"query,omitempty"`
+	Render string   `json:"render,omitempty"`
+	MaxAge *int     `json:"max_age,omitempty"`
+}
+
+// ExtractBatchItem is one URL of a batch, in the request's order: OK with the page's members, or not OK with its
+// Problem (that URL was not charged).
+type ExtractBatchItem struct {
+	URL         string   `json:"url"`
+	OK          bool     `json:"ok"`
+	FinalURL    string   `json:"final_url,omitempty"`
+	Status      *int     `json:"status,omitempty"`
+	Title       *string  `json:"title,omitempty"`
+	Byline      *string  `json:"byline,omitempty"`
+	SiteName    *string  `json:"site_name,omitempty"`
+	Lang        *string  `json:"lang,omitempty"`
+	PublishedAt *string  `json:"published_at,omitempty"`
+	Mode        string   `json:"mode,omitempty"`
+	Content     string   `json:"content,omitempty"`
+	Excerpt     string   `json:"excerpt,omitempty"`
+	WordCount   int64    `json:"word_count,omitempty"`
+	Problem     *Problem `json:"problem,omitempty"`
+}
+
 // SearchResultItem is one result.
 type SearchResultItem struct {
 	URL         string  `json:"url"`
@@ -118,6 +148,12 @@ type ExtractResponse struct {
 	Paid
 }
 
+// ExtractBatchResponse is the 200 body of POST /v1/extract with urls.
+type ExtractBatchResponse struct {
+	Results []ExtractBatchItem `json:"results"`
+	Paid
+}
+
 // RawResponse is the HTTP exchange behind a result or an error.
 type RawResponse struct {
 	Status int
@@ -149,5 +185,11 @@ type SearchResult struct {
 // ExtractResult is an extract response with its Meta.
 type ExtractResult struct {
 	ExtractResponse
+	Meta
+}
+
+// ExtractBatchResult is a batch extract response with its Meta.
+type ExtractBatchResult struct {
+	ExtractBatchResponse
 	Meta
 }

@@ -34,6 +34,8 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
   return {
     name: 'api_key',
     securityScheme: API_KEY_SECURITY_SCHEME,
+    // Nothing is reserved: the debit takes the charge, whatever part of the quote it is.
+    settlesLess: true,
 
     identify(request): PaymentCredential | null {
       const header = singleHeader(request, 'authorization');
@@ -80,9 +82,9 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
               // The balance read with the key moments ago: a cheap pre-check only, the debit itself is authoritative.
               if (tenant.credits < price.credits) throw insufficientCredits(price.credits, tenant.credits);
               return {
-                async settle({ requestId, idempotencyKey }) {
-                  await accounts.debit({ tenantId: tenant.id, credits: price.credits, requestId, keyId, reason: price.description, idempotencyKey });
-                  return { creditsUsed: price.credits };
+                async settle({ requestId, idempotencyKey, charge = price }) {
+                  await accounts.debit({ tenantId: tenant.id, credits: charge.credits, requestId, keyId, reason: charge.description, idempotencyKey });
+                  return { creditsUsed: charge.credits };
                 },
                 // Nothing was reserved: the debit happens only in settle.
                 async release() {},

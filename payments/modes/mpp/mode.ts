@@ -141,26 +141,22 @@ export function mppMode(options: MppModeOptions): PaymentMode {
     if ((await parties.repository.nonceUsed(envelope.nonce)) && !(await chargedBefore(request, verified, payerId))) {
       throw mppError('mpp_nonce_replayed', `The nonce of envelope ${envelope.env_id} was used before; sign a new envelope for every call`, undefined, { env_id: envelope.env_id });
     }
-    const credits = splitCredits(price.credits, parsed.shares);
-    const receipts: PartyReceipt[] = envelope.parties.map((p, i) => ({ party: p.party, credits: credits[i] ?? 0, share: p.share }));
+    const { receipts, debits } = split(parsed, verified, price);
     // The balances read now: a cheap pre-check only, the debits are authoritative.
     const balances = await accounts.balances(verified.map((v) => v.tenant.id));
     for (const [i, { party, tenant }] of verified.entries()) {
-      const required = credits[i] ?? 0;
+      const required = debits[i]?.credits ?? 0;
       const available = balances.get(tenant.id) ?? 0;
       if (available < required) throw shortOfCredits(party, required, available);
     }
-    const debits = verified.map((v, i) => ({
-      tenantId: v.tenant.id,
-      credits: credits[i] ?? 0,
-      reason: `${price.description} (MPP ${envelope.env_id}, share ${envelope.parties[i]?.share ?? '?'})`,
-    }));
     return { receipts, debits };
   }
 
   return {
     name: 'mpp',
     securityScheme: MPP_SECURITY_SCHEME,
+    // Nothing is reserved: settle splits and debits the charge, whatever part of the quote it is.
+    settlesLess: true,
 
     identify(request): PaymentCredential | null {
       const header = singleHeader(request, 'authorization');
@@ -177,12 +173,15 @@ export function mppMode(options: MppModeOptions): PaymentMode {
             payerId,
             rateLimits: verified.map((v) => ({ key: `party:${v.tenant.id}`, tier: v.tenant.tier })),
             async authorize({ request: call, rawBody, price }) {
-              const { receipts, debits } = await authorizeCall(parsed, verified, payerId, call, rawBody, price);
+              const { receipts } = await authorizeCall(parsed, verified, payerId, call, rawBody, price);
               const { envelope } = parsed;
               return {
                 members: { receipts },
+                // A charge below the quote (a batch with failed URLs) is split by the same shares.
+                membersFor: (charge) => ({ receipts: split(parsed, verified, charge).receipts }),
                 facts: true,
-                async settle({ requestId, idempotencyKey }) {
+                async settle({ requestId, idempotencyKey, charge = price }) {
+                  const { debits } = split(parsed, verified, charge);
                   const outcome = await accounts.debitMany(
                     { debits, requestId, idempotencyKey: idempotencyKey === null ? null : `${payerId}:${idempotencyKey}` },
                     async (trx) => {
@@ -205,7 +204,7 @@ export function mppMode(options: MppModeOptions): PaymentMode {
                   } catch {
                     // Housekeeping only: the next call tries again.
                   }
-                  return { creditsUsed: price.credits };
+                  return { creditsUsed: charge.credits };
                 },
                 // Nothing was reserved: the debits happen only in settle.
                 async release() {},
@@ -229,6 +228,19 @@ export function mppMode(options: MppModeOptions): PaymentMode {
       };
     },
   };
+}
+
+/** The price split by the envelope's shares (largest remainder): each party's receipt and its debit. */
+function split(parsed: ParsedEnvelope, verified: readonly VerifiedParty[], price: Price): { receipts: PartyReceipt[]; debits: Array<{ tenantId: string; credits: number; reason: string }> } {
+  const { envelope } = parsed;
+  const credits = splitCredits(price.credits, parsed.shares);
+  const receipts: PartyReceipt[] = envelope.parties.map((p, i) => ({ party: p.party, credits: credits[i] ?? 0, share: p.share }));
+  const debits = verified.map((v, i) => ({
+    tenantId: v.tenant.id,
+    credits: credits[i] ?? 0,
+    reason: `${price.description} (MPP ${envelope.env_id}, share ${envelope.parties[i]?.share ?? '?'})`,
+  }));
+  return { receipts, debits };
 }
 
 function shortOfCredits(party: string, required: number, available: number): NotaryError {

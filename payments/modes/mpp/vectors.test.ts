@@ -87,6 +87,7 @@ describe('MPP envelope vectors (spec/vectors/mpp-envelopes.json)', () => {
     request: { operation: 'search', depth: 1 },
     features: ['search'],
     credits,
+    units: 1,
     amount: pricing.amountFor(credits),
     description: 'vector call',
     claim: 'search_call_consumed',

@@ -83,6 +83,23 @@ def test_search_include_published_date_only_when_asked_and_known():
         assert bad.value.code == "invalid_request"
 
 
+def test_extract_batch_one_page_or_problem_per_url_charged_for_pages_replayed_under_one_key():
+    urls = [live("NOTARY_LIVE_PAGE_URL"), live("NOTARY_LIVE_MISSING_URL"), live("NOTARY_LIVE_EMPTY_URL"), live("NOTARY_LIVE_FORBIDDEN_URL")]
+    with client() as notary:
+        batch = notary.extract_batch(urls, mode="text", idempotency_key="py-batch-1")
+        items = batch["results"]
+        assert [item["url"] for item in items] == urls
+        assert items[0]["ok"] and items[0]["title"] == "Routine vacuuming" and "Autovacuum reclaims" in items[0]["content"]
+        assert [item["problem"]["code"] for item in items[1:]] == ["upstream_not_found", "empty_content", "robots_disallowed"]
+        assert not any(item["ok"] for item in items[1:])
+        assert batch.credits_used == 1
+        again = notary.extract_batch(urls, mode="text", idempotency_key="py-batch-1")
+        assert again.replayed and again.response.text == batch.response.text
+        with pytest.raises(UnprocessableError) as refused:
+            notary.extract_batch([urls[0], urls[0]])
+        assert refused.value.code == "invalid_batch"
+
+
 def test_idempotency_key_replayed_not_charged_and_reuse_refused():
     with client() as notary:
         first = notary.search("analyze statistics", idempotency_key="py-idem-1")
@@ -172,6 +189,9 @@ async def test_async_client():
         assert (await notary.verify_receipt(result)).valid
         page = await notary.extract(live("NOTARY_LIVE_PAGE_URL"))
         assert page.credits_used == 1
+        batch = await notary.extract_batch([live("NOTARY_LIVE_PAGE_URL"), live("NOTARY_LIVE_MISSING_URL")])
+        assert [item["ok"] for item in batch["results"]] == [True, False] and batch.credits_used == 1
+        assert (await notary.verify_receipt(batch)).valid
         with pytest.raises(BadRequestError):
             await notary.search("x", depth=9)
 

@@ -6,6 +6,9 @@ import { buildEnvelope, type MppParty } from './mpp.js';
 import { verifyReceipt, type ReceiptVerification } from './receipts.js';
 import type { X402Payer } from './x402.js';
 import type {
+  ExtractBatchRequest,
+  ExtractBatchResponseBody,
+  ExtractBatchResult,
   ExtractRequest,
   ExtractResponseBody,
   ExtractResult,
@@ -133,6 +136,15 @@ export class NotaryClient {
     return this.paidCall<ExtractResponseBody>('/v1/extract', { ...request }, options);
   }
 
+  /**
+   * `POST /v1/extract` with `urls`: up to 20 pages in one call, each answered in order by its page (`ok: true`) or its
+   * problem (`ok: false`); charged only for the pages extracted. Pay with an API key or MPP: x402 settles exactly what
+   * it signed, so the server refuses batches of more than one URL paid that way (batch_payment_unsupported).
+   */
+  async extractBatch(request: ExtractBatchRequest, options: CallOptions = {}): Promise<ExtractBatchResult> {
+    return this.paidCall<ExtractBatchResponseBody>('/v1/extract', { ...request }, options);
+  }
+
   /** The service's receipt keys (`/.well-known/jwks.json`), cached for 5 minutes. */
   async jwks(options: { refresh?: boolean } = {}): Promise<Jwks> {
     if (!options.refresh && this.jwksCache && Date.now() - this.jwksCache.at < 300_000) return this.jwksCache.jwks;
@@ -145,7 +157,7 @@ export class NotaryClient {
    * Verifies a signed result (made with `sign: true`) against the service's JWKS (or `jwks`, a copy you trust):
    * signature, key validity, the response body and the request body the client sent.
    */
-  async verifyReceipt(result: SearchResult | ExtractResult, options: { jwks?: Jwks } = {}): Promise<ReceiptVerification> {
+  async verifyReceipt(result: SearchResult | ExtractResult | ExtractBatchResult, options: { jwks?: Jwks } = {}): Promise<ReceiptVerification> {
     const jwks = options.jwks ?? (await this.jwks());
     return verifyReceipt(result.raw.body, jwks, { requestBody: result.raw.requestBody });
   }

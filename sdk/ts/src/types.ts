@@ -57,6 +57,13 @@ export interface ExtractRequest {
   render?: 'auto' | 'never' | 'always';
   /** Seconds a cached copy may be old; 0 fetches fresh. */
   max_age?: number;
+  /** Keep the reader comments after the article (default false). */
+  include_comments?: boolean;
+}
+
+/** A batch: 1 to 20 distinct URLs with the options of {@link ExtractRequest}; charged only for the pages extracted. */
+export interface ExtractBatchRequest extends Omit<ExtractRequest, 'url'> {
+  urls: string[];
 }
 
 export interface RateLimitInfo {
@@ -105,6 +112,16 @@ export interface ExtractResponseBody extends PaidResponseBody {
   word_count: number;
 }
 
+/** The members of one extracted page (an {@link ExtractResponseBody} without the paid members). */
+export type ExtractedPage = Omit<ExtractResponseBody, keyof PaidResponseBody>;
+
+/** One URL of a batch answer, in the request's order: its page, or the problem that stopped it (not charged). */
+export type ExtractBatchItem = ({ url: string; ok: true } & Omit<ExtractedPage, 'url'>) | { url: string; ok: false; problem: Problem };
+
+export interface ExtractBatchResponseBody extends PaidResponseBody {
+  results: ExtractBatchItem[];
+}
+
 /** The HTTP exchange behind a result or an error, for whatever the typed members do not cover. */
 export interface RawResponse {
   status: number;
@@ -131,6 +148,7 @@ export interface ResultMeta {
 
 export type SearchResult = SearchResponseBody & ResultMeta;
 export type ExtractResult = ExtractResponseBody & ResultMeta;
+export type ExtractBatchResult = ExtractBatchResponseBody & ResultMeta;
 
 /** RFC 9457 problem details as notary writes them. */
 export interface Problem {

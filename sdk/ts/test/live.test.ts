@@ -54,6 +54,24 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(page.creditsUsed).toBe(1);
   });
 
+  it('extractBatch: one page or problem per URL in order, charged for the pages extracted; replayed under one Idempotency-Key', async () => {
+    const urls = [live('NOTARY_LIVE_PAGE_URL'), live('NOTARY_LIVE_MISSING_URL'), live('NOTARY_LIVE_EMPTY_URL'), live('NOTARY_LIVE_FORBIDDEN_URL')];
+    const batch = await client().extractBatch({ urls, mode: 'text' }, { idempotencyKey: 'ts-batch-1' });
+    expect(batch.results.map((item) => item.url)).toEqual(urls);
+    const [page, ...failed] = batch.results;
+    if (!page?.ok) throw new Error('the page was not extracted');
+    expect(page.title).toBe('Routine vacuuming');
+    expect(page.content).toContain('Autovacuum reclaims');
+    expect(failed.map((item) => (item.ok ? 'ok' : item.problem.code))).toEqual(['upstream_not_found', 'empty_content', 'robots_disallowed']);
+    expect(batch.creditsUsed).toBe(1);
+    const again = await client().extractBatch({ urls, mode: 'text' }, { idempotencyKey: 'ts-batch-1' });
+    expect(again.replayed).toBe(true);
+    expect(again.raw.body).toBe(batch.raw.body);
+    const refused = await client().extractBatch({ urls: [urls[0] ?? '', urls[0] ?? ''] }).then(() => null, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(UnprocessableError);
+    expect((refused as UnprocessableError).code).toBe('invalid_batch');
+  });
+
   it('Idempotency-Key: sent on every paid call; a repeat is replayed, not charged again; another body is refused', async () => {
     const first = await client().search({ query: 'analyze statistics' }, { idempotencyKey: 'ts-idem-1' });
     expect(first.idempotencyKey).toBe('ts-idem-1');
@@ -210,5 +228,11 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     const again = await new NotaryClient({ baseUrl: url, payment: mpp(parties, { maxCredits: 2 }) }).search({ query: 'vacuum dead tuples', depth: 2 }, { idempotencyKey: 'ts-mpp-1' });
     expect(again.attempts).toBe(1);
     expect(again.replayed).toBe(true);
+    // A batch: the envelope covers every URL, the parties share the charge of the pages extracted.
+    const batch = await shared.extractBatch({ urls: [live('NOTARY_LIVE_PAGE_URL'), live('NOTARY_LIVE_MISSING_URL')] });
+    expect(batch.results.map((item) => item.ok)).toEqual([true, false]);
+    expect(batch.creditsUsed).toBe(1);
+    expect(batch.receipts?.reduce((sum, r) => sum + r.credits, 0)).toBe(1);
+    expect((await shared.verifyReceipt(batch)).valid).toBe(true);
   });
 });

@@ -20,7 +20,7 @@ from ._merkle import leaf_hash, verify_consistency, verify_inclusion
 from ._mpp import build_envelope
 from ._payment import ApiKey, Mpp, Payment, X402, X402Challenge, X402Payer
 from ._receipts import ReceiptVerification, receipt_leaf, verify_receipt
-from ._types import ExtractResponse, ExtractResult, Highlights, IncludeField, Result, SearchResponse, SearchResult
+from ._types import ExtractBatchResult, ExtractResponse, ExtractResult, Highlights, IncludeField, Result, SearchResponse, SearchResult
 
 __all__ = ["Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X402Payer", "SDK_VERSION"]
 
@@ -156,6 +156,14 @@ class _Base:
         return body
 
     @staticmethod
+    def _extract_batch_body(urls: Sequence[str], mode: str | None, query: str | None, render: str | None, max_age: int | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"urls": list(urls)}
+        for name, value in (("mode", mode), ("query", query), ("render", render), ("max_age", max_age)):
+            if value is not None:
+                body[name] = value
+        return body
+
+    @staticmethod
     def _translate(exc: httpx.HTTPError, what: str) -> NotaryError:
         if isinstance(exc, httpx.TimeoutException):
             return TimeoutError(f"{what}: no complete answer in time ({exc.__class__.__name__})")
@@ -207,6 +215,11 @@ class Client(_Base):
     def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
         """``POST /v1/extract``."""
         return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+
+    def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
+        """``POST /v1/extract`` with ``urls`` (1 to 20): each page or its problem, in order; charged for the pages
+        extracted. Pay with an API key or MPP: x402 cannot settle less than it signed (batch_payment_unsupported)."""
+        return self._paid("/v1/extract", self._call("/v1/extract", self._extract_batch_body(urls, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
 
     def _paid(self, path: str, call: _Call) -> Result[Any]:
         while True:
@@ -302,6 +315,9 @@ class AsyncClient(_Base):
 
     async def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
         return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+
+    async def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
+        return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_batch_body(urls, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
 
     async def _paid(self, path: str, call: _Call) -> Result[Any]:
         while True:

@@ -97,7 +97,47 @@ class ExtractResponse(TypedDict, total=False):
     notary_request_salt: str
 
 
-BodyT = TypeVar("BodyT", SearchResponse, ExtractResponse)
+class Problem(TypedDict, total=False):
+    """RFC 9457 problem details as notary writes them (plus the code's own members)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    request_id: str
+    retryable: bool
+
+
+class ExtractBatchItem(TypedDict, total=False):
+    """One URL of a batch, in the request's order: ``ok`` with the page's members, or not ``ok`` with its ``problem``."""
+
+    url: str
+    ok: bool
+    final_url: str
+    status: Optional[int]
+    title: Optional[str]
+    byline: Optional[str]
+    site_name: Optional[str]
+    lang: Optional[str]
+    published_at: Optional[str]
+    mode: str
+    content: str
+    excerpt: str
+    word_count: int
+    problem: Problem
+
+
+class ExtractBatchResponse(TypedDict, total=False):
+    results: List[ExtractBatchItem]
+    credits_used: int
+    rate_limit: RateLimitInfo
+    receipts: List[PartyReceipt]
+    notary_receipt: NotaryReceipt
+    notary_request_salt: str
+
+
+BodyT = TypeVar("BodyT", SearchResponse, ExtractResponse, ExtractBatchResponse)
 
 
 @dataclass
@@ -119,3 +159,4 @@ class Result(Generic[BodyT]):
 
 SearchResult = Result[SearchResponse]
 ExtractResult = Result[ExtractResponse]
+ExtractBatchResult = Result[ExtractBatchResponse]
