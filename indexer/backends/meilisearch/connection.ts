@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings, type Task } from 'meilisearch';
 import { NotaryError } from '../../../core/errors.js';
+import { engineProbeOn, processingTimeOf, recordEngineCall } from '../engine-probe.js';
 import { chunks } from './documents.js';
 import { MAX_TOTAL_HITS, passageIndexSettings, sameSetting } from './settings.js';
 
@@ -53,11 +54,15 @@ export class MeilisearchConnection {
   }
 
   async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const started = engineProbeOn() ? performance.now() : 0;
+    let result: T;
     try {
-      return await fn();
+      result = await fn();
     } catch (err) {
       throw asIndexError(err, what);
     }
+    if (started > 0) recordEngineCall({ what, roundTripMs: performance.now() - started, engineMs: processingTimeOf(result) });
+    return result;
   }
 
   /**

@@ -7,6 +7,7 @@ import { meilisearchAvailable, startMeilisearch, type TestMeilisearch } from '..
 import { vectorHarness } from '../../../testkit/vector-harness.js';
 import { searchIndexContract } from '../../search-index.contract.js';
 import { vectorIndexContract } from '../../vector-index.contract.js';
+import { startEngineProbe, stopEngineProbe } from '../engine-probe.js';
 import { MeilisearchConnection } from './connection.js';
 import { MeilisearchSearchIndex } from './search-index.js';
 import { passageIndexSettings } from './settings.js';
@@ -110,6 +111,24 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect((await index.searchPages('checkpoint', { limit: 5, filter: { languages: ['fr'] } })).map((h) => h.pageId)).toEqual([4]);
     const uids = (await connection.client.getIndexes({ limit: 1000 })).results.map((i) => i.uid);
     expect(uids.filter((uid) => uid.endsWith('__rebuild'))).toEqual([]);
+  });
+
+  it('records each request of a search and the engine own time when the engine probe is on (bench rows)', async () => {
+    const index = await MeilisearchSearchIndex.open(connect());
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims storage' }]);
+    const probe = startEngineProbe();
+    try {
+      await index.search('vacuum storage', { limit: 5 });
+    } finally {
+      stopEngineProbe();
+    }
+    const searches = probe.calls.filter((c) => c.engineMs !== null);
+    expect(searches.length).toBeGreaterThan(0);
+    for (const c of probe.calls) expect(c.roundTripMs).toBeGreaterThanOrEqual(c.engineMs ?? 0);
+    expect(probe.since(0)).toMatchObject({ calls: probe.calls.length });
+    const recorded = probe.calls.length;
+    await index.search('vacuum', { limit: 5 });
+    expect(probe.calls.length).toBe(recorded); // off again: nothing more recorded
   });
 
   it('fails with index_unavailable when the server is unreachable', async () => {

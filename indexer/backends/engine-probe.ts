@@ -1,0 +1,56 @@
+/**
+ * Where a search over a search-engine backend spends its time (issue 34): every request a backend sends to its
+ * engine, its round trip and, where the engine reports it, the engine's own time (Meilisearch's processingTimeMs).
+ * Off unless a benchmark turns it on; a backend records through recordEngineCall, which costs nothing when off.
+ */
+export interface EngineCall {
+  /** What the request was for ("search", "vector search", "reading vectors"...). */
+  what: string;
+  roundTripMs: number;
+  /** The engine's own time from its response; null when the response does not say. */
+  engineMs: number | null;
+}
+
+export class EngineProbe {
+  readonly calls: EngineCall[] = [];
+
+  /** The calls recorded since `from` (an index into calls), summed. */
+  since(from: number): { calls: number; roundTripMs: number; engineMs: number } {
+    const taken = this.calls.slice(from);
+    return {
+      calls: taken.length,
+      roundTripMs: taken.reduce((acc, c) => acc + c.roundTripMs, 0),
+      engineMs: taken.reduce((acc, c) => acc + (c.engineMs ?? 0), 0),
+    };
+  }
+}
+
+let active: EngineProbe | null = null;
+
+/** Starts recording every engine call of this process into a fresh probe (replacing any earlier one). */
+export function startEngineProbe(): EngineProbe {
+  active = new EngineProbe();
+  return active;
+}
+
+export function stopEngineProbe(): void {
+  active = null;
+}
+
+/** Whether a probe records (a backend skips its timing work otherwise). */
+export function engineProbeOn(): boolean {
+  return active !== null;
+}
+
+export function recordEngineCall(call: EngineCall): void {
+  active?.calls.push(call);
+}
+
+/** The engine's own time of a response that carries `processingTimeMs` (a search, a federated search). */
+export function processingTimeOf(response: unknown): number | null {
+  if (response && typeof response === 'object' && 'processingTimeMs' in response) {
+    const ms = (response as { processingTimeMs: unknown }).processingTimeMs;
+    return typeof ms === 'number' && Number.isFinite(ms) ? ms : null;
+  }
+  return null;
+}
