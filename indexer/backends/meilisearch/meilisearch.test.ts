@@ -131,6 +131,66 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(probe.calls.length).toBe(recorded); // off again: nothing more recorded
   });
 
+  it('one query under the frequency strategy: a word that has left the index (counts from memory) is counted again', async () => {
+    const uid = `words_${process.pid}_${counter++}`;
+    const reader = await MeilisearchSearchIndex.open(connect(uid));
+    const writer = await MeilisearchSearchIndex.open(connect(uid));
+    await writer.upsert([
+      { id: 1, pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims space' },
+      { id: 2, pageId: 2, url: 'http://a.test/2', title: 'Disks', headingPath: '', text: 'storage on disks' },
+    ]);
+    expect((await reader.search('vacuum storage', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2]);
+    // Another process deletes the only passage with "vacuum": the reader's count of it is stale.
+    await writer.delete([1]);
+    const probe = startEngineProbe();
+    try {
+      expect((await reader.search('vacuum storage', { limit: 5 })).map((h) => h.id)).toEqual([2]);
+    } finally {
+      stopEngineProbe();
+    }
+    // Counted again, then searched again: the second search holds "storage" alone.
+    expect(probe.calls.map((c) => c.what)).toEqual(['search', 'counting query words', 'search']);
+    const probe2 = startEngineProbe();
+    try {
+      expect((await reader.search('storage disks', { limit: 5 })).map((h) => h.id)).toEqual([2]);
+    } finally {
+      stopEngineProbe();
+    }
+    expect(probe2.calls.map((c) => c.what)).toEqual(['counting query words', 'search']);
+    expect((await reader.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([]);
+  });
+
+  it('keeps each vector norm beside it and scores vector hits from the engine similarity, exactly for any length', async () => {
+    const uid = `norms_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open(connect(uid), storage, options));
+    try {
+      const index = await harness.openIndex({ model: 'm', dimensions: 4 });
+      const { page, passageIds } = await harness.addPage(2);
+      const [a, b] = passageIds as [number, number];
+      await index.upsert([
+        { id: a, pageId: page.id, vector: Float32Array.from([2, 0, 0, 0]) },
+        { id: b, pageId: page.id, vector: Float32Array.from([0.6, 0.8, 0, 0]) },
+      ]);
+      const connection = connect(uid);
+      const stored = await connection.client.index(uid).getDocument(a, { fields: ['vector_norm'] });
+      expect(stored['vector_norm']).toBeCloseTo(2, 6);
+      const query = Float32Array.from([1.5, 0, 0, 0]);
+      const expectScores = async () => {
+        const hits = await index.search(query, { limit: 2 });
+        expect(hits.map((h) => h.id)).toEqual([a, b]);
+        expect(hits[0]!.score).toBeCloseTo(3, 5);
+        expect(hits[1]!.score).toBeCloseTo(0.9, 5);
+      };
+      await expectScores();
+      // A vector written before norms were kept is read back and scored from itself.
+      await connection.wait(connection.client.index(uid).updateDocuments([{ id: a, vector_norm: null }]), 'clearing a norm');
+      await expectScores();
+    } finally {
+      await harness.close();
+    }
+  });
+
   it('fails with index_unavailable when the server is unreachable', async () => {
     const gone = new MeilisearchConnection({ url: 'http://127.0.0.1:9', index: 'x', taskTimeoutMs: 1000, requestTimeoutMs: 1000, batchSize: 10 });
     await expect(new MeilisearchSearchIndex(gone).search('vacuum', { limit: 5 })).rejects.toMatchObject({ code: 'index_unavailable' });
