@@ -109,11 +109,12 @@ export class MeilisearchSearchIndex implements SearchIndex {
   }
 
   /**
-   * Documents holding any of the query's words (OR), best first, in one federated request: the stems some document
-   * holds under Meilisearch's "frequency" matching strategy (every word, then the most frequent dropped first, down
-   * to the rarest alone: query-words.ts), beside each stem alone at weight 1/n, which brings the documents holding
-   * only more frequent words at the level of the rarest word alone. A document's score is its best weighted ranking
-   * score (more of the words, the rarer ones, next to each other, in the title: higher).
+   * Documents holding any of the query's words (OR), best first, in one federated request: the stems under
+   * Meilisearch's "frequency" matching strategy (every word, then the most frequent dropped first, down to the
+   * rarest alone: query-words.ts), beside each stem alone at weight 1/n, which brings the documents holding only more
+   * frequent words at the level of the rarest word alone. A document's score is its best weighted ranking score
+   * (more of the words, the rarer ones, next to each other, in the title: higher). When the all-words query finds
+   * nothing and a stem may be missing from the index, the stems are counted and the search is sent again without it.
    */
   private async orSearch(
     uid: string,
@@ -123,32 +124,40 @@ export class MeilisearchSearchIndex implements SearchIndex {
     fields: readonly string[],
   ): Promise<Array<PassageDocument & { score: number }>> {
     const common = { showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
-    for (let fresh = false; ; fresh = true) {
-      const present = await this.words.present(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn), fresh);
-      if (present.length === 0) return [];
-      let hits: Array<PassageDocument & { score: number }>;
-      let fromAllWords: boolean;
-      if (present.length === 1) {
-        const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(present[0]!, { ...common, limit: k }));
-        hits = response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 }));
-        fromAllWords = hits.length > 0;
-      } else {
-        const queries = [
-          { indexUid: uid, q: present.join(' '), matchingStrategy: 'frequency' as const, ...common, federationOptions: { weight: 1 } },
-          ...present.map((q) => ({ indexUid: uid, q, ...common, federationOptions: { weight: 1 / present.length } })),
-        ];
-        const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
-        fromAllWords = false;
-        hits = response.hits.map((h) => {
-          const federation = (h as { _federation?: { weightedRankingScore?: number; queriesPosition?: number } })._federation;
-          if (federation?.queriesPosition === 0) fromAllWords = true;
-          return { ...h, score: federation?.weightedRankingScore ?? h._rankingScore ?? 0 };
-        });
-      }
-      // The query of all the words found nothing though each of its words is held by some document (counts from
-      // memory): a word has left the index meanwhile, which matches nothing under "frequency". Count again once.
-      if (fromAllWords || fresh || filter) return hits;
+    let words = this.words.candidates(uid, stems);
+    for (let counted = false; ; counted = true) {
+      if (words.length === 0) return [];
+      const { hits, fromAllWords } = await this.federated(uid, words, k, common);
+      if (fromAllWords) this.words.sawAll(uid, words);
+      // Nothing from the all-words query: fine under a filter when every word is known to be held; otherwise a word
+      // may be missing (or have left the index since it was seen), which matches nothing under "frequency".
+      if (fromAllWords || counted || (filter !== undefined && this.words.allHeld(uid, words))) return hits;
+      words = await this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
     }
+  }
+
+  private async federated(
+    uid: string,
+    words: readonly string[],
+    k: number,
+    common: { showRankingScore: boolean; attributesToRetrieve: string[]; filter?: string },
+  ): Promise<{ hits: Array<PassageDocument & { score: number }>; fromAllWords: boolean }> {
+    if (words.length === 1) {
+      const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(words[0]!, { ...common, limit: k }));
+      return { hits: response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 })), fromAllWords: response.hits.length > 0 };
+    }
+    const queries = [
+      { indexUid: uid, q: words.join(' '), matchingStrategy: 'frequency' as const, ...common, federationOptions: { weight: 1 } },
+      ...words.map((q) => ({ indexUid: uid, q, ...common, federationOptions: { weight: 1 / words.length } })),
+    ];
+    const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
+    let fromAllWords = false;
+    const hits = response.hits.map((h) => {
+      const federation = (h as { _federation?: { weightedRankingScore?: number; queriesPosition?: number } })._federation;
+      if (federation?.queriesPosition === 0) fromAllWords = true;
+      return { ...h, score: federation?.weightedRankingScore ?? h._rankingScore ?? 0 };
+    });
+    return { hits, fromAllWords };
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
