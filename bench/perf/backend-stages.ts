@@ -28,7 +28,7 @@ export interface BackendStageRow {
   engine_calls: number;
   /** The engine's own time in this stage (sum of processingTimeMs, mean per search). */
   engine_ms: number;
-  /** Round trips to the engine in this stage (mean per search): engine time plus HTTP, JSON and the client. */
+  /** Wall time with a request to the engine in flight (mean per search; requests side by side count once). */
   round_trip_ms: number;
 }
 
@@ -95,11 +95,11 @@ export async function backendStages(backends: readonly BackendUnderTest[], queri
     }
     const total = rows.find((r) => r.backend === b.backend && r.stage === STAGES[3]);
     if (total) {
-      // What the pipeline spends outside the engine's requests: query building, fusion, scores, snippets (and the
-      // query embedding where it does not overlap a request).
+      // What the pipeline spends with no request to the engine in flight: query building, fusion, scores, snippets
+      // (and the query embedding where it does not overlap a request).
       rows.push({
         backend: b.backend,
-        stage: 'outside the engine (search in process - round trips)',
+        stage: 'outside the engine (search in process - time with a request in flight)',
         p50_ms: Number.NaN,
         p95_ms: Number.NaN,
         mean_ms: round2(total.mean_ms - total.round_trip_ms),

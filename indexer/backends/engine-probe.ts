@@ -6,6 +6,8 @@
 export interface EngineCall {
   /** What the request was for ("search", "vector search", "reading vectors"...). */
   what: string;
+  /** performance.now() when the request was sent. */
+  startedAt: number;
   roundTripMs: number;
   /** The engine's own time from its response; null when the response does not say. */
   engineMs: number | null;
@@ -14,14 +16,20 @@ export interface EngineCall {
 export class EngineProbe {
   readonly calls: EngineCall[] = [];
 
-  /** The calls recorded since `from` (an index into calls), summed. */
+  /**
+   * The calls recorded since `from` (an index into calls): their number, the engine's time summed, and the wall time
+   * with at least one request in flight (requests sent side by side count once).
+   */
   since(from: number): { calls: number; roundTripMs: number; engineMs: number } {
     const taken = this.calls.slice(from);
-    return {
-      calls: taken.length,
-      roundTripMs: taken.reduce((acc, c) => acc + c.roundTripMs, 0),
-      engineMs: taken.reduce((acc, c) => acc + (c.engineMs ?? 0), 0),
-    };
+    const spans = taken.map((c) => [c.startedAt, c.startedAt + c.roundTripMs] as const).sort((a, b) => a[0] - b[0]);
+    let covered = 0;
+    let end = -Infinity;
+    for (const [start, stop] of spans) {
+      if (stop > end) covered += stop - Math.max(start, end);
+      end = Math.max(end, stop);
+    }
+    return { calls: taken.length, roundTripMs: covered, engineMs: taken.reduce((acc, c) => acc + (c.engineMs ?? 0), 0) };
   }
 }
 

@@ -61,7 +61,7 @@ export class MeilisearchConnection {
     } catch (err) {
       throw asIndexError(err, what);
     }
-    if (started > 0) recordEngineCall({ what, roundTripMs: performance.now() - started, engineMs: processingTimeOf(result) });
+    if (started > 0) recordEngineCall({ what, startedAt: started, roundTripMs: performance.now() - started, engineMs: processingTimeOf(result) });
     return result;
   }
 
