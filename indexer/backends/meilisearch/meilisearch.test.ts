@@ -193,6 +193,35 @@ describe.runIf(run)('Meilisearch backend', () => {
     }
   });
 
+  it('takes the passages a vector search has just returned whole: get() of them sends no request; a write forgets them', async () => {
+    const uid = `recent_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    let connection: MeilisearchConnection | undefined;
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open((connection = connect(uid)), storage, options));
+    try {
+      const vectors = await harness.openIndex({ model: 'm', dimensions: 4 });
+      const text = await MeilisearchSearchIndex.open(connection!);
+      const { page, passageIds } = await harness.addPage(1);
+      const id = passageIds[0]!;
+      await text.upsert([{ id, pageId: page.id, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims storage' }]);
+      await vectors.upsert([{ id, pageId: page.id, vector: Float32Array.from([1, 0, 0, 0]) }]);
+      expect((await vectors.search(Float32Array.from([1, 0, 0, 0]), { limit: 1 })).map((h) => h.id)).toEqual([id]);
+      const probe = startEngineProbe();
+      try {
+        expect((await text.get([id])).map((d) => d.text)).toEqual(['vacuum reclaims storage']);
+        expect(probe.calls).toEqual([]);
+        await text.upsert([{ id, pageId: page.id, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum rewritten' }]);
+        const writes = probe.calls.length;
+        expect((await text.get([id])).map((d) => d.text)).toEqual(['vacuum rewritten']);
+        expect(probe.calls.length).toBe(writes + 1);
+      } finally {
+        stopEngineProbe();
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+
   it('fails with index_unavailable when the server is unreachable', async () => {
     const gone = new MeilisearchConnection({ url: 'http://127.0.0.1:9', index: 'x', taskTimeoutMs: 1000, requestTimeoutMs: 1000, batchSize: 10 });
     await expect(new MeilisearchSearchIndex(gone).search('vacuum', { limit: 5 })).rejects.toMatchObject({ code: 'index_unavailable' });

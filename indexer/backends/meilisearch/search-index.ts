@@ -163,7 +163,11 @@ export class MeilisearchSearchIndex implements SearchIndex {
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
     const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
     const found = new Map<number, IndexDoc>();
-    for (const chunk of chunks(wanted, ID_CHUNK)) {
+    for (const id of wanted) {
+      const recalled = this.connection.recalled(this.uid, id);
+      if (recalled) found.set(id, toIndexDoc(recalled));
+    }
+    for (const chunk of chunks(wanted.filter((id) => !found.has(id)), ID_CHUNK)) {
       const { results } = await this.connection.call('reading documents', () =>
         this.index.getDocuments({ filter: `${idsFilter(chunk)} AND url EXISTS`, fields: [...DOC_FIELDS], limit: chunk.length }),
       );

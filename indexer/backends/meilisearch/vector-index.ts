@@ -5,7 +5,7 @@ import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSea
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, existingPassageIds, missingPassages, widenedSearch } from '../shared.js';
 import type { MeilisearchConnection } from './connection.js';
-import { chunks, domainAndDateFilter, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
+import { chunks, DOC_FIELDS, domainAndDateFilter, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
 import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { MAX_TOTAL_HITS } from './settings.js';
 
@@ -132,11 +132,12 @@ export class MeilisearchVectorIndex implements VectorIndex {
           ].join(' AND '),
           limit: k,
           showRankingScore: true,
-          attributesToRetrieve: ['id', 'pageId', 'vector_norm'],
+          attributesToRetrieve: [...DOC_FIELDS, 'vector_norm'],
         }),
       );
       // The engine's similarity is (1 + cosine) / 2 (f32); with the norms of both vectors it is their dot product,
       // without sending the vectors back. Vectors written before their norm was kept are read and scored here.
+      this.connection.remember(this.connection.options.index, response.hits);
       const candidates: VectorHit[] = [];
       const unnormed: Array<{ id: number; pageId: number }> = [];
       for (const h of response.hits) {
