@@ -21,7 +21,7 @@ import { measureRerankerThroughput, type BenchPair } from './perf/reranker-throu
 import { knownItemQueries, requirePgDocs, sample, type KnownItemQuery } from '../testkit/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { embeddingVariants, measureEmbedding, SHIPPED_EMBEDDING_VARIANT, type EmbeddingBench, type EmbeddingVariant } from './perf/embedding.js';
-import { servePhase } from './perf/serve-phase.js';
+import { backendTargets, servePhase } from './perf/serve-phase.js';
 import { crossEncoderTokens, twoModelPhase, type TwoModelPhase } from './perf/two-models.js';
 import { passageModelText } from '../indexer/index.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
@@ -443,6 +443,7 @@ async function main(args: BenchArgs): Promise<number> {
         if (one) targets.push({ name: `serve_p50_ms_1_connection_${queries}`, target: '<= 15 (issue 20)', actual: one.p50_ms, met: one.p50_ms <= 15 });
       }
     }
+    if (serve) targets.push(...backendTargets(serve.load));
     const two = twoModels as TwoModelPhase | null;
     if (two) targets.push(...two.targets);
     const peakRssMb = memorySample().max_rss_mb;
@@ -527,9 +528,15 @@ async function main(args: BenchArgs): Promise<number> {
               `serve phase: ${serve.vectors} vectors of ${serve.model}; depth 1 stage by stage in process (${serve.stages.queries} queries, each new to the model)`,
               formatTable(['stage', 'p50 ms', 'p95 ms', 'mean ms'], serve.stages.rows.map((r) => [r.stage, Number.isNaN(r.p50_ms) ? '-' : String(r.p50_ms), Number.isNaN(r.p95_ms) ? '-' : String(r.p95_ms), String(r.mean_ms)])),
               '',
+              `index backends stage by stage (${serve.backend_stages.queries} queries, the same for each, interleaved; engine: its own processingTimeMs)`,
               formatTable(
-                ['setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'load'],
-                serve.load.map((r) => [r.setting, r.queries, String(r.connections), String(r.searches_per_s), String(r.p50_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_average.join(' ')]),
+                ['backend', 'stage', 'p50 ms', 'mean ms', 'engine calls', 'engine ms', 'round trips ms'],
+                serve.backend_stages.rows.map((r) => [r.backend, r.stage, Number.isNaN(r.p50_ms) ? '-' : String(r.p50_ms), String(r.mean_ms), String(r.engine_calls), String(r.engine_ms), String(r.round_trip_ms)]),
+              ),
+              '',
+              formatTable(
+                ['backend', 'setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'load'],
+                serve.load.map((r) => [r.backend, r.setting, r.queries, String(r.connections), String(r.searches_per_s), String(r.p50_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_average.join(' ')]),
               ),
               ...serve.notes,
               '',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distinctQueries } from './serve-phase.js';
+import { backendTargets, distinctQueries, type LoadRow } from './serve-phase.js';
 
 describe('distinctQueries', () => {
   it('keeps each query once, then adds variants with a word of another query, none repeating', () => {
@@ -14,5 +14,21 @@ describe('distinctQueries', () => {
       expect(first).toBeTruthy();
       expect(rest.length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('backendTargets (issue 34)', () => {
+  const row = (backend: string, connections: number, p50: number, perS: number): LoadRow => ({
+    backend, setting: '1 process', workers: 1, query_vector_cache: 10_000, ranking_cache: 10_000, queries: 'distinct', connections, duration_s: 10,
+    requests: 100, searches_per_s: perS, p50_ms: p50, p90_ms: p50, p99_ms: p50, errors: 0, non_2xx: 0, load_average: [1, 1, 1],
+    server_cpu_ms_per_search: null, client_cpu_ms_per_search: 1,
+  });
+  it('compares each backend with SQLite at 1 and 10 connections (distinct queries, 1 process)', () => {
+    const targets = backendTargets([row('sqlite-fts5', 1, 10, 100), row('sqlite-fts5', 10, 0, 200), row('meilisearch', 1, 25, 40), row('meilisearch', 10, 0, 120)]);
+    expect(targets).toEqual([
+      { name: 'meilisearch_p50_over_sqlite_1_connection', target: '<= 2 (issue 34)', actual: 2.5, met: false },
+      { name: 'meilisearch_searches_per_s_over_sqlite_10_connections', target: '>= 0.5 (issue 34)', actual: 0.6, met: true },
+    ]);
+    expect(backendTargets([row('sqlite-fts5', 1, 10, 100)])).toEqual([]);
   });
 });

@@ -14,6 +14,8 @@ import { Runtime } from '../../runtime/index.js';
 import { cachedEmbedder } from '../eval/embedding-cache.js';
 import { freePort } from '../../testkit/postgres.js';
 import { loadAverage, processTreeCpuMs } from './machine.js';
+import { openBaseline, wantsBaseline, type Baseline } from './baseline-backend.js';
+import { backendStages, stageRatios, type BackendStageRow, type BackendUnderTest } from './backend-stages.js';
 import { round2, summarise, type LatencySummary } from './stats.js';
 
 export interface ServeSetting {
@@ -42,6 +44,8 @@ export interface StageRow {
 }
 
 export interface LoadRow {
+  /** The index backend the server searched (indexer.backend). */
+  backend: string;
   setting: string;
   workers: number;
   query_vector_cache: number;
@@ -71,6 +75,8 @@ export interface ServePhase {
   embed_s: number;
   embedding_cache_hits: number;
   stages: { queries: number; rows: StageRow[] };
+  /** Depth 1 stage by stage for each backend (SQLite first, as the baseline), same queries interleaved (issue 34). */
+  backend_stages: { queries: number; rows: BackendStageRow[]; ratios: ReturnType<typeof stageRatios> };
   load: LoadRow[];
   notes: string[];
 }
@@ -217,6 +223,7 @@ export async function servePhase(options: {
     search: { ...options.config.search, ranking_cache: 0 },
   });
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
+  let baseline: Baseline | null = null;
   try {
     const { dense, off } = await runtime.dense();
     if (!dense) throw new Error(`the serve phase needs dense retrieval: ${off ?? 'unknown reason'}`);
@@ -281,6 +288,15 @@ export async function servePhase(options: {
     ];
     rows.push({ stage: 'fusion, scoring from stored vectors, snippets (total mean - max(embedding, full text) - vectors)', p50_ms: Number.NaN, p95_ms: Number.NaN, mean_ms: round2(sum('total').mean - parts) });
 
+    // Another backend is measured beside SQLite FTS5 over the same storage: stage by stage, then over HTTP.
+    if (wantsBaseline(config)) baseline = await openBaseline(config, note);
+    const underTest: BackendUnderTest[] = [
+      ...(baseline ? [{ backend: 'sqlite-fts5', index: baseline.runtime.index, dense: baseline.dense, pipeline: baseline.runtime.searchPipeline({ reranker: await baseline.runtime.reranker(), dense: baseline.dense, search: { query_vector_cache: 0 } }) }] : []),
+      { backend: config.indexer.backend, index: runtime.index, dense, pipeline },
+    ];
+    const backendRows = await backendStages(underTest, stageQueries, limit);
+    for (const r of backendRows) note(`stages: ${r.backend}, ${r.stage}: p50 ${r.p50_ms} ms, mean ${r.mean_ms} ms, ${r.engine_calls} engine calls, engine ${r.engine_ms} ms, round trips ${r.round_trip_ms} ms`);
+
     // Over HTTP, each setting in its own server process(es), one after the other.
     const keyConfig = path.join(options.dataDir, 'bench-serve-keys.json');
     writeFileSync(keyConfig, JSON.stringify({ tiers: settings.tiers, default_tier: settings.default_tier, indexer: config.indexer, storage: config.storage }));
@@ -301,8 +317,12 @@ export async function servePhase(options: {
     const loadRows: LoadRow[] = [];
     const rotating = options.queries.slice(0, 200);
     const distinct = distinctQueries(options.queries.slice(200));
-    for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) {
-      const file = path.join(options.dataDir, `bench-serve-${setting.workers}-${setting.queryVectorCache}-${setting.modelWorkers ?? 'default'}.json`);
+    const servers = [
+      ...(baseline ? [{ backend: 'sqlite-fts5', indexer: baseline.config.indexer }] : []),
+      { backend: config.indexer.backend, indexer: config.indexer },
+    ];
+    for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) for (const { backend, indexer } of servers) {
+      const file = path.join(options.dataDir, `bench-serve-${backend}-${setting.workers}-${setting.queryVectorCache}-${setting.modelWorkers ?? 'default'}.json`);
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(
         file,
@@ -310,13 +330,13 @@ export async function servePhase(options: {
           ...settings,
           reranker: { ...settings.reranker, ...(setting.modelWorkers === undefined ? {} : { workers: setting.modelWorkers }) },
           embeddings: { model: 'reranker', precision: config.embeddings.precision },
-          indexer: config.indexer,
+          indexer,
           storage: config.storage,
           search: { query_vector_cache: setting.queryVectorCache, ranking_cache: setting.rankingCache },
           log_level: 'info',
         }),
       );
-      note(`serve phase: ${setting.name}`);
+      note(`serve phase: ${backend}, ${setting.name}`);
       const server = await startServe(options.repoRoot, file, options.dataDir, setting.workers);
       // Where the next run with distinct queries starts in their list: each run takes queries this server never had.
       let unused = 0;
@@ -331,6 +351,7 @@ export async function servePhase(options: {
             const { result, cpu } = await withCpu(server, () => load(server.url, key, pool, connections, options.durationS), (x) => x.requests.total);
             if (kind === 'distinct') unused += result.requests.total;
             const r: LoadRow = {
+              backend,
               setting: setting.name,
               workers: setting.workers,
               query_vector_cache: setting.queryVectorCache,
@@ -352,7 +373,7 @@ export async function servePhase(options: {
               notes.push(`${setting.name}, ${connections} connections: ${result.requests.total} requests over ${pool.length} distinct queries, so some repeated`);
             }
             loadRows.push(r);
-            note(`serve phase: ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, CPU ${r.server_cpu_ms_per_search ?? '?'} + ${r.client_cpu_ms_per_search} ms a search (load ${before.join(' ')})`);
+            note(`serve phase: ${backend}, ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, CPU ${r.server_cpu_ms_per_search ?? '?'} + ${r.client_cpu_ms_per_search} ms a search (load ${before.join(' ')})`);
           }
         }
       } finally {
@@ -369,10 +390,33 @@ export async function servePhase(options: {
       embed_s: round2(embedS),
       embedding_cache_hits: hits,
       stages: { queries: t['total']!.length, rows },
+      backend_stages: { queries: Math.max(0, stageQueries.length - 5), rows: backendRows, ratios: stageRatios(backendRows) },
       load: loadRows,
       notes,
     };
   } finally {
+    await baseline?.runtime.close();
     await runtime.close();
   }
+}
+
+/**
+ * Issue 34's targets for a backend measured beside SQLite (distinct queries, "1 process" as shipped): depth-1 p50 at
+ * 1 connection within 2x of SQLite's, and at 10 connections at least half of SQLite's searches per second.
+ */
+export function backendTargets(rows: readonly LoadRow[]): Array<{ name: string; target: string; actual: number; met: boolean }> {
+  const find = (backend: string, connections: number) => rows.find((r) => r.backend === backend && r.setting === '1 process' && r.queries === 'distinct' && r.connections === connections);
+  const out: Array<{ name: string; target: string; actual: number; met: boolean }> = [];
+  for (const backend of new Set(rows.map((r) => r.backend).filter((b) => b !== 'sqlite-fts5'))) {
+    const [base1, base10, one, ten] = [find('sqlite-fts5', 1), find('sqlite-fts5', 10), find(backend, 1), find(backend, 10)];
+    if (base1 && one) {
+      const ratio = round2(one.p50_ms / Math.max(0.01, base1.p50_ms));
+      out.push({ name: `${backend}_p50_over_sqlite_1_connection`, target: '<= 2 (issue 34)', actual: ratio, met: ratio <= 2 });
+    }
+    if (base10 && ten) {
+      const ratio = round2(ten.searches_per_s / Math.max(0.01, base10.searches_per_s));
+      out.push({ name: `${backend}_searches_per_s_over_sqlite_10_connections`, target: '>= 0.5 (issue 34)', actual: ratio, met: ratio >= 0.5 });
+    }
+  }
+  return out;
 }

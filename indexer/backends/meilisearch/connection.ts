@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings, type Task } from 'meilisearch';
 import { NotaryError } from '../../../core/errors.js';
-import { chunks } from './documents.js';
+import { engineProbeOn, processingTimeOf, recordEngineCall } from '../engine-probe.js';
+import { chunks, type PassageDocument } from './documents.js';
 import { MAX_TOTAL_HITS, passageIndexSettings, sameSetting } from './settings.js';
 
 export interface MeilisearchOptions {
@@ -40,12 +41,14 @@ export class MeilisearchConnection {
 
   /** Waits for a task within task_timeout_ms; a failed or timed-out task is index_unavailable. */
   async wait(enqueued: EnqueuedTaskPromise, what: string): Promise<Task> {
+    this.recent.clear(); // a write: passages remembered from searches may be out of date
     let task: Task;
     try {
       task = await enqueued.waitTask({ timeout: this.options.taskTimeoutMs, interval: 25 });
     } catch (err) {
       throw asIndexError(err, what);
     }
+    this.recent.clear(); // and once it is done (a search may have remembered some while it ran)
     if (task.status !== 'succeeded') {
       throw new NotaryError('index_unavailable', `Meilisearch ${what} task ${task.uid} ${task.status}: ${task.error?.message ?? 'no reason given'}`);
     }
@@ -53,11 +56,15 @@ export class MeilisearchConnection {
   }
 
   async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const started = engineProbeOn() ? performance.now() : 0;
+    let result: T;
     try {
-      return await fn();
+      result = await fn();
     } catch (err) {
       throw asIndexError(err, what);
     }
+    if (started > 0) recordEngineCall({ what, startedAt: started, roundTripMs: performance.now() - started, engineMs: processingTimeOf(result) });
+    return result;
   }
 
   /**
@@ -121,6 +128,28 @@ export class MeilisearchConnection {
   }
 
   private readonly embedders = new Map<string, Promise<string[]>>();
+
+  /**
+   * Passages a vector search of this process has just returned whole, by index and id, for a few seconds: the
+   * pipeline asks for the ones new to its pool right after (SearchIndex.get), which then needs no request of its
+   * own. Writes through this connection forget them; another process's writes show after RECENT_MS at most.
+   */
+  private readonly recent = new Map<string, { doc: PassageDocument; at: number }>();
+
+  remember(uid: string, docs: readonly PassageDocument[]): void {
+    if (this.recent.size + docs.length > RECENT_MAX) this.recent.clear();
+    const at = Date.now();
+    for (const doc of docs) if (doc.url !== undefined) this.recent.set(`${uid}\u0000${doc.id}`, { doc, at });
+  }
+
+  recalled(uid: string, id: number): PassageDocument | undefined {
+    const entry = this.recent.get(`${uid}\u0000${id}`);
+    return entry && Date.now() - entry.at <= RECENT_MS ? entry.doc : undefined;
+  }
+
+  forgetRecent(): void {
+    this.recent.clear();
+  }
 
   /** Names of the index's embedders (cached; `fresh` reads them again, e.g. after another process added one). */
   embedderNames(uid: string = this.options.index, fresh = false): Promise<string[]> {
@@ -191,6 +220,10 @@ export class MeilisearchConnection {
     }
   }
 }
+
+/** How long a passage returned by a vector search is taken as current by get(), and how many are kept. */
+const RECENT_MS = 5_000;
+const RECENT_MAX = 20_000;
 
 /** A stable UUID (v4 layout) derived from a name, for Meilisearch key uids. */
 function uuidFrom(name: string): string {

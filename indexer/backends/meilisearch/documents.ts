@@ -36,6 +36,8 @@ export interface PassageDocument extends FactFields {
   text?: string;
   /** `<model>|<dimensions>` of the vector this document holds, absent without one. */
   vector_model?: string | null;
+  /** Euclidean norm of that vector (so a search need not send vectors back to score them exactly). */
+  vector_norm?: number | null;
   _vectors?: Record<string, unknown>;
   _rankingScore?: number;
 }

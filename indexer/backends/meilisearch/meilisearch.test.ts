@@ -7,6 +7,7 @@ import { meilisearchAvailable, startMeilisearch, type TestMeilisearch } from '..
 import { vectorHarness } from '../../../testkit/vector-harness.js';
 import { searchIndexContract } from '../../search-index.contract.js';
 import { vectorIndexContract } from '../../vector-index.contract.js';
+import { startEngineProbe, stopEngineProbe } from '../engine-probe.js';
 import { MeilisearchConnection } from './connection.js';
 import { MeilisearchSearchIndex } from './search-index.js';
 import { passageIndexSettings } from './settings.js';
@@ -110,6 +111,115 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect((await index.searchPages('checkpoint', { limit: 5, filter: { languages: ['fr'] } })).map((h) => h.pageId)).toEqual([4]);
     const uids = (await connection.client.getIndexes({ limit: 1000 })).results.map((i) => i.uid);
     expect(uids.filter((uid) => uid.endsWith('__rebuild'))).toEqual([]);
+  });
+
+  it('records each request of a search and the engine own time when the engine probe is on (bench rows)', async () => {
+    const index = await MeilisearchSearchIndex.open(connect());
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims storage' }]);
+    const probe = startEngineProbe();
+    try {
+      await index.search('vacuum storage', { limit: 5 });
+    } finally {
+      stopEngineProbe();
+    }
+    const searches = probe.calls.filter((c) => c.engineMs !== null);
+    expect(searches.length).toBeGreaterThan(0);
+    for (const c of probe.calls) expect(c.roundTripMs).toBeGreaterThanOrEqual(c.engineMs ?? 0);
+    expect(probe.since(0)).toMatchObject({ calls: probe.calls.length });
+    const recorded = probe.calls.length;
+    await index.search('vacuum', { limit: 5 });
+    expect(probe.calls.length).toBe(recorded); // off again: nothing more recorded
+  });
+
+  it('one request under the frequency strategy; words are counted only when the all-words query finds nothing (a missing word, or one that has left the index)', async () => {
+    const uid = `words_${process.pid}_${counter++}`;
+    const reader = await MeilisearchSearchIndex.open(connect(uid));
+    const writer = await MeilisearchSearchIndex.open(connect(uid));
+    await writer.upsert([
+      { id: 1, pageId: 1, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims space' },
+      { id: 2, pageId: 2, url: 'http://a.test/2', title: 'Disks', headingPath: '', text: 'storage on disks' },
+    ]);
+    expect((await reader.search('vacuum storage', { limit: 5 })).map((h) => h.id).sort()).toEqual([1, 2]);
+    // Another process deletes the only passage with "vacuum": the reader's count of it is stale.
+    await writer.delete([1]);
+    const probe = startEngineProbe();
+    try {
+      expect((await reader.search('vacuum storage', { limit: 5 })).map((h) => h.id)).toEqual([2]);
+    } finally {
+      stopEngineProbe();
+    }
+    // Counted again, then searched again: the second search holds "storage" alone.
+    expect(probe.calls.map((c) => c.what)).toEqual(['search', 'counting query words', 'search']);
+    const probe2 = startEngineProbe();
+    try {
+      expect((await reader.search('storage disks', { limit: 5 })).map((h) => h.id)).toEqual([2]);
+    } finally {
+      stopEngineProbe();
+    }
+    // A new word is not counted first: the all-words query finding documents shows both words are held.
+    expect(probe2.calls.map((c) => c.what)).toEqual(['search']);
+    expect((await reader.search('storage nosuchword', { limit: 5 })).map((h) => h.id)).toEqual([2]);
+    expect((await reader.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([]);
+  });
+
+  it('keeps each vector norm beside it and scores vector hits from the engine similarity, exactly for any length', async () => {
+    const uid = `norms_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open(connect(uid), storage, options));
+    try {
+      const index = await harness.openIndex({ model: 'm', dimensions: 4 });
+      const { page, passageIds } = await harness.addPage(2);
+      const [a, b] = passageIds as [number, number];
+      await index.upsert([
+        { id: a, pageId: page.id, vector: Float32Array.from([2, 0, 0, 0]) },
+        { id: b, pageId: page.id, vector: Float32Array.from([0.6, 0.8, 0, 0]) },
+      ]);
+      const connection = connect(uid);
+      const stored = await connection.client.index(uid).getDocument(a, { fields: ['vector_norm'] });
+      expect(stored['vector_norm']).toBeCloseTo(2, 6);
+      const query = Float32Array.from([1.5, 0, 0, 0]);
+      const expectScores = async () => {
+        const hits = await index.search(query, { limit: 2 });
+        expect(hits.map((h) => h.id)).toEqual([a, b]);
+        expect(hits[0]!.score).toBeCloseTo(3, 5);
+        expect(hits[1]!.score).toBeCloseTo(0.9, 5);
+      };
+      await expectScores();
+      // A vector written before norms were kept is read back and scored from itself.
+      await connection.wait(connection.client.index(uid).updateDocuments([{ id: a, vector_norm: null }]), 'clearing a norm');
+      await expectScores();
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('takes the passages a vector search has just returned whole: get() of them sends no request; a write forgets them', async () => {
+    const uid = `recent_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    let connection: MeilisearchConnection | undefined;
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open((connection = connect(uid)), storage, options));
+    try {
+      const vectors = await harness.openIndex({ model: 'm', dimensions: 4 });
+      const text = await MeilisearchSearchIndex.open(connection!);
+      const { page, passageIds } = await harness.addPage(1);
+      const id = passageIds[0]!;
+      await text.upsert([{ id, pageId: page.id, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum reclaims storage' }]);
+      await vectors.upsert([{ id, pageId: page.id, vector: Float32Array.from([1, 0, 0, 0]) }]);
+      expect((await vectors.search(Float32Array.from([1, 0, 0, 0]), { limit: 1 })).map((h) => h.id)).toEqual([id]);
+      const probe = startEngineProbe();
+      try {
+        expect((await text.get([id])).map((d) => d.text)).toEqual(['vacuum reclaims storage']);
+        expect(probe.calls).toEqual([]);
+        await text.upsert([{ id, pageId: page.id, url: 'http://a.test/1', title: 'Vacuum', headingPath: '', text: 'vacuum rewritten' }]);
+        const writes = probe.calls.length;
+        expect((await text.get([id])).map((d) => d.text)).toEqual(['vacuum rewritten']);
+        expect(probe.calls.length).toBe(writes + 1);
+      } finally {
+        stopEngineProbe();
+      }
+    } finally {
+      await harness.close();
+    }
   });
 
   it('fails with index_unavailable when the server is unreachable', async () => {

@@ -5,6 +5,7 @@ import { selectPerPage } from '../../page-cap.js';
 import { queryStems } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
 import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
+import { WordFrequencies } from './query-words.js';
 import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
 
 /** Meilisearch considers only the first 10 words of a query. */
@@ -22,6 +23,9 @@ export class MeilisearchSearchIndex implements SearchIndex {
     private readonly connection: MeilisearchConnection,
     private readonly uid: string = connection.options.index,
   ) {}
+
+  /** Document counts of query stems, by index (query-words.ts). */
+  private readonly words = new WordFrequencies();
 
   /** Connects and applies the settings of the passage and page indexes (when the key allows it). */
   static async open(connection: MeilisearchConnection): Promise<MeilisearchSearchIndex> {
@@ -43,6 +47,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     for (const chunk of chunks(docs, this.connection.options.batchSize)) {
       await this.connection.wait(this.connection.client.index(this.pagesUid).addDocuments(chunk), 'adding pages');
     }
+    this.words.clear();
   }
 
   async deletePages(pageIds: readonly number[]): Promise<void> {
@@ -73,6 +78,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
       const existing = await this.existing(chunk.map((d) => d.id));
       await this.connection.updateDocuments(this.uid, chunk, (id) => !existing.has(id), 'adding documents');
     }
+    this.words.clear();
   }
 
   private async existing(ids: readonly number[]): Promise<Set<number>> {
@@ -83,6 +89,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
   async delete(ids: readonly number[]): Promise<void> {
     const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
     for (const chunk of chunks(unique, ID_CHUNK)) await this.connection.wait(this.index.deleteDocuments(chunk), 'deleting documents');
+    this.words.clear();
   }
 
   async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
@@ -102,11 +109,12 @@ export class MeilisearchSearchIndex implements SearchIndex {
   }
 
   /**
-   * Documents holding any of the query's words (OR), best first. Meilisearch's matching strategies drop query words
-   * in a fixed order ("last": from the end, "frequency": the most frequent first), so a document holding only words
-   * dropped early is never matched. One federated request asks each rotation of the words under "last" (every word
-   * leads once); a document's score is its best ranking score over the rotations, so holding more of the words
-   * (next to each other, in the title) still ranks higher.
+   * Documents holding any of the query's words (OR), best first, in one federated request: the stems under
+   * Meilisearch's "frequency" matching strategy (every word, then the most frequent dropped first, down to the
+   * rarest alone: query-words.ts), beside each stem alone at weight 1/n, which brings the documents holding only more
+   * frequent words at the level of the rarest word alone. A document's score is its best weighted ranking score
+   * (more of the words, the rarer ones, next to each other, in the title: higher). When the all-words query finds
+   * nothing and a stem may be missing from the index, the stems are counted and the search is sent again without it.
    */
   private async orSearch(
     uid: string,
@@ -115,23 +123,51 @@ export class MeilisearchSearchIndex implements SearchIndex {
     filter: string | undefined,
     fields: readonly string[],
   ): Promise<Array<PassageDocument & { score: number }>> {
-    const common = { matchingStrategy: 'last' as const, showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
-    if (stems.length === 1) {
-      const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(stems[0]!, { ...common, limit: k }));
-      return response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 }));
+    const common = { showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
+    let words = this.words.candidates(uid, stems);
+    for (let counted = false; ; counted = true) {
+      if (words.length === 0) return [];
+      const { hits, fromAllWords } = await this.federated(uid, words, k, common);
+      if (fromAllWords) this.words.sawAll(uid, words);
+      // Nothing from the all-words query: fine under a filter when every word is known to be held; otherwise a word
+      // may be missing (or have left the index since it was seen), which matches nothing under "frequency".
+      if (fromAllWords || counted || (filter !== undefined && this.words.allHeld(uid, words))) return hits;
+      words = await this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
     }
-    const queries = stems.map((_, i) => ({ indexUid: uid, q: [...stems.slice(i), ...stems.slice(0, i)].join(' '), ...common, federationOptions: { weight: 1 } }));
+  }
+
+  private async federated(
+    uid: string,
+    words: readonly string[],
+    k: number,
+    common: { showRankingScore: boolean; attributesToRetrieve: string[]; filter?: string },
+  ): Promise<{ hits: Array<PassageDocument & { score: number }>; fromAllWords: boolean }> {
+    if (words.length === 1) {
+      const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(words[0]!, { ...common, limit: k }));
+      return { hits: response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 })), fromAllWords: response.hits.length > 0 };
+    }
+    const queries = [
+      { indexUid: uid, q: words.join(' '), matchingStrategy: 'frequency' as const, ...common, federationOptions: { weight: 1 } },
+      ...words.map((q) => ({ indexUid: uid, q, ...common, federationOptions: { weight: 1 / words.length } })),
+    ];
     const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
-    return response.hits.map((h) => {
-      const federation = (h as { _federation?: { weightedRankingScore?: number } })._federation;
+    let fromAllWords = false;
+    const hits = response.hits.map((h) => {
+      const federation = (h as { _federation?: { weightedRankingScore?: number; queriesPosition?: number } })._federation;
+      if (federation?.queriesPosition === 0) fromAllWords = true;
       return { ...h, score: federation?.weightedRankingScore ?? h._rankingScore ?? 0 };
     });
+    return { hits, fromAllWords };
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
     const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
     const found = new Map<number, IndexDoc>();
-    for (const chunk of chunks(wanted, ID_CHUNK)) {
+    for (const id of wanted) {
+      const recalled = this.connection.recalled(this.uid, id);
+      if (recalled) found.set(id, toIndexDoc(recalled));
+    }
+    for (const chunk of chunks(wanted.filter((id) => !found.has(id)), ID_CHUNK)) {
       const { results } = await this.connection.call('reading documents', () =>
         this.index.getDocuments({ filter: `${idsFilter(chunk)} AND url EXISTS`, fields: [...DOC_FIELDS], limit: chunk.length }),
       );
@@ -179,7 +215,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
       const carried = new Map<number, PassageDocument>();
       for (const chunk of chunks(ids, ID_CHUNK)) {
         const { results } = await this.connection.call('reading vectors', () =>
-          this.index.getDocuments({ filter: `${idsFilter(chunk)} AND vector_model EXISTS`, fields: ['id', 'vector_model'], retrieveVectors: true, limit: chunk.length }),
+          this.index.getDocuments({ filter: `${idsFilter(chunk)} AND vector_model EXISTS`, fields: ['id', 'vector_model', 'vector_norm'], retrieveVectors: true, limit: chunk.length }),
         );
         for (const r of results) carried.set(Number(r.id), r);
       }
@@ -187,6 +223,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
         const old = carried.get(doc.id);
         if (old?.vector_model && old._vectors) {
           doc.vector_model = old.vector_model;
+          if (typeof old.vector_norm === 'number') doc.vector_norm = old.vector_norm;
           doc._vectors = Object.fromEntries(
             Object.entries(old._vectors).flatMap(([name, v]) => {
               const embeddings = (v as { embeddings?: number[][] }).embeddings;
@@ -216,6 +253,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     await this.connection.wait(client.swapIndexes(swaps), 'swapping the rebuilt index in');
     await this.connection.wait(client.deleteIndex(staging), 'deleting the replaced index');
     if (pages) await this.connection.wait(client.deleteIndex(pagesStaging), 'deleting the replaced page index');
+    this.words.clear();
     return written;
   }
 

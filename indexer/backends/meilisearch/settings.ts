@@ -14,7 +14,7 @@ export const MAX_TOTAL_HITS = 10_000;
 export function passageIndexSettings(): Settings {
   return {
     searchableAttributes: ['s_title', 's_headings', 's_text'],
-    displayedAttributes: [...DOC_FIELDS, 'vector_model'],
+    displayedAttributes: [...DOC_FIELDS, 'vector_model', 'vector_norm'],
     filterableAttributes: ['id', 'pageId', 'url', 'vector_model', ...FACT_FILTERS],
     sortableAttributes: [],
     rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness'],

@@ -5,7 +5,7 @@ import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSea
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, existingPassageIds, missingPassages, widenedSearch } from '../shared.js';
 import type { MeilisearchConnection } from './connection.js';
-import { chunks, domainAndDateFilter, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
+import { chunks, DOC_FIELDS, domainAndDateFilter, filterString, ID_CHUNK, idsFilter, type PassageDocument } from './documents.js';
 import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { MAX_TOTAL_HITS } from './settings.js';
 
@@ -71,6 +71,7 @@ export class MeilisearchVectorIndex implements VectorIndex {
       pageId: item.pageId,
       ...domainAndDateFields(item),
       vector_model: this.tag,
+      vector_norm: Math.sqrt(dot(item.vector, item.vector)),
       _vectors: { [this.embedder]: Array.from(item.vector) },
     }));
     for (const chunk of chunks(docs, this.connection.options.batchSize)) await this.connection.updateDocuments(this.connection.options.index, chunk, () => true, 'adding vectors');
@@ -87,7 +88,7 @@ export class MeilisearchVectorIndex implements VectorIndex {
         this.index.getDocuments({ filter: `${idsFilter(chunk)} AND vector_model EXISTS`, fields: ['id'], limit: chunk.length }),
       );
       if (results.length === 0) continue;
-      const cleared = results.map((r) => ({ id: Number(r.id), vector_model: null, _vectors: Object.fromEntries(embedders.map((name) => [name, null])) }));
+      const cleared = results.map((r) => ({ id: Number(r.id), vector_model: null, vector_norm: null, _vectors: Object.fromEntries(embedders.map((name) => [name, null])) }));
       await this.connection.wait(this.index.updateDocuments(cleared), 'removing vectors');
     }
   }
@@ -118,6 +119,7 @@ export class MeilisearchVectorIndex implements VectorIndex {
     const { limit, perPage } = vectorSearchBounds(options);
     if (limit <= 0 || (options.pageIds && options.pageIds.length === 0)) return [];
     const asked = Array.from(query);
+    const queryNorm = Math.sqrt(dot(query, query));
     return widenedSearch(limit, perPage, MAX_TOTAL_HITS, async (k) => {
       const response = await this.connection.call('vector search', () =>
         this.index.search('', {
@@ -129,14 +131,27 @@ export class MeilisearchVectorIndex implements VectorIndex {
             ...domainAndDateFilter(options.filter),
           ].join(' AND '),
           limit: k,
-          retrieveVectors: true,
-          attributesToRetrieve: ['id', 'pageId'],
+          showRankingScore: true,
+          attributesToRetrieve: [...DOC_FIELDS, 'vector_norm'],
         }),
       );
+      // The engine's similarity is (1 + cosine) / 2 (f32); with the norms of both vectors it is their dot product,
+      // without sending the vectors back. Vectors written before their norm was kept are read and scored here.
+      this.connection.remember(this.connection.options.index, response.hits);
       const candidates: VectorHit[] = [];
+      const unnormed: Array<{ id: number; pageId: number }> = [];
       for (const h of response.hits) {
-        const v = this.vectorOf(h);
-        if (v) candidates.push({ id: Number(h.id), pageId: Number(h.pageId), score: dot(v, query) });
+        const norm = h.vector_norm;
+        if (typeof norm === 'number' && typeof h._rankingScore === 'number') {
+          candidates.push({ id: Number(h.id), pageId: Number(h.pageId), score: (2 * h._rankingScore - 1) * norm * queryNorm });
+        } else unnormed.push({ id: Number(h.id), pageId: Number(h.pageId) });
+      }
+      if (unnormed.length > 0) {
+        const stored = await this.vectors(unnormed.map((h) => h.id));
+        for (const h of unnormed) {
+          const v = stored.get(h.id);
+          if (v) candidates.push({ ...h, score: dot(v, query) });
+        }
       }
       // Passages removed from storage behind the index's back (the SQL backends' cascade) are dropped here.
       const alive = await existingPassageIds(this.storage, candidates.map((c) => c.id));
