@@ -86,7 +86,7 @@ describe('PostgresSearchIndex', () => {
     expect((await bm25.searchPages('vacuum freeze', { limit: 3 }))[0]?.pageId).toBe(2);
   });
 
-  it('keeps document frequencies and token counts equal to a recount through upserts, deletes and a rebuild', async () => {
+  it('keeps document frequencies, token counts and postings equal to a recount through upserts, deletes and a rebuild', async () => {
     const table = `fts_stats_${counter++}`;
     const words = ['wal', 'vacuum', 'index', 'checkpoint', 'replica', 'lock', 'tuple', 'autovacuum'];
     const doc = (id: number, seed: number) => ({
@@ -101,12 +101,16 @@ describe('PostgresSearchIndex', () => {
     const recount = async () => {
       const terms = await sql<{ term: string; df: number }>`select lexeme as term, count(*)::int as df from ${sql.raw(table)}, unnest(tsv) group by lexeme order by lexeme`.execute(shared.db);
       const totals = await sql<{ docs: number; tokens: number }>`select count(*)::int as docs, coalesce(sum(length(tsv)), 0)::int as tokens from ${sql.raw(table)}`.execute(shared.db);
-      return { terms: terms.rows, ...totals.rows[0] };
+      const postings = await sql`select u.lexeme as term, id::int as doc, cardinality(array_positions(u.weights, 'A')) as a,
+        cardinality(array_positions(u.weights, 'B')) as b, cardinality(array_positions(u.weights, 'C')) as c, length(tsv) as len
+        from ${sql.raw(table)}, unnest(tsv) u order by 1, 2`.execute(shared.db);
+      return { terms: terms.rows, ...totals.rows[0], postings: postings.rows };
     };
     const kept = async () => {
       const terms = await sql<{ term: string; df: number }>`select term, df from ${sql.raw(`${table}_terms`)} order by term`.execute(shared.db);
       const totals = await sql<{ docs: number; tokens: number }>`select docs::int, tokens::int from ${sql.raw(`${table}_stats`)}`.execute(shared.db);
-      return { terms: terms.rows, ...totals.rows[0] };
+      const postings = await sql`select term, doc::int as doc, a, b, c, len from ${sql.raw(`${table}_postings`)} where d = 0 order by 1, 2`.execute(shared.db);
+      return { terms: terms.rows, ...totals.rows[0], postings: postings.rows };
     };
     await index.upsert(Array.from({ length: 30 }, (_, i) => doc(i, i)));
     await index.upsert(Array.from({ length: 20 }, (_, i) => doc(i * 2, i + 7))); // 15 replaced, 5 new
@@ -119,9 +123,49 @@ describe('PostgresSearchIndex', () => {
     expect(await kept()).toEqual(await recount());
     expect((await kept()).docs).toBe(12);
     // A table indexed before the statistics existed is counted once when opened.
-    await sql`drop table ${sql.raw(`${table}_terms`)}, ${sql.raw(`${table}_stats`)}`.execute(shared.db);
+    await sql`drop table ${sql.raw(`${table}_terms`)}, ${sql.raw(`${table}_stats`)}, ${sql.raw(`${table}_postings`)}`.execute(shared.db);
     await PostgresSearchIndex.open(shared, { table });
     expect(await kept()).toEqual(await recount());
+    expect((await kept()).postings.length).toBeGreaterThan(12);
+  });
+
+  it('migrates a table made before the postings: opened again, it ranks as a freshly built one does', async () => {
+    const docs = Array.from({ length: 40 }, (_, i) => ({
+      id: i + 1,
+      pageId: (i % 7) + 1,
+      url: `http://a.test/${i % 7}`,
+      title: ['Vacuum', 'WAL', 'Checkpoints', 'Replication'][i % 4]!,
+      headingPath: i % 3 === 0 ? 'Tuning' : '',
+      text: `${'vacuum '.repeat(i % 5)}wal segments ${'checkpoint '.repeat(i % 3)}replica lag ${i}`,
+    }));
+    const pages = [1, 2, 3, 4, 5, 6, 7].map((p) => ({ pageId: p, url: `http://a.test/${p - 1}`, title: `Page ${p}`, headings: 'Tuning', text: docs.filter((d) => d.pageId === p).map((d) => d.text).join(' ') }));
+    const fresh = await PostgresSearchIndex.open(shared, { table: `fts_fresh_${counter++}` });
+    await fresh.upsert(docs);
+    await fresh.upsertPages(pages);
+    // The old schema: the same tables and statistics, filled by the old triggers, and no postings.
+    const table = `fts_old_${counter++}`;
+    const old = await PostgresSearchIndex.open(shared, { table });
+    for (const t of [table, `${table}_pages`]) {
+      await sql`drop table ${sql.raw(`${t}_postings`)}`.execute(shared.db);
+      for (const event of ['insert', 'update', 'delete']) {
+        await sql`create or replace function ${sql.raw(`${t}_stats_${event}`)}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(shared.db);
+      }
+    }
+    await old.upsert(docs);
+    await old.upsertPages(pages);
+    await sql`delete from ${sql.raw(`${table}_stats`)}`.execute(shared.db); // counted again when opened, as before
+    await sql`delete from ${sql.raw(`${table}_pages_stats`)}`.execute(shared.db);
+    const migrated = await PostgresSearchIndex.open(shared, { table });
+    for (const query of ['vacuum checkpoint', 'replica lag tuning', 'wal']) {
+      const want = await fresh.search(query, { limit: 10, perPageLimit: 2 });
+      expect(want.length).toBeGreaterThan(0);
+      expect(await migrated.search(query, { limit: 10, perPageLimit: 2 })).toEqual(want);
+      expect(await migrated.searchPages(query, { limit: 5 })).toEqual(await fresh.searchPages(query, { limit: 5 }));
+    }
+    // And its triggers keep the postings from then on.
+    await migrated.delete([1, 2, 3]);
+    await fresh.delete([1, 2, 3]);
+    expect(await migrated.search('vacuum', { limit: 10 })).toEqual(await fresh.search('vacuum', { limit: 10 }));
   });
 
   it('gives a table made before the host column its hosts, from the URLs, when opened', async () => {

@@ -9,7 +9,8 @@ import { pathWords } from '../url-path.js';
 import { queryTerms, toTsQuery } from './query.js';
 import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
 import { FACT_COLUMNS, FACT_UPDATES, factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
-import { ensureTermStats, identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+import { identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+import { ensureTermStats } from './term-stats.js';
 
 /**
  * The columns domain and date filters read (a migration: an older table gets them, its hosts taken from its URLs, its
@@ -107,8 +108,8 @@ export class PostgresSearchIndex implements SearchIndex {
       )`.execute(trx);
       await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
       await addHostAndDate(trx, `${this.table}_pages`);
-      await ensureTermStats(trx, this.table);
-      await ensureTermStats(trx, `${this.table}_pages`);
+      await ensureTermStats(trx, this.table, 'id');
+      await ensureTermStats(trx, `${this.table}_pages`, 'page_id');
     });
   }
 
@@ -134,21 +135,16 @@ export class PostgresSearchIndex implements SearchIndex {
     }
   }
 
-  /** The WITH list of a search (BM25's statistics) and the score of a row. */
-  private rankExpression(query: string) {
+  /** The score of a row by one of ts_rank's variants (the rankings other than bm25). */
+  private tsRankExpression() {
     const weights = sql.raw(`'{0, 0.25, 0.5, 1.0}'::float4[]`);
-    const none = sql`unused as (select 1)`;
     switch (this.ranking) {
-      case 'bm25': {
-        const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
-        return bm25(this.table, queryTerms(query).join(' '), { A: title, B: headings, C: body, D: 0 });
-      }
-      case 'ts_rank':
-        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 1)` };
       case 'ts_rank_nonorm':
-        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 0)` };
+        return sql`ts_rank(${weights}, tsv, q, 0)`;
       case 'ts_rank_cd':
-        return { ctes: none, score: sql`ts_rank_cd(${weights}, tsv, q, 1)` };
+        return sql`ts_rank_cd(${weights}, tsv, q, 1)`;
+      default:
+        return sql`ts_rank(${weights}, tsv, q, 1)`;
     }
   }
 
@@ -159,17 +155,23 @@ export class PostgresSearchIndex implements SearchIndex {
     if (tsquery === null || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
-    const rank = this.rankExpression(query);
+    const t = sql.raw(this.table);
+    // The matching rows with their scores: BM25 from the postings, or ts_rank over each match's tsvector.
+    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+    const scored =
+      this.ranking === 'bm25'
+        ? sql`with ${bm25(this.table, queryTerms(query).join(' '), { A: title, B: headings, C: body, D: 0 })}
+          select t.id, t.page_id, s.score from bm25_scored s join ${t} t on t.id = s.doc where ${filterConditions(options.filter)}`
+        : sql`select id, page_id, ${this.tsRankExpression()} as score from ${t}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+          where tsv @@ q and ${filterConditions(options.filter)}`;
+    // The best rows, at most perPage of a page, then their columns (a passage's text is read for the hits only).
     const result = await sql<HitRow>`
-      with ${rank.ctes}
-      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, score from (
-        select *, row_number() over (partition by page_id order by score desc, id) as page_rank
-        from (
-          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, ${rank.score} as score
-          from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
-          where tsv @@ q and ${filterConditions(options.filter)}
-        ) ranked
-      ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit}`.execute(this.db);
+      with matched as (${scored}),
+      top as (select id, score from (
+          select id, score, row_number() over (partition by page_id order by score desc, id) as page_rank from matched
+        ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit})
+      select t.id, t.page_id, t.url, t.title, t.heading_path, t.body, t.language, t.navigation, t.translation_key, t.published_at, top.score
+      from top join ${t} t on t.id = top.id order by top.score desc, top.id`.execute(this.db);
     return result.rows.map((r) => ({ ...toDoc(r), score: Number(r.score) }));
   }
 
@@ -210,16 +212,19 @@ export class PostgresSearchIndex implements SearchIndex {
     const top = Math.max(w.title, w.headings, w.path, w.body);
     // ts_rank's weight array is {D, C, B, A}.
     const weights = `{${[w.body, w.path, w.headings, w.title].map((x) => x / top).join(', ')}}`;
-    const rank =
+    const result =
       this.ranking === 'bm25'
-        ? bm25(`${this.table}_pages`, queryTerms(query).join(' '), { A: w.title, B: w.headings, C: w.path, D: w.body })
-        : { ctes: sql`unused as (select 1)`, score: sql`ts_rank(${weights}::float4[], tsv, q, 1)` };
-    const result = await sql<PageRow>`
-      with ${rank.ctes}
-      select page_id, url, title, language, navigation, translation_key, published_at, ${rank.score} as score
-      from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
-      where tsv @@ q and ${filterConditions(options.filter)}
-      order by score desc, page_id limit ${limit}`.execute(this.db);
+        ? await sql<PageRow>`
+          with ${bm25(`${this.table}_pages`, queryTerms(query).join(' '), { A: w.title, B: w.headings, C: w.path, D: w.body })},
+          top as (select p.page_id, s.score from bm25_scored s join ${this.pagesTable} p on p.page_id = s.doc
+            where ${filterConditions(options.filter)} order by s.score desc, p.page_id limit ${limit})
+          select p.page_id, p.url, p.title, p.language, p.navigation, p.translation_key, p.published_at, top.score
+          from top join ${this.pagesTable} p on p.page_id = top.page_id order by top.score desc, top.page_id`.execute(this.db)
+        : await sql<PageRow>`
+          select page_id, url, title, language, navigation, translation_key, published_at, ts_rank(${weights}::float4[], tsv, q, 1) as score
+          from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+          where tsv @@ q and ${filterConditions(options.filter)}
+          order by score desc, page_id limit ${limit}`.execute(this.db);
     return result.rows.map((r) => withFacts({ pageId: Number(r.page_id), url: r.url, title: r.title, score: Number(r.score) }, factsOf(r)));
   }
 
