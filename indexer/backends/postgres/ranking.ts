@@ -30,7 +30,10 @@ export interface LabelWeights {
  * the sum of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length)). The length of a row is its
  * number of distinct lexemes. The score of a row is a join of the query's terms with their postings (an index range
  * per term, no tsvector read), summed per row: `ctes` go in the query's WITH list and define `bm25_scored (doc, score)`,
- * one row per matching row of `table`.
+ * one row per matching row of `table`. The plan is pinned: the statistics are one row (`limit 1`: the planner cannot
+ * know it of a table never analysed, and took it for 1,700 rows, which made the cost estimate millions and switched on
+ * JIT compilation, 2-3 s of a Cranfield question's 2.5 s), and each term's postings are read by their own index range
+ * (`offset 0` keeps the lateral subquery from being merged into a merge join over the whole postings index).
  */
 export function bm25(table: string, words: string, weights: LabelWeights) {
   const { terms, stats, postings } = termTables(table);
@@ -38,13 +41,14 @@ export function bm25(table: string, words: string, weights: LabelWeights) {
   const num = (n: number) => sql.raw(String(n));
   const tf = sql`(p.a * ${num(weights.A)} + p.b * ${num(weights.B)} + p.c * ${num(weights.C)} + p.d * ${num(weights.D)})::float8`;
   return sql`bm25_stats as materialized (
-        select greatest(docs, 1)::float8 as n, greatest(tokens::float8 / greatest(docs, 1), 1) as avgdl from ${stats}),
+        select greatest(docs, 1)::float8 as n, greatest(tokens::float8 / greatest(docs, 1), 1) as avgdl from ${stats} limit 1),
       bm25_terms as materialized (
         select l.term, greatest(ln((st.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)), 1e-6) as idf
         from unnest(tsvector_to_array(to_tsvector(${sql.raw(`'${TS_CONFIG}'`)}, ${words}::text))) l(term) cross join bm25_stats st
         left join ${terms} d on d.term = l.term),
       bm25_scored as (
         select p.doc, sum(qt.idf * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (${num(1 - BM25_B)} + ${num(BM25_B)} * p.len / st.avgdl))) as score
-        from bm25_terms qt join ${postings} p on p.term = qt.term cross join bm25_stats st
+        from bm25_terms qt cross join bm25_stats st
+          cross join lateral (select doc, a, b, c, d, len from ${postings} where term = qt.term offset 0) p
         group by p.doc)`;
 }
