@@ -33,7 +33,9 @@ export interface LabelWeights {
  * one row per matching row of `table`. The plan is pinned: the statistics are one row (`limit 1`: the planner cannot
  * know it of a table never analysed, and took it for 1,700 rows, which made the cost estimate millions and switched on
  * JIT compilation, 2-3 s of a Cranfield question's 2.5 s), and each term's postings are read by their own index range
- * (`offset 0` keeps the lateral subquery from being merged into a merge join over the whole postings index).
+ * (`offset 0` keeps the lateral subquery from being merged into a merge join over the whole postings index). A term's
+ * part of a score is summed in units of 1e-12 as an integer, so the sum does not depend on the order the plan adds a
+ * row's terms in (in floating point it did, to the last bit: two copies of an index broke the same tie differently).
  */
 export function bm25(table: string, words: string, weights: LabelWeights) {
   const { terms, stats, postings } = termTables(table);
@@ -47,7 +49,7 @@ export function bm25(table: string, words: string, weights: LabelWeights) {
         from unnest(tsvector_to_array(to_tsvector(${sql.raw(`'${TS_CONFIG}'`)}, ${words}::text))) l(term) cross join bm25_stats st
         left join ${terms} d on d.term = l.term),
       bm25_scored as (
-        select p.doc, sum(qt.idf * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (${num(1 - BM25_B)} + ${num(BM25_B)} * p.len / st.avgdl))) as score
+        select p.doc, sum(round(1e12 * qt.idf * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (${num(1 - BM25_B)} + ${num(BM25_B)} * p.len / st.avgdl)))::int8)::float8 / 1e12 as score
         from bm25_terms qt cross join bm25_stats st
           cross join lateral (select doc, a, b, c, d, len from ${postings} where term = qt.term offset 0) p
         group by p.doc)`;
