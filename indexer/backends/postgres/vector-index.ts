@@ -150,10 +150,12 @@ export class PgVectorIndex implements VectorIndex {
       return selectPerPage(hits.sort((a, b) => b.score - a.score || a.id - b.id), limit, perPage, (hit) => hit.pageId);
     }
     const literal = vectorLiteral(query);
+    // One connection, two round trips: the scan's settings (for this session: every HNSW search sets them first), then
+    // the scan. A transaction with SET LOCAL took five (begin, two settings, the scan, commit).
     return widenedSearch(limit, perPage, 100_000, async (k) =>
-      this.db.transaction().execute(async (trx) => {
-        await sql`select set_config('hnsw.ef_search', ${String(Math.min(MAX_EF_SEARCH, Math.max(40, k)))}, true)`.execute(trx);
-        await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(trx);
+      this.db.connection().execute(async (trx) => {
+        await sql`select set_config('hnsw.ef_search', ${String(Math.min(MAX_EF_SEARCH, Math.max(40, k)))}, false),
+          set_config('hnsw.iterative_scan', 'relaxed_order', false)`.execute(trx);
         const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
           select passage_id, page_id, embedding::text as embedding from passage_embeddings
           where ${this.ofThisModel()} and ${facts}
