@@ -36,9 +36,15 @@ export interface LabelWeights {
  * (`offset 0` keeps the lateral subquery from being merged into a merge join over the whole postings index). A term's
  * part of a score is summed in units of 1e-12 as an integer, so the sum does not depend on the order the plan adds a
  * row's terms in (in floating point it did, to the last bit: two copies of an index broke the same tie differently).
+ * Each identifier of the query (lc_numeric: `phrases`, its parts space-separated) is a term of its own, as in FTS5:
+ * its rows are those the GIN index finds for the phrase, its tf the phrase's occurrences (counted from the positions
+ * of the row's tsvector, by the weight label of its first word) and its df the number of those rows.
  */
-export function bm25(table: string, words: string, weights: LabelWeights) {
+export function bm25(table: string, key: string, query: { words: string; phrases: readonly string[] }, weights: LabelWeights) {
   const { terms, stats, postings } = termTables(table);
+  const t = sql.raw(table);
+  const k = sql.raw(key);
+  const cfg = sql.raw(`'${TS_CONFIG}'`);
   const k1 = sql.raw(String(BM25_K1));
   const num = (n: number) => sql.raw(String(n));
   const tf = sql`(p.a * ${num(weights.A)} + p.b * ${num(weights.B)} + p.c * ${num(weights.C)} + p.d * ${num(weights.D)})::float8`;
@@ -46,11 +52,36 @@ export function bm25(table: string, words: string, weights: LabelWeights) {
         select greatest(docs, 1)::float8 as n, greatest(tokens::float8 / greatest(docs, 1), 1) as avgdl from ${stats} limit 1),
       bm25_terms as materialized (
         select l.term, greatest(ln((st.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)), 1e-6) as idf
-        from unnest(tsvector_to_array(to_tsvector(${sql.raw(`'${TS_CONFIG}'`)}, ${words}::text))) l(term) cross join bm25_stats st
+        from unnest(tsvector_to_array(to_tsvector(${cfg}, ${query.words}::text))) l(term) cross join bm25_stats st
         left join ${terms} d on d.term = l.term),
-      bm25_scored as (
-        select p.doc, sum(round(1e12 * qt.idf * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (${num(1 - BM25_B)} + ${num(BM25_B)} * p.len / st.avgdl)))::int8)::float8 / 1e12 as score
-        from bm25_terms qt cross join bm25_stats st
+      bm25_phrases as materialized (
+        select ph.n, phraseto_tsquery(${cfg}, ph.text) as q, v.lexemes, v.offsets
+        from unnest(${[...query.phrases]}::text[]) with ordinality ph(text, n)
+        cross join lateral (select array_agg(u.lexeme order by pos) as lexemes, array_agg(pos order by pos) as offsets
+          from unnest(to_tsvector(${cfg}, ph.text)) u cross join lateral unnest(u.positions) pos) v
+        where cardinality(v.lexemes) > 1),
+      bm25_phrase_rows as materialized (
+        select ph.n, r.doc, c.a, c.b, c.c, c.d, r.len
+        from bm25_phrases ph
+        cross join lateral (select ${k} as doc, tsv, length(tsv) as len from ${t} where tsv @@ ph.q offset 0) r
+        cross join lateral (
+          select count(*) filter (where s.w = 'A') as a, count(*) filter (where s.w = 'B') as b,
+            count(*) filter (where s.w = 'C') as c, count(*) filter (where s.w = 'D') as d
+          from unnest(r.tsv) u cross join lateral unnest(u.positions, u.weights) s(pos, w)
+          where u.lexeme = ph.lexemes[1] and not exists (
+            select 1 from generate_subscripts(ph.lexemes, 1) i where i > 1 and not exists (
+              select 1 from unnest(r.tsv) x cross join lateral unnest(x.positions) xp
+              where x.lexeme = ph.lexemes[i] and xp = s.pos + ph.offsets[i] - ph.offsets[1]))) c
+        where c.a + c.b + c.c + c.d > 0),
+      bm25_parts as (
+        select p.doc, qt.idf, p.a, p.b, p.c, p.d, p.len from bm25_terms qt
           cross join lateral (select doc, a, b, c, d, len from ${postings} where term = qt.term offset 0) p
+        union all
+        select p.doc, greatest(ln((st.n - df.rows + 0.5) / (df.rows + 0.5)), 1e-6), p.a, p.b, p.c, p.d, p.len
+        from bm25_phrase_rows p cross join bm25_stats st
+          join (select n, count(*)::float8 as rows from bm25_phrase_rows group by n) df on df.n = p.n),
+      bm25_scored as (
+        select p.doc, sum(round(1e12 * p.idf * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (${num(1 - BM25_B)} + ${num(BM25_B)} * p.len / st.avgdl)))::int8)::float8 / 1e12 as score
+        from bm25_parts p cross join bm25_stats st
         group by p.doc)`;
 }

@@ -6,7 +6,7 @@ import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, P
 import { withFacts } from '../../hit-facts.js';
 import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS } from '../fts5/ranking.js';
 import { pathWords } from '../url-path.js';
-import { queryTerms, toTsQuery } from './query.js';
+import { queryPhrases, queryTerms, toTsQuery } from './query.js';
 import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
 import { FACT_COLUMNS, FACT_UPDATES, factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
 import { identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
@@ -26,6 +26,11 @@ async function addHostAndDate(trx: Kysely<Database>, table: string): Promise<voi
   await sql`update ${t} set host = lower(coalesce(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/:?#]+)'), '')) where host is null`.execute(trx);
   await sql`create index if not exists ${sql.raw(identifier(`${table}_host`))} on ${t} (host)`.execute(trx);
   await sql`create index if not exists ${sql.raw(identifier(`${table}_published`))} on ${t} (published_at)`.execute(trx);
+}
+
+/** What BM25 scores of a query: its words, and its identifiers as phrases (as FTS5 does). */
+function bm25Query(query: string) {
+  return { words: queryTerms(query).join(' '), phrases: queryPhrases(query) };
 }
 
 /**
@@ -160,7 +165,7 @@ export class PostgresSearchIndex implements SearchIndex {
     const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
     const scored =
       this.ranking === 'bm25'
-        ? sql`with ${bm25(this.table, queryTerms(query).join(' '), { A: title, B: headings, C: body, D: 0 })}
+        ? sql`with ${bm25(this.table, 'id', bm25Query(query), { A: title, B: headings, C: body, D: 0 })}
           select t.id, t.page_id, s.score from bm25_scored s join ${t} t on t.id = s.doc where ${filterConditions(options.filter)}`
         : sql`select id, page_id, ${this.tsRankExpression()} as score from ${t}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
           where tsv @@ q and ${filterConditions(options.filter)}`;
@@ -215,7 +220,7 @@ export class PostgresSearchIndex implements SearchIndex {
     const result =
       this.ranking === 'bm25'
         ? await sql<PageRow>`
-          with ${bm25(`${this.table}_pages`, queryTerms(query).join(' '), { A: w.title, B: w.headings, C: w.path, D: w.body })},
+          with ${bm25(`${this.table}_pages`, 'page_id', bm25Query(query), { A: w.title, B: w.headings, C: w.path, D: w.body })},
           top as (select p.page_id, s.score from bm25_scored s join ${this.pagesTable} p on p.page_id = s.doc
             where ${filterConditions(options.filter)} order by s.score desc, p.page_id limit ${limit})
           select p.page_id, p.url, p.title, p.language, p.navigation, p.translation_key, p.published_at, top.score
