@@ -140,6 +140,28 @@ describe('PostgresSearchIndex', () => {
     expect((await kept()).postings.length).toBeGreaterThan(12);
   });
 
+  it('scores a search within some pages as the whole-index search does (the same statistics, the same scores)', async () => {
+    const index = await PostgresSearchIndex.open(shared, { table: `fts_within_${counter++}` });
+    const words = ['vacuum', 'wal', 'checkpoint', 'replica', 'lc_numeric', 'lag', 'tuning'];
+    await index.upsert(
+      Array.from({ length: 60 }, (_, i) => ({
+        id: i + 1,
+        pageId: (i % 12) + 1,
+        url: `http://a.test/${i % 12}`,
+        title: words[i % words.length]!,
+        headingPath: words[(i * 3) % words.length]!,
+        text: Array.from({ length: 2 + (i % 5) }, (_, j) => words[(i + j * j) % words.length]).join(' '),
+      })),
+    );
+    const pageIds = [2, 5, 7];
+    for (const query of ['vacuum lag', 'lc_numeric tuning', 'checkpoint replica wal']) {
+      const all = await index.search(query, { limit: 100, perPageLimit: 100 });
+      const within = await index.search(query, { limit: 100, perPageLimit: 100, filter: { pageIds } });
+      expect(within.length).toBeGreaterThan(0);
+      expect(within).toEqual(all.filter((h) => pageIds.includes(h.pageId)));
+    }
+  });
+
   it('migrates a table made before the postings: opened again, it ranks as a freshly built one does', async () => {
     const docs = Array.from({ length: 40 }, (_, i) => ({
       id: i + 1,

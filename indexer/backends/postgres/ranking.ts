@@ -38,9 +38,17 @@ export interface LabelWeights {
  * row's terms in (in floating point it did, to the last bit: two copies of an index broke the same tie differently).
  * Each identifier of the query (lc_numeric: `phrases`, its parts space-separated) is a term of its own, as in FTS5:
  * its rows are those the GIN index finds for the phrase, its tf the phrase's occurrences (counted from the positions
- * of the row's tsvector, by the weight label of its first word) and its df the number of those rows.
+ * of the row's tsvector, by the weight label of its first word) and its df the number of those rows. With `only`
+ * (a search within some pages: the pipeline's page passes and highlights) the terms' postings are looked up row by row
+ * for those pages' rows instead of read whole (the statistics stay the whole index's).
  */
-export function bm25(table: string, key: string, query: { words: string; phrases: readonly string[] }, weights: LabelWeights) {
+export function bm25(
+  table: string,
+  key: string,
+  query: { words: string; phrases: readonly string[] },
+  weights: LabelWeights,
+  only?: { pageIds: readonly number[] },
+) {
   const { terms, stats, postings } = termTables(table);
   const t = sql.raw(table);
   const k = sql.raw(key);
@@ -75,7 +83,12 @@ export function bm25(table: string, key: string, query: { words: string; phrases
         where c.a + c.b + c.c + c.d > 0),
       bm25_parts as (
         select p.doc, qt.idf, p.a, p.b, p.c, p.d, p.len from bm25_terms qt
-          cross join lateral (select doc, a, b, c, d, len from ${postings} where term = qt.term offset 0) p
+          ${
+            only
+              ? sql`cross join (select ${k} as doc from ${t} where page_id = any(${only.pageIds.filter((id) => Number.isSafeInteger(id))}::bigint[])) r
+          cross join lateral (select doc, a, b, c, d, len from ${postings} where term = qt.term and doc = r.doc offset 0) p`
+              : sql`cross join lateral (select doc, a, b, c, d, len from ${postings} where term = qt.term offset 0) p`
+          }
         union all
         select p.doc, greatest(ln((st.n - df.rows + 0.5) / (df.rows + 0.5)), 1e-6), p.a, p.b, p.c, p.d, p.len
         from bm25_phrase_rows p cross join bm25_stats st

@@ -165,7 +165,7 @@ export class PostgresSearchIndex implements SearchIndex {
     const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
     const scored =
       this.ranking === 'bm25'
-        ? sql`with ${bm25(this.table, 'id', bm25Query(query), { A: title, B: headings, C: body, D: 0 })}
+        ? sql`with ${bm25(this.table, 'id', bm25Query(query), { A: title, B: headings, C: body, D: 0 }, options.filter?.pageIds ? { pageIds: options.filter.pageIds } : undefined)}
           select t.id, t.page_id, s.score from bm25_scored s join ${t} t on t.id = s.doc where ${filterConditions(options.filter)}`
         : sql`select id, page_id, ${this.tsRankExpression()} as score from ${t}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
           where tsv @@ q and ${filterConditions(options.filter)}`;
