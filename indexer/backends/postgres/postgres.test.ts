@@ -162,23 +162,36 @@ describe('PostgresSearchIndex', () => {
     }
   });
 
-  it('migrates a table made before the postings: opened again, it ranks as a freshly built one does', async () => {
+  it('migrates a table made before the postings and the Porter configuration: opened again, it ranks as a freshly built one does', async () => {
     const docs = Array.from({ length: 40 }, (_, i) => ({
       id: i + 1,
       pageId: (i % 7) + 1,
       url: `http://a.test/${i % 7}`,
       title: ['Vacuum', 'WAL', 'Checkpoints', 'Replication'][i % 4]!,
       headingPath: i % 3 === 0 ? 'Tuning' : '',
-      text: `${'vacuum '.repeat(i % 5)}wal segments ${'checkpoint '.repeat(i % 3)}replica lag ${i}`,
+      text: `${'vacuum '.repeat(i % 5)}wal segments ${'checkpoint '.repeat(i % 3)}replica lag ${i}${i % 4 === 1 ? ' generalization in postgresql.conf' : ''}`,
     }));
     const pages = [1, 2, 3, 4, 5, 6, 7].map((p) => ({ pageId: p, url: `http://a.test/${p - 1}`, title: `Page ${p}`, headings: 'Tuning', text: docs.filter((d) => d.pageId === p).map((d) => d.text).join(' ') }));
     const fresh = await PostgresSearchIndex.open(shared, { table: `fts_fresh_${counter++}` });
     await fresh.upsert(docs);
     await fresh.upsertPages(pages);
-    // The old schema: the same tables and statistics, filled by the old triggers, and no postings.
+    // The old schema: vectors by the old configuration (Snowball English stems, stopwords dropped, the parser's own
+    // tokens), the statistics filled by the old triggers, and no postings.
     const table = `fts_old_${counter++}`;
     const old = await PostgresSearchIndex.open(shared, { table });
-    for (const t of [table, `${table}_pages`]) {
+    const hadOldConfig = await sql<{ n: number }>`select count(*)::int as n from pg_ts_config where cfgname = 'notary_english'`.execute(shared.db);
+    if (hadOldConfig.rows[0]?.n === 0) {
+      await sql`create text search configuration notary_english (copy = english)`.execute(shared.db);
+      await sql`alter text search configuration notary_english alter mapping for hword, hword_part, word with unaccent, english_stem`.execute(shared.db);
+    }
+    const oldVector = (columns: string[]) =>
+      sql.raw(columns.map((c, i) => `setweight(to_tsvector('notary_english', ${c}), '${'ABCD'[i]}')`).join(' || '));
+    for (const [t, columns] of [
+      [table, ['title', 'heading_path', 'body']],
+      [`${table}_pages`, ['title', 'headings', 'path_words', 'body']],
+    ] as const) {
+      await sql`alter table ${sql.raw(t)} drop column tsv`.execute(shared.db);
+      await sql`alter table ${sql.raw(t)} add column tsv tsvector generated always as (${oldVector([...columns])}) stored`.execute(shared.db);
       await sql`drop table ${sql.raw(`${t}_postings`)}`.execute(shared.db);
       for (const event of ['insert', 'update', 'delete']) {
         await sql`create or replace function ${sql.raw(`${t}_stats_${event}`)}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(shared.db);
@@ -189,7 +202,7 @@ describe('PostgresSearchIndex', () => {
     await sql`delete from ${sql.raw(`${table}_stats`)}`.execute(shared.db); // counted again when opened, as before
     await sql`delete from ${sql.raw(`${table}_pages_stats`)}`.execute(shared.db);
     const migrated = await PostgresSearchIndex.open(shared, { table });
-    for (const query of ['vacuum checkpoint', 'replica lag tuning', 'wal']) {
+    for (const query of ['vacuum checkpoint', 'replica lag tuning', 'wal', 'generalization', 'postgresql.conf']) {
       const want = await fresh.search(query, { limit: 10, perPageLimit: 2 });
       expect(want.length).toBeGreaterThan(0);
       expect(await migrated.search(query, { limit: 10, perPageLimit: 2 })).toEqual(want);

@@ -4,8 +4,27 @@ import { NotaryError } from '../../../core/errors.js';
 import type { Storage } from '../../../storage/db.js';
 import type { Database } from '../../../storage/schema.js';
 
-/** The text search configuration: English stems with Latin diacritics folded first (unaccent), as FTS5 does. */
-export const TS_CONFIG = 'notary_english';
+/**
+ * The text search configuration: Porter stems of every word, stopwords kept, Latin diacritics folded first (unaccent),
+ * as FTS5's `porter unicode61 remove_diacritics 2` indexes. (Tables made with the older `notary_english`, Snowball
+ * English stems without stopwords, are analysed again when opened: search-index.ts.)
+ */
+export const TS_CONFIG = 'notary_porter';
+export const OLD_TS_CONFIGS: readonly string[] = ['notary_english'];
+
+/** Creates TS_CONFIG once per database (its own lock: every index table of the database shares it). */
+export async function ensureTextSearchConfig(db: Kysely<Database>): Promise<void> {
+  await withSchemaLock(db, `notary-schema:${TS_CONFIG}`, async (trx) => {
+    await sql`create extension if not exists unaccent`.execute(trx);
+    const exists = await sql<{ n: number }>`select count(*)::int as n from pg_ts_config where cfgname = ${TS_CONFIG}`.execute(trx);
+    if ((exists.rows[0]?.n ?? 0) > 0) return;
+    const cfg = sql.raw(TS_CONFIG);
+    await sql`create text search dictionary ${cfg} (template = snowball, language = porter)`.execute(trx);
+    await sql`create text search configuration ${cfg} (copy = english)`.execute(trx);
+    await sql`alter text search configuration ${cfg} alter mapping for asciiword, asciihword, hword_asciipart, hword, hword_part, word
+      with unaccent, ${cfg}`.execute(trx);
+  });
+}
 
 export function identifier(name: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new NotaryError('invalid_config', `"${name}" is not a plain SQL identifier`);

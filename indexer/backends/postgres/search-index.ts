@@ -9,8 +9,25 @@ import { pathWords } from '../url-path.js';
 import { queryPhrases, queryTerms, toTsQuery } from './query.js';
 import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
 import { FACT_COLUMNS, FACT_UPDATES, factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
-import { identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+import { ensureTextSearchConfig, identifier, OLD_TS_CONFIGS, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
 import { ensureTermStats } from './term-stats.js';
+
+/**
+ * A table whose tsvector was made with an older text search configuration gets it again with TS_CONFIG (a migration:
+ * the column is dropped and added with the new expression, which rewrites the table, and BM25's tables are dropped, to
+ * be counted again from the new vectors by ensureTermStats; the GIN index is made again by ensureSchema).
+ */
+async function reanalyseOlderTable(trx: Kysely<Database>, table: string, expression: ReturnType<typeof sql>): Promise<void> {
+  const column = await sql<{ expr: string }>`select pg_get_expr(d.adbin, d.adrelid) as expr from pg_attrdef d
+    join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum
+    where d.adrelid = to_regclass(${table}) and a.attname = 'tsv'`.execute(trx);
+  const expr = column.rows[0]?.expr;
+  if (expr === undefined || !OLD_TS_CONFIGS.some((old) => expr.includes(`'${old}'`))) return;
+  const t = sql.raw(table);
+  await sql`alter table ${t} drop column tsv`.execute(trx);
+  await sql`alter table ${t} add column tsv tsvector generated always as (${expression}) stored`.execute(trx);
+  for (const side of ['terms', 'stats', 'postings']) await sql`drop table if exists ${sql.raw(identifier(`${table}_${side}`))}`.execute(trx);
+}
 
 /**
  * The columns domain and date filters read (a migration: an older table gets them, its hosts taken from its URLs, its
@@ -65,13 +82,15 @@ export class PostgresSearchIndex implements SearchIndex {
   private async ensureSchema(): Promise<void> {
     const t = sql.raw(this.table);
     const cfg = sql.raw(TS_CONFIG);
+    await ensureTextSearchConfig(this.db);
     await withSchemaLock(this.db, `notary-schema:${this.table}`, async (trx) => {
-      await sql`create extension if not exists unaccent`.execute(trx);
-      const exists = await sql<{ n: number }>`select count(*)::int as n from pg_ts_config where cfgname = ${TS_CONFIG}`.execute(trx);
-      if ((exists.rows[0]?.n ?? 0) === 0) {
-        await sql`create text search configuration ${cfg} (copy = english)`.execute(trx);
-        await sql`alter text search configuration ${cfg} alter mapping for hword, hword_part, word with unaccent, english_stem`.execute(trx);
-      }
+      await reanalyseOlderTable(trx, this.table, sql`setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(heading_path, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'C')`);
+      await reanalyseOlderTable(trx, `${this.table}_pages`, sql`setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(headings, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(path_words, '[[:punct:]]+', ' ', 'g')), 'C') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'D')`);
       await sql`create table if not exists ${t} (
         id bigint primary key,
         page_id bigint not null,
@@ -80,9 +99,9 @@ export class PostgresSearchIndex implements SearchIndex {
         heading_path text not null,
         body text not null,
         tsv tsvector generated always as (
-          setweight(to_tsvector('${cfg}', title), 'A') ||
-          setweight(to_tsvector('${cfg}', heading_path), 'B') ||
-          setweight(to_tsvector('${cfg}', body), 'C')
+          setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(heading_path, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'C')
         ) stored
       )`.execute(trx);
       // The page's facts (language, navigation page, translation group) that search filters on.
@@ -105,10 +124,10 @@ export class PostgresSearchIndex implements SearchIndex {
         navigation boolean not null default false,
         translation_key text,
         tsv tsvector generated always as (
-          setweight(to_tsvector('${cfg}', title), 'A') ||
-          setweight(to_tsvector('${cfg}', headings), 'B') ||
-          setweight(to_tsvector('${cfg}', path_words), 'C') ||
-          setweight(to_tsvector('${cfg}', body), 'D')
+          setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(headings, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(path_words, '[[:punct:]]+', ' ', 'g')), 'C') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'D')
         ) stored
       )`.execute(trx);
       await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
