@@ -73,13 +73,14 @@ export function bm25(
         from bm25_phrases ph
         cross join lateral (select ${k} as doc, tsv, length(tsv) as len from ${t} where tsv @@ ph.q offset 0) r
         cross join lateral (
-          select count(*) filter (where s.w = 'A') as a, count(*) filter (where s.w = 'B') as b,
-            count(*) filter (where s.w = 'C') as c, count(*) filter (where s.w = 'D') as d
-          from unnest(r.tsv) u cross join lateral unnest(u.positions, u.weights) s(pos, w)
-          where u.lexeme = ph.lexemes[1] and not exists (
-            select 1 from generate_subscripts(ph.lexemes, 1) i where i > 1 and not exists (
-              select 1 from unnest(r.tsv) x cross join lateral unnest(x.positions) xp
-              where x.lexeme = ph.lexemes[i] and xp = s.pos + ph.offsets[i] - ph.offsets[1]))) c
+          with hits as materialized (select u.lexeme, s.pos, s.w from unnest(r.tsv) u
+            cross join lateral unnest(u.positions, u.weights) s(pos, w) where u.lexeme = any(ph.lexemes))
+          select count(*) filter (where h.w = 'A') as a, count(*) filter (where h.w = 'B') as b,
+            count(*) filter (where h.w = 'C') as c, count(*) filter (where h.w = 'D') as d
+          from hits h where h.lexeme = ph.lexemes[1] and (
+            select count(*) from generate_subscripts(ph.lexemes, 1) i join hits x
+              on x.lexeme = ph.lexemes[i] and x.pos = h.pos + ph.offsets[i] - ph.offsets[1] where i > 1
+          ) = cardinality(ph.lexemes) - 1) c
         where c.a + c.b + c.c + c.d > 0),
       bm25_parts as (
         select p.doc, qt.idf, p.a, p.b, p.c, p.d, p.len from bm25_terms qt
