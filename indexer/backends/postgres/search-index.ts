@@ -6,10 +6,28 @@ import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, P
 import { withFacts } from '../../hit-facts.js';
 import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS } from '../fts5/ranking.js';
 import { pathWords } from '../url-path.js';
-import { queryTerms, toTsQuery } from './query.js';
+import { queryPhrases, queryTerms, toTsQuery } from './query.js';
 import { bm25, DEFAULT_POSTGRES_RANKING, type PostgresRanking } from './ranking.js';
 import { FACT_COLUMNS, FACT_UPDATES, factsOf, factValues, filterConditions, toDoc, WRITE_CHUNK, type HitRow, type PageRow } from './rows.js';
-import { ensureTermStats, identifier, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+import { ensureTextSearchConfig, identifier, OLD_TS_CONFIGS, requirePostgres, TS_CONFIG, withSchemaLock } from './schema.js';
+import { ensureTermStats } from './term-stats.js';
+
+/**
+ * A table whose tsvector was made with an older text search configuration gets it again with TS_CONFIG (a migration:
+ * the column is dropped and added with the new expression, which rewrites the table, and BM25's tables are dropped, to
+ * be counted again from the new vectors by ensureTermStats; the GIN index is made again by ensureSchema).
+ */
+async function reanalyseOlderTable(trx: Kysely<Database>, table: string, expression: ReturnType<typeof sql>): Promise<void> {
+  const column = await sql<{ expr: string }>`select pg_get_expr(d.adbin, d.adrelid) as expr from pg_attrdef d
+    join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum
+    where d.adrelid = to_regclass(${table}) and a.attname = 'tsv'`.execute(trx);
+  const expr = column.rows[0]?.expr;
+  if (expr === undefined || !OLD_TS_CONFIGS.some((old) => expr.includes(`'${old}'`))) return;
+  const t = sql.raw(table);
+  await sql`alter table ${t} drop column tsv`.execute(trx);
+  await sql`alter table ${t} add column tsv tsvector generated always as (${expression}) stored`.execute(trx);
+  for (const side of ['terms', 'stats', 'postings']) await sql`drop table if exists ${sql.raw(identifier(`${table}_${side}`))}`.execute(trx);
+}
 
 /**
  * The columns domain and date filters read (a migration: an older table gets them, its hosts taken from its URLs, its
@@ -25,6 +43,11 @@ async function addHostAndDate(trx: Kysely<Database>, table: string): Promise<voi
   await sql`update ${t} set host = lower(coalesce(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/:?#]+)'), '')) where host is null`.execute(trx);
   await sql`create index if not exists ${sql.raw(identifier(`${table}_host`))} on ${t} (host)`.execute(trx);
   await sql`create index if not exists ${sql.raw(identifier(`${table}_published`))} on ${t} (published_at)`.execute(trx);
+}
+
+/** What BM25 scores of a query: its words, and its identifiers as phrases (as FTS5 does). */
+function bm25Query(query: string) {
+  return { words: queryTerms(query).join(' '), phrases: queryPhrases(query) };
 }
 
 /**
@@ -59,13 +82,15 @@ export class PostgresSearchIndex implements SearchIndex {
   private async ensureSchema(): Promise<void> {
     const t = sql.raw(this.table);
     const cfg = sql.raw(TS_CONFIG);
+    await ensureTextSearchConfig(this.db);
     await withSchemaLock(this.db, `notary-schema:${this.table}`, async (trx) => {
-      await sql`create extension if not exists unaccent`.execute(trx);
-      const exists = await sql<{ n: number }>`select count(*)::int as n from pg_ts_config where cfgname = ${TS_CONFIG}`.execute(trx);
-      if ((exists.rows[0]?.n ?? 0) === 0) {
-        await sql`create text search configuration ${cfg} (copy = english)`.execute(trx);
-        await sql`alter text search configuration ${cfg} alter mapping for hword, hword_part, word with unaccent, english_stem`.execute(trx);
-      }
+      await reanalyseOlderTable(trx, this.table, sql`setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(heading_path, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'C')`);
+      await reanalyseOlderTable(trx, `${this.table}_pages`, sql`setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(headings, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(path_words, '[[:punct:]]+', ' ', 'g')), 'C') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'D')`);
       await sql`create table if not exists ${t} (
         id bigint primary key,
         page_id bigint not null,
@@ -74,9 +99,9 @@ export class PostgresSearchIndex implements SearchIndex {
         heading_path text not null,
         body text not null,
         tsv tsvector generated always as (
-          setweight(to_tsvector('${cfg}', title), 'A') ||
-          setweight(to_tsvector('${cfg}', heading_path), 'B') ||
-          setweight(to_tsvector('${cfg}', body), 'C')
+          setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(heading_path, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'C')
         ) stored
       )`.execute(trx);
       // The page's facts (language, navigation page, translation group) that search filters on.
@@ -99,16 +124,16 @@ export class PostgresSearchIndex implements SearchIndex {
         navigation boolean not null default false,
         translation_key text,
         tsv tsvector generated always as (
-          setweight(to_tsvector('${cfg}', title), 'A') ||
-          setweight(to_tsvector('${cfg}', headings), 'B') ||
-          setweight(to_tsvector('${cfg}', path_words), 'C') ||
-          setweight(to_tsvector('${cfg}', body), 'D')
+          setweight(to_tsvector('${cfg}', regexp_replace(title, '[[:punct:]]+', ' ', 'g')), 'A') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(headings, '[[:punct:]]+', ' ', 'g')), 'B') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(path_words, '[[:punct:]]+', ' ', 'g')), 'C') ||
+          setweight(to_tsvector('${cfg}', regexp_replace(body, '[[:punct:]]+', ' ', 'g')), 'D')
         ) stored
       )`.execute(trx);
       await sql`create index if not exists ${sql.raw(`${this.table}_pages_tsv`)} on ${this.pagesTable} using gin (tsv)`.execute(trx);
       await addHostAndDate(trx, `${this.table}_pages`);
-      await ensureTermStats(trx, this.table);
-      await ensureTermStats(trx, `${this.table}_pages`);
+      await ensureTermStats(trx, this.table, 'id');
+      await ensureTermStats(trx, `${this.table}_pages`, 'page_id');
     });
   }
 
@@ -134,21 +159,16 @@ export class PostgresSearchIndex implements SearchIndex {
     }
   }
 
-  /** The WITH list of a search (BM25's statistics) and the score of a row. */
-  private rankExpression(query: string) {
+  /** The score of a row by one of ts_rank's variants (the rankings other than bm25). */
+  private tsRankExpression() {
     const weights = sql.raw(`'{0, 0.25, 0.5, 1.0}'::float4[]`);
-    const none = sql`unused as (select 1)`;
     switch (this.ranking) {
-      case 'bm25': {
-        const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
-        return bm25(this.table, queryTerms(query).join(' '), { A: title, B: headings, C: body, D: 0 });
-      }
-      case 'ts_rank':
-        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 1)` };
       case 'ts_rank_nonorm':
-        return { ctes: none, score: sql`ts_rank(${weights}, tsv, q, 0)` };
+        return sql`ts_rank(${weights}, tsv, q, 0)`;
       case 'ts_rank_cd':
-        return { ctes: none, score: sql`ts_rank_cd(${weights}, tsv, q, 1)` };
+        return sql`ts_rank_cd(${weights}, tsv, q, 1)`;
+      default:
+        return sql`ts_rank(${weights}, tsv, q, 1)`;
     }
   }
 
@@ -159,17 +179,23 @@ export class PostgresSearchIndex implements SearchIndex {
     if (tsquery === null || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
-    const rank = this.rankExpression(query);
+    const t = sql.raw(this.table);
+    // The matching rows with their scores: BM25 from the postings, or ts_rank over each match's tsvector.
+    const { title, headings, body } = FTS5_COLUMN_WEIGHTS;
+    const scored =
+      this.ranking === 'bm25'
+        ? sql`with ${bm25(this.table, 'id', bm25Query(query), { A: title, B: headings, C: body, D: 0 }, options.filter?.pageIds ? { pageIds: options.filter.pageIds } : undefined)}
+          select t.id, t.page_id, s.score from bm25_scored s join ${t} t on t.id = s.doc where ${filterConditions(options.filter)}`
+        : sql`select id, page_id, ${this.tsRankExpression()} as score from ${t}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+          where tsv @@ q and ${filterConditions(options.filter)}`;
+    // The best rows, at most perPage of a page, then their columns (a passage's text is read for the hits only).
     const result = await sql<HitRow>`
-      with ${rank.ctes}
-      select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, score from (
-        select *, row_number() over (partition by page_id order by score desc, id) as page_rank
-        from (
-          select id, page_id, url, title, heading_path, body, language, navigation, translation_key, published_at, ${rank.score} as score
-          from ${sql.raw(this.table)}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
-          where tsv @@ q and ${filterConditions(options.filter)}
-        ) ranked
-      ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit}`.execute(this.db);
+      with matched as (${scored}),
+      top as (select id, score from (
+          select id, score, row_number() over (partition by page_id order by score desc, id) as page_rank from matched
+        ) paged where page_rank <= ${perPage} order by score desc, id limit ${limit})
+      select t.id, t.page_id, t.url, t.title, t.heading_path, t.body, t.language, t.navigation, t.translation_key, t.published_at, top.score
+      from top join ${t} t on t.id = top.id order by top.score desc, top.id`.execute(this.db);
     return result.rows.map((r) => ({ ...toDoc(r), score: Number(r.score) }));
   }
 
@@ -210,16 +236,19 @@ export class PostgresSearchIndex implements SearchIndex {
     const top = Math.max(w.title, w.headings, w.path, w.body);
     // ts_rank's weight array is {D, C, B, A}.
     const weights = `{${[w.body, w.path, w.headings, w.title].map((x) => x / top).join(', ')}}`;
-    const rank =
+    const result =
       this.ranking === 'bm25'
-        ? bm25(`${this.table}_pages`, queryTerms(query).join(' '), { A: w.title, B: w.headings, C: w.path, D: w.body })
-        : { ctes: sql`unused as (select 1)`, score: sql`ts_rank(${weights}::float4[], tsv, q, 1)` };
-    const result = await sql<PageRow>`
-      with ${rank.ctes}
-      select page_id, url, title, language, navigation, translation_key, published_at, ${rank.score} as score
-      from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
-      where tsv @@ q and ${filterConditions(options.filter)}
-      order by score desc, page_id limit ${limit}`.execute(this.db);
+        ? await sql<PageRow>`
+          with ${bm25(`${this.table}_pages`, 'page_id', bm25Query(query), { A: w.title, B: w.headings, C: w.path, D: w.body })},
+          top as (select p.page_id, s.score from bm25_scored s join ${this.pagesTable} p on p.page_id = s.doc
+            where ${filterConditions(options.filter)} order by s.score desc, p.page_id limit ${limit})
+          select p.page_id, p.url, p.title, p.language, p.navigation, p.translation_key, p.published_at, top.score
+          from top join ${this.pagesTable} p on p.page_id = top.page_id order by top.score desc, top.page_id`.execute(this.db)
+        : await sql<PageRow>`
+          select page_id, url, title, language, navigation, translation_key, published_at, ts_rank(${weights}::float4[], tsv, q, 1) as score
+          from ${this.pagesTable}, to_tsquery(${sql.raw(`'${TS_CONFIG}'`)}, ${tsquery}) q
+          where tsv @@ q and ${filterConditions(options.filter)}
+          order by score desc, page_id limit ${limit}`.execute(this.db);
     return result.rows.map((r) => withFacts({ pageId: Number(r.page_id), url: r.url, title: r.title, score: Number(r.score) }, factsOf(r)));
   }
 

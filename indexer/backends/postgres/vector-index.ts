@@ -16,9 +16,15 @@ function vectorLiteral(v: Float32Array): string {
   return `[${Array.from(v).join(',')}]`;
 }
 
-function parseVector(text: string, dimensions: number): Float32Array | null {
-  const values = JSON.parse(text) as number[];
-  return values.length === dimensions ? Float32Array.from(values) : null;
+/**
+ * A vector in pgvector's binary form (`vector_send`: dimensions and a reserved word as int16, then float4s, big-endian):
+ * no float printed as text by the server and parsed back here (a search reads a few hundred of them).
+ */
+function parseVector(bytes: Buffer, dimensions: number): Float32Array | null {
+  if (bytes.length !== 4 + 4 * dimensions || bytes.readInt16BE(0) !== dimensions) return null;
+  const out = new Float32Array(dimensions);
+  for (let i = 0; i < dimensions; i++) out[i] = bytes.readFloatBE(4 + 4 * i);
+  return out;
 }
 
 /** HNSW's candidate list: at least the number of rows asked for, at most pgvector's ceiling. */
@@ -120,7 +126,7 @@ export class PgVectorIndex implements VectorIndex {
     const unique = [...new Set(ids)];
     const out = new Map<number, Float32Array>();
     for (let i = 0; i < unique.length; i += WRITE_CHUNK) {
-      const rows = await sql<{ passage_id: number; embedding: string }>`select passage_id, embedding::text as embedding from passage_embeddings
+      const rows = await sql<{ passage_id: number; embedding: Buffer }>`select passage_id, vector_send(embedding) as embedding from passage_embeddings
         where passage_id = any(${unique.slice(i, i + WRITE_CHUNK)}::int[]) and ${this.ofThisModel()}`.execute(this.db);
       for (const r of rows.rows) {
         const v = parseVector(r.embedding, this.dimensions);
@@ -139,8 +145,8 @@ export class PgVectorIndex implements VectorIndex {
       // Every passage of these pages scored exactly (the pipeline asks for a few pages' passages at a time).
       const pageIds = options.pageIds.filter((id) => Number.isSafeInteger(id));
       if (pageIds.length === 0) return [];
-      const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
-        select passage_id, page_id, embedding::text as embedding from passage_embeddings
+      const rows = await sql<{ passage_id: number; page_id: number; embedding: Buffer }>`
+        select passage_id, page_id, vector_send(embedding) as embedding from passage_embeddings
         where ${this.ofThisModel()} and page_id = any(${pageIds}::bigint[]) and ${facts}`.execute(this.db);
       const hits: VectorHit[] = [];
       for (const r of rows.rows) {
@@ -150,12 +156,14 @@ export class PgVectorIndex implements VectorIndex {
       return selectPerPage(hits.sort((a, b) => b.score - a.score || a.id - b.id), limit, perPage, (hit) => hit.pageId);
     }
     const literal = vectorLiteral(query);
+    // One connection, two round trips: the scan's settings (for this session: every HNSW search sets them first), then
+    // the scan. A transaction with SET LOCAL took five (begin, two settings, the scan, commit).
     return widenedSearch(limit, perPage, 100_000, async (k) =>
-      this.db.transaction().execute(async (trx) => {
-        await sql`select set_config('hnsw.ef_search', ${String(Math.min(MAX_EF_SEARCH, Math.max(40, k)))}, true)`.execute(trx);
-        await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(trx);
-        const rows = await sql<{ passage_id: number; page_id: number; embedding: string }>`
-          select passage_id, page_id, embedding::text as embedding from passage_embeddings
+      this.db.connection().execute(async (trx) => {
+        await sql`select set_config('hnsw.ef_search', ${String(Math.min(MAX_EF_SEARCH, Math.max(40, k)))}, false),
+          set_config('hnsw.iterative_scan', 'relaxed_order', false)`.execute(trx);
+        const rows = await sql<{ passage_id: number; page_id: number; embedding: Buffer }>`
+          select passage_id, page_id, vector_send(embedding) as embedding from passage_embeddings
           where ${this.ofThisModel()} and ${facts}
           order by embedding::${this.typed} <#> ${literal}::${this.typed}
           limit ${k}`.execute(trx);
