@@ -9,7 +9,10 @@
  * reported sample is reported. Out-of-corpus lists follow the same split (a fit query of one set against another's index).
  *
  * Usage: npm run eval:calibration -- --model <model dir> [--passes <bi-encoder dir>] [--sets cranfield,pgdocs]
- *          [--queries N] [--write search/calibrations.json | --write FILE] [--random-ok] [--out FILE]
+ *          [--fit-sets SETS] [--depth N] [--params FILE] [--queries N] [--write search/calibrations.json | --write FILE]
+ *          [--random-ok] [--out FILE]
+ * --fit-sets: the sets the fit reads (default all of --sets); the others are reported only (sites it never saw).
+ * --params FILE: no fit; the model's entry in FILE (e.g. search/calibrations.json) is measured, at --depth if given.
  * A bi-encoder is measured at depth 1 (dense retrieval with its own vectors, as served). A cross-encoder is measured at
  * search.cross_encoder_from_depth, the passes scored by --passes (a bi-encoder). --write adds or replaces the model's
  * entry in that file (search/calibrations.json ships with the product; an operator's own file is NOTARY_CALIBRATION_FILE).
@@ -22,7 +25,7 @@ import { loadConfig, modelRunners } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { sha256File } from '../reranker/sha256.js';
-import { CALIBRATED_THRESHOLD, modelFolderName, type CalibrationEntry, type CalibrationParameters } from '../search/calibration.js';
+import { CALIBRATED_THRESHOLD, findCalibration, modelFolderName, readCalibrations, type CalibrationEntry, type CalibrationParameters } from '../search/calibration.js';
 import { CrossEncoderStage, crossEncoderStageOptions } from '../search/cross-encoder.js';
 import type { SearchPipeline } from '../search/pipeline.js';
 import { fitCalibration, shares, type ScoredList } from './eval/calibration-fit.js';
@@ -61,6 +64,9 @@ async function main(): Promise<void> {
       model: { type: 'string' },
       passes: { type: 'string' },
       sets: { type: 'string', default: 'cranfield,pgdocs' },
+      'fit-sets': { type: 'string' },
+      depth: { type: 'string' },
+      params: { type: 'string' },
       queries: { type: 'string' },
       write: { type: 'string' },
       'random-ok': { type: 'boolean', default: false },
@@ -71,6 +77,8 @@ async function main(): Promise<void> {
   if (!values.model) throw new NotaryError('invalid_request', 'name the model to calibrate: --model <model dir>');
   const sets = values.sets.split(',').map((s) => s.trim()) as SetName[];
   if (sets.length < 2 || sets.some((s) => !SETS.includes(s))) throw new NotaryError('invalid_request', `--sets takes two or more of ${SETS.join(', ')}`);
+  const fitSets = values['fit-sets'] ? (values['fit-sets'].split(',').map((s) => s.trim()) as SetName[]) : sets;
+  if (fitSets.length < 2 || fitSets.some((s) => !sets.includes(s))) throw new NotaryError('invalid_request', '--fit-sets takes two or more of the --sets');
   const limit = values.queries ? Number(values.queries) : undefined;
   const config = loadConfig();
   const search = evalSearchConfig(config.search);
@@ -87,7 +95,10 @@ async function main(): Promise<void> {
   if (random && !values['random-ok']) {
     throw new NotaryError('invalid_request', `${model.onnxPath} has RANDOM weights: a calibration of noise means nothing (--random-ok runs it to test the command)`);
   }
-  const depth = model.kind === 'cross-encoder' ? search.cross_encoder_from_depth : 1;
+  const depth = values.depth ? Number(values.depth) : model.kind === 'cross-encoder' ? search.cross_encoder_from_depth : 1;
+  if (!Number.isInteger(depth) || depth < 1 || depth > search.max_depth) throw new NotaryError('invalid_request', `--depth takes 1..${search.max_depth}`);
+  const given = values.params ? findCalibration(readCalibrations(path.resolve(values.params)), { kind: model.kind, onnxSha256: sha, name: modelFolderName(model.onnxPath) }) : null;
+  if (values.params && !given) throw new NotaryError('invalid_request', `${values.params} has no calibration of ${model.onnxPath}`);
   const embedder = await passes.embedder();
   const cache = cachedEmbedder(embedder);
   const dense = { embedder, scoresFromVectors: true, indexEmbedder: cache };
@@ -129,18 +140,20 @@ async function main(): Promise<void> {
     if (passes !== model) await passes.close();
   }
 
-  const fitIn = lists.filter((l) => l.split === 'fit' && l.set === l.index);
-  const fitOut = lists.filter((l) => l.split === 'fit' && l.set !== l.index);
-  const params: CalibrationParameters = fitCalibration(fitIn, fitOut);
-  log(`fitted: ${JSON.stringify(params)}`);
+  const fitted = lists.filter((l) => l.split === 'fit' && fitSets.includes(l.set as SetName) && fitSets.includes(l.index as SetName));
+  const params: CalibrationParameters =
+    given?.parameters ?? fitCalibration(fitted.filter((l) => l.set === l.index), fitted.filter((l) => l.set !== l.index));
+  log(`${given ? 'measured' : 'fitted'}: ${JSON.stringify(params)}`);
   const groups: Record<string, unknown> = {};
   for (const split of ['fit', 'report'] as const) {
     for (const l of sets) {
       for (const i of sets) {
         const group = lists.filter((x) => x.split === split && x.set === l && x.index === i);
         const inCorpus = l === i;
+        const seen = !given && split === 'fit' && fitSets.includes(l) && fitSets.includes(i);
         groups[`${split}: ${l} queries -> ${i} index`] = {
           kind: inCorpus ? 'in-corpus' : 'out-of-corpus',
+          read_by_the_fit: seen,
           calibrated: shares(group, params, inCorpus),
           uncalibrated: shares(group, null, inCorpus),
         };
@@ -154,7 +167,7 @@ async function main(): Promise<void> {
     kind: model.kind,
     onnx_sha256: sha,
     parameters: params,
-    fitted: { date: now.toISOString().slice(0, 10), command, depth, sets, fit_split: FIT_SPLIT, threshold: CALIBRATED_THRESHOLD, random_weights: random },
+    fitted: { date: now.toISOString().slice(0, 10), command, depth, sets: fitSets, fit_split: FIT_SPLIT, threshold: CALIBRATED_THRESHOLD, random_weights: random },
   };
   const report = {
     date: now.toISOString().slice(0, 10),
@@ -166,6 +179,8 @@ async function main(): Promise<void> {
     depth,
     threshold: CALIBRATED_THRESHOLD,
     fit_split: FIT_SPLIT,
+    fit_sets: given ? null : fitSets,
+    parameters_from: given ? path.resolve(values.params ?? '') : 'fitted by this run',
     parameters: params,
     results: groups,
     /** Every list, compactly: the best result's evidence and the fused gap down to the known answer (null: not in the list). */
@@ -184,7 +199,7 @@ async function main(): Promise<void> {
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   for (const [name, g] of Object.entries(groups)) console.log(`${name}: ${JSON.stringify(g)}`);
   console.log(`wrote ${out}`);
-  if (values.write) writeEntry(path.resolve(values.write), entry);
+  if (values.write && !given) writeEntry(path.resolve(values.write), entry);
 }
 
 const FIT_SPLIT =
