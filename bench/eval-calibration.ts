@@ -215,6 +215,6 @@ function writeEntry(file: string, entry: CalibrationEntry): void {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err);
+  console.error(err instanceof NotaryError ? `${err.code}: ${err.message}` : err instanceof Error ? `calibration failed: ${err.message}` : err);
   process.exitCode = 1;
 });
