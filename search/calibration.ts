@@ -140,10 +140,19 @@ function onnxPathOf(model: Reranker): string | null {
   return typeof candidate === 'string' ? candidate : null;
 }
 
+/** sha256 of each .onnx file hashed in this process (a model file is not replaced under a running server). */
+const digests = new Map<string, Promise<string>>();
+
 /** The calibration of a scorer: its entry's parameters, or null (rerank_score stays the fused score). */
 export async function calibrationFor(model: Reranker, entries: readonly CalibrationEntry[] = activeCalibrations()): Promise<CalibrationParameters | null> {
   const onnxPath = onnxPathOf(model);
   if (!onnxPath || model.info.kind === 'lexical') return null;
-  const entry = findCalibration(entries, { kind: model.info.kind, onnxSha256: await sha256File(onnxPath), name: modelFolderName(onnxPath) });
+  let digest = digests.get(onnxPath);
+  if (!digest) {
+    digest = sha256File(onnxPath);
+    digests.set(onnxPath, digest);
+    digest.catch(() => digests.delete(onnxPath));
+  }
+  const entry = findCalibration(entries, { kind: model.info.kind, onnxSha256: await digest, name: modelFolderName(onnxPath) });
   return entry?.parameters ?? null;
 }
