@@ -12,6 +12,7 @@
  *          [--fit-sets SETS] [--depth N] [--params FILE] [--queries N] [--write search/calibrations.json | --write FILE]
  *          [--random-ok] [--out FILE]
  * --fit-sets: the sets the fit reads (default all of --sets); the others are reported only (sites it never saw).
+ * --foreign-queries SETS: these sets' queries only (no index of theirs is built), searched in every index as out-of-corpus.
  * --params FILE: no fit; the model's entry in FILE (e.g. search/calibrations.json) is measured, at --depth if given.
  * A bi-encoder is measured at depth 1 (dense retrieval with its own vectors, as served). A cross-encoder is measured at
  * search.cross_encoder_from_depth, the passes scored by --passes (a bi-encoder). --write adds or replaces the model's
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
       passes: { type: 'string' },
       sets: { type: 'string', default: 'cranfield,pgdocs' },
       'fit-sets': { type: 'string' },
+      'foreign-queries': { type: 'string' },
       depth: { type: 'string' },
       params: { type: 'string' },
       queries: { type: 'string' },
@@ -103,7 +105,9 @@ async function main(): Promise<void> {
   const cache = cachedEmbedder(embedder);
   const dense = { embedder, scoresFromVectors: true, indexEmbedder: cache };
   const lists: Array<ScoredList & { split: 'fit' | 'report' }> = [];
-  const queries = new Map(sets.map((s) => [s, queriesOf(s, limit)]));
+  const foreign = values['foreign-queries'] ? (values['foreign-queries'].split(',').map((s) => s.trim()) as SetName[]) : [];
+  if (foreign.some((s) => !SETS.includes(s) || sets.includes(s))) throw new NotaryError('invalid_request', `--foreign-queries takes sets of ${SETS.join(', ')} not in --sets`);
+  const queries = new Map([...sets, ...foreign].map((s) => [s, queriesOf(s, limit)]));
   try {
     for (const indexSet of sets) {
       const built =
@@ -117,7 +121,7 @@ async function main(): Promise<void> {
       try {
         const crossEncoder = model.kind === 'cross-encoder' ? new CrossEncoderStage(model, crossEncoderStageOptions(search)) : undefined;
         const pipeline: SearchPipeline = built.runtime.searchPipeline({ reranker: passes, search, ...(built.dense ? { dense: built.dense } : {}), ...(crossEncoder ? { crossEncoder } : {}) });
-        for (const querySet of sets) {
+        for (const querySet of [...sets, ...foreign]) {
           const q = queries.get(querySet) as SetQueries;
           for (const split of ['fit', 'report'] as const) {
             for (const query of q[split]) {
@@ -146,7 +150,7 @@ async function main(): Promise<void> {
   log(`${given ? 'measured' : 'fitted'}: ${JSON.stringify(params)}`);
   const groups: Record<string, unknown> = {};
   for (const split of ['fit', 'report'] as const) {
-    for (const l of sets) {
+    for (const l of [...sets, ...foreign]) {
       for (const i of sets) {
         const group = lists.filter((x) => x.split === split && x.set === l && x.index === i);
         const inCorpus = l === i;
