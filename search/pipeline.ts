@@ -12,6 +12,7 @@ import { makeSnippet } from './snippet.js';
 import { highlightsOf } from './highlights.js';
 import type { CrossEncoderStage, CrossEncoderTiming } from './cross-encoder.js';
 import { clamp01, crossEncoderRank, rankResults, type Ranked } from './ranking.js';
+import { calibrateList, calibrationFor, listEvidence, type CalibrationParameters, type ListEvidence } from './calibration.js';
 import { reflectionPass, type ReflectionContext } from './reflection-pass.js';
 import { RequestState, type DenseRetrieval, type RetrievalList } from './request-state.js';
 import type { PassTiming, SearchOutcome } from './timings.js';
@@ -58,6 +59,8 @@ export class SearchPipeline implements SearchService {
   /** search.query_vector_cache recent queries' vectors (the text as searched); null when off. */
   private readonly queryVectors: LRUCache<string, Float32Array> | null;
   private readonly reflectionContext: ReflectionContext;
+  /** Each scorer's calibration (search/calibration.ts), looked up once; null: rerank_score is the fused score. */
+  private readonly calibrations = new Map<Reranker, Promise<CalibrationParameters | null>>();
 
   constructor(
     private readonly deps: {
@@ -70,6 +73,8 @@ export class SearchPipeline implements SearchService {
       rewriter?: QueryRewriter;
       /** The cross-encoder's job: the final rerank_score of searches from its depth on (never below). */
       crossEncoder?: CrossEncoderStage;
+      /** Calibrations by scorer, fixed (tests, the calibration harness); default: looked up by the scorer's .onnx file. */
+      calibration?: (model: Reranker) => Promise<CalibrationParameters | null>;
     },
   ) {
     const options = deps.options ?? {};
@@ -172,20 +177,22 @@ export class SearchPipeline implements SearchService {
     const stage = this.deps.crossEncoder;
     if (stage && config.rerank_top_n > 0 && stage.serves(depth)) ({ ranking, timing: crossEncoder } = await crossEncoderRank(query, stage, ranking, state, this.crossEncoderWeight));
     const ranked = await this.oneTranslationEach(query, ranking, preferred, state, maxResults);
+    const scoring = await this.calibrate(query, ranked, crossEncoder && stage ? stage.model : config.rerank_top_n > 0 ? this.deps.reranker : null);
     const highlights = request.highlights
       ? await highlightsOf(query, ranked, request.highlights, state, index, (ids) => this.scoreNew(query, queryVector, ids, state))
       : null;
     const withDate = request.include?.includes('published_date') === true;
-    const results = ranked.map(({ hit, score }) => ({
+    const results = ranked.map(({ hit }, i) => ({
       url: hit.url,
       title: hit.title,
       snippet: makeSnippet(hit.text, query, config.snippet_chars),
-      rerank_score: score,
+      rerank_score: scoring.scores[i] ?? 0,
       ...(highlights ? { highlights: highlights.get(hit.pageId) ?? [] } : {}),
       ...(withDate ? publishedDate(hit.publishedAt) : {}),
     }));
     return {
       results,
+      scoring: { fused: ranked.map(({ score }) => score), evidence: scoring.evidence, calibrated: scoring.calibrated },
       timings: {
         retrieve_ms: passes.reduce((sum, p) => sum + p.retrieve_ms, 0),
         rerank_ms: passes.reduce((sum, p) => sum + p.rerank_ms, 0) + (crossEncoder?.ms ?? 0),
@@ -198,6 +205,25 @@ export class SearchPipeline implements SearchService {
     };
   }
 
+
+  /**
+   * The list's rerank_scores: through the calibration of the scorer that made them (monotone in the fused score, so
+   * the order stays), anchored on the evidence of the list's best result; the fused scores where it has none.
+   */
+  private async calibrate(query: string, ranked: readonly Ranked[], scorer: Reranker | null): Promise<{ scores: number[]; evidence: ListEvidence | null; calibrated: boolean }> {
+    const fused = ranked.map(({ score }) => score);
+    const best = ranked[0];
+    const evidence = best?.model !== undefined ? listEvidence(query, { model: best.model, ...best.hit }) : null;
+    if (!scorer || !evidence) return { scores: fused, evidence, calibrated: false };
+    let params = this.calibrations.get(scorer);
+    if (!params) {
+      params = (this.deps.calibration ?? calibrationFor)(scorer);
+      this.calibrations.set(scorer, params);
+      params.catch(() => this.calibrations.delete(scorer));
+    }
+    const found = await params;
+    return { scores: calibrateList(found, evidence, fused), evidence, calibrated: found !== null };
+  }
 
   /**
    * Scores the passages not scored yet in this request against the original query; returns how many it scored. With
@@ -246,7 +272,7 @@ export class SearchPipeline implements SearchService {
           perPageLimit: 1,
           filter: { ...state.filter, translationKey: key, languages: [wanted] },
         });
-        if (version?.language && primaryLanguage(version.language) === wanted) shown = { hit: version, score: entry.score };
+        if (version?.language && primaryLanguage(version.language) === wanted) shown = { ...entry, hit: version };
       }
       if (urls.has(shown.hit.url)) continue;
       urls.add(shown.hit.url);

@@ -11,6 +11,8 @@ import type { RequestState } from './request-state.js';
 export interface Ranked {
   hit: IndexHit;
   score: number;
+  /** The model's own 0..1 score of the passage (bi-encoder, or the cross-encoder for the results it judged); absent when unscored. */
+  model?: number;
 }
 
 /** The pipeline's settings the final score is made of. */
@@ -29,7 +31,7 @@ export interface RankingWeights {
  * The passages retrieved but never scored follow, in retrieval order, below every scored one.
  */
 export function rankResults(state: RequestState, reranked: boolean, weights: RankingWeights): Ranked[] {
-  const entries: Array<{ hit: IndexHit; score: number; retrieval: number }> = [];
+  const entries: Array<{ hit: IndexHit; score: number; retrieval: number; model?: number }> = [];
   if (!reranked && !weights.dense) {
     for (const hit of state.pool.values()) entries.push({ hit, score: squash(hit.score), retrieval: hit.score });
   } else if (!reranked) {
@@ -54,7 +56,7 @@ export function rankResults(state: RequestState, reranked: boolean, weights: Ran
       const semantic = vector && state.feedbackVector ? (1 - gamma) * rerank + gamma * cosineToUnit(dot(state.feedbackVector, vector)) : rerank;
       const score = clamp01(w * normalised(id) + (1 - w) * semantic);
       lowest = Math.min(lowest, score);
-      entries.push({ hit, score, retrieval: normalised(id) });
+      entries.push({ hit, score, retrieval: normalised(id), model: rerank });
     }
     // Unscored passages rank below the scored ones, keeping their retrieval order.
     for (const hit of state.pool.values()) {
@@ -77,7 +79,7 @@ export function rankResults(state: RequestState, reranked: boolean, weights: Ran
       return { ...entry, score: clamp01((1 - a) * entry.score + a * page) };
     })
     .sort((x, y) => y.score - x.score || y.retrieval - x.retrieval || x.hit.id - y.hit.id)
-    .map(({ hit, score }) => ({ hit, score }));
+    .map(({ hit, score, model }) => (model === undefined ? { hit, score } : { hit, score, model }));
 }
 
 /**
@@ -98,11 +100,11 @@ export async function crossEncoderRank(
   for (const r of state.evidence.values()) best = Math.max(best, r);
   const w = weight;
   const judged = head
-    .map(({ hit }, i) => ({ hit, score: clamp01(w * (best > 0 ? (state.evidence.get(hit.id) ?? 0) / best : 0) + (1 - w) * clamp01(scores[i] ?? 0)), order: i }))
+    .map(({ hit }, i) => ({ hit, model: clamp01(scores[i] ?? 0), score: clamp01(w * (best > 0 ? (state.evidence.get(hit.id) ?? 0) / best : 0) + (1 - w) * clamp01(scores[i] ?? 0)), order: i }))
     .sort((x, y) => y.score - x.score || x.order - y.order);
   const lowest = judged.reduce((low, { score }) => Math.min(low, score), 1);
   const rest = ranking.slice(head.length).map(({ hit, score }) => ({ hit, score: clamp01(lowest * 0.999 * score) }));
-  return { ranking: [...judged.map(({ hit, score }) => ({ hit, score })), ...rest], timing };
+  return { ranking: [...judged.map(({ hit, score, model }) => ({ hit, score, model })), ...rest], timing };
 }
 
 /** Index scores are unbounded; without a reranker they are squashed into [0,1) keeping their order. */

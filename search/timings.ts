@@ -1,4 +1,5 @@
 import type { CrossEncoderTiming } from './cross-encoder.js';
+import type { ListEvidence } from './calibration.js';
 import type { SearchResponse } from './service.js';
 import type { RewriteOutcome } from './query-rewriter.js';
 import type { WeightedTerm } from './reflect.js';
@@ -39,6 +40,17 @@ export interface SearchTimings {
   cross_encoder?: CrossEncoderTiming;
 }
 
+/** How a list's rerank_scores were made (never on the wire: the calibration harness reads it). */
+export interface ListScoring {
+  /** The fused scores, in the list's order (the rerank_score of an uncalibrated scorer). */
+  fused: number[];
+  /** The list's best result's absolute evidence the calibration is anchored on; null without a model score. */
+  evidence: ListEvidence | null;
+  /** Whether the scorer had a calibration (search/calibrations.json, NOTARY_CALIBRATION_FILE). */
+  calibrated: boolean;
+}
+
 export interface SearchOutcome extends SearchResponse {
   timings: SearchTimings;
+  scoring?: ListScoring;
 }

@@ -77,8 +77,9 @@ export const DEFAULT_HYBRID_EVIDENCE: HybridEvidence = 'lexical';
 export interface SearchPipelineOptions {
   reflection?: Partial<ReflectionOptions>;
   /**
-   * Share of rerank_score given to the retrieval evidence (the index score of the pass's query, normalised by the
-   * pool's best), the rest to the reranker: rerank_score = w * retrieval + (1 - w) * reranker. By scorer kind,
+   * Share of the fused score given to the retrieval evidence (the index score of the pass's query, normalised by the
+   * pool's best), the rest to the reranker: fused = w * retrieval + (1 - w) * reranker (rerank_score is the fused score
+   * through the scorer's calibration, search/calibration.ts). By scorer kind,
    * because a weak scorer (the lexical fallback) needs the index's ranking more than a model does.
    */
   retrievalWeight?: Partial<Record<ScorerKind, number>>;
