@@ -18,6 +18,7 @@ import { activePins, cachedPinnedDir, ensurePinnedModels, neededPins, type Pinne
 import { loadReranker } from '../reranker/resolve.js';
 import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
+import { activeCalibrations } from '../search/calibration.js';
 import { SearchPipeline } from '../search/pipeline.js';
 import type { DenseRetrieval } from '../search/request-state.js';
 import type { SearchPipelineOptions } from '../search/tuning.js';
@@ -237,6 +238,8 @@ export class Runtime {
   }
 
   static async open(config: NotaryConfig, options: RuntimeOptions = {}): Promise<Runtime> {
+    // An operator's calibration file that cannot be read stops the start, not every search after it.
+    activeCalibrations(options.env ?? process.env);
     const storage = await openStorage(config);
     let backend: IndexBackend;
     try {

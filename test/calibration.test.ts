@@ -115,3 +115,20 @@ describe.runIf(modelPresent)('calibrated rerank_score with the real bi-encoder',
     expect(before.results[0]!.rerank_score).toBeGreaterThanOrEqual(CALIBRATED_THRESHOLD);
   });
 });
+
+describe('an operator calibration file (NOTARY_CALIBRATION_FILE)', () => {
+  it('that cannot be read stops the start with invalid_config naming the variable, before any search', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { Runtime } = await import('../runtime/index.js');
+    const folder = mkdtempSync(path.join(tmpdir(), 'notary-calibration-start-'));
+    try {
+      const bad = path.join(folder, 'calibrations.json');
+      writeFileSync(bad, '{"calibrations": [{"model": "x"}]}');
+      const config = configSchema.parse({ data_dir: folder, reranker: { download: false }, embeddings: { model: 'off' } });
+      await expect(Runtime.open(config, { env: { NOTARY_CALIBRATION_FILE: bad } })).rejects.toThrow(/NOTARY_CALIBRATION_FILE/);
+      await expect(Runtime.open(config, { env: { NOTARY_CALIBRATION_FILE: path.join(folder, 'missing.json') } })).rejects.toMatchObject({ code: 'invalid_config' });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
