@@ -62,6 +62,8 @@ export function addPartyCommands(program: Command, context: PluginCliContext): v
     .command('revoke')
     .description('revoke a party key by kid: envelopes it signs are refused from now on')
     .argument('<kid>')
+    // A kid is a base64url thumbprint: one in 64 starts with "-", which commander would take for an unknown option.
+    .allowUnknownOption()
     .action(async (kid: string) => {
       if (!/^[A-Za-z0-9_-]{43}$/.test(kid)) throw new NotaryError('invalid_request', `"${kid}" is not a kid (43 base64url characters, as add-key printed)`);
       await context.withStorage(async (storage) => {
