@@ -5,6 +5,10 @@ const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 function isAsciiWordCode(code: number): boolean {
   return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
 }
+/** Two UTF-16 code units as one number (NaN, past a word's end, gives a pair no term has). */
+function pairCode(first: number, second: number): number {
+  return first * 65_536 + second;
+}
 /** Any character but printable ASCII (the text has its whitespace collapsed to spaces already). */
 const NON_ASCII = /[^ -~]/;
 
@@ -23,18 +27,25 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   const clean = text.replace(/\s+/gu, ' ').trim();
   if (clean.length <= maxChars) return clean;
   const terms = queryTerms(query);
-  // A stem begins with its word's first letter (Porter rewrites endings only): a word whose first letter begins no
-  // query term cannot match one, and is not stemmed. Most words of a passage are skipped so.
-  const initials = new Set([...terms].map((term) => term[0]));
+  // Porter rewrites endings only: a stem of two or more letters begins with its word's first two (checked over
+  // Cranfield's and the PostgreSQL docs' words in core/text.test.ts). A word that begins no query term so cannot
+  // match one and is not stemmed: most words of a passage are skipped by comparing two character codes.
+  const heads = new Set<number>();
+  const singles = new Set<number>();
+  for (const term of terms) {
+    if (term.length >= 2) heads.add(pairCode(term.charCodeAt(0), term.charCodeAt(1)));
+    else singles.add(term.charCodeAt(0));
+  }
+  const mayMatch = (first: number, second: number): boolean => heads.has(pairCode(first, second)) || singles.has(first);
   const words: Array<{ start: number; end: number; hit: string | null }> = [];
-  const addWord = (start: number, end: number, initial: string | undefined, word: () => string) => {
-    const key = initials.has(initial) ? stem(word()) : null;
+  const addWord = (start: number, end: number, candidate: boolean, word: () => string) => {
+    const key = candidate ? stem(word()) : null;
     words.push({ start, end, hit: key !== null && terms.has(key) ? key : null });
   };
   if (NON_ASCII.test(clean)) {
     for (const m of clean.matchAll(WORD)) {
       const folded = foldCase(m[0]);
-      addWord(m.index, m.index + m[0].length, folded[0], () => folded);
+      addWord(m.index, m.index + m[0].length, mayMatch(folded.charCodeAt(0), folded.charCodeAt(1)), () => folded);
     }
   } else {
     // ASCII text folds by lower-casing, which keeps every offset: fold it once, and find its words ([a-z0-9]+, as
@@ -48,7 +59,7 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
       const start = i;
       while (i < lower.length && isAsciiWordCode(lower.charCodeAt(i))) i++;
       const end = i;
-      addWord(start, end, lower[start], () => lower.slice(start, end));
+      addWord(start, end, mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)), () => lower.slice(start, end));
     }
   }
   let bestStart = 0;
