@@ -7,7 +7,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { configSection, type NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { facilitatorConfigFragment } from '../payments/modes/x402/config.js';
-import { NotaryFacilitator, ReceiptKeyring } from '../payments/modes/x402/facilitator.js';
+import { facilitatorJwks, NotaryFacilitator, openFacilitatorKeyring } from '../payments/modes/x402/facilitator.js';
+import { ReceiptKeyring } from '../payments/receipts/index.js';
 import type { Log } from './log.js';
 
 export interface BuiltFacilitator {
@@ -65,7 +66,7 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
   const network = `eip155:${chainId}` as const;
   const core = new x402Facilitator().register(network, new ExactEvmScheme(signer));
   const keysFile = path.resolve(settings.keys_file ?? path.join(config.data_dir, 'facilitator-keys.json'));
-  const keyring = await ReceiptKeyring.open(keysFile);
+  const keyring = openFacilitatorKeyring(keysFile);
   return {
     facilitator: new NotaryFacilitator({ facilitator: core, keyring, issuer, log: options.log }),
     network,
@@ -78,7 +79,7 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
 
 /** `notary facilitator --rotate-key`: a new current receipt-signing key in `keysFile`; older keys stay published. */
 export async function rotateFacilitatorKey(keysFile: string): Promise<{ kid: string; jwks: unknown }> {
-  const keyring = await ReceiptKeyring.open(keysFile);
-  const jwk = await keyring.rotate();
-  return { kid: jwk.kid, jwks: keyring.jwks() };
+  const keyring = openFacilitatorKeyring(keysFile);
+  const { current } = ReceiptKeyring.rotate(keysFile);
+  return { kid: current.kid, jwks: facilitatorJwks(keyring) };
 }
