@@ -11,7 +11,7 @@ export {
   type ProblemContext,
 } from './problem.js';
 export { definePaidRoute, paidRoutes, type PaidContext, type PaidRoute, type PaidRouteDefinition, type WorkContext } from './paid/context.js';
-export { buildFacilitatorApp, type FacilitatorAppDeps } from './facilitator.js';
+export { buildRoutesApp, type RoutesAppOptions } from './routes-app.js';
 export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody } from './routes/search.js';
 export { extractBodySchema, extractRoute } from './routes/extract.js';

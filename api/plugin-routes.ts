@@ -14,7 +14,7 @@ export function pluginPublicRoutes(routes: readonly PluginRoute[]): FastifyPlugi
         url: route.url,
         schema: route.schema,
         handler: async (request, reply) => {
-          const answer = await route.handle({ query: (request.query ?? {}) as Record<string, string | undefined> });
+          const answer = await route.handle({ query: (request.query ?? {}) as Record<string, string | undefined>, body: request.body });
           for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
           if (answer.type !== undefined) return reply.type(answer.type).send(answer.body);
           return answer.body;

@@ -3,8 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 import { registeredIndexBackends, registeredPlugins } from '../runtime/plugins.js';
-import { addFacilitatorCommand } from './facilitator-command.js';
-import { MCP_PAYMENT_HELP } from './mcp-help.js';
+import { MCP_PAYMENT_HELP } from '../mcp/paying.js';
 import { addPaymentBooksCommands, pluginCliContext } from './payment-commands.js';
 
 function positiveInt(value: string): number {
@@ -283,7 +282,6 @@ export function buildProgram(): Command {
       await statusCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
-  addFacilitatorCommand(program, configOf);
   addPaymentBooksCommands(program, configOf);
   for (const plugin of registeredPlugins()) plugin.cli?.(program, pluginContext);
 

@@ -1,3 +1,4 @@
+import { payingNote } from '../mcp/paying.js';
 import { serveMcpHttp, serveMcpStdio } from '../mcp/server.js';
 import { apiKey, type NotaryClientOptions } from '../sdk/ts/src/index.js';
 
@@ -21,7 +22,7 @@ export async function mcpCommand(opts: McpOptions): Promise<void> {
     ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
     userAgent: 'notary-mcp/0.1.0',
   };
-  const paying = key ? 'API key from NOTARY_API_KEY' : 'no API key: x402 payments from the MCP client';
+  const paying = payingNote(key !== undefined && key !== '');
   if (!opts.http) {
     const handle = serveMcpStdio(client);
     process.stderr.write(`notary mcp: stdio, calling ${client.baseUrl} (${paying})\n`);

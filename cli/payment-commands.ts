@@ -37,7 +37,14 @@ export function addPaymentBooksCommands(program: Command, configOf: ConfigOf): v
 /** What a plug-in's commands get: the configuration, and the database of it (opened, migrated, closed after). */
 export function pluginCliContext(configOf: ConfigOf): PluginCliContext {
   return {
-    config: () => configOf(),
+    config: (overrides) => configOf(overrides),
+    async serve(routes, options) {
+      const { buildRoutesApp } = await import('../api/index.js');
+      const { serverLoggerOptions } = await import('./log-format.js');
+      const app = await buildRoutesApp({ routes, logger: serverLoggerOptions(configOf().log_level), ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}) });
+      const url = await app.listen({ host: options.host, port: options.port });
+      return { url, log: (message) => app.log.info(message), close: () => app.close() };
+    },
     async withStorage(fn) {
       const { Runtime, silentLog } = await import('../runtime/index.js');
       const runtime = await Runtime.open(configOf(), { log: silentLog });

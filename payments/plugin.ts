@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
-import { registerConfigFragments, type ConfigFragment, type NotaryConfig } from '../core/config.js';
+import { registerConfigFragments, type ConfigFragment, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import { orderPluginErrorCodes, registerErrorCodes, type ErrorEntry } from '../core/errors.js';
 import type { Storage } from '../storage/db.js';
 import { registerMigrations, type MigrationFactory } from '../storage/migrations.js';
-import type { Database } from '../storage/schema.js';
+import type { Database, Tenant } from '../storage/schema.js';
 import type { Accounts } from './accounts.js';
 import type { Catalog } from './catalog.js';
 import type { PaymentMode } from './mode.js';
@@ -38,9 +38,23 @@ export interface LedgerRow {
   request_id: string | null;
 }
 
+/** A plug-in's routes served on their own (`PluginCliContext.serve`): where they listen, and their log. */
+export interface ServedRoutes {
+  url: string;
+  /** A line in the server's log (human-readable on a terminal, JSON otherwise). */
+  log(message: string): void;
+  close(): Promise<void>;
+}
+
 /** What a plug-in's CLI commands get besides their arguments: the configuration the global options name. */
 export interface PluginCliContext {
-  config(): NotaryConfig;
+  /** The configuration, with a command's own options laid over it. */
+  config(overrides?: ConfigInput): NotaryConfig;
+  /**
+   * Serves `routes` as an HTTP server of their own on host:port (request ids, problem+json answers, the configured
+   * log format), for a plug-in command that is a server (a payment mode's facilitator).
+   */
+  serve(routes: readonly PluginRoute[], options: { host: string; port: number; bodyLimitBytes?: number }): Promise<ServedRoutes>;
   /** Runs `fn` on the configured database (opened and migrated, closed after). */
   withStorage<T>(fn: (storage: Storage) => Promise<T>): Promise<T>;
   /** Runs `fn` with the accounts (tenants, credits, tiers in force) of the configured database, closed after. */
@@ -83,11 +97,33 @@ export interface PluginReply {
  * OpenAPI document). Bad input throws a NotaryError, answered as a problem.
  */
 export interface PluginRoute {
-  readonly method: 'GET';
+  readonly method: 'GET' | 'POST';
   readonly url: string;
   /** JSON Schema of the route as Fastify and the OpenAPI document read it (summary, tags, querystring). */
   readonly schema: Readonly<Record<string, unknown>>;
-  handle(request: { query: Readonly<Record<string, string | undefined>> }): Promise<PluginReply>;
+  /** `body` is the parsed JSON body of a POST (undefined for a GET). */
+  handle(request: { query: Readonly<Record<string, string | undefined>>; body?: unknown }): Promise<PluginReply>;
+}
+
+/** What a dashboard route of a plug-in is asked: the signed-in member's tenant, the path's parameters, the parsed body. */
+export interface TenantRouteRequest {
+  tenant: Tenant;
+  params: Readonly<Record<string, string>>;
+  body: unknown;
+}
+
+/**
+ * A dashboard endpoint a plug-in adds for the signed-in member's tenant (e.g. a payment mode's party keys), without any HTTP
+ * framework: api/ serves it under the dashboard's API behind the member's session and the CSRF check, and hands it
+ * that member's tenant (so an id of another tenant's row is "not found" to it). Bad input throws a NotaryError.
+ */
+export interface PluginTenantRoute {
+  readonly method: 'GET' | 'POST';
+  /** Fastify's path syntax (`/party-keys/:kid/revoke`). */
+  readonly url: string;
+  /** JSON Schemas of the body and the path parameters, validated before `handle`. */
+  readonly schema?: { readonly body?: Readonly<Record<string, unknown>>; readonly params?: Readonly<Record<string, unknown>> };
+  handle(request: TenantRouteRequest): Promise<{ status?: number; body: unknown }>;
 }
 
 /**
@@ -125,6 +161,8 @@ export interface NotaryPlugin {
   serving?(services: PluginServices): Promise<readonly string[]>;
   /** Its public HTTP routes (e.g. the receipt log's proofs), made ready before serving. */
   routes?(services: PluginServices): Promise<readonly PluginRoute[]>;
+  /** Its dashboard endpoints for the signed-in member's tenant (e.g. a payment mode's keys). */
+  tenantRoutes?(services: PluginServices): readonly PluginTenantRoute[];
   /** The plug-in's charges for `notary payments list` (only those of `mode` when given). */
   ledger?(db: Kysely<Database>, options: { mode?: string }): Promise<LedgerRow[]>;
 }

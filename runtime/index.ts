@@ -1,5 +1,4 @@
 export { Runtime, type PaymentListRow, type RuntimeOptions } from './runtime.js';
-export { buildFacilitator, rotateFacilitatorKey, type BuiltFacilitator } from './facilitator.js';
 export { openDense, type OpenedDense } from './dense.js';
 export { assignScorers, assignmentLines, modelName, type ModelAssignment, type Scorers } from './scorers.js';
 export { silentLog, stderrLog, warningsLog, type Log } from './log.js';

@@ -1,10 +1,8 @@
-import { sql } from 'kysely';
-import { availableParallelism } from 'node:os';
-import { modelRunners, type NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/config.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
 import { Indexer } from '../indexer/indexer.js';
 import type { SearchIndex } from '../indexer/search-index.js';
-import { PasswordHasher, Sessions, SigninThrottle, SignupLimit, Users } from '../accounts/index.js';
+import type { Sessions, Users } from '../accounts/index.js';
 import { Accounts } from '../payments/accounts.js';
 import { Catalog, catalogDefaults } from '../payments/catalog.js';
 import type { PaymentMode } from '../payments/mode.js';
@@ -14,9 +12,6 @@ import type { RateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { SqlUsageRecorder } from '../payments/usage.js';
 import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
-import { activePins, cachedPinnedDir, ensurePinnedModels, neededPins, type PinnedStatus } from '../reranker/index.js';
-import { loadReranker } from '../reranker/resolve.js';
-import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { activeCalibrations } from '../search/calibration.js';
 import { SearchPipeline } from '../search/pipeline.js';
@@ -26,26 +21,25 @@ import type { CrossEncoderStage } from '../search/cross-encoder.js';
 import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
 import { CrawlRunStore } from '../storage/crawl-runs.js';
 import { CrawlSeedStore } from '../storage/crawl-seeds.js';
-import { UsersRepository } from '../storage/users.js';
 import { FrontierStore } from '../storage/frontier.js';
 import { SharedHostSlots } from '../storage/host-slots.js';
 import { openStorage, type Storage } from '../storage/db.js';
-import { registeredPlugins } from './plugins.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../payments/plugin.js';
+import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsServing, pluginStartupChecks } from './plugin-hooks.js';
 import { PageStore } from '../storage/pages.js';
-import { endpointOf, waitAtStart } from '../core/start-wait.js';
+import { databaseAnswers, waitForSharedStores } from './start-checks.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
 import { storedSiteTitles } from '../indexer/site-titles.js';
-import { openDense, type OpenedDense } from './dense.js';
-import { pinnedEmbedderOf } from './model-fetch.js';
-import { assignScorers, type Scorers } from './scorers.js';
+import { exclusiveIndexing } from './indexing-lock.js';
+import { lazy, type Lazy } from './lazy.js';
+import { modelsWiring, type ModelsWiring } from './models-wiring.js';
+import { dashboardPeople } from './people.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, reconcileModes, type PaymentModeDeps } from './payments.js';
 
-/** One charge as `notary payments list` shows it. */
 /** One charge in the books (`notary payments list`). */
 export type PaymentListRow = LedgerRow;
 
@@ -61,22 +55,6 @@ export interface RuntimeOptions {
   rateLimits?: RateLimitStore;
   /** Several processes serve from this data folder: rate limits kept in memory move to the database. */
   sharedRateLimits?: boolean;
-}
-
-/** pg_advisory_lock key of indexing (one indexer at a time across processes). */
-const INDEXING_LOCK = 0x6e6f7420;
-
-/** Built on first call, then the same value; `built` tells without building. */
-interface Lazy<T> {
-  (): T;
-  built(): T | undefined;
-}
-
-function lazy<T>(make: () => T): Lazy<T> {
-  let made: { value: T } | undefined;
-  const get = (() => (made ??= { value: make() }).value) as Lazy<T>;
-  get.built = () => made?.value;
-  return get;
 }
 
 /**
@@ -104,19 +82,12 @@ export class Runtime {
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
 
-  /**
-   * The pinned models this configuration needs (the cross-encoder and the bi-encoder, unless models are named), in
-   * the cache or fetched from the hub; missing ones are said once, in one warning line.
-   */
-  readonly models: Lazy<Promise<PinnedStatus[]>>;
-  /** The reranker as resolved from config and environment (model, cache, download, lexical fallback). */
-  readonly reranker: Lazy<Promise<Reranker>>;
-  /** Dense retrieval with the live reranker (embeddings.model "reranker" uses it when it is a bi-encoder). */
-  readonly dense: Lazy<Promise<OpenedDense>>;
-  /** Dense retrieval without loading a reranker (crawl and index: only a configured bi-encoder is used). */
-  readonly denseForIndexing: Lazy<Promise<OpenedDense>>;
-  /** Which model scores which depth (the bi-encoder the passes, the cross-encoder from search.cross_encoder_from_depth). */
-  readonly scorers: Lazy<Promise<Scorers>>;
+  // The models and what is built from them, on first use (see ModelsWiring).
+  readonly models: ModelsWiring['models'];
+  readonly reranker: ModelsWiring['reranker'];
+  readonly dense: ModelsWiring['dense'];
+  readonly denseForIndexing: ModelsWiring['denseForIndexing'];
+  readonly scorers: ModelsWiring['scorers'];
   readonly search: Lazy<Promise<SearchPipeline>>;
   readonly extract: Lazy<ExtractDeps & { close(): Promise<void> }>;
   readonly paidCallGate: Lazy<PaidCallGate>;
@@ -150,23 +121,7 @@ export class Runtime {
     this.catalog = new Catalog(new SettingsRepository(storage.db), catalogDefaults(config, () => crossEncoderFrom), { refreshMs: config.dashboard.settings_refresh_ms });
     this.accounts = new Accounts(storage.db, { tiers: () => Object.keys(this.catalog.latest.tiers), defaultTier: config.default_tier });
     this.usage = new UsageRepository(storage.db);
-    const dashboard = config.dashboard;
-    const people = new UsersRepository(storage.db);
-    const throttle = new SigninThrottle(people, {
-      maxFailures: dashboard.signin.max_failures,
-      maxFailuresPerAddress: dashboard.signin.max_failures_per_address,
-      lockoutMs: dashboard.signin.lockout_s * 1000,
-      lockoutMaxMs: dashboard.signin.lockout_max_s * 1000,
-      windowMs: dashboard.signin.window_minutes * 60_000,
-    });
-    this.users = new Users(people, new PasswordHasher({ logN: dashboard.scrypt_log_n, r: 8, p: 1 }), throttle, {
-      passwordMinLength: dashboard.password_min_length,
-      signup: dashboard.signup,
-      signupCredits: dashboard.signup_credits,
-      defaultTier: config.default_tier,
-      signupLimit: new SignupLimit(people, { maxPerAddress: dashboard.signup_limit.max_per_address, windowMs: dashboard.signup_limit.window_minutes * 60_000 }),
-    });
-    this.sessions = new Sessions(people, { ttlMs: dashboard.session_hours * 3_600_000, idleMs: dashboard.session_idle_hours * 3_600_000 });
+    ({ users: this.users, sessions: this.sessions } = dashboardPeople(config, storage.db));
     this.seeds = new CrawlSeedStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
@@ -177,33 +132,12 @@ export class Runtime {
     const rewriter = queryRewriterFromConfig(config.search);
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
-    const env = options.env ?? process.env;
-    this.models = lazy(() => ensurePinnedModels(config.reranker, neededPins(config, activePins(env), env), { log }));
-    const pinnedEmbedder = async () => pinnedEmbedderOf(await this.models());
-    this.reranker = lazy(async () => loadReranker(config.reranker, { log, env, precision: config.embeddings.precision, ensured: await this.models() }));
-    this.dense = lazy(async () =>
-      openDense(config, storage, { reranker: await this.reranker(), log, vectors: backend.vectors, ...(await pinnedEmbedder()) }),
-    );
-    // Indexing never downloads: it uses the pinned bi-encoder only when it is already in the cache.
-    this.denseForIndexing = lazy(async () => {
-      const pinnedEmbedder = await cachedPinnedDir(config.reranker, neededPins(config, activePins(env), env), 'bi-encoder');
-      return openDense(config, storage, { log, vectors: backend.vectors, pinnedEmbedder });
-    });
-    this.scorers = lazy(async () => {
-      const scorers = assignScorers(config, await this.reranker(), await this.dense());
-      crossEncoderFrom = scorers.crossEncoder?.options.fromDepth ?? null;
-      const cross = scorers.crossEncoder?.model;
-      const nice = config.search.cross_encoder_nice;
-      if (cross instanceof OnnxReranker) {
-        // Its own threads, all the cores at a lower priority: one depth-2 search spreads its pairs over them, and
-        // the depth-1 work (the bi-encoder, full text) goes first.
-        if (modelRunners(config.reranker).workers > 0) await cross.growWorkers(config.search.cross_encoder_workers ?? Math.min(4, availableParallelism()));
-        if (nice > 0 && !(await cross.lowerPriority(nice))) {
-          log('warn', `search.cross_encoder_nice ${nice}: the cross-encoder's threads could not be given a lower priority (reranker.workers 0?)`);
-        }
-      }
-      return scorers;
-    });
+    const wiring = modelsWiring({ config, storage, backend, log, env: options.env ?? process.env, onCrossEncoderFrom: (depth) => (crossEncoderFrom = depth) });
+    this.models = wiring.models;
+    this.reranker = wiring.reranker;
+    this.dense = wiring.dense;
+    this.denseForIndexing = wiring.denseForIndexing;
+    this.scorers = wiring.scorers;
     this.search = lazy(async () => {
       const scorers = await this.scorers();
       const { dense } = await this.dense();
@@ -217,7 +151,7 @@ export class Runtime {
         siteTitles: storedSiteTitles(this.pages),
       }),
     );
-    const extensions: ResponseExtension[] = [...registeredPlugins().flatMap((plugin) => plugin.extensions?.(this.service) ?? []), ...(options.extensions ?? [])];
+    const extensions: ResponseExtension[] = [...pluginExtensions(this.service), ...(options.extensions ?? [])];
     this.paidCallGate = lazy(() =>
       buildPaidCallGate({
         config,
@@ -299,10 +233,7 @@ export class Runtime {
 
   /** Every charge, oldest first, from each plug-in's books (`notary payments list`; only `mode`'s when given). */
   async paymentsList(options: { mode?: string; limit?: number } = {}): Promise<PaymentListRow[]> {
-    const rows: PaymentListRow[] = [];
-    for (const plugin of registeredPlugins()) rows.push(...((await plugin.ledger?.(this.storage.db, options.mode !== undefined ? { mode: options.mode } : {})) ?? []));
-    rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
-    return options.limit !== undefined ? rows.slice(-options.limit) : rows;
+    return pluginLedger(this.storage.db, options);
   }
 
   /** Decides undecided pay-per-call settlements (settles that timed out) from their chain. */
@@ -312,7 +243,7 @@ export class Runtime {
 
   /** Start-up checks of the plug-ins that need the network (e.g. a token's decimals on chain); throws invalid_config. */
   async checkPaymentSetup(): Promise<void> {
-    for (const plugin of registeredPlugins()) await plugin.startupCheck?.(this.config, this.log);
+    await pluginStartupChecks(this.config, this.log);
   }
 
   /**
@@ -320,42 +251,23 @@ export class Runtime {
    * say once the server listens.
    */
   async pluginsServing(): Promise<string[]> {
-    return (await Promise.all(registeredPlugins().map((plugin) => plugin.serving?.(this.service) ?? []))).flat();
+    return pluginsServing(this.service);
   }
 
   /** The plug-ins' public HTTP routes (api/ serves them). */
   async pluginRoutes(): Promise<PluginRoute[]> {
-    return (await Promise.all(registeredPlugins().map((plugin) => plugin.routes?.(this.service) ?? []))).flat();
+    return pluginRoutes(this.service);
   }
 
   /** Whether every dependency answers: the database, the index backend, the shared stores (GET /readyz). */
   async readiness(): Promise<Record<string, boolean>> {
-    const database = await this.storage.db
-      .selectFrom('pages')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('id', '=', -1)
-      .execute()
-      .then(() => true, () => false);
-    const [index, stores] = await Promise.all([this.backend.ready().catch(() => false), this.stores.ready().catch(() => false)]);
-    const plugins = await Promise.all(
-      registeredPlugins()
-        .filter((plugin) => plugin.readiness && (plugin.mode?.enabled(this.config) ?? true))
-        .map(async (plugin) => [plugin.name, await (plugin.readiness?.(this.config, this.storage) ?? Promise.resolve(true)).catch(() => false)] as const),
-    );
-    return { database, index, stores, ...Object.fromEntries(plugins) };
+    const [database, index, stores] = await Promise.all([databaseAnswers(this.storage), this.backend.ready().catch(() => false), this.stores.ready().catch(() => false)]);
+    return { database, index, stores, ...(await pluginReadiness(this.config, this.storage)) };
   }
 
-  /**
-   * For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis) to answer and fails with the
-   * setting to fix. PostgreSQL and the index backend's server are waited for when the runtime opens; a runtime
-   * without its Redis still opens (its /readyz says so), so a Redis that goes away later is a 503, not a crash.
-   */
-  async waitForStores(): Promise<void> {
-    const url = this.config.stores.backend === 'redis' ? this.config.stores.redis_url : undefined;
-    if (!url) return;
-    await waitAtStart({ what: `Redis at ${endpointOf(url)}`, setting: 'stores.redis_url (NOTARY_REDIS_URL)', waitMs: this.config.server.start_wait_ms }, async () => {
-      if (!(await this.stores.ready())) throw new Error('no answer to PING');
-    });
+  /** For `notary serve`: waits (server.start_wait_ms) for the shared stores (Redis); see `waitForSharedStores`. */
+  waitForStores(): Promise<void> {
+    return waitForSharedStores(this.config, () => this.stores.ready());
   }
 
   /** Rebuilds the search index from the stored passages (each backend swaps in a complete one: a staging index, a transaction). */
@@ -363,21 +275,9 @@ export class Runtime {
     return this.backend.rebuild(storedPassages(this.storage), onProgress, storedPages(this.storage));
   }
 
-  /**
-   * Runs `work` while holding the deployment-wide indexing lock: on PostgreSQL a session advisory lock (held on one
-   * connection of the pool, released when `work` ends or the process dies), so crawler processes index one after
-   * another; on SQLite the database's own write lock serialises writers and this runs `work` directly.
-   */
-  async exclusiveIndexing<T>(work: () => Promise<T>): Promise<T> {
-    if (this.storage.dialect !== 'postgres') return work();
-    return this.storage.db.connection().execute(async (connection) => {
-      await sql`select pg_advisory_lock(${INDEXING_LOCK})`.execute(connection);
-      try {
-        return await work();
-      } finally {
-        await sql`select pg_advisory_unlock(${INDEXING_LOCK})`.execute(connection);
-      }
-    });
+  /** Runs `work` holding the deployment-wide indexing lock (crawler processes index one after another). */
+  exclusiveIndexing<T>(work: () => Promise<T>): Promise<T> {
+    return exclusiveIndexing(this.storage, work);
   }
 
   /** Releases what was built, newest first; safe to call once everything else has stopped. */

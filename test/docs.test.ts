@@ -8,6 +8,8 @@ import { allErrorCodes } from '../core/errors.js';
 import '../runtime/plugins.js'; // the plug-ins' and index backends' codes and settings belong to the registry too
 import { repoRoot } from '../testkit/cli.js';
 import { configKeys, documentedKeys } from './support/config-keys.js';
+import { configReferenceTable, withReference } from '../scripts/config-reference.js';
+import { CONFIG_TEXTS } from '../scripts/config-reference-texts.js';
 
 describe('docs match the code', () => {
   it('docs/errors.md documents every error code with its status', () => {
@@ -74,6 +76,18 @@ describe('docs match the code', () => {
     expect(keys.length).toBeGreaterThan(100);
     expect(keys.filter((key) => !documented.has(key)), 'settings without a row').toEqual([]);
     expect([...documented].filter((key) => !keys.includes(key)), 'rows naming no setting').toEqual([]);
+  });
+
+  it("docs/configuration.md's settings table is the one scripts/config-reference.ts makes from the schema (defaults, variables)", () => {
+    const page = readFileSync(path.join(repoRoot, 'docs/configuration.md'), 'utf8');
+    expect(withReference(page, configReferenceTable()), 'stale: run npx tsx scripts/config-reference.ts').toBe(page);
+  });
+
+  it('the configuration reference refuses a setting without a row, and a default written beside the schema', () => {
+    const rows = CONFIG_TEXTS.filter((row) => !('keys' in row && row.keys.includes('server.body_limit_bytes')));
+    expect(() => configReferenceTable(rows)).toThrow(/server\.body_limit_bytes: a setting of the schema without a row/);
+    const doubled = CONFIG_TEXTS.map((row) => ('keys' in row && row.keys[0] === 'data_dir' ? { ...row, unset: { data_dir: '`./data`' } } : row));
+    expect(() => configReferenceTable(doubled)).toThrow(/data_dir: the schema has its default/);
   });
 
   it('every link between README.md and docs/ leads to a file and a heading that exist', () => {

@@ -7,28 +7,25 @@ import { repoRoot } from '../testkit/components.js';
  * The shared code loops over the registered plug-ins (payments/plugins.ts) and names none of them: a payment mode or
  * the receipts extension named here would mean that adding or removing one edits shared files again (issue 31, item 1).
  */
-const SHARED_FILES = [
-  ...readdirSync(path.join(repoRoot, 'core'), { recursive: true, encoding: 'utf8' })
+/** Every product source file of a folder (tests aside). */
+function sourcesOf(folder: string): string[] {
+  return readdirSync(path.join(repoRoot, folder), { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
-    .map((file) => `core/${file}`),
-  'api/openapi.ts',
-  'api/problem.ts',
+    .map((file) => `${folder}/${file}`)
+    .sort();
+}
+
+/**
+ * The folders whose every file is shared: the API's routes and dashboard endpoints, the command line (a mode's
+ * commands, its server included, come from its plug-in's `cli` hook) and the composition root.
+ */
+const SHARED_FILES = [
+  ...sourcesOf('core'),
+  ...sourcesOf('api'),
+  ...sourcesOf('cli'),
+  ...sourcesOf('runtime'),
   'storage/migrations.ts',
   'storage/db.ts',
-  'runtime/payments.ts',
-  'runtime/runtime.ts',
-  'runtime/index.ts',
-  'api/index.ts',
-  'api/app.ts',
-  'api/plugin-routes.ts',
-  'api/paid/schemas.ts',
-  'api/paid/context.ts',
-  'api/dashboard/deps.ts',
-  'cli/serve.ts',
-  'runtime/plugins.ts',
-  'cli/main.ts',
-  'cli/payment-commands.ts',
-  'cli/keys.ts',
   'payments/plugin.ts',
 ];
 
@@ -101,6 +98,9 @@ describe('shared files name no plug-in', () => {
     expect(pluginNamesIn("if (options.mode === 'api_key') return;")).toHaveLength(1);
     expect(pluginNamesIn("const section = cfg.payments.modes['api_key'];")).toHaveLength(1);
     expect(pluginNamesIn('cfg.receipts.key_file')).toHaveLength(1);
+    expect(pluginNamesIn("import { mppParties } from '../../../payments/modes/mpp/index.js';")).toHaveLength(1);
+    expect(pluginNamesIn("  .description('serve the standard x402 facilitator API')")).toHaveLength(1);
+    expect(pluginNamesIn("const paying = key ? 'API key' : 'no API key: x402 payments from the MCP client';")).toHaveLength(1);
     expect(pluginNamesIn("api_key: z.string().optional(), // a rewriter's key")).toEqual([]);
     expect(pluginNamesIn("{ env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'] }")).toEqual([]);
   });

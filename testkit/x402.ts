@@ -7,10 +7,11 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import type { Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { buildFacilitatorApp } from '../api/facilitator.js';
+import { buildRoutesApp } from '../api/index.js';
 import { configSchema, deepMerge, type ConfigInput, type NotaryConfig } from '../core/config.js';
 import type { Ed25519Jwk } from '../payments/modes/x402/receipt.js';
-import { buildFacilitator, silentLog } from '../runtime/index.js';
+import { buildFacilitator, facilitatorRoutes } from '../payments/modes/x402/facilitator-chain.js';
+import { silentLog } from '../runtime/index.js';
 import { apiTestConfig, startApi, type ApiHarness } from './app.js';
 import { repoRoot } from './components.js';
 import { deployToken, newAccount, startLocalChain, type DeployedToken, type FundedAccount, type LocalChain } from './evm-chain.js';
@@ -61,7 +62,7 @@ async function readJwks(url: string): Promise<{ keys: Ed25519Jwk[] }> {
 export async function startFacilitatorInProcess(world: ChainWorld, dataDir: string): Promise<RunningFacilitator> {
   const config = facilitatorConfig(world, dataDir);
   const built = await buildFacilitator(config, { log: silentLog, issuer: 'test-facilitator' });
-  const app = await buildFacilitatorApp({ facilitator: built.facilitator, network: built.network, address: built.address });
+  const app = await buildRoutesApp({ routes: facilitatorRoutes(built) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -1,32 +1,21 @@
 /**
  * The serve phase of `npm run bench` (issue 20): depth-1 searches with the real bi-encoder over the benchmark's own
  * index, first stage by stage in process (where a search spends its time), then over HTTP against `notary serve`
- * child processes at 1 and 10 connections, several server settings side by side in one run.
+ * child processes at 1 and 10 connections, several server settings side by side in one run. The servers are started
+ * by serve-server.ts, the load runs by load-runner.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import autocannon from 'autocannon';
 import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { Runtime } from '../../runtime/index.js';
 import { cachedEmbedder } from '../eval/embedding-cache.js';
-import { freePort } from '../../testkit/postgres.js';
-import { loadAverage, processTreeCpuMs } from './machine.js';
 import { openBaseline, wantsBaseline, type Baseline } from './baseline-backend.js';
 import { backendStages, stageRatios, type BackendStageRow, type BackendUnderTest } from './backend-stages.js';
+import { distinctQueries, runLoads, type LoadRow, type ServeSetting } from './load-runner.js';
+import { createBenchKey, startServe } from './serve-server.js';
 import { round2, summarise, type LatencySummary } from './stats.js';
-
-export interface ServeSetting {
-  name: string;
-  workers: number;
-  queryVectorCache: number;
-  /** search.ranking_cache: full-text rankings kept for repeated queries (FTS5). */
-  rankingCache: number;
-  /** reranker.workers of the server (unset: its default). */
-  modelWorkers?: number;
-}
 
 /** Before: one process, every query embedded and ranked; after: the caches of repeated queries, then two API processes. */
 export const SERVE_SETTINGS: readonly ServeSetting[] = [
@@ -41,30 +30,6 @@ export interface StageRow {
   p50_ms: number;
   p95_ms: number;
   mean_ms: number;
-}
-
-export interface LoadRow {
-  /** The index backend the server searched (indexer.backend). */
-  backend: string;
-  setting: string;
-  workers: number;
-  query_vector_cache: number;
-  ranking_cache: number;
-  /** rotating: the same pool of queries again and again; distinct: no query repeats within the run. */
-  queries: 'rotating' | 'distinct';
-  connections: number;
-  duration_s: number;
-  requests: number;
-  searches_per_s: number;
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-  errors: number;
-  non_2xx: number;
-  load_average: [number, number, number];
-  /** CPU per search: server processes and threads, and the load generator (same cores). */
-  server_cpu_ms_per_search: number | null;
-  client_cpu_ms_per_search: number;
 }
 
 export interface ServePhase {
@@ -83,112 +48,6 @@ export interface ServePhase {
 
 function row(stage: string, s: LatencySummary): StageRow {
   return { stage, p50_ms: s.p50, p95_ms: s.p95, mean_ms: s.mean };
-}
-
-export interface ServerHandle {
-  url: string;
-  child: ChildProcess;
-  /** CPU time (ms) the server's processes and threads have used so far; null where /proc cannot tell. */
-  cpuMs(): number | null;
-  stop(): Promise<void>;
-}
-
-/** CPU milliseconds per search of a timed run: the server's (every process and thread) and the load generator's. */
-export interface CpuPerSearch {
-  server_cpu_ms_per_search: number | null;
-  client_cpu_ms_per_search: number;
-}
-
-/** Runs `work` (a load of `requests()` searches) and says what each search cost in CPU, server and load generator. */
-export async function withCpu<T>(server: ServerHandle, work: () => Promise<T>, requests: (result: T) => number): Promise<{ result: T; cpu: CpuPerSearch }> {
-  const serverBefore = server.cpuMs();
-  const clientBefore = process.cpuUsage();
-  const result = await work();
-  const client = process.cpuUsage(clientBefore);
-  const serverAfter = server.cpuMs();
-  const n = Math.max(1, requests(result));
-  return {
-    result,
-    cpu: {
-      server_cpu_ms_per_search: serverBefore === null || serverAfter === null ? null : round2((serverAfter - serverBefore) / n),
-      client_cpu_ms_per_search: round2((client.user + client.system) / 1000 / n),
-    },
-  };
-}
-
-/** Starts `notary serve` over `dataDir` and waits for both /healthz and, with several processes, every process. */
-export async function startServe(repoRoot: string, configFile: string, dataDir: string, workers: number): Promise<ServerHandle> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'notary.js'), '--config', configFile, '--data', dataDir, 'serve', '--no-crawl', '--port', String(port), '--workers', String(workers)], {
-    cwd: repoRoot,
-    // BENCH_SERVE_NODE_OPTIONS reaches the server (e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile it under load).
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...(process.env['BENCH_SERVE_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['BENCH_SERVE_NODE_OPTIONS'] } : {}) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`notary serve exited with ${child.exitCode}:\n${output.slice(-4000)}`);
-    const listening = (output.match(/notary listening on/g) ?? []).length;
-    if (listening >= workers) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`notary serve did not start within 180 s:\n${output.slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return {
-    url,
-    child,
-    cpuMs: () => (child.pid === undefined ? null : processTreeCpuMs(child.pid)),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('close', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
-      }),
-  };
-}
-
-/**
- * Queries for runs where none may repeat: `base` without duplicates (and without queries that have no word), then each of them with a content word of
- * another query added, twice over (two other queries), so that a few thousand known-item queries last for several
- * runs of a server answering hundreds a second.
- */
-export function distinctQueries(base: readonly string[]): string[] {
-  // A query without a letter or digit ("$", "::") is a 400 by design: not a search to time.
-  const unique = [...new Set(base.map((q) => q.trim()).filter((q) => /[\p{L}\p{N}]/u.test(q)))];
-  const lastWord = (q: string) => q.split(/\s+/).filter((w) => /^\p{L}{4,}$/u.test(w)).at(-1);
-  const out = new Set(unique);
-  for (const stride of [7, 13]) {
-    unique.forEach((q, i) => {
-      const word = lastWord(unique[(i * stride + 1) % unique.length]!);
-      if (word && !q.split(/\s+/).includes(word)) out.add(`${q} ${word}`);
-    });
-  }
-  return [...out];
-}
-
-export async function load(url: string, key: string, queries: readonly string[], connections: number, durationS: number, depth = 1): Promise<autocannon.Result> {
-  let next = 0;
-  return autocannon({
-    url: `${url}/v1/search`,
-    connections,
-    duration: durationS,
-    // A deep search queued behind others may take longer than autocannon's default 10 s: counted, not dropped.
-    timeout: 120,
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    requests: [
-      {
-        setupRequest: (request) => ({ ...request, body: JSON.stringify({ query: queries[next++ % queries.length], depth }) }),
-      },
-    ],
-  });
 }
 
 export async function servePhase(options: {
@@ -300,20 +159,7 @@ export async function servePhase(options: {
     // Over HTTP, each setting in its own server process(es), one after the other.
     const keyConfig = path.join(options.dataDir, 'bench-serve-keys.json');
     writeFileSync(keyConfig, JSON.stringify({ tiers: settings.tiers, default_tier: settings.default_tier, indexer: config.indexer, storage: config.storage }));
-    const keyOut = await new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [path.join(options.repoRoot, 'bin', 'notary.js'), '--config', keyConfig, '--data', options.dataDir, 'keys', 'create', '--tenant', 'bench', '--credits', '1000000000', '--tier', 'bench'],
-        { cwd: options.repoRoot, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' } },
-      );
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`keys create exited ${code}: ${err}`))));
-    });
-    const key = keyOut.trim().split('\n').pop() ?? '';
+    const key = await createBenchKey(options.repoRoot, keyConfig, options.dataDir);
     const loadRows: LoadRow[] = [];
     const rotating = options.queries.slice(0, 200);
     const distinct = distinctQueries(options.queries.slice(200));
@@ -338,44 +184,8 @@ export async function servePhase(options: {
       );
       note(`serve phase: ${backend}, ${setting.name}`);
       const server = await startServe(options.repoRoot, file, options.dataDir, setting.workers);
-      // Where the next run with distinct queries starts in their list: each run takes queries this server never had.
-      let unused = 0;
       try {
-        await load(server.url, key, rotating, 2, 3); // warm-up: caches, JIT, connections
-        for (const kind of ['rotating', 'distinct'] as const) {
-          if (kind === 'distinct' && setting.queryVectorCache === 0 && setting.rankingCache === 0) continue; // the same as rotating without caches
-          for (const connections of options.connections) {
-            const before = loadAverage();
-            // Distinct queries: a fresh slice of the list for each run, never searched before by this server.
-            const pool = kind === 'rotating' ? rotating : distinct.slice(unused);
-            const { result, cpu } = await withCpu(server, () => load(server.url, key, pool, connections, options.durationS), (x) => x.requests.total);
-            if (kind === 'distinct') unused += result.requests.total;
-            const r: LoadRow = {
-              backend,
-              setting: setting.name,
-              workers: setting.workers,
-              query_vector_cache: setting.queryVectorCache,
-              ranking_cache: setting.rankingCache,
-              queries: kind,
-              connections,
-              duration_s: options.durationS,
-              requests: result.requests.total,
-              searches_per_s: round2(result.requests.total / options.durationS),
-              p50_ms: result.latency.p50,
-              p90_ms: result.latency.p90,
-              p99_ms: result.latency.p99,
-              errors: result.errors + result.timeouts,
-              non_2xx: result.non2xx,
-              load_average: before,
-              ...cpu,
-            };
-            if (kind === 'distinct' && result.requests.total > pool.length) {
-              notes.push(`${setting.name}, ${connections} connections: ${result.requests.total} requests over ${pool.length} distinct queries, so some repeated`);
-            }
-            loadRows.push(r);
-            note(`serve phase: ${backend}, ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, CPU ${r.server_cpu_ms_per_search ?? '?'} + ${r.client_cpu_ms_per_search} ms a search (load ${before.join(' ')})`);
-          }
-        }
+        loadRows.push(...(await runLoads(server, { backend, setting, key, rotating, distinct, connections: options.connections, durationS: options.durationS, note, notes })));
       } finally {
         await server.stop();
       }
@@ -398,25 +208,4 @@ export async function servePhase(options: {
     await baseline?.runtime.close();
     await runtime.close();
   }
-}
-
-/**
- * Issue 34's targets for a backend measured beside SQLite (distinct queries, "1 process" as shipped): depth-1 p50 at
- * 1 connection within 2x of SQLite's, and at 10 connections at least half of SQLite's searches per second.
- */
-export function backendTargets(rows: readonly LoadRow[]): Array<{ name: string; target: string; actual: number; met: boolean }> {
-  const find = (backend: string, connections: number) => rows.find((r) => r.backend === backend && r.setting === '1 process' && r.queries === 'distinct' && r.connections === connections);
-  const out: Array<{ name: string; target: string; actual: number; met: boolean }> = [];
-  for (const backend of new Set(rows.map((r) => r.backend).filter((b) => b !== 'sqlite-fts5'))) {
-    const [base1, base10, one, ten] = [find('sqlite-fts5', 1), find('sqlite-fts5', 10), find(backend, 1), find(backend, 10)];
-    if (base1 && one) {
-      const ratio = round2(one.p50_ms / Math.max(0.01, base1.p50_ms));
-      out.push({ name: `${backend}_p50_over_sqlite_1_connection`, target: '<= 2 (issue 34)', actual: ratio, met: ratio <= 2 });
-    }
-    if (base10 && ten) {
-      const ratio = round2(ten.searches_per_s / Math.max(0.01, base10.searches_per_s));
-      out.push({ name: `${backend}_searches_per_s_over_sqlite_10_connections`, target: '>= 0.5 (issue 34)', actual: ratio, met: ratio >= 0.5 });
-    }
-  }
-  return out;
 }

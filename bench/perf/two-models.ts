@@ -12,7 +12,8 @@ import type { IndexHit, SearchIndex } from '../../indexer/search-index.js';
 import { BertPairTokenizer } from '../../reranker/tokenizer.js';
 import { crossEncoderText } from '../../search/cross-encoder.js';
 import { loadAverage } from './machine.js';
-import { load, startServe, withCpu, type CpuPerSearch } from './serve-phase.js';
+import { load, withCpu, type CpuPerSearch } from './load-runner.js';
+import { startServe } from './serve-server.js';
 import { round2 } from './stats.js';
 
 export interface TwoModelRow {

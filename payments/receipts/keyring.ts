@@ -231,6 +231,17 @@ export class ReceiptKeyring {
   }
 
   /**
+   * Writes `keys` as the whole keyring file (atomically, 0600), e.g. keys carried over from an older file format.
+   * Exactly one of them must be current (no `notAfter`).
+   */
+  static write(file: string, keys: SigningKey[]): void {
+    const resolved = path.resolve(file);
+    const current = keys.filter((k) => k.notAfter === null);
+    if (current.length !== 1) throw invalid(resolved, `must have exactly one current key (without "exp"), given ${current.length}`);
+    writeKeyringFile(resolved, keys, false);
+  }
+
+  /**
    * Makes a fresh current key and retires the previous one (its window closes now; receipts it signed keep
    * verifying). Creates the file when it does not exist yet. The write is atomic (a 0600 temporary file renamed
    * over the old one).

@@ -4,7 +4,7 @@ import { NotaryError } from '../../../core/errors.js';
 import { KEY_SCOPES, type KeyScope } from '../../../payments/accounts.js';
 import { effectiveTier, tenantFeatures } from '../../../payments/catalog.js';
 import { policyFor } from '../../../payments/rate-limit.js';
-import { mppParties } from '../../../payments/modes/mpp/index.js';
+import { registeredPlugins } from '../../../payments/plugin.js';
 import type { LedgerEntry, Tenant } from '../../../storage/schema.js';
 import type { UsageDimension } from '../../../storage/usage.js';
 import type { DashboardDeps } from '../deps.js';
@@ -13,7 +13,6 @@ import { dateParam, dayRange } from '../time.js';
 import { usageSeries } from '../usage-series.js';
 
 const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const;
-const kidParam = { type: 'object', required: ['kid'], properties: { kid: { type: 'string', maxLength: 64 } } } as const;
 
 const ledgerQuery = {
   type: 'object',
@@ -46,8 +45,8 @@ function textCell(value: string | null): string {
 
 /**
  * The tenant pages' endpoints: its tier and limits, API keys (the plaintext is in the creation answer only),
- * the credit ledger (filters, CSV), usage by day, MPP party keys. Every query is scoped to the signed-in member's
- * tenant: an id of another tenant's key or party key is "not found".
+ * the credit ledger (filters, CSV), usage by day, and the plug-ins' tenant endpoints. Every query is scoped to the
+ * signed-in member's tenant: an id of another tenant's key is "not found".
  */
 export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: DashboardDeps }): Promise<void> {
   const tenantOf = async (request: FastifyRequest): Promise<Tenant> => {
@@ -193,36 +192,20 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
     },
   );
 
-  app.get('/party-keys', async (request) => {
-    const tenant = await tenantOf(request);
-    return { party: tenant.name, keys: await deps.service(mppParties).listKeys([tenant], tenant.id) };
-  });
-
-  app.post(
-    '/party-keys',
-    {
-      schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['public_key'],
-          properties: { public_key: { type: 'string', maxLength: 2000 }, name: { type: 'string', maxLength: 100 } },
+  // The plug-ins' endpoints for the member's tenant (e.g. a payment mode's keys), scoped the same way.
+  for (const plugin of registeredPlugins()) {
+    for (const route of plugin.tenantRoutes?.(deps.service) ?? []) {
+      app.route({
+        method: route.method,
+        url: route.url,
+        ...(route.schema ? { schema: route.schema } : {}),
+        handler: async (request, reply) => {
+          const tenant = await tenantOf(request);
+          const answer = await route.handle({ tenant, params: (request.params ?? {}) as Record<string, string>, body: request.body });
+          if (answer.status !== undefined) reply.code(answer.status);
+          return answer.body;
         },
-      },
-    },
-    async (request, reply) => {
-      const tenant = await tenantOf(request);
-      const body = request.body as { public_key: string; name?: string };
-      const name = body.name?.trim();
-      const { key, created } = await deps.service(mppParties).addKey(tenant, body.public_key, name ? name : undefined);
-      reply.code(created ? 201 : 200);
-      return { key: { ...key, tenant: tenant.name }, created };
-    },
-  );
-
-  app.post('/party-keys/:kid/revoke', { schema: { params: kidParam } }, async (request) => {
-    const tenant = await tenantOf(request);
-    const key = await deps.service(mppParties).revokeKey((request.params as { kid: string }).kid, tenant.id);
-    return { key: { ...key, tenant: tenant.name } };
-  });
+      });
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import { configSection } from '../../../core/config.js';
-import { pluginService, type NotaryPlugin } from '../../plugin.js';
+import type { NotaryPlugin } from '../../plugin.js';
 import { addMppCommands } from './cli.js';
+import { partyKeyRoutes } from './dashboard-routes.js';
 import { addPartyCommands } from './party-commands.js';
 import { mppConfigFragment } from './config.js';
 import { MPP_ERROR_CODES } from './errors.js';
@@ -40,8 +41,7 @@ export { equalShares, formatShare, parseShare, SHARE_PATTERN, SHARE_SCALE, split
 export { mppConfigFragment, mppModeSchema, type MppSettings } from './config.js';
 export { MPP_ERROR_CODES } from './errors.js';
 
-/** The runtime's party keys (tenants' registered Ed25519 keys): what `notary parties` and the dashboard manage. */
-export const mppParties = pluginService('mpp-parties', ({ storage }) => new Parties(storage.db));
+export { mppParties } from './service.js';
 
 /** `Authorization: MPP envelope=...`: several parties (tenants with Ed25519 keys) share one call. */
 export const mppPlugin: NotaryPlugin = {
@@ -58,4 +58,5 @@ export const mppPlugin: NotaryPlugin = {
     addMppCommands(program);
     addPartyCommands(program, context);
   },
+  tenantRoutes: partyKeyRoutes,
 };

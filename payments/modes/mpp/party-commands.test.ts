@@ -32,6 +32,7 @@ describe('notary parties revoke', () => {
       config: () => configSchema.parse({}),
       withStorage: (fn) => fn(storage),
       withAccounts: (fn) => fn(new Accounts(storage.db), storage),
+      serve: () => Promise.reject(new Error('the party commands serve nothing')),
     };
     const root = new Command().exitOverride();
     addPartyCommands(root, context);

@@ -1,14 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import type { x402Facilitator } from '@x402/core/facilitator';
 import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { z } from 'zod';
 import { NotaryError } from '../../../core/errors.js';
 import { CHALLENGE_EXTRA } from './mode.js';
+import { generateSeed } from '../../crypto/ed25519.js';
 import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
-import { publicKeyFromSeed } from '../../crypto/ed25519.js';
-import { encodeReceipt, generateSeed, isoSeconds, publicJwk, signReceipt, type Ed25519Jwk } from './receipt.js';
+import { ReceiptKeyring, SigningKey } from '../../receipts/index.js';
+import { encodeReceipt, isoSeconds, publicJwk, signReceipt, type Ed25519Jwk } from './receipt.js';
 
 /** The SettleResponse extension carrying the settlement receipt for X-402-Receipt. */
 export const RECEIPT_EXTENSION = 'x402-settlement-receipt';
@@ -35,68 +35,59 @@ export function parseFacilitatorRequest(body: unknown): FacilitatorRequest {
   return { paymentPayload: payload.data as PaymentPayload, paymentRequirements: requirements.data as PaymentRequirements };
 }
 
-interface StoredKey {
+/** A key as `notary facilitator` stored it before it used the receipts plug-in's keyring (`{keys: [...]}`, no format). */
+interface LegacyStoredKey {
   kid: string;
   /** base64url of the 32-byte Ed25519 secret key. */
   secret: string;
   created_at: string;
-  /** Set when a newer key took over signing; retired keys stay published so old receipts still verify. */
   retired_at?: string;
 }
 
+const legacySeconds = (iso: string, file: string): number => {
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) throw new NotaryError('receipt_key_invalid', `receipt key file ${file}: "${iso}" is not a time`);
+  return Math.floor(ms / 1000);
+};
+
 /**
- * The facilitator's receipt-signing keys: a JSON file (mode 0600) generated on first start. The newest key signs;
- * every key is published in the JWKS. `rotate()` adds a key and retires the previous one.
+ * Rewrites a facilitator key file of the older format (`{keys: [{kid, secret, created_at, retired_at?}]}`) in the
+ * receipts keyring's format, keeping every key, its kid and its window; any other file is left alone.
  */
-export class ReceiptKeyring {
-  private constructor(
-    private readonly file: string,
-    private keys: StoredKey[],
-    private readonly publicKeys: Map<string, Uint8Array>,
-  ) {}
-
-  static async open(file: string): Promise<ReceiptKeyring> {
-    let keys: StoredKey[] = [];
-    if (existsSync(file)) {
-      const parsed = JSON.parse(readFileSync(file, 'utf8')) as { keys?: StoredKey[] };
-      keys = parsed.keys ?? [];
-    }
-    const keyring = new ReceiptKeyring(file, keys, new Map());
-    if (keys.length === 0) await keyring.rotate();
-    else for (const key of keys) keyring.publicKeys.set(key.kid, publicKeyFromSeed(keyring.seed(key)));
-    return keyring;
+export function upgradeLegacyFacilitatorKeys(file: string): boolean {
+  if (!existsSync(file)) return false;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return false; // the keyring reports what is wrong with it
   }
+  if (typeof doc !== 'object' || doc === null || 'format' in doc || !Array.isArray((doc as { keys?: unknown }).keys)) return false;
+  const legacy = (doc as { keys: LegacyStoredKey[] }).keys;
+  // An empty key list made the older facilitator generate its first key.
+  if (legacy.length === 0) legacy.push({ kid: '', secret: toBase64Url(generateSeed()), created_at: new Date().toISOString() });
+  const keys = legacy.map((stored) => {
+    const seed = typeof stored?.secret === 'string' ? fromBase64Url(stored.secret) : null;
+    if (!seed || seed.length !== 32) throw new NotaryError('receipt_key_invalid', `receipt key file ${file}: key ${stored?.kid ?? '?'} is corrupted`);
+    const nbf = legacySeconds(stored.created_at, file);
+    return new SigningKey(seed, nbf, stored.retired_at === undefined ? null : Math.max(nbf, legacySeconds(stored.retired_at, file)));
+  });
+  ReceiptKeyring.write(file, keys);
+  return true;
+}
 
-  async rotate(): Promise<Ed25519Jwk> {
-    const secret = generateSeed();
-    const publicKey = publicKeyFromSeed(secret);
-    const jwk = publicJwk(publicKey);
-    const now = isoSeconds(new Date());
-    this.keys = [...this.keys.map((k) => (k.retired_at ? k : { ...k, retired_at: now })), { kid: jwk.kid, secret: toBase64Url(secret), created_at: now }];
-    this.publicKeys.set(jwk.kid, publicKey);
-    mkdirSync(path.dirname(this.file), { recursive: true });
-    const partial = `${this.file}.tmp`;
-    writeFileSync(partial, `${JSON.stringify({ keys: this.keys }, null, 2)}\n`, { mode: 0o600 });
-    renameSync(partial, this.file);
-    chmodSync(this.file, 0o600);
-    return jwk;
-  }
+/**
+ * The facilitator's receipt-signing keys: the receipts plug-in's keyring (a 0600 JSON file generated on first start;
+ * the current key signs, every key is published), after upgrading a key file of the older format.
+ */
+export function openFacilitatorKeyring(file: string): ReceiptKeyring {
+  upgradeLegacyFacilitatorKeys(file);
+  return ReceiptKeyring.open(file, { createIfMissing: true });
+}
 
-  get signingKey(): Uint8Array {
-    const active = this.keys.at(-1);
-    if (!active) throw new Error('no receipt key');
-    return this.seed(active);
-  }
-
-  private seed(key: StoredKey): Uint8Array {
-    const seed = fromBase64Url(key.secret);
-    if (!seed || seed.length !== 32) throw new Error(`receipt key ${key.kid} in ${this.file} is corrupted`);
-    return seed;
-  }
-
-  jwks(): { keys: Ed25519Jwk[] } {
-    return { keys: this.keys.map((k) => publicJwk(this.publicKeys.get(k.kid) ?? new Uint8Array())) };
-  }
+/** The facilitator's JWKS: every key of the keyring, oldest first, as the plain Ed25519 JWKs receipt_keys takes. */
+export function facilitatorJwks(keyring: ReceiptKeyring): { keys: Ed25519Jwk[] } {
+  return { keys: keyring.all().map((k) => publicJwk(k.publicKey)) };
 }
 
 export interface NotaryFacilitatorOptions {
@@ -121,7 +112,7 @@ export class NotaryFacilitator {
   }
 
   jwks(): { keys: Ed25519Jwk[] } {
-    return this.options.keyring.jwks();
+    return facilitatorJwks(this.options.keyring);
   }
 
   async verify(body: unknown): Promise<VerifyResponse> {
@@ -151,7 +142,7 @@ export class NotaryFacilitator {
         transaction: response.transaction.toLowerCase(),
         settled_at: isoSeconds(new Date()),
       },
-      this.options.keyring.signingKey,
+      this.options.keyring.current().seedForSigning(),
     );
     return { ...response, extensions: { ...response.extensions, [RECEIPT_EXTENSION]: { receipt: encodeReceipt(receipt), header: 'X-402-Receipt' } } };
   }

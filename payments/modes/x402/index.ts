@@ -11,6 +11,7 @@ import { facilitatorConfigFragment, x402ConfigFragment } from './config.js';
 import { X402_ERROR_CODES } from './errors.js';
 import { x402PaymentsMigration } from './migrations.js';
 import { X402Mode, type FacilitatorApi } from './mode.js';
+import { addFacilitatorCommand } from './facilitator-command.js';
 import './errors.js'; // registers the x402_* error codes this file throws
 
 export { facilitatorConfigFragment, x402ConfigFragment, type FacilitatorSettings, type X402Settings } from './config.js';
@@ -21,6 +22,8 @@ export { ChallengeIssuer, type ChallengeBinding } from './challenge.js';
 export { RpcSettlementChain, type SettlementChain, type AuthorizationOutcome } from './chain.js';
 export { parsePaymentSignature, type SignedPayment } from './payload.js';
 export * from './receipt.js';
+// facilitator-chain.ts (viem, the EVM scheme) is imported by `notary facilitator` and tests only, not at start.
+export { facilitatorJwks, NotaryFacilitator, openFacilitatorKeyring, RECEIPT_EXTENSION } from './facilitator.js';
 
 /** The service_secrets row holding the generated challenge secret. */
 export const CHALLENGE_SECRET_NAME = 'x402_challenge';
@@ -96,6 +99,7 @@ export const x402Plugin: NotaryPlugin = {
     build: (deps) => createX402Mode({ config: deps.config, db: deps.storage.db, log: deps.log }),
   },
   startupCheck: checkAssetDecimals,
+  cli: addFacilitatorCommand,
   async ledger(db, { mode }) {
     const rows = await new X402PaymentsRepository(db).ledger(mode ? { mode } : {});
     return rows.map((r) => ({

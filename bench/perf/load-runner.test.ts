@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backendTargets, distinctQueries, type LoadRow } from './serve-phase.js';
+import { backendTargets, distinctQueries, type LoadRow } from './load-runner.js';
 
 describe('distinctQueries', () => {
   it('keeps each query once, then adds variants with a word of another query, none repeating', () => {

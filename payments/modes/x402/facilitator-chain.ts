@@ -4,11 +4,12 @@ import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, defineChain, http, publicActions, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { configSection, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
-import { facilitatorConfigFragment } from '../payments/modes/x402/config.js';
-import { NotaryFacilitator, ReceiptKeyring } from '../payments/modes/x402/facilitator.js';
-import type { Log } from './log.js';
+import { configSection, type NotaryConfig } from '../../../core/config.js';
+import { NotaryError } from '../../../core/errors.js';
+import type { PluginLog, PluginRoute } from '../../plugin.js';
+import { ReceiptKeyring } from '../../receipts/index.js';
+import { facilitatorConfigFragment } from './config.js';
+import { facilitatorJwks, NotaryFacilitator, openFacilitatorKeyring } from './facilitator.js';
 
 export interface BuiltFacilitator {
   facilitator: NotaryFacilitator;
@@ -26,7 +27,7 @@ export interface BuiltFacilitator {
  * chain id read from the node (the network is eip155:<that id>), the official `exact` EVM scheme registered for it,
  * and the receipt-signing keyring.
  */
-export async function buildFacilitator(config: NotaryConfig, options: { log: Log; issuer?: string }): Promise<BuiltFacilitator> {
+export async function buildFacilitator(config: NotaryConfig, options: { log: PluginLog; issuer?: string }): Promise<BuiltFacilitator> {
   const settings = configSection(config, facilitatorConfigFragment);
   const issuer = settings.issuer ?? options.issuer ?? `http://${settings.host}:${settings.port}`;
   if (!settings.rpc_url) throw new NotaryError('invalid_config', 'facilitator.rpc_url (or NOTARY_FACILITATOR_RPC_URL, or --rpc-url) is required');
@@ -65,7 +66,7 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
   const network = `eip155:${chainId}` as const;
   const core = new x402Facilitator().register(network, new ExactEvmScheme(signer));
   const keysFile = path.resolve(settings.keys_file ?? path.join(config.data_dir, 'facilitator-keys.json'));
-  const keyring = await ReceiptKeyring.open(keysFile);
+  const keyring = openFacilitatorKeyring(keysFile);
   return {
     facilitator: new NotaryFacilitator({ facilitator: core, keyring, issuer, log: options.log }),
     network,
@@ -77,8 +78,20 @@ export async function buildFacilitator(config: NotaryConfig, options: { log: Log
 }
 
 /** `notary facilitator --rotate-key`: a new current receipt-signing key in `keysFile`; older keys stay published. */
-export async function rotateFacilitatorKey(keysFile: string): Promise<{ kid: string; jwks: unknown }> {
-  const keyring = await ReceiptKeyring.open(keysFile);
-  const jwk = await keyring.rotate();
-  return { kid: jwk.kid, jwks: keyring.jwks() };
+export function rotateFacilitatorKey(keysFile: string): { kid: string; jwks: unknown } {
+  const keyring = openFacilitatorKeyring(keysFile);
+  const { current } = ReceiptKeyring.rotate(keysFile);
+  return { kid: current.kid, jwks: facilitatorJwks(keyring) };
+}
+
+/** `notary facilitator`'s routes: the standard x402 facilitator API, its receipt keys' JWKS and /healthz. */
+export function facilitatorRoutes(built: Pick<BuiltFacilitator, 'facilitator' | 'network' | 'address'>): PluginRoute[] {
+  const { facilitator } = built;
+  return [
+    { method: 'POST', url: '/verify', schema: {}, handle: async ({ body }) => ({ body: await facilitator.verify(body) }) },
+    { method: 'POST', url: '/settle', schema: {}, handle: async ({ body }) => ({ body: await facilitator.settle(body) }) },
+    { method: 'GET', url: '/supported', schema: {}, handle: async () => ({ body: facilitator.supported() }) },
+    { method: 'GET', url: '/.well-known/jwks.json', schema: {}, handle: async () => ({ body: facilitator.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }) },
+    { method: 'GET', url: '/healthz', schema: {}, handle: async () => ({ body: { status: 'ok', network: built.network, address: built.address } }) },
+  ];
 }
