@@ -247,6 +247,20 @@ describe('Fts5Tokenizer', () => {
     shortcut.close();
     table.close();
   });
+
+  it.runIf(fileAvailable('Cranfield collection', cranfieldDocs))("stems a word of ASCII letters as the table does, over Cranfield's words", () => {
+    const shortcut = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`);
+    const table = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`, { shortcut: false, capacity: 1_000_000 });
+    const vocabulary = new Set(readFileSync(cranfieldDocs, 'utf8').match(/[A-Za-z]+/g) ?? []);
+    for (const edge of ['sses', 'ies', 'eed', 'yyy', 'a', 'Is', 'RUNNING', 'x'.repeat(60), 'generalizations']) vocabulary.add(edge);
+    expect(vocabulary.size).toBeGreaterThan(5000);
+    const differing = [...vocabulary].filter((word) => shortcut.tokens(word).join(' ') !== table.tokens(word).join(' '));
+    expect(differing).toEqual([]);
+    // Another tokenizer: no Porter shortcut.
+    const plain = new Fts5Tokenizer(`tokenize = 'unicode61 remove_diacritics 2'`);
+    expect(plain.tokens('running')).toEqual(['running']);
+    for (const t of [shortcut, table, plain]) t.close();
+  });
 });
 
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {

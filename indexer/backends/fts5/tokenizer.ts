@@ -1,4 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
+import { stem } from '../../../core/text.js';
 
 /**
  * Splits text into tokens exactly as an FTS5 table with the same `tokenize` option does (an in-memory table of one
@@ -10,15 +11,19 @@ export class Fts5Tokenizer {
   private readonly read: BetterSqlite3.Statement<[], string>;
   private readonly clear: BetterSqlite3.Statement<[]>;
   private readonly cache = new Map<string, readonly string[]>();
+  private readonly porter: boolean;
 
   /**
    * `shortcut`: a text of lower-case ASCII letters and digits that ends in a digit (a page token, "v14") is its own
-   * token without asking the table: unicode61 keeps it one token, and no Porter rule ends in a digit.
+   * token without asking the table: unicode61 keeps it one token, and no Porter rule ends in a digit. With the porter
+   * tokenizer over unicode61, a word of ASCII letters alone is one token, its Porter stem (core/text's stem: the same
+   * algorithm, checked equal over the Cranfield collection's words in postings.test.ts).
    */
   constructor(
     tokenize: string,
     private readonly options: { shortcut?: boolean; capacity?: number } = {},
   ) {
+    this.porter = /^tokenize = 'porter unicode61\b/.test(tokenize);
     this.db = new BetterSqlite3(':memory:');
     this.db.exec(`CREATE VIRTUAL TABLE tok USING fts5(x, ${tokenize}); CREATE VIRTUAL TABLE tokv USING fts5vocab(tok, instance);`);
     this.insert = this.db.prepare('INSERT INTO tok (rowid, x) VALUES (1, ?)');
@@ -27,7 +32,10 @@ export class Fts5Tokenizer {
   }
 
   tokens(text: string): readonly string[] {
-    if ((this.options.shortcut ?? true) && OWN_TOKEN.test(text)) return [text];
+    if (this.options.shortcut ?? true) {
+      if (OWN_TOKEN.test(text)) return [text];
+      if (this.porter && LETTERS_WORD.test(text)) return [stem(text.toLowerCase())];
+    }
     const cached = this.cache.get(text);
     if (cached) return cached;
     this.insert.run(text);
@@ -45,3 +53,5 @@ export class Fts5Tokenizer {
 
 /** Texts that are their own token (see Fts5Tokenizer's shortcut). */
 const OWN_TOKEN = /^[a-z0-9]{0,62}[0-9]$/;
+/** One word of ASCII letters, shorter than FTS5's porter limit (it passes longer tokens through unstemmed). */
+const LETTERS_WORD = /^[A-Za-z]{1,60}$/;
