@@ -34,6 +34,7 @@ import { registeredPlugins } from './plugins.js';
 import type { ReconcileSummary } from '../payments/mode.js';
 import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../payments/plugin.js';
 import { PageStore } from '../storage/pages.js';
+import { CollectionStore } from '../storage/collections.js';
 import { endpointOf, waitAtStart } from '../core/start-wait.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
@@ -87,6 +88,8 @@ function lazy<T>(make: () => T): Lazy<T> {
  */
 export class Runtime {
   readonly pages: PageStore;
+  /** Collections and page membership (issue 33). */
+  readonly collections: CollectionStore;
   readonly runs: CrawlRunStore;
   /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
   readonly frontier: FrontierStore;
@@ -144,6 +147,7 @@ export class Runtime {
     this.index = backend.index;
     this.stores = openStores(config, storage);
     this.pages = new PageStore(storage.db);
+    this.collections = new CollectionStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
     // Known once the scorers are (`notary serve` resolves them before it listens): searches they give to the cross-encoder cost more.
     let crossEncoderFrom: number | null = null;
