@@ -27,3 +27,17 @@ export function inCollections(held: readonly string[] | undefined | null, wanted
   const own = collectionIdsOf(held);
   return own.some((id) => wanted.includes(id));
 }
+
+/**
+ * A stored JSON list of collection ids (an API key's): null stays null (no limit); a value that cannot be read limits
+ * to nothing rather than opening every collection.
+ */
+export function parseCollectionIds(stored: string | null): readonly string[] | null {
+  if (stored === null) return null;
+  try {
+    const value: unknown = JSON.parse(stored);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { parseCollectionIds } from '../core/collections.js';
 import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { AccountsRepository, type ApiKeyRecord, type LedgerFilter, type MultiDebitOutcome, type PartyDebit } from '../storage/accounts.js';
@@ -28,14 +29,7 @@ export interface KeyOptions {
 
 /** The collection ids a key may read, as stored with it; null: every collection (a value it cannot read: none). */
 export function keyCollections(record: { collections: string | null }): readonly string[] | null {
-  if (record.collections === null) return null;
-  try {
-    const value: unknown = JSON.parse(record.collections);
-    // A stored list it cannot read limits the key to nothing rather than opening every collection.
-    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-  } catch {
-    return [];
-  }
+  return parseCollectionIds(record.collections);
 }
 
 /** The scopes stored with a key. */

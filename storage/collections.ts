@@ -58,6 +58,19 @@ export class CollectionStore {
     return found;
   }
 
+  /** Pages per collection id (pages without membership rows count for the default collection). */
+  async pageCounts(): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('page_collections').select(['collection_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('collection_id').execute();
+    const out = new Map(rows.map((r) => [r.collection_id, Number(r.n)]));
+    const loose = await this.db
+      .selectFrom('pages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('page_collections').select('page_id').whereRef('page_collections.page_id', '=', 'pages.id'))))
+      .executeTakeFirst();
+    out.set(DEFAULT_COLLECTION_ID, (out.get(DEFAULT_COLLECTION_ID) ?? 0) + Number(loose?.n ?? 0));
+    return out;
+  }
+
   /** Each page's collection ids (a page without rows: the default collection). */
   async ofPages(pageIds: readonly number[]): Promise<Map<number, string[]>> {
     const out = new Map<number, string[]>();

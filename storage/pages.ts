@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { CollectionStore } from './collections.js';
+import { CollectionStore, joinCollection } from './collections.js';
 import { nowIso } from './db.js';
 import type { Database, NewPassage, Page, Passage } from './schema.js';
 
@@ -51,6 +51,11 @@ export class PageStore {
   /** Each page's collection ids, sorted (a page without membership rows: the default collection). */
   async collectionsOf(pageIds: readonly number[]): Promise<Map<number, string[]>> {
     return new CollectionStore(this.db).ofPages(pageIds);
+  }
+
+  /** Puts the stored page at `url` in a collection (in `db`, a transaction of the caller's, when given). */
+  async joinCollection(url: string, collectionId: string, db: Kysely<Database> = this.db): Promise<void> {
+    await joinCollection(db, url, collectionId);
   }
 
   async getByUrl(url: string): Promise<Page | undefined> {
