@@ -98,6 +98,8 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
       },
       required: ['query', 'depth', 'results'],
     },
+    // 403 collection_forbidden, 404 collection_not_found.
+    problems: [403, 404],
     facts: { items: searchResultItemSchema, maxItems, from: (result) => result.results },
     prepare: (body) => {
       const options = searchOptions(body, config.search.snippet_chars);
