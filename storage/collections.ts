@@ -90,11 +90,12 @@ export class CollectionStore {
  * that joins a collection it was not in is indexed again, so its index entries and vectors carry the new membership.
  */
 export async function joinCollection(db: Kysely<Database>, url: string, collectionId: string): Promise<void> {
-  // A page stored before (or without) membership rows is in the default collection: that stays recorded.
-  await sql`insert into page_collections (page_id, collection_id)
-    select p.id, ${DEFAULT_COLLECTION_ID} from pages p
-    where p.url = ${url} and not exists (select 1 from page_collections pc where pc.page_id = p.id)
-      and ${collectionId} <> ${DEFAULT_COLLECTION_ID} and p.state = 'indexed'`.execute(db);
+  // A page indexed without membership rows is in the default collection: that stays recorded.
+  if (collectionId !== DEFAULT_COLLECTION_ID) {
+    await sql`insert into page_collections (page_id, collection_id)
+      select p.id, ${DEFAULT_COLLECTION_ID} from pages p
+      where p.url = ${url} and p.state = 'indexed' and not exists (select 1 from page_collections pc where pc.page_id = p.id)`.execute(db);
+  }
   const inserted = await sql`insert into page_collections (page_id, collection_id)
     select id, ${collectionId} from pages where url = ${url}
     on conflict do nothing`.execute(db);
