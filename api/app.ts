@@ -11,7 +11,7 @@ import type { SearchService } from '../search/service.js';
 import { dashboardPlugin, type DashboardDeps } from './dashboard/index.js';
 import { answerUnsupportedMethods } from './methods.js';
 import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
-import { paidRoutes, type PaidRoute } from './paid/context.js';
+import { paidRoutes, type CollectionResolver, type PaidRoute } from './paid/context.js';
 import { problemSchema } from './paid/schemas.js';
 import { guardHttpEdges } from './http-edges.js';
 import { readCertificates, reloadCertificatesOnChange, TLS_HARDENING } from './tls.js';
@@ -26,6 +26,8 @@ export interface AppDeps {
   /** The paid-call path: payment modes, rate limits, idempotency (built by the composition root). */
   gate: PaidCallGate;
   search: SearchService;
+  /** The collections calls name (storage/collections.ts); without it, the default collection alone. */
+  collections?: CollectionResolver;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
@@ -143,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard, status: { health: deps.health, ready: deps.ready } });
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
-  await app.register(paidRoutes, { context: { gate: deps.gate }, routes });
+  await app.register(paidRoutes, { context: { gate: deps.gate, ...(deps.collections ? { collections: deps.collections } : {}) }, routes });
 
   const fixedPricing = typeof deps.pricing === 'object' ? deps.pricing : new Pricing(config.pricing);
   const pricingNow = typeof deps.pricing === 'function' ? deps.pricing : () => fixedPricing;

@@ -1,3 +1,4 @@
+import { DEFAULT_COLLECTION_ID, isCollectionName } from '../core/collections.js';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { normaliseUrl, runCrawl, type CrawlerConfig, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
@@ -48,11 +49,17 @@ export async function crawlAndIndex(
     shared?: boolean;
     /** The crawler's settings for this crawl (a seed's own scope rules); default: the config's. */
     crawler?: CrawlerConfig;
+    /**
+     * The collection (by name) the crawled pages join, made when new; default: the default collection (a resume keeps
+     * the one it was started with).
+     */
+    collection?: string;
     onStart?: (runId: string) => void;
     onProgress?: (p: CrawlProgress) => void;
   },
 ): Promise<{ crawl: CrawlSummary; index: IndexerRunResult }> {
   const progress = options.progress;
+  const collection = await crawlCollection(ctx, options.collection, options.resume !== undefined);
   const crawl = await runCrawl({
     config: options.crawler ?? ctx.config.crawler,
     pages: ctx.pages,
@@ -63,6 +70,7 @@ export async function crawlAndIndex(
       allowedPrivateRanges: ctx.config.extract.allowed_private_ranges,
     },
     frontier: ctx.frontier,
+    ...(collection !== undefined ? { collection } : {}),
     ...(options.seeds ? { seeds: options.seeds } : {}),
     ...(options.skipFresh ? { skipFresh: true } : {}),
     ...(options.resume ? { resume: options.resume } : {}),
@@ -108,7 +116,19 @@ export async function crawlAndIndex(
   return { crawl, index };
 }
 
-export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; seedsGiven: boolean; maxPagesGiven: boolean }): Promise<void> {
+/**
+ * The id of the collection a crawl's pages join: the named one (made when new), else the default collection, except
+ * for a resume, which keeps the one it was started with.
+ */
+async function crawlCollection(ctx: Runtime, name: string | undefined, resuming: boolean): Promise<string | undefined> {
+  if (name === undefined) return resuming ? undefined : DEFAULT_COLLECTION_ID;
+  if (!isCollectionName(name)) {
+    throw new NotaryError('invalid_collection', `--collection "${name.slice(0, 80)}": a collection name is 1 to 64 lower-case letters, digits, "-" and "_", starting with a letter or digit`);
+  }
+  return (await ctx.collections.ensure(name)).id;
+}
+
+export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; seedsGiven: boolean; maxPagesGiven: boolean; collection?: string }): Promise<void> {
   const seeds = cfg.crawler.seeds;
   if (seeds.length === 0 && !flags.resume) {
     throw new NotaryError('invalid_seed', 'no seeds: pass URLs (notary crawl https://example.org/) or set crawler.seeds / NOTARY_SEEDS');
@@ -153,6 +173,7 @@ export async function crawlCommand(cfg: NotaryConfig, flags: { resume: boolean; 
       // A resume keeps the page budget it was started with unless --max-pages says otherwise.
       ...(resume && flags.maxPagesGiven ? { maxPages: cfg.crawler.max_pages } : {}),
       signal: abort.signal,
+      ...(flags.collection !== undefined ? { collection: flags.collection } : {}),
       progress: new ProgressLine(),
       ...(dense.dense ? { dense: dense.dense } : {}),
     });

@@ -1,20 +1,37 @@
+import { parseCollectionIds } from '../core/collections.js';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { Runtime } from '../runtime/index.js';
 
 export async function keysCreateCommand(
   cfg: NotaryConfig,
-  opts: { tenant: string; credits?: number; tier?: string; name?: string },
+  opts: { tenant: string; credits?: number; tier?: string; name?: string; collections?: string },
 ): Promise<void> {
+  const names = opts.collections === undefined ? undefined : [...new Set(opts.collections.split(',').map((n) => n.trim()).filter((n) => n.length > 0))];
+  if (names !== undefined && names.length === 0) throw new NotaryError('invalid_collection', '--collections names no collection: give one or more names, comma-separated');
   const ctx = await Runtime.open(cfg);
   try {
+    const collections = names === undefined ? undefined : await collectionIds(ctx, names);
     const tenant = await ctx.accounts.tenantFromOptions(opts);
-    const created = await ctx.accounts.createKey(tenant.id, opts.name);
-    process.stderr.write(`created key ${created.record.id} for ${tenant.name}; it is shown once, store it now:\n`);
+    const created = await ctx.accounts.createKey(tenant.id, { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(collections ? { collections } : {}) });
+    const limited = names === undefined ? '' : ` (collections ${names.join(', ')} only)`;
+    process.stderr.write(`created key ${created.record.id} for ${tenant.name}${limited}; it is shown once, store it now:\n`);
     process.stdout.write(`${created.key}\n`);
   } finally {
     await ctx.close();
   }
+}
+
+/** The ids of collections named on the command line; an unknown name stops the command, naming how to make it. */
+async function collectionIds(ctx: Runtime, names: readonly string[]): Promise<string[]> {
+  const found = new Map((await ctx.collections.byNames(names)).map((c) => [c.name, c.id]));
+  const missing = names.filter((name) => !found.has(name));
+  if (missing.length > 0) {
+    throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}: make it with notary collections create <name> (or notary crawl <url> --collection <name>)`, {
+      collections: missing,
+    });
+  }
+  return names.map((name) => found.get(name) ?? '');
 }
 
 export async function keysRevokeCommand(cfg: NotaryConfig, keyId: string): Promise<void> {
@@ -39,11 +56,14 @@ export async function keysListCommand(cfg: NotaryConfig, opts: { tenant?: string
       if (!tenantId) throw new NotaryError('tenant_not_found', `no tenant named "${opts.tenant}"`);
     }
     const keys = await ctx.accounts.listKeys(tenantId);
+    const collectionNames = new Map((await ctx.collections.list()).map((c) => [c.id, c.name]));
+    const readable = (k: { collections: string | null }): string[] | null => parseCollectionIds(k.collections)?.map((id) => collectionNames.get(id) ?? id) ?? null;
     if (opts.json) {
       const rows = keys.map((k) => {
         const t = byId.get(k.tenant_id);
         return {
           ...k,
+          collections: readable(k),
           tenant_name: t?.name ?? null,
           tenant_tier: t?.tier ?? null,
           balance: t?.credits ?? null,
@@ -61,7 +81,8 @@ export async function keysListCommand(cfg: NotaryConfig, opts: { tenant?: string
       const t = byId.get(k.tenant_id);
       const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
       process.stdout.write(
-        `${k.id}  ${k.prefix}…${k.last4}  tenant ${t?.name ?? k.tenant_id} (${t?.credits ?? '?'} credits)  ${state}  created ${k.created_at}\n`,
+        `${k.id}  ${k.prefix}…${k.last4}  tenant ${t?.name ?? k.tenant_id} (${t?.credits ?? '?'} credits)  ${state}  created ${k.created_at}` +
+          `${k.collections === null ? '' : `  collections ${readable(k)?.join(',') ?? ''}`}\n`,
       );
     }
   } finally {

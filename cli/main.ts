@@ -29,6 +29,7 @@ interface CrawlFlags {
   resume?: boolean;
   delayMs?: number;
   concurrency?: number;
+  collection?: string;
 }
 
 function packageVersion(): string {
@@ -103,6 +104,7 @@ export function buildProgram(): Command {
     .option('--resume', 'continue the latest stopped or interrupted crawl (of these seeds, when given) where it stopped')
     .option('--delay-ms <ms>', 'delay between requests to one host (0 = politeness off)', (v) => Number(v))
     .option('--concurrency <n>', 'requests in flight at once', positiveInt)
+    .option('--collection <name>', 'put the crawled pages in this collection (made when new; default: the collection "default")')
     .action(async (seeds: string[], opts: CrawlFlags) => {
       const cfg = configFrom(program.opts<GlobalOptions>(), {
         crawler: {
@@ -119,7 +121,12 @@ export function buildProgram(): Command {
         },
       });
       const { crawlCommand } = await import('./crawl.js');
-      await crawlCommand(cfg, { resume: opts.resume === true, seedsGiven: seeds.length > 0, maxPagesGiven: opts.maxPages !== undefined });
+      await crawlCommand(cfg, {
+        resume: opts.resume === true,
+        seedsGiven: seeds.length > 0,
+        maxPagesGiven: opts.maxPages !== undefined,
+        ...(opts.collection !== undefined ? { collection: opts.collection } : {}),
+      });
     });
 
   const keys = program.command('keys').description('manage tenants and API keys');
@@ -133,7 +140,8 @@ export function buildProgram(): Command {
     })
     .option('--tier <tier>', 'rate-limit tier of a new tenant')
     .option('--name <label>', 'a label for the key')
-    .action(async (opts: { tenant: string; credits?: number; tier?: string; name?: string }) => {
+    .option('--collections <names>', 'limit the key to these collections (comma-separated; default: every collection)')
+    .action(async (opts: { tenant: string; credits?: number; tier?: string; name?: string; collections?: string }) => {
       const { keysCreateCommand } = await import('./keys.js');
       await keysCreateCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
@@ -153,6 +161,23 @@ export function buildProgram(): Command {
     .action(async (opts: { tenant?: string; json?: boolean }) => {
       const { keysListCommand } = await import('./keys.js');
       await keysListCommand(configFrom(program.opts<GlobalOptions>()), opts);
+    });
+
+  const collections = program.command('collections').description('collections: named sets of pages, searched apart (issue 33)');
+  collections
+    .command('list')
+    .description('list the collections and how many pages each holds')
+    .action(async () => {
+      const { collectionsListCommand } = await import('./collections.js');
+      await collectionsListCommand(configFrom(program.opts<GlobalOptions>()));
+    });
+  collections
+    .command('create')
+    .description('create an empty collection (notary crawl --collection makes one too)')
+    .argument('<name>')
+    .action(async (name: string) => {
+      const { collectionsCreateCommand } = await import('./collections.js');
+      await collectionsCreateCommand(configFrom(program.opts<GlobalOptions>()), name);
     });
 
   const admin = program.command('admin').description('dashboard accounts: operators');

@@ -27,6 +27,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
     config: cfg,
     gate: ctx.paidCallGate(),
     search: pipeline,
+    collections: ctx.collections,
     extract: ctx.extract(),
     pricing: () => ctx.pricing,
     publicRoutes: [pluginPublicRoutes(await ctx.pluginRoutes())],

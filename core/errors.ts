@@ -79,6 +79,10 @@ export const errorCodes = {
   invalid_settings: { status: 400, title: 'The prices or tiers are invalid', retryable: false },
   seed_not_found: { status: 404, title: 'No such crawl seed', retryable: false },
   seed_exists: { status: 409, title: 'This crawl seed exists already', retryable: false },
+  // Collections (issue 33).
+  collection_not_found: { status: 404, title: 'No such collection', retryable: false },
+  collection_forbidden: { status: 403, title: 'The credentials may not read this collection', retryable: false },
+  invalid_collection: { status: 400, title: 'A collection name is invalid', retryable: false },
   // Crawling (CLI).
   nothing_to_resume: { status: 409, title: 'There is no stopped or interrupted crawl to resume', retryable: false },
   // Scaled-out deployment (issue 19): the shared index and stores.

@@ -31,8 +31,10 @@ export interface RunCrawlOptions {
    * background worker; an explicit crawl re-checks every page with conditional requests.
    */
   skipFresh?: boolean;
-  /** A stopped or interrupted run to continue: its seeds, page budget and frontier. */
+  /** A stopped or interrupted run to continue: its seeds, page budget, collection and frontier. */
   resume?: CrawlRun;
+  /** The collection (id) every page the run stores joins (a resume keeps the one it was started with); default: none. */
+  collection?: string;
   /**
    * Crawl with the other crawler processes of a deployment (crawler.shared_frontier): join the running run with the
    * same seeds or start it, lease with `leaseMs` leases, and leave the run to the others when they still hold leases.
@@ -108,6 +110,7 @@ function resolveSeeds(raw: string[]): string[] {
 interface RunOptions {
   max_pages?: number;
   skip_fresh?: boolean;
+  collection?: string;
 }
 
 /** The options a stopped run was started with, as recorded in crawl_runs.options. */
@@ -177,7 +180,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     },
   });
 
-  const runOptions = { max_pages: maxPages, skip_fresh: skipFresh, ...(options.shared ? { shared: true } : {}) };
+  const collection = options.collection ?? recorded.collection;
+  const runOptions = { max_pages: maxPages, skip_fresh: skipFresh, ...(options.shared ? { shared: true } : {}), ...(collection !== undefined ? { collection } : {}) };
   const joinedRun = options.shared && !resume ? await options.runs.joinShared(seeds, runOptions) : undefined;
   const runId =
     joinedRun?.id ??
@@ -198,6 +202,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     runs: options.runs,
     store: options.frontier,
     log,
+    ...(collection !== undefined ? { collection } : {}),
     onProgress: options.onProgress,
   });
   const queue = new FrontierQueue({

@@ -114,6 +114,8 @@ export class CrawlSession {
       store: FrontierStore;
       log: CrawlLog;
       onProgress?: (p: CrawlProgress) => void;
+      /** The collection (id) every page this run stores, or finds fresh, joins. */
+      collection?: string;
     },
   ) {
     this.responses = {
@@ -258,6 +260,8 @@ export class CrawlSession {
     );
     if (accepted.length > 0) await this.frontier.add(accepted);
     if (freshDone.length > 0) await this.deps.store.addDone(this.runId, freshDone, 'fresh');
+    const collection = this.deps.collection;
+    if (collection !== undefined) for (const { url } of freshDone) await this.deps.pages.joinCollection(url, collection);
     for (const { page, depth: pageDepth } of followUps) {
       if (page.html) await this.admit(readHtml(page.html, page.final_url).links, pageDepth + 1);
     }
@@ -337,7 +341,11 @@ export class CrawlSession {
 
   /** Marks the request's frontier entry done inside the transaction that stores its page. */
   private finishIn(url: string, outcome: 'stored' | 'unchanged'): InTransaction {
-    return (db) => this.deps.store.finish(this.runId, url, outcome, db);
+    const collection = this.deps.collection;
+    return async (db) => {
+      await this.deps.store.finish(this.runId, url, outcome, db);
+      if (collection !== undefined) await this.deps.pages.joinCollection(url, collection, db);
+    };
   }
 
   private async markSeen(urls: string[], depth: number): Promise<void> {

@@ -2,10 +2,14 @@
  * What the domain and date filters read of a passage's page (its host and publication date), the same in every
  * backend: how a stored document's facts are derived, and the filter as a predicate for in-memory copies.
  */
+import { inCollections } from '../core/collections.js';
 import type { DateRange, HostRule, IndexFilter } from './search-index.js';
 
-/** The filters every backend applies from these facts (besides language, navigation, translation group, pages). */
-export type FactFilter = Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published'>;
+/**
+ * The filters every backend applies from these facts (besides language, navigation, translation group, pages): the
+ * page's host, publication date and collections.
+ */
+export type FactFilter = Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published' | 'collections'>;
 
 /** The lower-case host of a URL (no port, no trailing dot); "" when it has none. */
 export function hostOf(url: string | undefined): string {
@@ -44,8 +48,13 @@ export function publishedMs(value: string | undefined | null): number | null {
   return Number.isFinite(ms) ? ms : null;
 }
 
-/** Whether a filter has a domain or date part (backends holding no such facts in memory rank those in SQL). */
+/** Whether a filter has a domain, date or collection part. */
 export function hasFactFilter(filter: FactFilter | undefined): boolean {
+  return hasHostOrDateFilter(filter) || filter?.collections !== undefined;
+}
+
+/** Whether a filter has a domain or date part (backends holding no such facts in memory rank those in SQL). */
+export function hasHostOrDateFilter(filter: FactFilter | undefined): boolean {
   return (filter?.includeHosts?.length ?? 0) > 0 || (filter?.excludeHosts?.length ?? 0) > 0 || filter?.published !== undefined;
 }
 
@@ -58,9 +67,13 @@ export function dateMatches(published: number | null, range: DateRange): boolean
   return (range.from === undefined || published >= range.from) && (range.to === undefined || published < range.to);
 }
 
-/** The filter as a predicate over a page's host and publication date (null or NaN: unknown). */
-export function factsPass(filter: FactFilter | undefined, host: string, published: number | null): boolean {
+/**
+ * The filter as a predicate over a page's host, publication date (null or NaN: unknown) and collection ids (absent or
+ * empty: the default collection).
+ */
+export function factsPass(filter: FactFilter | undefined, host: string, published: number | null, collections?: readonly string[] | null): boolean {
   if (!filter) return true;
+  if (filter.collections && !inCollections(collections, filter.collections)) return false;
   if (filter.includeHosts && filter.includeHosts.length > 0 && !hostMatches(host, filter.includeHosts)) return false;
   if (filter.excludeHosts && filter.excludeHosts.length > 0 && hostMatches(host, filter.excludeHosts)) return false;
   if (filter.published && !dateMatches(published, filter.published)) return false;
@@ -70,7 +83,7 @@ export function factsPass(filter: FactFilter | undefined, host: string, publishe
 /** A stable text of the filter's fact part, for cache keys. */
 export function factFilterKey(filter: FactFilter | undefined): string {
   if (!hasFactFilter(filter)) return '';
-  return JSON.stringify([filter?.includeHosts ?? [], filter?.excludeHosts ?? [], filter?.published ?? null]);
+  return JSON.stringify([filter?.includeHosts ?? [], filter?.excludeHosts ?? [], filter?.published ?? null, filter?.collections ?? null]);
 }
 
 /** LIKE pattern of the hosts under `host` (escaped with backslash). */

@@ -8,6 +8,8 @@ import type { Embedder } from '../reranker/embedder.js';
 import { tinyModelDir } from '../testkit/models.js';
 import { migrateToLatest, openSqlite, type Storage } from '../storage/db.js';
 import { htmlPageFetched, PageStore } from '../storage/pages.js';
+import { CollectionStore } from '../storage/collections.js';
+import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
 import { Fts5SearchIndex } from './backends/fts5/search-index.js';
 import { Indexer } from './indexer.js';
 import { passageModelText } from './search-index.js';
@@ -89,6 +91,34 @@ describe('Indexer with a vector index (real SQLite, real ONNX bi-encoder)', () =
     expect(backfill).toMatchObject({ indexedPages: 0, embedded: total });
     expect(await other.stats()).toMatchObject({ vectors: total });
     await other.close();
+    await vectors.close();
+  });
+});
+
+describe('Indexer: collections reach the full-text index and the vectors', () => {
+  it("a page's collections filter its passages and its vectors; joining another collection re-indexes it with both", async () => {
+    const vectors = new SqlVectorIndex(storage, { model: embedder.model, dimensions: embedder.dimensions });
+    const indexer = new Indexer({ pages, index, config: { backend: 'sqlite-fts5', passage_min_words: 20, passage_max_words: 80 }, vectors: { index: vectors, embedder, batchSize: 4 } });
+    const collections = new CollectionStore(storage.db);
+    const hr = await collections.ensure('hr-vectors');
+    await pages.saveFetched(fetched('http://col.test/pay', html('Payroll', text('payroll'))));
+    await pages.joinCollection('http://col.test/pay', hr.id);
+    await indexer.runOnce();
+    const [query] = await embedder.embed(['payroll']);
+    const ids = (filter: { collections: string[] }) => index.search('payroll', { limit: 10, filter }).then((hits) => hits.map((h) => h.id).sort());
+    const vectorIds = (filter: { collections: string[] }) => vectors.search(query!, { limit: 50, filter }).then((hits) => hits.filter((h) => h.score > -2).map((h) => h.id));
+    const inHr = await ids({ collections: [hr.id] });
+    expect(inHr.length).toBeGreaterThan(0);
+    expect(await ids({ collections: [DEFAULT_COLLECTION_ID] })).toEqual([]);
+    expect((await vectorIds({ collections: [hr.id] })).sort()).toEqual(inHr);
+    expect((await vectorIds({ collections: [DEFAULT_COLLECTION_ID] })).filter((id) => inHr.includes(id))).toEqual([]);
+    // Indexed; now crawled into the default collection too: due again, and found from both.
+    await pages.joinCollection('http://col.test/pay', DEFAULT_COLLECTION_ID);
+    await indexer.runOnce();
+    const both = await ids({ collections: [DEFAULT_COLLECTION_ID] });
+    expect(both.length).toBeGreaterThan(0);
+    expect(await ids({ collections: [hr.id] })).toEqual(both);
+    expect((await vectorIds({ collections: [DEFAULT_COLLECTION_ID] })).filter((id) => both.includes(id)).sort()).toEqual(both);
     await vectors.close();
   });
 });

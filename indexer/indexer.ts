@@ -1,3 +1,4 @@
+import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
 import type { NotaryConfig } from '../core/config.js';
 import { detectPageDates } from '../extract/dates.js';
 import { extractDocument } from '../extract/extract.js';
@@ -86,6 +87,7 @@ export class Indexer {
       const pageDocs: PageDoc[] = [];
       const staleIds: number[] = [];
       const stalePages: number[] = [];
+      const collectionsOf = await this.deps.pages.collectionsOf(batch.filter((p) => p.state !== 'gone').map((p) => p.id));
       for (const page of batch) {
         handled.add(page.id);
         stalePages.push(page.id);
@@ -102,6 +104,7 @@ export class Indexer {
           continue;
         }
         const facts = {
+          collections: collectionsOf.get(page.id) ?? [DEFAULT_COLLECTION_ID],
           ...(indexed.publishedAt ? { publishedAt: indexed.publishedAt } : {}),
           ...(indexed.analysis.language ? { language: indexed.analysis.language } : {}),
           ...(indexed.analysis.navigation ? { navigation: true } : {}),
@@ -152,13 +155,16 @@ export class Indexer {
       if (passages.length === 0) continue;
       // The publication dates the index holds: the vector index keeps them, and the host, for date and domain filters.
       const published = new Map((await this.deps.index.get(ids)).map((doc) => [doc.id, doc.publishedAt]));
+      // And the collections of their pages, which collection filters read inside a vector search.
+      const collections = await this.deps.pages.collectionsOf([...new Set(passages.map((p) => p.page_id))]);
       const embeddings = await vectors.embedder.embed(
         passages.map((p) => passageModelText({ title: p.title, headingPath: p.heading_path, text: p.text })),
       );
       await vectors.index.upsert(
         passages.map((p, i) => {
           const publishedAt = published.get(p.id);
-          return { id: p.id, pageId: p.page_id, url: p.url, ...(publishedAt ? { publishedAt } : {}), vector: embeddings[i] ?? new Float32Array(vectors.embedder.dimensions) };
+          const inCollections = collections.get(p.page_id);
+          return { id: p.id, pageId: p.page_id, url: p.url, ...(publishedAt ? { publishedAt } : {}), ...(inCollections ? { collections: inCollections } : {}), vector: embeddings[i] ?? new Float32Array(vectors.embedder.dimensions) };
         }),
       );
       progress.embedded += passages.length;

@@ -106,4 +106,58 @@ export function searchFilterContract(fresh: () => Promise<SearchIndex>): void {
     await index.deletePages([1]);
     expect(await pages({ published: { from: ms('2020-01-01'), undated: 'exclude' } })).toEqual([]);
   });
+
+  it('filters: collections inside retrieval (a page in several is found from each; one stored without any is in the default)', async () => {
+    const index = await fresh();
+    const inCollections = (id: number, url: string, text: string, collections?: string[]): IndexDoc => ({ ...doc(id, url, text), ...(collections ? { collections } : {}) });
+    await index.upsert([
+      inCollections(1, 'https://hr.test/1', 'holiday policy', ['col_hr']),
+      inCollections(2, 'https://eng.test/2', 'holiday rota', ['col_eng']),
+      inCollections(3, 'https://hr.test/3', 'holiday calendar', ['col_hr', 'col_eng']),
+      inCollections(4, 'https://www.test/4', 'holiday opening hours'),
+      inCollections(5, 'https://www.test/5', 'holiday news', ['col_default', 'col_hr']),
+    ]);
+    const ids = async (filter: IndexFilter) => (await index.search('holiday', { limit: 10, filter })).map((h) => h.id).sort((a, b) => a - b);
+    expect(await ids({})).toEqual([1, 2, 3, 4, 5]);
+    expect(await ids({ collections: ['col_hr'] })).toEqual([1, 3, 5]);
+    expect(await ids({ collections: ['col_eng'] })).toEqual([2, 3]);
+    expect(await ids({ collections: ['col_default'] })).toEqual([4, 5]);
+    expect(await ids({ collections: ['col_hr', 'col_eng'] })).toEqual([1, 2, 3, 5]);
+    expect(await ids({ collections: ['col_unknown'] })).toEqual([]);
+    expect(await ids({ collections: [] })).toEqual([]);
+    expect(await ids({ collections: ['col_hr'], includeHosts: [{ host: 'hr.test', subdomains: false }] })).toEqual([1, 3]);
+    expect(await ids({ collections: ['col_hr'], pageIds: [1, 2, 4, 5] })).toEqual([1, 5]);
+    // Replacing a passage replaces its collections; deleting it removes them.
+    await index.upsert([inCollections(1, 'https://hr.test/1', 'holiday policy', ['col_eng'])]);
+    expect(await ids({ collections: ['col_hr'] })).toEqual([3, 5]);
+    expect(await ids({ collections: ['col_eng'] })).toEqual([1, 2, 3]);
+    await index.delete([3]);
+    expect(await ids({ collections: ['col_eng'] })).toEqual([1, 2]);
+  });
+
+  it('filters: a collection gets its full count though other collections fill the unfiltered top; pages likewise', async () => {
+    const index = await fresh();
+    const strong = Array.from({ length: 30 }, (_, i) => ({ ...doc(300 + i, `https://big.test/${i}`, 'budget budget budget forecast'), title: 'Budget', collections: ['col_big'] }));
+    const weak = Array.from({ length: 6 }, (_, i) => ({ ...doc(400 + i, `https://small.test/${i}`, `budget mentioned once among many other words here ${i}`), collections: ['col_small'] }));
+    await index.upsert([...strong, ...weak]);
+    expect((await index.search('budget', { limit: 5 })).every((h) => h.id < 400)).toBe(true);
+    const small = await index.search('budget', { limit: 5, perPageLimit: 1, filter: { collections: ['col_small'] } });
+    expect(small.length).toBe(5);
+    expect(small.every((h) => h.id >= 400)).toBe(true);
+    const page = (pageId: number, collections?: string[]): PageDoc => ({
+      pageId,
+      url: `https://p.test/${pageId}`,
+      title: `Budget ${pageId}`,
+      headings: '',
+      text: 'budget and forecast',
+      ...(collections ? { collections } : {}),
+    });
+    await index.upsertPages([page(1, ['col_hr']), page(2), page(3, ['col_hr', 'col_eng'])]);
+    const pages = async (filter: IndexFilter) => (await index.searchPages('budget', { limit: 10, filter })).map((h) => h.pageId).sort((a, b) => a - b);
+    expect(await pages({ collections: ['col_hr'] })).toEqual([1, 3]);
+    expect(await pages({ collections: ['col_default'] })).toEqual([2]);
+    expect(await pages({ collections: ['col_eng', 'col_default'] })).toEqual([2, 3]);
+    await index.deletePages([3]);
+    expect(await pages({ collections: ['col_hr'] })).toEqual([1]);
+  });
 }

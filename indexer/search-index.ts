@@ -15,6 +15,8 @@ export interface IndexDoc {
   translationKey?: string;
   /** The page's publication date (ISO 8601 date or date-time; UTC when it names no offset); absent when unknown. */
   publishedAt?: string;
+  /** The ids of the collections the page is in (core/collections.ts); absent or empty: the default collection. */
+  collections?: readonly string[];
 }
 
 /**
@@ -51,6 +53,11 @@ export interface IndexFilter {
   excludeHosts?: readonly HostRule[];
   /** Only pages published in this range. */
   published?: DateRange;
+  /**
+   * Only pages in at least one of these collections (ids; a document stored without collections is in the default
+   * one, core/collections.ts). Empty: no page passes.
+   */
+  collections?: readonly string[];
 }
 
 /** A domain filter's host: `host` itself, and with `subdomains` (a leading "*." in a request) every host under it. */
@@ -90,6 +97,8 @@ export interface PageDoc {
   navigation?: boolean;
   translationKey?: string;
   publishedAt?: string;
+  /** As IndexDoc.collections. */
+  collections?: readonly string[];
 }
 
 export interface PageHit {

@@ -145,6 +145,7 @@ export class SqlVectorIndex implements VectorIndex {
                 vector: encodeVector(item.vector),
                 host: item.url ? hostOf(item.url) : null,
                 published: publishedMs(item.publishedAt),
+                collections: storedCollections(item.collections),
               })),
             )
             .onConflict((oc) =>
@@ -156,6 +157,7 @@ export class SqlVectorIndex implements VectorIndex {
                 vector: eb.ref('excluded.vector'),
                 host: eb.ref('excluded.host'),
                 published: eb.ref('excluded.published'),
+                collections: eb.ref('excluded.collections'),
               })),
             )
             .execute();
@@ -168,7 +170,7 @@ export class SqlVectorIndex implements VectorIndex {
       if (!inSync) return; // Someone else changed the table too: the next search reloads what changed.
       const d = this.dimensions;
       for (const item of unique) {
-        const row = cache.put(item.id, item.pageId, seq, item.url ? hostOf(item.url) : '', publishedMs(item.publishedAt));
+        const row = cache.put(item.id, item.pageId, seq, item.url ? hostOf(item.url) : '', publishedMs(item.publishedAt), item.collections?.length ? item.collections : undefined);
         cache.matrix.set(item.vector, row * d);
       }
       cache.maxSeq = seq;
@@ -242,7 +244,7 @@ export class SqlVectorIndex implements VectorIndex {
     return this.exclusive(async () => {
       const cache = await this.refresh();
       if (cache.size === 0) return [];
-      // Domain and date filters: every vector that passes is scored (the graph would drop the ones it skips).
+      // Domain, date and collection filters: every vector that passes is scored (the graph would drop the ones it skips).
       const filtered = hasFactFilter(options.filter);
       if (!options.pageIds && !filtered && this.approximate) {
         const hits = await this.approximate.search(cache, query, limit, perPage);
@@ -286,7 +288,7 @@ export class SqlVectorIndex implements VectorIndex {
         const stamp = await this.writeStamp(trx);
         const rows = await trx
           .selectFrom('passage_vectors')
-          .select(['passage_id', 'page_id', 'seq', 'host', 'published'])
+          .select(['passage_id', 'page_id', 'seq', 'host', 'published', 'collections'])
           .where('model', '=', this.model)
           .where('dimensions', '=', this.dimensions)
           .orderBy('passage_id')
@@ -297,7 +299,7 @@ export class SqlVectorIndex implements VectorIndex {
         for (const row of rows) {
           const id = Number(row.passage_id);
           const seq = Number(row.seq);
-          const at = cache.put(id, Number(row.page_id), seq, row.host ?? '', row.published === null ? null : Number(row.published));
+          const at = cache.put(id, Number(row.page_id), seq, row.host ?? '', row.published === null ? null : Number(row.published), parseCollections(row.collections));
           if (seq > cache.maxSeq) cache.maxSeq = seq;
           if (seq > known) {
             fetch++;
@@ -378,5 +380,21 @@ export class SqlVectorIndex implements VectorIndex {
     this.closed = true;
     this.cache = null;
     await this.approximate?.close();
+  }
+}
+
+/** A vector's collection ids as passage_vectors.collections holds them: a JSON array, or null for the default collection. */
+function storedCollections(collections: readonly string[] | undefined): string | null {
+  return collections && collections.length > 0 ? JSON.stringify([...collections]) : null;
+}
+
+/** passage_vectors.collections read back (null or unreadable: the default collection). */
+function parseCollections(stored: string | null): readonly string[] | undefined {
+  if (!stored) return undefined;
+  try {
+    const value: unknown = JSON.parse(stored);
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : undefined;
+  } catch {
+    return undefined;
   }
 }

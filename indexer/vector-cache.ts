@@ -29,6 +29,8 @@ export class VectorCache {
   seqs: Float64Array;
   /** Each row's host and publication date (epoch ms, NaN when unknown): what domain and date filters read. */
   hosts: string[] = [];
+  /** Each row's collection ids (undefined: the default collection), what collection filters read. */
+  collections: Array<readonly string[] | undefined> = [];
   published: Float64Array;
   size = 0;
   maxSeq = 0;
@@ -64,7 +66,7 @@ export class VectorCache {
   }
 
   /** Inserts or overwrites; returns the row. */
-  put(id: number, pageId: number, seq: number, host = '', published: number | null = null): number {
+  put(id: number, pageId: number, seq: number, host = '', published: number | null = null, collections?: readonly string[]): number {
     let row = this.position.get(id);
     if (row === undefined) {
       if (this.size === this.ids.length) this.grow();
@@ -75,6 +77,7 @@ export class VectorCache {
     this.pageIds[row] = pageId;
     this.seqs[row] = seq;
     this.hosts[row] = host;
+    this.collections[row] = collections;
     this.published[row] = published ?? Number.NaN;
     return row;
   }
@@ -92,11 +95,13 @@ export class VectorCache {
       this.pageIds[row] = this.pageIds[last]!;
       this.seqs[row] = this.seqs[last]!;
       this.hosts[row] = this.hosts[last]!;
+      this.collections[row] = this.collections[last];
       this.published[row] = this.published[last]!;
       this.position.set(lastId, row);
     }
     this.position.delete(id);
     this.hosts.length = last;
+    this.collections.length = last;
     this.size = last;
     return true;
   }
@@ -162,12 +167,12 @@ function topK(scores: Float32Array, ids: Float64Array, n: number, k: number): nu
   return out;
 }
 
-/** The rows a filter's domain and date parts let through, as a predicate; undefined when it has none. */
+/** The rows a filter's domain, date and collection parts let through, as a predicate; undefined when it has none. */
 export function factsAllow(cache: VectorCache, filter: FactFilter | undefined): ((row: number) => boolean) | undefined {
   if (!hasFactFilter(filter)) return undefined;
   return (row) => {
     const published = cache.published[row]!;
-    return factsPass(filter, cache.hosts[row] ?? '', Number.isNaN(published) ? null : published);
+    return factsPass(filter, cache.hosts[row] ?? '', Number.isNaN(published) ? null : published, cache.collections[row]);
   };
 }
 

@@ -97,6 +97,54 @@ export function vectorFilterContract(
   });
 }
 
+/**
+ * The collection filter every VectorIndex backend applies inside its search (called from vectorIndexContract's describe
+ * block beside vectorFilterContract).
+ */
+export function vectorCollectionContract(
+  fresh: () => Promise<{ harness: VectorIndexHarness; index: VectorIndex }>,
+  unit: (random: () => number) => Float32Array,
+): void {
+  it('filters: collections inside the vector search (a vector stored without any is in the default one), with exact scores', async () => {
+    const { harness, index } = await fresh();
+    const random = seededRandom(3333);
+    const towards = new Float32Array(items0Dimensions(unit));
+    towards[0] = 1;
+    const items: PassageVector[] = [];
+    // 30 pages: 0-9 in col_hr (leaning towards the query: they fill the unfiltered top), 10-19 in col_eng, 20-24 in
+    // both, 25-29 stored without collections (the default collection).
+    for (let p = 0; p < 30; p++) {
+      const { page, passageIds } = await harness.addPage(1);
+      const collections = p < 10 ? ['col_hr'] : p < 20 ? ['col_eng'] : p < 25 ? ['col_hr', 'col_eng'] : undefined;
+      let vector = unit(random);
+      if (p < 10) {
+        vector = vector.map((x, i) => 0.3 * x + towards[i]!);
+        const norm = Math.hypot(...vector);
+        vector = vector.map((x) => x / norm);
+      }
+      items.push({ id: passageIds[0]!, pageId: page.id, vector, url: `https://c${p % 3}.test/p${p}`, ...(collections ? { collections } : {}) });
+    }
+    await index.upsert(items);
+    const of = (item: PassageVector) => item.collections ?? ['col_default'];
+    const cases: Array<[VectorSearchOptions['filter'], (item: PassageVector) => boolean]> = [
+      [{ collections: ['col_eng'] }, (i) => of(i).includes('col_eng')],
+      [{ collections: ['col_default'] }, (i) => of(i).includes('col_default')],
+      [{ collections: ['col_hr', 'col_default'] }, (i) => of(i).includes('col_hr') || of(i).includes('col_default')],
+      [{ collections: ['col_eng'], includeHosts: [{ host: 'c1.test', subdomains: false }] }, (i) => of(i).includes('col_eng') && i.url!.includes('c1.test')],
+      [{ collections: ['col_nowhere'] }, () => false],
+    ];
+    for (const [filter, keep] of cases) {
+      expectHits(await index.search(towards, { limit: 8, filter }), reference(items, keep, towards, 8));
+    }
+    expect((await index.search(towards, { limit: 8 })).every((h) => items.find((i) => i.id === h.id)!.collections?.includes('col_hr'))).toBe(true);
+    // A vector stored again with other collections is filtered by its new ones.
+    const moved = { ...items[0]!, collections: ['col_eng'] };
+    await index.upsert([moved]);
+    const after = items.map((i) => (i.id === moved.id ? moved : i));
+    expectHits(await index.search(towards, { limit: 8, filter: { collections: ['col_eng'] } }), reference(after, (i) => (i.collections ?? []).includes('col_eng'), towards, 8));
+  });
+}
+
 function items0Dimensions(unit: (random: () => number) => Float32Array): number {
   return unit(seededRandom(1)).length;
 }

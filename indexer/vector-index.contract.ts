@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from '../storage/schema.js';
 import type { PassageVector, VectorHit, VectorIndex } from './vector-index.js';
 import { seededRandom } from '../testkit/seeded-random.js';
-import { vectorFilterContract } from './vector-index-filters.contract.js';
+import { vectorCollectionContract, vectorFilterContract } from './vector-index-filters.contract.js';
 
 /** One database for one test: pages and passages written through PageStore, and any number of index instances. */
 export interface VectorIndexHarness {
@@ -353,5 +353,6 @@ export function vectorIndexContract(name: string, createHarness: () => Promise<V
     });
 
     vectorFilterContract(fresh, (random) => randomUnitVector(random, DIMENSIONS));
+    vectorCollectionContract(fresh, (random) => randomUnitVector(random, DIMENSIONS));
   });
 }

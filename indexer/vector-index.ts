@@ -9,6 +9,8 @@ export interface PassageVector {
   url?: string;
   /** The page's publication date (ISO 8601), as IndexDoc.publishedAt. */
   publishedAt?: string;
+  /** The page's collection ids, as IndexDoc.collections (absent: the default collection). */
+  collections?: readonly string[];
 }
 
 export interface VectorHit {
@@ -24,8 +26,8 @@ export interface VectorSearchOptions {
   perPageLimit?: number;
   /** Only passages of these pages. */
   pageIds?: readonly number[];
-  /** Domain and date filters, applied inside the search (the count asked for is returned when enough vectors pass). */
-  filter?: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published'>;
+  /** Domain, date and collection filters, applied inside the search (the count asked for is returned when enough vectors pass). */
+  filter?: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published' | 'collections'>;
 }
 
 export interface VectorIndexStats {

@@ -122,7 +122,7 @@ describe.each([
     expect(new Set(listed.map((k) => k.id))).toEqual(new Set([record.id, second.record.id]));
     expect((await accounts.listKeys()).length).toBeGreaterThanOrEqual(3);
     for (const k of await accounts.listKeys()) {
-      expect(Object.keys(k).sort()).toEqual(['created_at', 'environment', 'expires_at', 'id', 'last4', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'tenant_id']);
+      expect(Object.keys(k).sort()).toEqual(['collections', 'created_at', 'environment', 'expires_at', 'id', 'last4', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'tenant_id']);
       expect(JSON.stringify(k)).not.toContain(key);
     }
     // The database holds the SHA-256, never the key.

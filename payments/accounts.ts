@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { parseCollectionIds } from '../core/collections.js';
 import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { AccountsRepository, type ApiKeyRecord, type LedgerFilter, type MultiDebitOutcome, type PartyDebit } from '../storage/accounts.js';
@@ -22,6 +23,13 @@ export interface KeyOptions {
   scopes?: readonly KeyScope[];
   /** live (default) or test. */
   environment?: ApiKeyEnvironment;
+  /** The ids of the only collections the key may read (at least one); absent or null: every collection. */
+  collections?: readonly string[] | null;
+}
+
+/** The collection ids a key may read, as stored with it; null: every collection (a value it cannot read: none). */
+export function keyCollections(record: { collections: string | null }): readonly string[] | null {
+  return parseCollectionIds(record.collections);
 }
 
 /** The scopes stored with a key. */
@@ -56,6 +64,8 @@ export interface AuthenticatedKey {
   keyId: string;
   environment: ApiKeyEnvironment;
   scopes: KeyScope[];
+  /** The ids of the only collections the key may read; null: every collection. */
+  collections: readonly string[] | null;
 }
 
 export interface DebitRequest {
@@ -179,6 +189,8 @@ export class Accounts {
     }
     const expiresAt = opts.expiresAt ?? null;
     if (expiresAt !== null && !(expiresAt.getTime() > Date.now())) throw new NotaryError('invalid_request', 'expires_at must be in the future');
+    const collections = opts.collections === undefined || opts.collections === null ? null : [...new Set(opts.collections)];
+    if (collections !== null && collections.length === 0) throw new NotaryError('invalid_request', 'a key limited to collections names at least one');
     const generated = generateApiKey(opts.environment ?? 'live');
     const record = await this.repository.insertKey({
       id: newId('key'),
@@ -191,6 +203,7 @@ export class Accounts {
       expires_at: expiresAt ? nowIso(expiresAt) : null,
       scopes: KEY_SCOPES.filter((scope) => scopes.includes(scope)).join(','),
       environment: generated.environment,
+      collections: collections === null ? null : JSON.stringify(collections),
     });
     return { key: generated.key, record };
   }
@@ -257,7 +270,13 @@ export class Accounts {
     }
     const lastUsed = found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0;
     if (now - lastUsed >= this.touchIntervalMs) await this.repository.touchKey(found.key.id, nowIso(new Date(now)));
-    return { tenant: found.tenant, keyId: found.key.id, environment: found.key.environment === 'test' ? 'test' : 'live', scopes: keyScopes(found.key) };
+    return {
+      tenant: found.tenant,
+      keyId: found.key.id,
+      environment: found.key.environment === 'test' ? 'test' : 'live',
+      scopes: keyScopes(found.key),
+      collections: keyCollections(found.key),
+    };
   }
 
   async grantCredits(tenantId: string, credits: number, reason: string): Promise<{ balance: number }> {

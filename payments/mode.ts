@@ -94,6 +94,11 @@ export interface AuthenticatedPayer {
   /** The API key used, when there is one. */
   keyId?: string;
   /**
+   * The ids of the only collections the payer may read (core/collections.ts); absent: every collection. A mode whose
+   * credentials carry no such limit leaves it out; the gate refuses a call naming another collection, before any charge.
+   */
+  collections?: readonly string[];
+  /**
    * An idempotency key the credential itself carries (x402's payment-identifier extension), used in the payer's scope
    * when the request has no Idempotency-Key header: a retry replays the stored response without a second charge.
    */

@@ -15,6 +15,7 @@ import { rateLimitHeaders, type RateLimitDecision, type RateLimitStore } from '.
 import type { UsageRecorder } from './usage.js';
 import type { IdempotencyLease, IdempotencyStore, StoredResponse } from './stores/idempotency.js';
 import { PaidCall, type GateContext } from './paid-call-run.js';
+import { checkCollectionAccess, type CollectionRead } from './collection-access.js';
 
 export { PaidCall } from './paid-call-run.js';
 
@@ -192,13 +193,15 @@ export class PaidCallGate {
   }
 
   /**
-   * Phase 2, once the body is validated and priced: the challenges for a call without credentials, a replay for a
-   * retried Idempotency-Key, or an authorized call ready to run.
+   * Phase 2, once the body is validated and priced: the challenges for a call without credentials, a refusal when the
+   * call reads a collection the payer may not (`reads`), a replay for a retried Idempotency-Key, or an authorized call
+   * ready to run.
    */
-  async begin(admission: Admission, rawBody: Uint8Array, price: Price): Promise<Begun> {
+  async begin(admission: Admission, rawBody: Uint8Array, price: Price, reads?: CollectionRead): Promise<Begun> {
     const { request, payer } = admission;
     this.checkPartial(payer, price);
     if (!payer) throw await this.challengeError(request, price, rawBody);
+    if (reads) checkCollectionAccess(payer, reads);
     const idempotencyKey = admission.idempotencyKey ?? payer.idempotencyKey ?? null;
     let lease: IdempotencyLease | null = null;
     if (idempotencyKey !== null) {

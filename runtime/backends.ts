@@ -6,6 +6,8 @@ import { MemoryRateLimitStore } from '../payments/rate-limit.js';
 import type { IdempotencyStore } from '../payments/stores/idempotency.js';
 import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from '../payments/stores/redis.js';
 import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
+import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
+import { CollectionStore } from '../storage/collections.js';
 import type { Storage } from '../storage/db.js';
 import type { Log } from './log.js';
 import './plugins.js'; // the registered index backends
@@ -29,7 +31,17 @@ export async function* storedPassages(storage: Storage, batch = 1000): AsyncGene
       .limit(batch)
       .execute();
     if (rows.length === 0) return;
-    yield rows.map((r) => ({ id: Number(r.id), pageId: Number(r.page_id), url: r.url, title: r.title, headingPath: r.heading_path, text: r.text }));
+    // Their pages' collections, which collection filters read (a rebuild must not put every page in the default one).
+    const collections = await new CollectionStore(storage.db).ofPages([...new Set(rows.map((r) => Number(r.page_id)))]);
+    yield rows.map((r) => ({
+      id: Number(r.id),
+      pageId: Number(r.page_id),
+      url: r.url,
+      title: r.title,
+      headingPath: r.heading_path,
+      text: r.text,
+      collections: collections.get(Number(r.page_id)) ?? [DEFAULT_COLLECTION_ID],
+    }));
     after = Number(rows[rows.length - 1]!.id);
   }
 }
@@ -59,6 +71,7 @@ export async function* storedPages(storage: Storage, batch = 200): AsyncGenerato
       .orderBy('page_id')
       .orderBy('ordinal')
       .execute();
+    const collections = await new CollectionStore(storage.db).ofPages(pages.map((p) => Number(p.id)));
     const byPage = new Map<number, typeof passages>();
     for (const passage of passages) byPage.set(Number(passage.page_id), [...(byPage.get(Number(passage.page_id)) ?? []), passage]);
     yield pages.map((page) => {
@@ -73,6 +86,7 @@ export async function* storedPages(storage: Storage, batch = 200): AsyncGenerato
         ...(page.language ? { language: page.language } : {}),
         ...(page.navigation ? { navigation: true } : {}),
         ...(page.translation_key ? { translationKey: page.translation_key } : {}),
+        collections: collections.get(Number(page.id)) ?? [DEFAULT_COLLECTION_ID],
       };
     });
     after = Number(pages[pages.length - 1]!.id);

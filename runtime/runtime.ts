@@ -29,6 +29,7 @@ import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../p
 import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsServing, pluginStartupChecks } from './plugin-hooks.js';
 import { PageStore } from '../storage/pages.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
+import { CollectionStore } from '../storage/collections.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
@@ -65,6 +66,8 @@ export interface RuntimeOptions {
  */
 export class Runtime {
   readonly pages: PageStore;
+  /** Collections and page membership (issue 33). */
+  readonly collections: CollectionStore;
   readonly runs: CrawlRunStore;
   /** The crawl frontier (crawl_frontier): what a stopped crawl resumes from. */
   readonly frontier: FrontierStore;
@@ -115,6 +118,7 @@ export class Runtime {
     this.index = backend.index;
     this.stores = openStores(config, storage);
     this.pages = new PageStore(storage.db);
+    this.collections = new CollectionStore(storage.db);
     this.runs = new CrawlRunStore(storage.db);
     // Known once the scorers are (`notary serve` resolves them before it listens): searches they give to the cross-encoder cost more.
     let crossEncoderFrom: number | null = null;

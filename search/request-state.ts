@@ -82,7 +82,7 @@ export class RequestState {
     private readonly headPerList = 0,
   ) {}
 
-  /** The filter has a domain or date part. */
+  /** The filter has a domain, date or collection part. */
   private get hasFacts(): boolean {
     return hasFactFilter(this.filter);
   }
@@ -94,16 +94,22 @@ export class RequestState {
    */
   allows(doc: IndexDoc): boolean {
     if (this.filter.excludeNavigation && doc.navigation) return false;
-    if (this.hasFacts && !factsPass(this.factFilter(), hostOf(doc.url), publishedMs(doc.publishedAt))) return false;
+    // A document read back without its collections (index.get) was checked for them inside the vector search.
+    if (this.hasFacts && !factsPass(this.factFilter(doc.collections !== undefined), hostOf(doc.url), publishedMs(doc.publishedAt), doc.collections)) return false;
     const languages = this.filter.languages;
     if (languages && languages.length > 0 && doc.language && !languages.includes(primaryLanguage(doc.language))) return false;
     return true;
   }
 
-  /** The filter's domain and date parts (what the vector index applies inside its search). */
-  private factFilter(): FactFilter {
-    const { includeHosts, excludeHosts, published } = this.filter;
-    return { ...(includeHosts ? { includeHosts } : {}), ...(excludeHosts ? { excludeHosts } : {}), ...(published ? { published } : {}) };
+  /** The filter's domain, date and collection parts (what the vector index applies inside its search). */
+  private factFilter(withCollections = true): FactFilter {
+    const { includeHosts, excludeHosts, published, collections } = this.filter;
+    return {
+      ...(includeHosts ? { includeHosts } : {}),
+      ...(excludeHosts ? { excludeHosts } : {}),
+      ...(published ? { published } : {}),
+      ...(collections && withCollections ? { collections } : {}),
+    };
   }
 
   async run(query: string): Promise<Map<number, number>> {

@@ -12,7 +12,7 @@ export interface ApiKeyWithTenant {
   tenant: Tenant;
 }
 
-const keyRecordColumns = ['id', 'tenant_id', 'prefix', 'last4', 'name', 'created_at', 'revoked_at', 'last_used_at', 'expires_at', 'scopes', 'environment'] as const;
+const keyRecordColumns = ['id', 'tenant_id', 'prefix', 'last4', 'name', 'created_at', 'revoked_at', 'last_used_at', 'expires_at', 'scopes', 'environment', 'collections'] as const;
 
 
 
@@ -99,6 +99,7 @@ export class AccountsRepository extends CreditLedgerRepository {
         'api_keys.expires_at',
         'api_keys.scopes',
         'api_keys.environment',
+        'api_keys.collections',
         'tenants.id as tenant_id',
         'tenants.name as tenant_name',
         'tenants.tier',
@@ -125,6 +126,7 @@ export class AccountsRepository extends CreditLedgerRepository {
         expires_at: row.expires_at,
         scopes: row.scopes,
         environment: row.environment,
+        collections: row.collections,
       },
       tenant: {
         id: row.tenant_id,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { CollectionStore, joinCollection } from './collections.js';
 import { nowIso } from './db.js';
 import type { Database, NewPassage, Page, Passage } from './schema.js';
 
@@ -46,6 +47,16 @@ export interface PageAnalysis {
  */
 export class PageStore {
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** Each page's collection ids, sorted (a page without membership rows: the default collection). */
+  async collectionsOf(pageIds: readonly number[]): Promise<Map<number, string[]>> {
+    return new CollectionStore(this.db).ofPages(pageIds);
+  }
+
+  /** Puts the stored page at `url` in a collection (in `db`, a transaction of the caller's, when given). */
+  async joinCollection(url: string, collectionId: string, db: Kysely<Database> = this.db): Promise<void> {
+    await joinCollection(db, url, collectionId);
+  }
 
   async getByUrl(url: string): Promise<Page | undefined> {
     return this.db.selectFrom('pages').selectAll().where('url', '=', url).executeTakeFirst();

@@ -129,6 +129,21 @@ export interface ApiKeysTable {
   scopes: Generated<string>;
   /** live (sk_live_, charged) or test (sk_test_, never charged). */
   environment: Generated<string>;
+  /** JSON array of the collection ids the key may read; null: every collection. */
+  collections: Generated<string | null>;
+}
+
+export interface CollectionsTable {
+  /** col_... (the default collection: col_default). */
+  id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+/** Which pages are in which collections (a page in one or more). */
+export interface PageCollectionsTable {
+  page_id: number;
+  collection_id: string;
 }
 
 export interface CreditLedgerTable {
@@ -175,6 +190,8 @@ export interface PassageVectorsTable {
   /** The passage's host and its page's publication date (epoch ms), which domain and date filters read; null: unknown. */
   host: string | null;
   published: number | string | null;
+  /** JSON array of the collection ids the passage's page was in when it was embedded; null: the default collection. */
+  collections: Generated<string | null>;
 }
 
 /** One row (id 1): incremented by every write to passage_vectors. */
@@ -330,6 +347,8 @@ export interface Database {
   settings: SettingsTable;
   usage_events: UsageEventsTable;
   crawl_seeds: CrawlSeedsTable;
+  collections: CollectionsTable;
+  page_collections: PageCollectionsTable;
 }
 
 export type Page = Selectable<PagesTable>;
@@ -344,3 +363,4 @@ export type User = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type UsageEvent = Selectable<UsageEventsTable>;
 export type CrawlSeedRow = Selectable<CrawlSeedsTable>;
+export type Collection = Selectable<CollectionsTable>;

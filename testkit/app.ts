@@ -65,6 +65,7 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
     config,
     gate: runtime.paidCallGate(),
     search,
+    collections: runtime.collections,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),
     ...options.deps,

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Socket } from 'node:net';
+import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME } from '../../core/collections.js';
 import { NotaryError } from '../../core/errors.js';
+import { checkCollectionAccess, type CollectionRead } from '../../payments/collection-access.js';
 import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseContext } from '../../payments/paid-call.js';
 import type { PriceRequest } from '../../payments/pricing.js';
 import type { StoredResponse } from '../../payments/stores/idempotency.js';
@@ -18,7 +20,24 @@ interface ResultShape {
 
 export interface WorkContext {
   requestId: string;
+  /** The collection the call reads, for a route that reads one (PaidRouteDefinition.collection). */
+  collection?: ResolvedCollection;
 }
+
+/** A collection a call reads: its id and name, and whether it is the deployment's only one (then no filter is needed). */
+export interface ResolvedCollection extends CollectionRead {
+  only: boolean;
+}
+
+/** Where the paid-route context finds collections by name (storage/collections.ts CollectionStore). */
+export interface CollectionResolver {
+  resolve(name: string): Promise<{ collection: { id: string; name: string }; total: number } | undefined>;
+}
+
+/** Without a store, the deployment has the default collection alone. */
+const DEFAULT_ONLY: CollectionResolver = {
+  resolve: async (name) => (name === DEFAULT_COLLECTION_NAME ? { collection: { id: DEFAULT_COLLECTION_ID, name }, total: 1 } : undefined),
+};
 
 /**
  * A paid route as its file declares it: its request schema, its result, its price and its work. Everything else
@@ -41,6 +60,12 @@ export interface PaidRouteDefinition<Body, Result extends object> {
   /** Checks beyond the schema (400 NotaryErrors) and the body the route works on (e.g. its query trimmed). */
   prepare?(body: Body): Body;
   price(body: Body): PriceRequest;
+  /**
+   * For a route that reads a collection: the name the body gives (undefined: the default collection). The context
+   * resolves it (404 collection_not_found) and the gate checks the payer may read it (403 collection_forbidden), both
+   * before anything is charged.
+   */
+  collection?(body: Body): string | undefined;
   /** How many of the quoted units a result delivered (a batch's URLs that succeeded): the call is charged for those. */
   units?(result: Result): number;
   work(body: Body, context: WorkContext): Promise<Result>;
@@ -54,6 +79,8 @@ export interface PaidRoute {
 
 export interface PaidContext {
   gate: PaidCallGate;
+  /** Default: the default collection alone. */
+  collections?: CollectionResolver;
 }
 
 declare module 'fastify' {
@@ -81,7 +108,7 @@ function responseMembers(facts: JsonSchema | undefined): Record<string, JsonSche
 export function definePaidRoute<Body, Result extends object>(definition: PaidRouteDefinition<Body, Result>): PaidRoute {
   return {
     url: definition.url,
-    register(app, { gate }) {
+    register(app, { gate, collections = DEFAULT_ONLY }) {
       const shape = (result: ResultShape) => ({
         type: 'object',
         additionalProperties: false,
@@ -112,9 +139,12 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           const body = definition.prepare ? definition.prepare(validated) : validated;
           // Quoted from the price list in force when the call was admitted: fixed before the work.
           const price = admission.pricing.price(definition.price(body));
-          const begun = await gate.begin(admission, request.rawBody ?? Buffer.alloc(0), price);
+          const rawBody = request.rawBody ?? Buffer.alloc(0);
+          const collection = definition.collection ? await resolveCollection(collections, definition.collection(body), admission, () => gate.begin(admission, rawBody, price)) : undefined;
+          const begun = await gate.begin(admission, rawBody, price, collection);
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
-          const response = await begun.call.run(() => definition.work(body, { requestId: request.id }), {
+          const work: WorkContext = { requestId: request.id, ...(collection ? { collection } : {}) };
+          const response = await begun.call.run(() => definition.work(body, work), {
             body: (result: Result, context: PaidResponseContext) => ({
               ...result,
               credits_used: context.creditsUsed,
@@ -132,6 +162,28 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
       );
     },
   };
+}
+
+/**
+ * The collection a call names (default: the default collection). An unknown name is 404 collection_not_found, but
+ * not to a caller without credentials (it gets the challenges: names are not told to strangers) nor to one limited to
+ * some collections (403 collection_forbidden, as for any collection outside its list).
+ */
+async function resolveCollection(
+  collections: CollectionResolver,
+  given: string | undefined,
+  admission: Admission,
+  challenge: () => Promise<unknown>,
+): Promise<ResolvedCollection> {
+  const name = given ?? DEFAULT_COLLECTION_NAME;
+  const found = await collections.resolve(name);
+  if (found) return { id: found.collection.id, name: found.collection.name, only: found.total <= 1 };
+  const payer = admission.payer;
+  if (!payer) await challenge(); // throws the challenges of a call without credentials
+  if (payer?.collections !== undefined) checkCollectionAccess(payer, { id: '', name });
+  throw new NotaryError('collection_not_found', `There is no collection "${name}": name one of this service's collections, or leave "collection" out for "${DEFAULT_COLLECTION_NAME}"`, {
+    collection: name,
+  });
 }
 
 /**

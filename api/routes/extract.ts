@@ -2,6 +2,7 @@ import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { OUTPUT_MODES, RENDER_POLICIES, extractUrl, type ExtractDeps, type ExtractRequest, type ExtractResult } from '../../extract/index.js';
 import { definePaidRoute, type PaidRoute } from '../paid/context.js';
+import { collectionSchema } from './search.js';
 import { countSchema, httpStatusSchema, problemSchema } from '../paid/schemas.js';
 import { MAX_BATCH_URLS, batchLimits, duplicateUrls, extractBatch, succeeded, type BatchResult } from './extract-batch.js';
 
@@ -45,6 +46,10 @@ export const extractBodySchema = {
     },
     max_age: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Seconds a cached copy may be old; 0 fetches fresh.' },
     include_comments: { type: 'boolean', default: false, description: 'Keep the reader comments after the article.' },
+    collection: {
+      ...collectionSchema,
+      description: `${collectionSchema.description} The page is fetched as without it: the collection decides who may call.`,
+    },
   },
 } as const;
 
@@ -81,7 +86,7 @@ const batchItemSchema = {
 } as const;
 
 /** The body: one page (`url`) or a batch (`urls`) with the options they share. */
-export type ExtractBody = Omit<ExtractRequest, 'url'> & { url?: string; urls?: string[] };
+export type ExtractBody = Omit<ExtractRequest, 'url'> & { url?: string; urls?: string[]; collection?: string };
 
 type SingleResult = Omit<ExtractResult, 'rendered'>;
 
@@ -113,8 +118,9 @@ export function extractRoute(config: NotaryConfig, deps: ExtractDeps): PaidRoute
     },
     price: (body) => ({ operation: 'extract', render: body.render ?? config.extract.render, ...(body.urls !== undefined ? { urls: body.urls.length } : {}) }),
     units: (result) => (isBatch(result) ? succeeded(result) : 1),
+    collection: (body) => body.collection,
     async work(body, { requestId }) {
-      const { url, urls, ...options } = body;
+      const { url, urls, collection: _collection, ...options } = body;
       if (urls !== undefined) return extractBatch(urls, options, deps, limits, requestId);
       const { rendered: _rendered, ...result } = await extractUrl({ ...options, url: url ?? '' }, deps);
       return result;

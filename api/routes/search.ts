@@ -1,3 +1,4 @@
+import { COLLECTION_NAME_PATTERN, DEFAULT_COLLECTION_NAME } from '../../core/collections.js';
 import type { NotaryConfig } from '../../core/config.js';
 import { NotaryError } from '../../core/errors.js';
 import { normalizeQuery } from '../../search/query.js';
@@ -9,7 +10,16 @@ export interface SearchBody extends SearchOptionsBody {
   query: string;
   depth: number;
   language?: string;
+  collection?: string;
 }
+
+/** The `collection` member of the search and extract bodies. */
+export const collectionSchema = {
+  type: 'string',
+  pattern: COLLECTION_NAME_PATTERN,
+  maxLength: 64,
+  description: `The collection to read (default: "${DEFAULT_COLLECTION_NAME}", every page not put in another one). An unknown one is 404 collection_not_found; one the credentials may not read, 403 collection_forbidden (nothing charged).`,
+} as const;
 
 /** No control characters (tab, LF, CR aside), at least one letter or digit of the common scripts (search/query.ts refuses the rest). */
 const TEXT = '[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]';
@@ -37,6 +47,7 @@ export function searchBodySchema(config: NotaryConfig) {
         maxLength: 35,
         description: 'Results in this language only (BCP 47, "en", "pt-BR"); default: the deployment\'s, else the query\'s own.',
       },
+      collection: collectionSchema,
       ...searchOptionsSchema(config.search),
     },
   } as const;
@@ -87,6 +98,8 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
       },
       required: ['query', 'depth', 'results'],
     },
+    // 403 collection_forbidden, 404 collection_not_found.
+    problems: [403, 404],
     facts: { items: searchResultItemSchema, maxItems, from: (result) => result.results },
     prepare: (body) => {
       const options = searchOptions(body, config.search.snippet_chars);
@@ -95,8 +108,11 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
       return next;
     },
     price: (body) => ({ operation: 'search', depth: body.depth }),
-    async work(body, { requestId }) {
-      const options = prepared.get(body) ?? searchOptions(body, config.search.snippet_chars);
+    collection: (body) => body.collection,
+    async work(body, { requestId, collection }) {
+      const given = prepared.get(body) ?? searchOptions(body, config.search.snippet_chars);
+      // The collection filters inside retrieval, unless it is the deployment's only one (every page is in it).
+      const options = collection && !collection.only ? { ...given, filter: { ...given.filter, collections: [collection.id] } } : given;
       const { results } = await search.search({ query: body.query, depth: body.depth, requestId, ...(body.language ? { language: body.language } : {}), ...options });
       if (!Array.isArray(results)) throw new NotaryError('internal_error', 'search returned no result list');
       return { query: body.query, depth: body.depth, results };

@@ -90,10 +90,10 @@ function scoreAll<T>(items: readonly T[], fields: (item: T) => Fields, query: st
 }
 
 function passes(
-  doc: { pageId: number; url: string; language?: string; navigation?: boolean; translationKey?: string; publishedAt?: string | undefined },
+  doc: { pageId: number; url: string; language?: string; navigation?: boolean; translationKey?: string; publishedAt?: string | undefined; collections?: readonly string[] },
   filter: IndexFilter = {},
 ): boolean {
-  if (!factsPass(filter, hostOf(doc.url), publishedMs(doc.publishedAt))) return false;
+  if (!factsPass(filter, hostOf(doc.url), publishedMs(doc.publishedAt), doc.collections)) return false;
   if (filter.languages && doc.language && !filter.languages.includes(doc.language.split('-')[0] ?? '')) return false;
   if (filter.excludeNavigation && doc.navigation) return false;
   if (filter.pageIds && !filter.pageIds.includes(doc.pageId)) return false;

@@ -3,7 +3,8 @@ import { selectPerPage } from '../../page-cap.js';
 import type { IndexFilter } from '../../search-index.js';
 import { languageToken, NAVIGATION_TOKEN, pageToken, translationToken } from './facets.js';
 import { MemoryRanking } from './memory-ranking.js';
-import { hasFactFilter } from '../../filter-facts.js';
+import { hasHostOrDateFilter } from '../../filter-facts.js';
+import { PAGE_COLLECTIONS, PASSAGE_COLLECTIONS, rowidsIn } from './collection-tables.js';
 import type { FacetFilter, Postings } from './postings.js';
 import { queryPhrases } from './query.js';
 import { FTS5_COLUMN_WEIGHTS, TOP_WINDOW_MIN, type FTS5_PAGE_WEIGHTS, type RankedRow } from './ranking.js';
@@ -36,6 +37,8 @@ interface Copies {
  */
 export class Fts5MemoryRankings {
   private copies: Copies | null = null;
+  /** The rowids of the collections last asked for, by table, collections and write generation. */
+  private readonly members = new Map<string, Set<number>>();
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -119,7 +122,22 @@ export class Fts5MemoryRankings {
     const planned = copies && postings ? tokenizedQuery(copies.tokenizer, query, filter) : null;
     if (!copies || !postings || !planned || !postings.ranks(planned.phrases)) return null;
     copies[table].answered();
-    return { postings, ...planned };
+    const collections = filter?.collections;
+    if (collections === undefined) return { postings, ...planned };
+    return { postings, phrases: planned.phrases, facets: { ...planned.facets, rowids: this.rowidsIn(table, collections, postings.generation) } };
+  }
+
+  /** The rows of `table` in one of `collections`, as of `generation` (kept for the next searches until a write). */
+  private rowidsIn(table: 'passages' | 'pages', collections: readonly string[], generation: string): Set<number> {
+    const key = `${table}\u0000${generation}\u0000${JSON.stringify(collections)}`;
+    let rows = this.members.get(key);
+    if (!rows) {
+      rows = table === 'passages' ? rowidsIn(this.db, collections, PASSAGE_COLLECTIONS, 'id') : rowidsIn(this.db, collections, PAGE_COLLECTIONS, 'page_id');
+      // Sets of older generations are of no use any more.
+      for (const old of this.members.keys()) if (!old.includes(`\u0000${generation}\u0000`) || this.members.size > 16) this.members.delete(old);
+      this.members.set(key, rows);
+    }
+    return rows;
   }
 }
 
@@ -128,8 +146,9 @@ export class Fts5MemoryRankings {
  * is not a single token where FTS5 would read one, or a phrase has no token (SQL ranks those).
  */
 function tokenizedQuery(tokenizer: Fts5Tokenizer, query: string, filter: IndexFilter | undefined): { phrases: (readonly string[])[]; facets: FacetFilter } | null {
-  // Hosts and dates are not in the in-memory copy: SQL ranks with those filters (fact-tables.ts).
-  if (hasFactFilter(filter)) return null;
+  // Hosts and dates are not in the in-memory copy: SQL ranks with those filters (fact-tables.ts). Collections are
+  // applied from their table's rowids (plan).
+  if (hasHostOrDateFilter(filter)) return null;
   const phrases = queryPhrases(query)?.map((phrase) => tokenizer.tokens(phrase));
   if (!phrases || phrases.some((tokens) => tokens.length === 0)) return null;
   const token = (text: string): string | null => {

@@ -8,6 +8,8 @@ const B = 0.75;
 export interface FacetFilter {
   anyOf: readonly (readonly string[])[];
   without: readonly string[];
+  /** Only rows with these rowids (a collection filter's rows); absent: any. */
+  rowids?: { has(rowid: number): boolean };
 }
 
 /** One ranked row: its rowid, page id and bm25 score (higher is better). */
@@ -105,6 +107,7 @@ export class Postings {
         score += idf[i]! * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * D) / this.avgdl)));
       }
       if (excluded?.has(row)) continue;
+      if (filter.rowids && !filter.rowids.has(s.rowids[row]!)) continue;
       let allowed = true;
       for (const rows of required) {
         if (!rows.has(row)) {

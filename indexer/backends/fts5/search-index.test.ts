@@ -318,3 +318,22 @@ describe('Fts5SearchIndex', () => {
     });
   });
 });
+
+describe('collection filter ranked from memory', () => {
+  it('ranks a collection-filtered search from the in-memory copy (not in SQL), with the rows of that collection only', async () => {
+    const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
+    db.pragma('journal_mode = WAL');
+    const index = new Fts5SearchIndex(db, { ownsHandle: true, memoryRankingUpTo: 1_000_000, waitForMemoryRanking: true });
+    try {
+      const passage = (id: number, collections: string[]) => ({ id, pageId: id, url: `http://a.test/${id}`, title: `P${id}`, headingPath: '', text: `payroll report ${id}`, collections });
+      await index.upsert([passage(1, ['col_hr']), passage(2, ['col_eng']), passage(3, ['col_hr', 'col_eng'])]);
+      expect(await index.memoryRankingReady()).toBe(true);
+      const before = index.memoryRankingCounts()?.passages.answered ?? 0;
+      const hits = await index.search('payroll', { limit: 10, filter: { collections: ['col_eng'] } });
+      expect(hits.map((h) => h.id).sort()).toEqual([2, 3]);
+      expect(index.memoryRankingCounts()?.passages.answered).toBe(before + 1);
+    } finally {
+      await index.close();
+    }
+  });
+});

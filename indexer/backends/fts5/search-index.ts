@@ -12,6 +12,7 @@ import { AVERAGES_SQL, createFts5Tables, GENERATION_SQL, PAGES, readVarint, TABL
 import { SqlRanking } from './sql-ranking.js';
 import { Fts5Writes } from './writes.js';
 import { createFactTables, factCondition, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
+import { createCollectionTables } from './collection-tables.js';
 import { factFilterKey } from '../../filter-facts.js';
 import { withoutWordBreaks } from '../../../core/unspaced.js';
 
@@ -84,6 +85,7 @@ export class Fts5SearchIndex implements SearchIndex {
   ) {
     this.rebuilt = createFts5Tables(db);
     createFactTables(db);
+    createCollectionTables(db);
     this.generationStmt = db.prepare<[], string>(GENERATION_SQL).pluck();
     this.rankings = new RankingCache(options.rankingCache ?? 0);
     this.writes = new Fts5Writes(db);

@@ -4,6 +4,7 @@ import type { IndexDoc, PageDoc } from '../../search-index.js';
 import { pathWords } from '../url-path.js';
 import { facetsOf, passageFacetsOf } from './facets.js';
 import { factWrites, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
+import { collectionWrites, PAGE_COLLECTIONS, PASSAGE_COLLECTIONS } from './collection-tables.js';
 import { BUMP_GENERATION_SQL, PAGES, TABLE } from './schema.js';
 
 /**
@@ -29,10 +30,13 @@ export class Fts5Writes {
     );
     const passageFacts = factWrites(db, PASSAGE_FACTS, 'id');
     const pageFacts = factWrites(db, PAGE_FACTS, 'page_id');
+    const passageCollections = collectionWrites(db, PASSAGE_COLLECTIONS, 'id');
+    const pageCollections = collectionWrites(db, PAGE_COLLECTIONS, 'page_id');
     this.upsertPassages = db.transaction((docs: readonly IndexDoc[]) => {
       for (const doc of docs) {
         deleteStmt.run(doc.id);
         passageFacts.put(doc.id, doc.url, doc.publishedAt);
+        passageCollections.put(doc.id, doc.collections);
         insertStmt.run(doc.id, withWordBreaks(doc.title), withWordBreaks(doc.headingPath), withWordBreaks(doc.text), passageFacetsOf(doc), doc.pageId, doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null);
       }
       bumpGeneration.run();
@@ -41,6 +45,7 @@ export class Fts5Writes {
       for (const id of ids) {
         deleteStmt.run(id);
         passageFacts.remove(id);
+        passageCollections.remove(id);
       }
       bumpGeneration.run();
     });
@@ -48,6 +53,7 @@ export class Fts5Writes {
       for (const doc of docs) {
         deletePageStmt.run(doc.pageId);
         pageFacts.put(doc.pageId, doc.url, doc.publishedAt);
+        pageCollections.put(doc.pageId, doc.collections);
         insertPageStmt.run(
           doc.pageId, withWordBreaks(doc.title), withWordBreaks(doc.headings), pathWords(doc.url), withWordBreaks(doc.text), facetsOf(doc), doc.url, doc.language ?? null, doc.navigation ? 1 : 0, doc.translationKey ?? null,
         );
@@ -58,6 +64,7 @@ export class Fts5Writes {
       for (const id of ids) {
         deletePageStmt.run(id);
         pageFacts.remove(id);
+        pageCollections.remove(id);
       }
       bumpGeneration.run();
     });

@@ -1,4 +1,5 @@
 /** The documents notary keeps in Meilisearch (passages and whole pages), their facts and the filters over them. */
+import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
 import { primaryLanguage } from '../../../core/language.js';
 import { withFacts } from '../../hit-facts.js';
 import type { HostRule, IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
@@ -25,6 +26,8 @@ export interface FactFields {
   hostSuffixes?: string[];
   /** Publication date, epoch milliseconds (absent when unknown). */
   publishedAt?: number;
+  /** Collection ids (documents written before collections have none: the default collection). */
+  collections?: string[];
 }
 
 export interface PassageDocument extends FactFields {
@@ -48,6 +51,7 @@ export function factFields(doc: {
   navigation?: boolean | undefined;
   translationKey?: string | undefined;
   publishedAt?: string | undefined;
+  collections?: readonly string[] | undefined;
 }): FactFields {
   const host = hostOf(doc.url);
   const published = publishedMs(doc.publishedAt);
@@ -58,6 +62,7 @@ export function factFields(doc: {
     ...(doc.language ? { language: doc.language, language_primary: primaryLanguage(doc.language.toLowerCase()) } : {}),
     navigation: doc.navigation === true,
     ...(doc.translationKey ? { translationKey: doc.translationKey } : {}),
+    collections: [...collectionIdsOf(doc.collections)],
   };
 }
 
@@ -82,9 +87,16 @@ function hostsFilter(rules: readonly HostRule[]): string {
   return `(${parts.join(' OR ')})`;
 }
 
-/** The filter expressions of a filter's domain and date parts (documents without a date have no publishedAt). */
-export function domainAndDateFilter(filter: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published'> | undefined): string[] {
+/** The filter expressions of a filter's domain, date and collection parts (documents without a date have no publishedAt). */
+export function domainAndDateFilter(filter: Pick<IndexFilter, 'includeHosts' | 'excludeHosts' | 'published' | 'collections'> | undefined): string[] {
   const parts: string[] = [];
+  const collections = filter?.collections;
+  if (collections) {
+    // Documents written before collections have none: they are in the default collection. No id is "": an empty
+    // list matches nothing.
+    const among = `collections IN [${(collections.length > 0 ? collections : ['']).map(filterString).join(', ')}]`;
+    parts.push(collections.includes(DEFAULT_COLLECTION_ID) ? `(${among} OR collections NOT EXISTS)` : among);
+  }
   if (filter?.includeHosts && filter.includeHosts.length > 0) parts.push(hostsFilter(filter.includeHosts));
   if (filter?.excludeHosts && filter.excludeHosts.length > 0) parts.push(`NOT ${hostsFilter(filter.excludeHosts)}`);
   const range = filter?.published;

@@ -26,7 +26,7 @@ export function passageIndexSettings(): Settings {
   };
 }
 
-const FACT_FILTERS = ['language_primary', 'navigation', 'translationKey', 'host', 'hostSuffixes', 'publishedAt'];
+const FACT_FILTERS = ['language_primary', 'navigation', 'translationKey', 'host', 'hostSuffixes', 'publishedAt', 'collections'];
 
 /** The page-level index: whole pages, title before headings before URL path words before body. */
 export function pageIndexSettings(): Settings {

@@ -1,3 +1,4 @@
+import { collectionIdsOf } from '../../../core/collections.js';
 import { createHash } from 'node:crypto';
 import { NotaryError } from '../../../core/errors.js';
 import type { Storage } from '../../../storage/db.js';
@@ -10,10 +11,14 @@ import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { MAX_TOTAL_HITS } from './settings.js';
 
 /** The host and date fields of a vector's passage when the vector brings them (else the passage's own stay). */
-function domainAndDateFields(item: PassageVector): Pick<PassageDocument, 'host' | 'hostSuffixes' | 'publishedAt'> {
+function domainAndDateFields(item: PassageVector): Pick<PassageDocument, 'host' | 'hostSuffixes' | 'publishedAt' | 'collections'> {
   const host = item.url ? hostOf(item.url) : null;
   const published = publishedMs(item.publishedAt);
-  return { ...(host === null ? {} : { host, hostSuffixes: hostSuffixes(host) }), ...(published === null ? {} : { publishedAt: published }) };
+  return {
+    ...(host === null ? {} : { host, hostSuffixes: hostSuffixes(host) }),
+    ...(published === null ? {} : { publishedAt: published }),
+    collections: [...collectionIdsOf(item.collections)],
+  };
 }
 
 export interface MeilisearchVectorIndexOptions {

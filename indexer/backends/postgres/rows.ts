@@ -1,5 +1,6 @@
 /** The rows of the passage and page tables as written and read: the facts columns and the filters over them. */
 import { sql } from 'kysely';
+import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
 import { primaryLanguage } from '../../../core/language.js';
 import { withFacts, type StoredFacts } from '../../hit-facts.js';
 import type { HostRule, IndexDoc, IndexFilter } from '../../search-index.js';
@@ -37,19 +38,32 @@ export function factsOf(row: FactColumns & { published_at?: Date | string | null
 }
 
 /** The facts columns in factValues' order, and their update from `excluded` on conflict. */
-export const FACT_COLUMNS = sql.raw('language, language_primary, navigation, translation_key, host, published_at');
+export const FACT_COLUMNS = sql.raw('language, language_primary, navigation, translation_key, host, published_at, collections');
 export const FACT_UPDATES = sql.raw(
   'language = excluded.language, language_primary = excluded.language_primary, navigation = excluded.navigation, ' +
-    'translation_key = excluded.translation_key, host = excluded.host, published_at = excluded.published_at',
+    'translation_key = excluded.translation_key, host = excluded.host, published_at = excluded.published_at, collections = excluded.collections',
 );
 
 /**
  * The facts of a document as column values: language, its primary subtag (what filters match), navigation, group,
  * the URL's host and the publication date (domain and date filters).
  */
-export function factValues(doc: { url: string; language?: string | undefined; navigation?: boolean | undefined; translationKey?: string | undefined; publishedAt?: string | undefined }) {
+export function factValues(doc: {
+  url: string;
+  language?: string | undefined;
+  navigation?: boolean | undefined;
+  translationKey?: string | undefined;
+  publishedAt?: string | undefined;
+  collections?: readonly string[] | undefined;
+}) {
   return sql`${doc.language ?? null}, ${doc.language ? primaryLanguage(doc.language.toLowerCase()) : null}, ${doc.navigation === true}, ${doc.translationKey ?? null},
-    ${hostOf(doc.url)}, ${publishedValue(doc.publishedAt)}`;
+    ${hostOf(doc.url)}, ${publishedValue(doc.publishedAt)}, ${[...collectionIdsOf(doc.collections)]}::text[]`;
+}
+
+/** The condition of a collection filter over a `collections` text[] column (null: the default collection). */
+export function collectionCondition(collections: readonly string[] | undefined, column = sql.raw('collections')) {
+  if (collections === undefined) return [];
+  return [sql`coalesce(${column}, array[${DEFAULT_COLLECTION_ID}]::text[]) && ${[...collections]}::text[]`];
 }
 
 function hostConditions(rules: readonly HostRule[]) {
@@ -92,6 +106,7 @@ export function filterConditions(filter: IndexFilter | undefined) {
   if (filter?.translationKey) conditions.push(sql`translation_key = ${filter.translationKey}`);
   if (filter?.pageIds) conditions.push(sql`page_id = any(${filter.pageIds.filter((id) => Number.isSafeInteger(id))}::bigint[])`);
   conditions.push(...domainAndDateConditions(filter));
+  conditions.push(...collectionCondition(filter?.collections));
   return sql.join(conditions, sql` and `);
 }
 

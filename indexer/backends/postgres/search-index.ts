@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
 import { NotaryError } from '../../../core/errors.js';
 import type { Storage } from '../../../storage/db.js';
 import type { Database } from '../../../storage/schema.js';
@@ -30,14 +31,18 @@ async function reanalyseOlderTable(trx: Kysely<Database>, table: string, express
 }
 
 /**
- * The columns domain and date filters read (a migration: an older table gets them, its hosts taken from its URLs, its
- * dates left unknown until each page is indexed again), with their indexes.
+ * The columns domain, date and collection filters read (a migration: an older table gets them, its hosts taken from
+ * its URLs, its dates left unknown until each page is indexed again, its rows in the default collection), with their
+ * indexes.
  */
 async function addHostAndDate(trx: Kysely<Database>, table: string): Promise<void> {
   const t = sql.raw(table);
   const had = await sql<{ n: number }>`select count(*)::int as n from information_schema.columns where table_name = ${table} and column_name = 'host'
     and table_schema = current_schema()`.execute(trx);
   await sql`alter table ${t} add column if not exists published_at timestamptz`.execute(trx);
+  // Collections (issue 33): rows indexed before them are in the default collection.
+  await sql`alter table ${t} add column if not exists collections text[] not null default array[${sql.lit(DEFAULT_COLLECTION_ID)}]::text[]`.execute(trx);
+  await sql`create index if not exists ${sql.raw(identifier(`${table}_collections`))} on ${t} using gin (collections)`.execute(trx);
   if ((had.rows[0]?.n ?? 0) > 0) return;
   await sql`alter table ${t} add column host text`.execute(trx);
   await sql`update ${t} set host = lower(coalesce(substring(url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/:?#]+)'), '')) where host is null`.execute(trx);

@@ -7,7 +7,7 @@ import { selectPerPage } from '../../page-cap.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, widenedSearch } from '../shared.js';
-import { domainAndDateConditions, publishedValue, WRITE_CHUNK } from './rows.js';
+import { collectionCondition, domainAndDateConditions, publishedValue, WRITE_CHUNK } from './rows.js';
 import { hostOf } from '../../filter-facts.js';
 import { requirePostgres, withSchemaLock } from './schema.js';
 
@@ -83,6 +83,8 @@ export class PgVectorIndex implements VectorIndex {
       // What domain and date filters read (null until the passage is embedded again).
       await sql`alter table passage_embeddings add column if not exists host text`.execute(trx);
       await sql`alter table passage_embeddings add column if not exists published_at timestamptz`.execute(trx);
+      // Collections (issue 33): null is the default collection (rows stored before them).
+      await sql`alter table passage_embeddings add column if not exists collections text[]`.execute(trx);
       await sql`create index if not exists ${sql.raw(hnswName)} on passage_embeddings
         using hnsw ((embedding::${this.typed}) vector_ip_ops)
         where model = ${sql.raw(modelLiteral)} and dimensions = ${sql.raw(String(this.dimensions))}`.execute(trx);
@@ -103,12 +105,12 @@ export class PgVectorIndex implements VectorIndex {
             .slice(i, i + WRITE_CHUNK)
             .map(
               (item) =>
-                sql`(${item.id}, ${item.pageId}, ${this.model}, ${this.dimensions}, ${vectorLiteral(item.vector)}::vector, ${item.url ? hostOf(item.url) : null}, ${publishedValue(item.publishedAt)})`,
+                sql`(${item.id}, ${item.pageId}, ${this.model}, ${this.dimensions}, ${vectorLiteral(item.vector)}::vector, ${item.url ? hostOf(item.url) : null}, ${publishedValue(item.publishedAt)}, ${item.collections && item.collections.length > 0 ? sql`${[...item.collections]}::text[]` : sql`null::text[]`})`,
             ),
         );
-        await sql`insert into passage_embeddings (passage_id, page_id, model, dimensions, embedding, host, published_at) values ${values}
+        await sql`insert into passage_embeddings (passage_id, page_id, model, dimensions, embedding, host, published_at, collections) values ${values}
           on conflict (passage_id) do update set page_id = excluded.page_id, model = excluded.model,
-            dimensions = excluded.dimensions, embedding = excluded.embedding, host = excluded.host, published_at = excluded.published_at`.execute(trx);
+            dimensions = excluded.dimensions, embedding = excluded.embedding, host = excluded.host, published_at = excluded.published_at, collections = excluded.collections`.execute(trx);
       }
     });
   }
@@ -140,7 +142,7 @@ export class PgVectorIndex implements VectorIndex {
     const query = checkVector(vector, this.dimensions, 'query vector');
     const { limit, perPage } = vectorSearchBounds(options);
     if (limit <= 0) return [];
-    const facts = sql.join([sql`true`, ...domainAndDateConditions(options.filter)], sql` and `);
+    const facts = sql.join([sql`true`, ...domainAndDateConditions(options.filter), ...collectionCondition(options.filter?.collections)], sql` and `);
     if (options.pageIds) {
       // Every passage of these pages scored exactly (the pipeline asks for a few pages' passages at a time).
       const pageIds = options.pageIds.filter((id) => Number.isSafeInteger(id));

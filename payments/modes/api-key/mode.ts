@@ -45,7 +45,7 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
       return {
         mode: 'api_key',
         async authenticate() {
-          const { tenant: found, keyId, environment, scopes } = await accounts.authenticate(parsed);
+          const { tenant: found, keyId, environment, scopes, collections } = await accounts.authenticate(parsed);
           const snapshot = await catalog.current();
           const tier = effectiveTier(snapshot, found.tier);
           const tenant = await accounts.applyMonthlyGrant(found, tier.settings.monthly_credits);
@@ -59,6 +59,7 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
             payerId: `tenant:${tenant.id}`,
             tenantId: tenant.id,
             keyId,
+            ...(collections !== null ? { collections } : {}),
             rateLimits: [{ key: test ? `test:${tenant.id}` : `key:${keyId}`, tier: tenant.tier }],
             async authorize({ price }) {
               if (!(scopes as readonly string[]).includes(price.operation)) {

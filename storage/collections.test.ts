@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Migrator } from 'kysely/migration';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
+import { CollectionStore } from './collections.js';
+import { migrateToLatest, openSqlite } from './db.js';
+import { migrationProvider } from './migrations.js';
+import { htmlPageFetched, PageStore } from './pages.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'notary-collections-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('migration 0033_collections', () => {
+  it('makes the default collection and puts every page stored before it there; collections by name, membership, counts', async () => {
+    const storage = openSqlite(path.join(dir, 'upgrade.sqlite'));
+    try {
+      // A database as the release before collections left it, with two pages.
+      const migrator = new Migrator({ db: storage.db, provider: migrationProvider('sqlite'), allowUnorderedMigrations: true });
+      const before = await migrator.migrateTo('0021_passage_vector_facts');
+      expect(before.error).toBeUndefined();
+      const pages = new PageStore(storage.db);
+      const a = await pages.saveFetched(htmlPageFetched('https://a.test/', '<p>a</p>'));
+      const b = await pages.saveFetched(htmlPageFetched('https://b.test/', '<p>b</p>'));
+      await migrateToLatest(storage);
+      const collections = new CollectionStore(storage.db);
+      expect((await collections.list()).map((c) => [c.id, c.name])).toEqual([[DEFAULT_COLLECTION_ID, 'default']]);
+      const rows = await storage.db.selectFrom('page_collections').select(['page_id', 'collection_id']).orderBy('page_id').execute();
+      expect(rows).toEqual([
+        { page_id: a.id, collection_id: DEFAULT_COLLECTION_ID },
+        { page_id: b.id, collection_id: DEFAULT_COLLECTION_ID },
+      ]);
+      expect(await collections.resolve('default')).toMatchObject({ collection: { id: DEFAULT_COLLECTION_ID }, total: 1 });
+      // A new collection: names are unique, made once whoever asks.
+      const hr = await collections.ensure('hr');
+      expect(hr.id).toMatch(/^col_[0-9A-Za-z]{20}$/);
+      expect((await collections.ensure('hr')).id).toBe(hr.id);
+      expect(await collections.resolve('hr')).toMatchObject({ collection: { id: hr.id, name: 'hr' }, total: 2 });
+      expect(await collections.resolve('nope')).toBeUndefined();
+      // Membership: a page joins hr and stays in default; one stored later without rows counts for default.
+      await pages.joinCollection('https://a.test/', hr.id);
+      const c = await pages.saveFetched(htmlPageFetched('https://c.test/', '<p>c</p>'));
+      expect(await pages.collectionsOf([a.id, b.id, c.id])).toEqual(
+        new Map([
+          [a.id, [DEFAULT_COLLECTION_ID, hr.id].sort()],
+          [b.id, [DEFAULT_COLLECTION_ID]],
+          [c.id, [DEFAULT_COLLECTION_ID]],
+        ]),
+      );
+      expect(await collections.pageCounts()).toEqual(new Map([[DEFAULT_COLLECTION_ID, 3], [hr.id, 1]]));
+    } finally {
+      await storage.close();
+    }
+  });
+});

@@ -1,0 +1,105 @@
+import { sql, type Kysely } from 'kysely';
+import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
+import { newId } from '../core/ids.js';
+import { nowIso } from './db.js';
+import type { Collection, Database } from './schema.js';
+
+/**
+ * The collections table and page membership (issue 33). A page with no membership row belongs to the default
+ * collection (the migration put every page stored before it there; tools that store pages without naming one too).
+ */
+export class CollectionStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async list(): Promise<Collection[]> {
+    return this.db.selectFrom('collections').selectAll().orderBy('created_at').orderBy('name').execute();
+  }
+
+  async byName(name: string): Promise<Collection | undefined> {
+    return this.db.selectFrom('collections').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  /** The collections with these names that exist (the others are absent). */
+  async byNames(names: readonly string[]): Promise<Collection[]> {
+    if (names.length === 0) return [];
+    return this.db.selectFrom('collections').selectAll().where('name', 'in', [...names]).execute();
+  }
+
+  async byIds(ids: readonly string[]): Promise<Collection[]> {
+    if (ids.length === 0) return [];
+    return this.db.selectFrom('collections').selectAll().where('id', 'in', [...ids]).execute();
+  }
+
+  /**
+   * A collection by name, and how many collections there are: with one only, every page is in it, so a search of it
+   * needs no filter. One query.
+   */
+  async resolve(name: string): Promise<{ collection: Collection; total: number } | undefined> {
+    const row = await this.db
+      .selectFrom('collections')
+      .selectAll()
+      .select((eb) => eb.selectFrom('collections').select((c) => c.fn.countAll<number>().as('n')).as('total'))
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { total, ...collection } = row;
+    return { collection, total: Number(total) };
+  }
+
+  /** The collection of this name, made when it does not exist yet (by any process: the name is unique). */
+  async ensure(name: string): Promise<Collection> {
+    await this.db
+      .insertInto('collections')
+      .values({ id: newId('col'), name, created_at: nowIso() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const found = await this.byName(name);
+    if (!found) throw new Error(`collection ${name} neither inserted nor found`);
+    return found;
+  }
+
+  /** Pages per collection id (pages without membership rows count for the default collection). */
+  async pageCounts(): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('page_collections').select(['collection_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('collection_id').execute();
+    const out = new Map(rows.map((r) => [r.collection_id, Number(r.n)]));
+    const loose = await this.db
+      .selectFrom('pages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('page_collections').select('page_id').whereRef('page_collections.page_id', '=', 'pages.id'))))
+      .executeTakeFirst();
+    out.set(DEFAULT_COLLECTION_ID, (out.get(DEFAULT_COLLECTION_ID) ?? 0) + Number(loose?.n ?? 0));
+    return out;
+  }
+
+  /** Each page's collection ids (a page without rows: the default collection). */
+  async ofPages(pageIds: readonly number[]): Promise<Map<number, string[]>> {
+    const out = new Map<number, string[]>();
+    for (const id of pageIds) out.set(id, []);
+    for (let i = 0; i < pageIds.length; i += 500) {
+      const chunk = pageIds.slice(i, i + 500);
+      const rows = await this.db.selectFrom('page_collections').select(['page_id', 'collection_id']).where('page_id', 'in', chunk).orderBy('collection_id').execute();
+      for (const row of rows) out.get(Number(row.page_id))?.push(row.collection_id);
+    }
+    for (const [id, list] of out) if (list.length === 0) out.set(id, [DEFAULT_COLLECTION_ID]);
+    return out;
+  }
+}
+
+/**
+ * Puts the stored page at `url` in a collection, inside the caller's transaction (the crawler's page write). A page
+ * that joins a collection it was not in is indexed again, so its index entries and vectors carry the new membership.
+ */
+export async function joinCollection(db: Kysely<Database>, url: string, collectionId: string): Promise<void> {
+  // A page indexed without membership rows is in the default collection: that stays recorded.
+  if (collectionId !== DEFAULT_COLLECTION_ID) {
+    await sql`insert into page_collections (page_id, collection_id)
+      select p.id, ${DEFAULT_COLLECTION_ID} from pages p
+      where p.url = ${url} and p.state = 'indexed' and not exists (select 1 from page_collections pc where pc.page_id = p.id)`.execute(db);
+  }
+  const inserted = await sql`insert into page_collections (page_id, collection_id)
+    select id, ${collectionId} from pages where url = ${url}
+    on conflict do nothing`.execute(db);
+  if (Number(inserted.numAffectedRows ?? 0n) > 0) {
+    await db.updateTable('pages').set({ state: 'fetched' }).where('url', '=', url).where('state', '=', 'indexed').execute();
+  }
+}

@@ -1,0 +1,36 @@
+import { sql, type Kysely } from 'kysely';
+import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME } from '../../core/collections.js';
+import type { MigrationFactory } from '../migrations.js';
+
+/**
+ * Collections (issue 33): the collections table with the default collection, which every page stored so far joins;
+ * page membership; the collections an API key may read (JSON array of collection ids, null: all); and the collection
+ * ids each passage vector was stored with (JSON array, null: the default collection), which vector searches filter on.
+ */
+export const collectionsMigration: MigrationFactory = () => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('collections')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull().unique())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await sql`insert into collections (id, name, created_at) values (${DEFAULT_COLLECTION_ID}, ${DEFAULT_COLLECTION_NAME}, ${new Date().toISOString()})`.execute(db);
+    await db.schema
+      .createTable('page_collections')
+      .addColumn('page_id', 'integer', (c) => c.notNull().references('pages.id').onDelete('cascade'))
+      .addColumn('collection_id', 'text', (c) => c.notNull().references('collections.id').onDelete('cascade'))
+      .addPrimaryKeyConstraint('page_collections_pk', ['page_id', 'collection_id'])
+      .execute();
+    await db.schema.createIndex('page_collections_collection').on('page_collections').columns(['collection_id', 'page_id']).execute();
+    await sql`insert into page_collections (page_id, collection_id) select id, ${DEFAULT_COLLECTION_ID} from pages`.execute(db);
+    await db.schema.alterTable('api_keys').addColumn('collections', 'text').execute();
+    await db.schema.alterTable('passage_vectors').addColumn('collections', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('passage_vectors').dropColumn('collections').execute();
+    await db.schema.alterTable('api_keys').dropColumn('collections').execute();
+    await db.schema.dropTable('page_collections').ifExists().execute();
+    await db.schema.dropTable('collections').ifExists().execute();
+  },
+});
