@@ -49,6 +49,13 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(settings.stopWords).toContain('the');
   });
 
+  it('matches a stem whole, as FTS5 does: a typo of a word finds nothing (no typo tolerance)', async () => {
+    const index = await MeilisearchSearchIndex.open(connect());
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/1', title: 'Routine vacuuming', headingPath: '', text: 'vacuum reclaims storage occupied by dead tuples' }]);
+    expect((await index.search('vacuum storage', { limit: 5 })).map((h) => h.id)).toEqual([1]);
+    expect(await index.search('vacuun storagr', { limit: 5 })).toEqual([]);
+  });
+
   it('opens on processes starting together: both may create the index, neither fails', async () => {
     const uid = `together_${process.pid}_${counter++}`;
     const opened = await Promise.all([0, 1, 2].map(() => MeilisearchSearchIndex.open(connect(uid))));

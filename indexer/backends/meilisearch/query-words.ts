@@ -52,7 +52,7 @@ export class WordFrequencies {
     for (const s of stems) this.set(uid, s, true);
   }
 
-  /** Counts the documents holding each stem (typo-tolerant, as the search matches) and returns the held ones. */
+  /** Counts the documents holding each stem (as the search matches it) and returns the held ones. */
   async count(client: Meilisearch, uid: string, stems: readonly string[], call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<string[]> {
     const unique = [...new Set(stems)];
     const { results } = await call(() => client.multiSearch({ queries: unique.map((q) => ({ indexUid: uid, q, limit: 0, matchingStrategy: 'all' as const })) }));
