@@ -55,6 +55,12 @@ export interface VectorIndex {
   delete(ids: readonly number[]): Promise<void>;
   /** Stored vectors of this model for the given passage ids (missing ids are absent from the map). */
   vectors(ids: readonly number[]): Promise<Map<number, Float32Array>>;
+  /**
+   * Optional: the dot products of `vector` with the stored vectors of these passages (those without a vector of this
+   * model are absent), computed where the vectors are kept, for an index that would otherwise send each vector back
+   * (a search engine; issue 34). Equal to dot(vector, vectors(ids)[id]) up to float rounding.
+   */
+  similarities?(vector: Float32Array, ids: readonly number[]): Promise<Map<number, number>>;
   /** Best first by cosine; ties by lower id. */
   search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]>;
   /** Passage ids in storage that have no vector of this model yet, lowest first. */

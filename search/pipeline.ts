@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/config.js';
 import { passageModelText, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/search-index.js';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../core/language.js';
-import { cosineToUnit, dot } from '../reranker/pooling.js';
+import { cosineToUnit } from '../reranker/pooling.js';
 import type { Reranker } from '../reranker/reranker.js';
 import { contentWords } from '../core/text.js';
 import type { SearchRequest, SearchService } from './service.js';
@@ -234,8 +234,8 @@ export class SearchPipeline implements SearchService {
     if (hits.length === 0) return 0;
     let toModel = hits;
     if (queryVector && this.deps.dense?.scoresFromVectors) {
-      const stored = await state.vectorsOf(hits.map((h) => h.id));
-      for (const [id, vector] of stored) state.rerankScores.set(id, clamp01(cosineToUnit(dot(queryVector, vector))));
+      const stored = await state.similaritiesOf(queryVector, hits.map((h) => h.id));
+      for (const [id, similarity] of stored) state.rerankScores.set(id, clamp01(cosineToUnit(similarity)));
       toModel = hits.filter((h) => !stored.has(h.id));
     }
     if (toModel.length > 0) {

@@ -3,6 +3,7 @@ import { primaryLanguage } from '../core/language.js';
 import { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from '../indexer/filter-facts.js';
 import type { VectorHit, VectorIndex } from '../indexer/vector-index.js';
 import type { Embedder } from '../reranker/embedder.js';
+import { dot } from '../reranker/pooling.js';
 import { PAGE_PASS_PASSAGES, PASSAGES_PER_PAGE, type HybridEvidence } from './tuning.js';
 
 /**
@@ -169,6 +170,20 @@ export class RequestState {
       const v = this.vectors.get(id);
       if (v) out.set(id, v);
     }
+    return out;
+  }
+
+  /**
+   * Dot products of `vector` with these passages' stored vectors (passages without one are absent): from the vectors
+   * this request already holds, else from the vector index, which computes them where it keeps them when it can.
+   */
+  async similaritiesOf(vector: Float32Array, ids: readonly number[]): Promise<Map<number, number>> {
+    const index = this.dense?.index;
+    const out = new Map<number, number>();
+    const wanted = index?.similarities ? ids.filter((id) => !this.vectors.has(id)) : [];
+    const vectors = await this.vectorsOf(ids.filter((id) => !wanted.includes(id)));
+    for (const [id, v] of vectors) out.set(id, dot(vector, v));
+    if (index?.similarities && wanted.length > 0) for (const [id, s] of await index.similarities(vector, wanted)) out.set(id, s);
     return out;
   }
 

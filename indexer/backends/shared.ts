@@ -42,14 +42,16 @@ export async function missingPassages(storage: Storage, limit: number, haveVecto
  * Nearest-neighbour search over an approximate index, made exact at the cut: `fetch(k)` returns the index's best `k`
  * candidates with exact scores (and whether the index has no more); they are ordered by score, then lower id, and
  * capped per page. When the cut falls on a tie, or the cap left slots empty, `k` doubles and the index is asked again.
+ * `firstK`: the first `k` (an index whose cost grows with `k`, as an HNSW's does, may start nearer `limit`).
  */
 export async function widenedSearch<T extends { id: number; pageId: number; score: number }>(
   limit: number,
   perPage: number,
   maxK: number,
   fetch: (k: number) => Promise<{ candidates: T[]; exhausted: boolean }>,
+  firstK: number = perPage >= limit ? limit + 8 : limit * 4,
 ): Promise<T[]> {
-  for (let k = Math.min(maxK, perPage >= limit ? limit + 8 : limit * 4); ; k = Math.min(maxK, k * 2)) {
+  for (let k = Math.min(maxK, firstK); ; k = Math.min(maxK, k * 2)) {
     const { candidates, exhausted } = await fetch(k);
     const hits = [...candidates].sort((a, b) => b.score - a.score || a.id - b.id);
     const selected = selectPerPage(hits, limit, perPage, (hit) => hit.pageId);

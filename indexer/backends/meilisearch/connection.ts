@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Meilisearch, MeilisearchApiError, type EnqueuedTaskPromise, type Settings, type Task } from 'meilisearch';
+import { Meilisearch, type EnqueuedTaskPromise, type Settings, type Task } from 'meilisearch';
 import { NotaryError } from '../../../core/errors.js';
 import { engineProbeOn, processingTimeOf, recordEngineCall } from '../engine-probe.js';
 import { chunks, type PassageDocument } from './documents.js';
+import { apiErrorOf, keepAliveClient, type KeepAliveClient } from './http-client.js';
 import { MAX_TOTAL_HITS, passageIndexSettings, sameSetting } from './settings.js';
 
 export interface MeilisearchOptions {
@@ -21,13 +22,17 @@ export interface MeilisearchOptions {
 
 export function asIndexError(err: unknown, what: string): NotaryError {
   if (err instanceof NotaryError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  // The client wraps what its HTTP function throws: Meilisearch's own message, else the network error's.
+  const inner = apiErrorOf(err) ?? (err instanceof Error && err.cause instanceof Error ? err.cause : err);
+  const message = inner instanceof Error ? inner.message : String(inner);
   return new NotaryError('index_unavailable', `Meilisearch ${what} failed: ${message}`);
 }
 
 /** One Meilisearch server and the passage index on it: the client, task waiting, settings, swaps and keys. */
 export class MeilisearchConnection {
   readonly client: Meilisearch;
+  /** Kept-alive connections to the server (http-client.ts). */
+  private readonly http: KeepAliveClient = keepAliveClient();
 
   constructor(readonly options: MeilisearchOptions) {
     if (!/^[A-Za-z0-9_-]{1,200}$/.test(options.index)) throw new NotaryError('invalid_config', `Meilisearch index uid "${options.index}" must be letters, digits, - and _`);
@@ -35,6 +40,7 @@ export class MeilisearchConnection {
       host: options.url,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       timeout: options.requestTimeoutMs,
+      httpClient: this.http.request,
       defaultWaitOptions: { timeout: options.taskTimeoutMs, interval: 25 },
     });
   }
@@ -78,7 +84,8 @@ export class MeilisearchConnection {
     try {
       current = await index.getSettings();
     } catch (err) {
-      if (err instanceof MeilisearchApiError && err.cause?.code === 'index_not_found') {
+      const apiError = apiErrorOf(err);
+      if (apiError?.cause?.code === 'index_not_found') {
         // Processes starting together may both create it: the later task fails with index_already_exists, which is
         // what it wanted anyway.
         const created = await this.call(`creating index ${uid}`, () => this.client.createIndex(uid, { primaryKey: 'id' }).waitTask({ timeout: this.options.taskTimeoutMs, interval: 25 }));
@@ -86,7 +93,7 @@ export class MeilisearchConnection {
           throw new NotaryError('index_unavailable', `Meilisearch creating index ${uid} task ${created.uid} ${created.status}: ${created.error?.message ?? 'no reason given'}`);
         }
         current = await this.call('reading settings', () => index.getSettings());
-      } else if (err instanceof MeilisearchApiError && (err.response.status === 403 || err.response.status === 401)) {
+      } else if (apiError && (apiError.response.status === 403 || apiError.response.status === 401)) {
         return false;
       } else {
         throw asIndexError(err, 'reading settings');
@@ -197,7 +204,7 @@ export class MeilisearchConnection {
       const existing = await this.client.getKey(uid);
       return { uid, key: existing.key };
     } catch (err) {
-      if (!(err instanceof MeilisearchApiError && err.response.status === 404)) throw asIndexError(err, 'reading keys');
+      if (apiErrorOf(err)?.response.status !== 404) throw asIndexError(err, 'reading keys');
     }
     const created = await this.call('creating the search key', () =>
       this.client.createKey({
@@ -210,6 +217,11 @@ export class MeilisearchConnection {
       }),
     );
     return { uid, key: created.key };
+  }
+
+  /** Closes the kept-alive connections (a later request opens new ones). */
+  close(): void {
+    this.http.close();
   }
 
   async healthy(): Promise<boolean> {

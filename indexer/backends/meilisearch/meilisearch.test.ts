@@ -49,6 +49,13 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(settings.stopWords).toContain('the');
   });
 
+  it('matches a stem whole, as FTS5 does: a typo of a word finds nothing (no typo tolerance)', async () => {
+    const index = await MeilisearchSearchIndex.open(connect());
+    await index.upsert([{ id: 1, pageId: 1, url: 'http://a.test/1', title: 'Routine vacuuming', headingPath: '', text: 'vacuum reclaims storage occupied by dead tuples' }]);
+    expect((await index.search('vacuum storage', { limit: 5 })).map((h) => h.id)).toEqual([1]);
+    expect(await index.search('vacuun storagr', { limit: 5 })).toEqual([]);
+  });
+
   it('opens on processes starting together: both may create the index, neither fails', async () => {
     const uid = `together_${process.pid}_${counter++}`;
     const opened = await Promise.all([0, 1, 2].map(() => MeilisearchSearchIndex.open(connect(uid))));
@@ -131,7 +138,7 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(probe.calls.length).toBe(recorded); // off again: nothing more recorded
   });
 
-  it('one request under the frequency strategy; words are counted only when the all-words query finds nothing (a missing word, or one that has left the index)', async () => {
+  it('one request under the frequency strategy once the words are counted; counted again when the all-words query finds nothing (a word that has left the index)', async () => {
     const uid = `words_${process.pid}_${counter++}`;
     const reader = await MeilisearchSearchIndex.open(connect(uid));
     const writer = await MeilisearchSearchIndex.open(connect(uid));
@@ -156,10 +163,66 @@ describe.runIf(run)('Meilisearch backend', () => {
     } finally {
       stopEngineProbe();
     }
-    // A new word is not counted first: the all-words query finding documents shows both words are held.
-    expect(probe2.calls.map((c) => c.what)).toEqual(['search']);
+    // A word not counted yet ("disks") is counted first (its rarity weighs its query), then remembered.
+    expect(probe2.calls.map((c) => c.what)).toEqual(['counting query words', 'search']);
+    const probe3 = startEngineProbe();
+    try {
+      expect((await reader.search('disks storage', { limit: 5 })).map((h) => h.id)).toEqual([2]);
+    } finally {
+      stopEngineProbe();
+    }
+    expect(probe3.calls.map((c) => c.what)).toEqual(['search']);
     expect((await reader.search('storage nosuchword', { limit: 5 })).map((h) => h.id)).toEqual([2]);
     expect((await reader.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([]);
+  });
+
+  it('ranks a passage holding only the rarer of two words above one holding only the frequent word (OR weighted by rarity)', async () => {
+    const index = await MeilisearchSearchIndex.open(connect());
+    // "tuple" is in five passages, "freeze" in one; neither passage 1 nor 2 holds both. Query order puts the frequent word first.
+    await index.upsert([
+      { id: 1, pageId: 1, url: 'http://a.test/1', title: 'Notes', headingPath: '', text: 'tuple headers and tuple visibility' },
+      { id: 2, pageId: 2, url: 'http://a.test/2', title: 'Notes', headingPath: '', text: 'freeze old transaction ids' },
+      ...[3, 4, 5, 6].map((id) => ({ id, pageId: id, url: `http://a.test/${id}`, title: 'Other', headingPath: '', text: `tuple number ${id}` })),
+      { id: 7, pageId: 7, url: 'http://a.test/7', title: 'Tuple freeze', headingPath: '', text: 'both words' },
+    ]);
+    const hits = await index.search('tuple freeze', { limit: 10 });
+    expect(hits[0]?.id).toBe(7);
+    expect(hits[1]?.id).toBe(2);
+    expect(hits.map((h) => h.id).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('computes the dot products with stored vectors in the engine (one small request) and equals reading the vectors', async () => {
+    const uid = `similar_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open(connect(uid), storage, options));
+    try {
+      const index = await harness.openIndex({ model: 'm', dimensions: 4 });
+      const { page, passageIds } = await harness.addPage(4);
+      const [a, b, c, noVector] = passageIds as [number, number, number, number];
+      const vectors = new Map([
+        [a, Float32Array.from([2, 0, 0, 0])],
+        [b, Float32Array.from([0.6, 0.8, 0, 0])],
+        [c, Float32Array.from([-1, 1, 1, 0.5])],
+      ]);
+      await index.upsert([...vectors].map(([id, vector]) => ({ id, pageId: page.id, vector })));
+      const query = Float32Array.from([1.5, -0.5, 0.25, 1]);
+      const probe = startEngineProbe();
+      let similarities: Map<number, number>;
+      try {
+        similarities = await (index as MeilisearchVectorIndex).similarities(query, [a, b, c, noVector]);
+      } finally {
+        stopEngineProbe();
+      }
+      expect(probe.calls.map((x) => x.what)).toEqual(['vector similarities', 'reading vectors']); // the passage without a vector is looked for
+      expect([...similarities.keys()].sort((x, y) => x - y)).toEqual([a, b, c].sort((x, y) => x - y));
+      const read = await index.vectors([a, b, c]);
+      for (const id of [a, b, c]) {
+        const expected = read.get(id)!.reduce((sum, x, i) => sum + x * query[i]!, 0);
+        expect(similarities.get(id)).toBeCloseTo(expected, 5);
+      }
+    } finally {
+      await harness.close();
+    }
   });
 
   it('keeps each vector norm beside it and scores vector hits from the engine similarity, exactly for any length', async () => {

@@ -1,67 +1,100 @@
 /**
  * The query notary sends Meilisearch for its OR semantics (issue 34): the query's stems in their own order under
  * Meilisearch's "frequency" matching strategy, which matches documents holding all the words first and then drops the
- * most frequent words one by one, down to the rarest word alone. A stem no document holds would stay to the end
- * (it is the rarest) and match nothing, so such stems are left out. Which stems the index holds is learnt without a
- * request of its own where possible: a search whose all-words query found something shows every one of its stems is
- * held; only when it found nothing are the stems counted (one multi-search of `limit: 0` queries). What was learnt is
- * remembered for `ttlMs`.
+ * most frequent words one by one, down to the rarest word alone; beside it each stem alone, weighted by its rarity
+ * (`weights`: its BM25 idf over the sum of the query's), so that a document holding only some of the words ranks as
+ * the rarer of them deserves (search-index.ts). A stem no document holds would stay to the end under "frequency" (it
+ * is the rarest) and match nothing, so such stems are left out.
  *
- * What it cannot express exactly: FTS5's OR matches a document holding any one query word; here a document holding
- * only words more frequent than the rarest is matched by the query of its word alone, at weight 1/n (search-index.ts),
- * and documents are ranked by Meilisearch's ranking rules, not BM25 (bench/results holds the measured difference).
+ * Each stem's document count is asked once (one multi-search of `limit: 0` queries, with the index's document count)
+ * and remembered: `heldTtlMs` for a stem some document holds (its count only weighs it), `missingTtlMs` for one none
+ * holds (another process may index it). A search whose all-words query finds nothing although every stem was held has
+ * a stale count: the stems are counted again.
+ *
+ * What it cannot express exactly: FTS5's OR scores a document by the sum over the words it holds; here by the best of
+ * the all-words query and its words alone, ranked by Meilisearch's rules, not BM25 (bench/results holds the measured
+ * difference).
  */
 import type { Meilisearch } from 'meilisearch';
 
 interface Known {
-  /** Whether some document holds the stem. */
-  held: boolean;
+  /** Documents holding the stem; null when it is known to be held but not counted. */
+  count: number | null;
   at: number;
 }
 
 export class WordFrequencies {
   private readonly known = new Map<string, Known>();
+  private readonly documents = new Map<string, Known>();
 
   constructor(
-    private readonly ttlMs = 60_000,
+    private readonly heldTtlMs = 600_000,
+    private readonly missingTtlMs = 60_000,
     private readonly max = 50_000,
   ) {}
 
   private get(uid: string, stem: string): Known | undefined {
     const k = this.known.get(`${uid}\u0000${stem}`);
-    return k && Date.now() - k.at <= this.ttlMs ? k : undefined;
+    return k && Date.now() - k.at <= (k.count === 0 ? this.missingTtlMs : this.heldTtlMs) ? k : undefined;
   }
 
-  private set(uid: string, stem: string, held: boolean): void {
+  private set(uid: string, stem: string, count: number | null): void {
     if (this.known.size >= this.max) this.known.clear();
-    this.known.set(`${uid}\u0000${stem}`, { held, at: Date.now() });
+    this.known.set(`${uid}\u0000${stem}`, { count, at: Date.now() });
   }
 
   /** The stems not known to be missing from the index, in the query's order. */
   candidates(uid: string, stems: readonly string[]): string[] {
-    return stems.filter((s) => this.get(uid, s)?.held !== false);
+    return stems.filter((s) => this.get(uid, s)?.count !== 0);
   }
 
   /** Every one of these stems is known to be held (an all-words query found documents holding them). */
   allHeld(uid: string, stems: readonly string[]): boolean {
-    return stems.every((s) => this.get(uid, s)?.held === true);
+    return stems.every((s) => {
+      const known = this.get(uid, s);
+      return known !== undefined && known.count !== 0;
+    });
   }
 
-  /** A search over all of `stems` found documents: each is held. */
+  /** Every one of these stems has a document count (and the index has one). */
+  allCounted(uid: string, stems: readonly string[]): boolean {
+    const n = this.documents.get(uid);
+    return n !== undefined && Date.now() - n.at <= this.heldTtlMs && stems.every((s) => typeof this.get(uid, s)?.count === 'number');
+  }
+
+  /** A search over all of `stems` found documents: each is held (its count, if known, stays). */
   sawAll(uid: string, stems: readonly string[]): void {
-    for (const s of stems) this.set(uid, s, true);
+    for (const s of stems) if (!this.get(uid, s)?.count) this.set(uid, s, null);
   }
 
-  /** Counts the documents holding each stem (typo-tolerant, as the search matches) and returns the held ones. */
+  /**
+   * Each stem's weight for the OR query: its BM25 idf (from the counts) over the sum of the query's; 1/n for all when
+   * a count is missing.
+   */
+  weights(uid: string, stems: readonly string[]): number[] {
+    const n = this.documents.get(uid)?.count ?? null;
+    const idf = stems.map((s) => {
+      const df = this.get(uid, s)?.count;
+      return n === null || typeof df !== 'number' ? Number.NaN : Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    });
+    const sum = idf.reduce((a, x) => a + x, 0);
+    return Number.isFinite(sum) && sum > 0 ? idf.map((x) => x / sum) : stems.map(() => 1 / stems.length);
+  }
+
+  /** Counts the documents holding each stem (as the search matches it) and returns the held ones. */
   async count(client: Meilisearch, uid: string, stems: readonly string[], call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<string[]> {
     const unique = [...new Set(stems)];
-    const { results } = await call(() => client.multiSearch({ queries: unique.map((q) => ({ indexUid: uid, q, limit: 0, matchingStrategy: 'all' as const })) }));
-    unique.forEach((stem, i) => this.set(uid, stem, (results[i]?.estimatedTotalHits ?? results[i]?.totalHits ?? 0) > 0));
-    return stems.filter((s) => this.get(uid, s)?.held === true);
+    const queries = [...unique.map((q) => ({ indexUid: uid, q, limit: 0, matchingStrategy: 'all' as const })), { indexUid: uid, q: '', limit: 0 }];
+    const { results } = await call(() => client.multiSearch({ queries }));
+    const total = (i: number) => results[i]?.estimatedTotalHits ?? results[i]?.totalHits ?? 0;
+    unique.forEach((stem, i) => this.set(uid, stem, total(i)));
+    this.documents.set(uid, { count: total(unique.length), at: Date.now() });
+    return stems.filter((s) => (this.get(uid, s)?.count ?? 0) > 0);
   }
 
   /** Forgets what was learnt (documents were written: a stem may now be held by some). */
   clear(): void {
     this.known.clear();
+    this.documents.clear();
   }
 }

@@ -111,10 +111,11 @@ export class MeilisearchSearchIndex implements SearchIndex {
   /**
    * Documents holding any of the query's words (OR), best first, in one federated request: the stems under
    * Meilisearch's "frequency" matching strategy (every word, then the most frequent dropped first, down to the
-   * rarest alone: query-words.ts), beside each stem alone at weight 1/n, which brings the documents holding only more
-   * frequent words at the level of the rarest word alone. A document's score is its best weighted ranking score
-   * (more of the words, the rarer ones, next to each other, in the title: higher). When the all-words query finds
-   * nothing and a stem may be missing from the index, the stems are counted and the search is sent again without it.
+   * rarest alone: query-words.ts), beside each stem alone weighted by its rarity (its idf over the sum of the query's),
+   * which brings the documents holding only some of the words, the rarer ones first. A document's score is its best
+   * weighted ranking score (more of the words, the rarer ones, in the title: higher). The stems are counted once (and
+   * remembered) before the first search that holds them; when the all-words query finds nothing the counts may be
+   * stale, and the stems are counted again and the search is sent again without the missing ones.
    */
   private async orSearch(
     uid: string,
@@ -124,15 +125,22 @@ export class MeilisearchSearchIndex implements SearchIndex {
     fields: readonly string[],
   ): Promise<Array<PassageDocument & { score: number }>> {
     const common = { showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
+    const count = () => this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
     let words = this.words.candidates(uid, stems);
-    for (let counted = false; ; counted = true) {
+    let counted = false;
+    if (words.length > 1 && !this.words.allCounted(uid, words)) {
+      words = await count();
+      counted = true;
+    }
+    for (;;) {
       if (words.length === 0) return [];
       const { hits, fromAllWords } = await this.federated(uid, words, k, common);
       if (fromAllWords) this.words.sawAll(uid, words);
       // Nothing from the all-words query: fine under a filter when every word is known to be held; otherwise a word
-      // may be missing (or have left the index since it was seen), which matches nothing under "frequency".
+      // may be missing (or have left the index since it was counted), which matches nothing under "frequency".
       if (fromAllWords || counted || (filter !== undefined && this.words.allHeld(uid, words))) return hits;
-      words = await this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
+      words = await count();
+      counted = true;
     }
   }
 
@@ -146,9 +154,10 @@ export class MeilisearchSearchIndex implements SearchIndex {
       const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(words[0]!, { ...common, limit: k }));
       return { hits: response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 })), fromAllWords: response.hits.length > 0 };
     }
+    const weights = this.words.weights(uid, words);
     const queries = [
       { indexUid: uid, q: words.join(' '), matchingStrategy: 'frequency' as const, ...common, federationOptions: { weight: 1 } },
-      ...words.map((q) => ({ indexUid: uid, q, ...common, federationOptions: { weight: 1 / words.length } })),
+      ...words.map((q, i) => ({ indexUid: uid, q, ...common, federationOptions: { weight: weights[i]! } })),
     ];
     const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
     let fromAllWords = false;

@@ -8,8 +8,10 @@ export const MAX_TOTAL_HITS = 10_000;
 /**
  * The settings notary needs on its passage index, applied idempotently at start by a process with an admin key.
  * Search runs over Porter stems computed by notary (Meilisearch does not stem), title before headings before body
- * (the `attribute` rule: the order FTS5's 4:2:1 weights give), typo tolerance for longer words only, the query
- * stopwords as stop words, and no prefix search (a stem is matched whole, as in FTS5).
+ * (the `attribute` rule: the order FTS5's 4:2:1 weights give), the query stopwords as stop words, and a stem matched
+ * whole as in FTS5: no prefix search, no typo tolerance (a typo of a stem is another word's stem), and no proximity
+ * rule (BM25 does not rank by it). Without the typo and proximity rules the engine spends about a third less time on
+ * notary's OR query (issue 34, bench/results/*meili*-2026-11-27-*).
  */
 export function passageIndexSettings(): Settings {
   return {
@@ -17,8 +19,8 @@ export function passageIndexSettings(): Settings {
     displayedAttributes: [...DOC_FIELDS, 'vector_model', 'vector_norm'],
     filterableAttributes: ['id', 'pageId', 'url', 'vector_model', ...FACT_FILTERS],
     sortableAttributes: [],
-    rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness'],
-    typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 }, disableOnNumbers: true },
+    rankingRules: ['words', 'attribute', 'exactness'],
+    typoTolerance: { enabled: false },
     stopWords: [...new Set([...QUERY_STOPWORDS].map(stemWord))].sort(),
     prefixSearch: 'disabled',
     proximityPrecision: 'byWord',
