@@ -7,11 +7,13 @@ export async function keysCreateCommand(
   cfg: NotaryConfig,
   opts: { tenant: string; credits?: number; tier?: string; name?: string; collections?: string },
 ): Promise<void> {
-  const names = opts.collections === undefined ? undefined : [...new Set(opts.collections.split(',').map((n) => n.trim()).filter((n) => n.length > 0))];
-  if (names !== undefined && names.length === 0) throw new NotaryError('invalid_collection', '--collections names no collection: give one or more names, comma-separated');
+  if (opts.collections !== undefined && opts.collections.split(',').every((n) => n.trim() === '')) {
+    throw new NotaryError('invalid_collection', '--collections names no collection: give one or more names, comma-separated');
+  }
   const ctx = await Runtime.open(cfg);
   try {
-    const collections = names === undefined ? undefined : await collectionIds(ctx, names);
+    const collections = opts.collections === undefined ? undefined : await ctx.collections.idsOfList(opts.collections);
+    const names = collections === undefined ? undefined : (await ctx.collections.byIds(collections)).map((c) => c.name);
     const tenant = await ctx.accounts.tenantFromOptions(opts);
     const created = await ctx.accounts.createKey(tenant.id, { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(collections ? { collections } : {}) });
     const limited = names === undefined ? '' : ` (collections ${names.join(', ')} only)`;
@@ -20,18 +22,6 @@ export async function keysCreateCommand(
   } finally {
     await ctx.close();
   }
-}
-
-/** The ids of collections named on the command line; an unknown name stops the command, naming how to make it. */
-async function collectionIds(ctx: Runtime, names: readonly string[]): Promise<string[]> {
-  const found = new Map((await ctx.collections.byNames(names)).map((c) => [c.name, c.id]));
-  const missing = names.filter((name) => !found.has(name));
-  if (missing.length > 0) {
-    throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}: make it with notary collections create <name> (or notary crawl <url> --collection <name>)`, {
-      collections: missing,
-    });
-  }
-  return names.map((name) => found.get(name) ?? '');
 }
 
 export async function keysRevokeCommand(cfg: NotaryConfig, keyId: string): Promise<void> {

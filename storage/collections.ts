@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
+import { NotaryError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { nowIso } from './db.js';
 import type { Collection, Database } from './schema.js';
@@ -23,6 +24,23 @@ export class CollectionStore {
   async byNames(names: readonly string[]): Promise<Collection[]> {
     if (names.length === 0) return [];
     return this.db.selectFrom('collections').selectAll().where('name', 'in', [...names]).execute();
+  }
+
+  /**
+   * The ids of comma-separated collection names (a --collections option), every one of which must exist:
+   * invalid_collection when none is named, collection_not_found naming the missing ones.
+   */
+  async idsOfList(list: string): Promise<string[]> {
+    const names = [...new Set(list.split(',').map((n) => n.trim()).filter((n) => n.length > 0))];
+    if (names.length === 0) throw new NotaryError('invalid_collection', '--collections names no collection: give one or more names, comma-separated');
+    const found = new Map((await this.byNames(names)).map((c) => [c.name, c.id]));
+    const missing = names.filter((name) => !found.has(name));
+    if (missing.length > 0) {
+      throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}: make it with notary collections create <name> (or notary crawl <url> --collection <name>)`, {
+        collections: missing,
+      });
+    }
+    return names.map((name) => found.get(name) ?? '');
   }
 
   async byIds(ids: readonly string[]): Promise<Collection[]> {

@@ -5,7 +5,7 @@ import { partyKeyRoutes } from './dashboard-routes.js';
 import { addPartyCommands } from './party-commands.js';
 import { mppConfigFragment } from './config.js';
 import { MPP_ERROR_CODES } from './errors.js';
-import { mppPartiesMigration } from './migrations.js';
+import { mppPartiesMigration, mppPartyKeyCollectionsMigration } from './migrations.js';
 import { MPP_RESPONSE_MEMBERS } from './response-members.js';
 import { mppMode } from './mode.js';
 import { Parties } from './parties.js';
@@ -49,7 +49,7 @@ export const mppPlugin: NotaryPlugin = {
   config: [mppConfigFragment],
   errors: MPP_ERROR_CODES,
   responseMembers: MPP_RESPONSE_MEMBERS,
-  migrations: { '0016_mpp_parties': mppPartiesMigration },
+  migrations: { '0016_mpp_parties': mppPartiesMigration, '0034_party_key_collections': mppPartyKeyCollectionsMigration },
   mode: {
     enabled: (config) => configSection(config, mppConfigFragment).enabled,
     build: (deps) => mppMode({ config: configSection(deps.config, mppConfigFragment), accounts: deps.accounts, parties: new Parties(deps.storage.db) }),

@@ -31,3 +31,16 @@ export const mppPartiesMigration: MigrationFactory = () => ({
     await db.schema.dropTable('party_keys').ifExists().execute();
   },
 });
+
+/**
+ * 0034_party_key_collections: the collections a party key may read (issue 33), a JSON list of collection ids as API
+ * keys hold them; null: every collection. An envelope reads a collection only when every party's key may.
+ */
+export const mppPartyKeyCollectionsMigration: MigrationFactory = () => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('party_keys').addColumn('collections', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('party_keys').dropColumn('collections').execute();
+  },
+});

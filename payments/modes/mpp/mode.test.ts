@@ -170,4 +170,28 @@ describe('MPP mode', () => {
     const listed = await parties.listKeys(await accounts.listTenants(), carol.id);
     expect(listed).toEqual([expect.objectContaining({ kid: first.key.kid, tenant: 'carol', name: 'laptop', revoked_at: expect.any(String) })]);
   });
+
+  it('limits a call to the collections every party key may read', async () => {
+    const mode = modeWith();
+    clock = T0;
+    const limited = { carol: new Uint8Array(32).fill(21), dave: new Uint8Array(32).fill(22) };
+    await parties.addKey(await accounts.createTenant('cara', { credits: 10 }), toBase64Url(publicKeyFromSeed(limited.carol)), undefined, ['col_a']);
+    await parties.addKey(await accounts.createTenant('dan', { credits: 10 }), toBase64Url(publicKeyFromSeed(limited.dave)), undefined, ['col_a', 'col_b']);
+    const payerOf = async (members: Array<{ party: string; seed: Uint8Array }>) => {
+      const encoded = buildEnvelope({
+        method: 'POST',
+        url: URL_OF_CALL,
+        body: BODY,
+        totalCredits: 1,
+        parties: members.map((m, i) => ({ ...m, share: i === 0 ? '1' : '0' })),
+        issuedAt: new Date(clock),
+      }).encoded;
+      return mode.identify(request(encoded))?.authenticate();
+    };
+    expect((await payerOf([{ party: 'cara', seed: limited.carol }, { party: 'dan', seed: limited.dave }]))?.collections).toEqual(['col_a']);
+    expect((await payerOf([{ party: 'dan', seed: limited.dave }, { party: 'alice', seed: seeds.alice }]))?.collections).toEqual(['col_a', 'col_b']);
+    // No party limited: every collection (no list).
+    expect((await payerOf([{ party: 'alice', seed: seeds.alice }, { party: 'bob', seed: seeds.bob }]))?.collections).toBeUndefined();
+    await expect(parties.addKey(await accounts.createTenant('erin'), toBase64Url(publicKeyFromSeed(new Uint8Array(32).fill(23))), undefined, [])).rejects.toThrow(/at least one/);
+  });
 });

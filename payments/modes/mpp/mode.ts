@@ -168,9 +168,11 @@ export function mppMode(options: MppModeOptions): PaymentMode {
           bindToRequest(parsed, request);
           const verified = await parties.verify(parsed);
           const payerId = mppPayerId(verified.map((v) => v.tenant.id));
+          const collections = readableByAll(verified);
           return {
             mode: 'mpp',
             payerId,
+            ...(collections !== null ? { collections } : {}),
             rateLimits: verified.map((v) => ({ key: `party:${v.tenant.id}`, tier: v.tenant.tier })),
             async authorize({ request: call, rawBody, price }) {
               const { receipts } = await authorizeCall(parsed, verified, payerId, call, rawBody, price);
@@ -231,6 +233,16 @@ export function mppMode(options: MppModeOptions): PaymentMode {
 }
 
 /** The price split by the envelope's shares (largest remainder): each party's receipt and its debit. */
+/** The collections every party's key may read (a call is paid by all of them); null when no key is limited. */
+export function readableByAll(verified: readonly Pick<VerifiedParty, 'collections'>[]): readonly string[] | null {
+  let common: readonly string[] | null = null;
+  for (const { collections } of verified) {
+    if (collections === null) continue;
+    common = common === null ? collections : common.filter((id) => collections.includes(id));
+  }
+  return common;
+}
+
 function split(parsed: ParsedEnvelope, verified: readonly VerifiedParty[], price: Price): { receipts: PartyReceipt[]; debits: Array<{ tenantId: string; credits: number; reason: string }> } {
   const { envelope } = parsed;
   const credits = splitCredits(price.credits, parsed.shares);

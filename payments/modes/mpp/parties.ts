@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { parseCollectionIds } from '../../../core/collections.js';
 import { NotaryError } from '../../../core/errors.js';
 import { nowIso } from '../../../storage/db.js';
 import { PartiesRepository } from './repository.js';
@@ -23,6 +24,8 @@ export interface VerifiedParty {
   party: string;
   tenant: Tenant;
   kid: string;
+  /** The collection ids the key may read; null: every collection. */
+  collections: readonly string[] | null;
 }
 
 /** The x member of an Ed25519 public JWK (`{"kty":"OKP","crv":"Ed25519","x":...}`), or undefined. */
@@ -64,10 +67,12 @@ export class Parties {
    * Registers a public key for a tenant and returns it with its kid. Registering the same key for the same tenant
    * again returns the existing record; a key registered for another tenant, or revoked, is refused (party_key_exists).
    */
-  async addKey(tenant: Tenant, publicKey: string, name?: string): Promise<{ key: PartyKey; created: boolean }> {
+  async addKey(tenant: Tenant, publicKey: string, name?: string, collections?: readonly string[]): Promise<{ key: PartyKey; created: boolean }> {
     const bytes = parsePublicKey(publicKey);
     const kid = jwkThumbprint(bytes);
-    const row = { kid, tenant_id: tenant.id, public_key: Buffer.from(bytes).toString('base64url'), name: name ?? null, created_at: nowIso() };
+    if (collections !== undefined && collections.length === 0) throw new NotaryError('invalid_request', 'a party key limited to collections names at least one');
+    const limit = collections === undefined ? null : JSON.stringify([...new Set(collections)]);
+    const row = { kid, tenant_id: tenant.id, public_key: Buffer.from(bytes).toString('base64url'), name: name ?? null, created_at: nowIso(), collections: limit };
     if (await this.repository.insertKey(row)) return { key: { ...row, revoked_at: null }, created: true };
     const existing = await this.repository.getKey(kid);
     if (!existing) throw new NotaryError('internal_error', `party key ${kid} vanished during registration`);
@@ -114,7 +119,7 @@ export class Parties {
       if (entry.tenant.suspended_at !== null) {
         throw mppError('tenant_suspended', `The party "${party}" is suspended by the operator of this service; nothing was charged`, party);
       }
-      verified.push({ party, tenant: entry.tenant, kid });
+      verified.push({ party, tenant: entry.tenant, kid, collections: parseCollectionIds(entry.key.collections) });
     }
     return verified;
   }

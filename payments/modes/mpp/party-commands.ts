@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { NotaryError } from '../../../core/errors.js';
 import type { PluginCliContext } from '../../plugin.js';
 import { Parties } from './parties.js';
+import { CollectionStore } from '../../../storage/collections.js';
 
 function nonNegativeInt(v: string): number {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');
@@ -19,10 +20,12 @@ export function addPartyCommands(program: Command, context: PluginCliContext): v
     .option('--name <label>', 'a label for the key')
     .option('--credits <n>', 'credits granted to a new tenant, or added to an existing one', nonNegativeInt)
     .option('--tier <tier>', 'rate-limit tier of a new tenant')
-    .action((opts: { tenant: string; publicKey: string; name?: string; credits?: number; tier?: string }) =>
+    .option('--collections <names>', 'limit the key to these collections (comma-separated; default: every collection); an envelope reads a collection only if every party may')
+    .action((opts: { tenant: string; publicKey: string; name?: string; credits?: number; tier?: string; collections?: string }) =>
       context.withAccounts(async (accounts, storage) => {
+        const collections = opts.collections === undefined ? undefined : await new CollectionStore(storage.db).idsOfList(opts.collections);
         const tenant = await accounts.tenantFromOptions(opts);
-        const { key, created } = await new Parties(storage.db).addKey(tenant, opts.publicKey, opts.name);
+        const { key, created } = await new Parties(storage.db).addKey(tenant, opts.publicKey, opts.name, collections);
         process.stderr.write(
           created ? `registered the key of party "${tenant.name}"; envelopes name it by this kid:\n` : `this key of party "${tenant.name}" was registered already; its kid:\n`,
         );

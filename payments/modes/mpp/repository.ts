@@ -61,6 +61,7 @@ export class PartiesRepository {
         'party_keys.name as key_name',
         'party_keys.created_at as key_created_at',
         'party_keys.revoked_at',
+        'party_keys.collections as key_collections',
         'tenants.id as tenant_id',
         'tenants.name as tenant_name',
         'tenants.tier',
@@ -83,6 +84,7 @@ export class PartiesRepository {
             name: row.key_name,
             created_at: row.key_created_at,
             revoked_at: row.revoked_at,
+            collections: row.key_collections,
           },
           tenant: {
             id: row.tenant_id,

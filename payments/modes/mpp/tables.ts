@@ -11,6 +11,8 @@ export interface PartyKeysTable {
   name: string | null;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** JSON list of the collection ids the key may read (core/collections.ts); null: every collection. */
+  collections: string | null;
 }
 
 /** MPP envelope nonces, each usable once until its envelope expires. */
