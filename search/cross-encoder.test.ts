@@ -96,6 +96,10 @@ describe.runIf(fileAvailable('the cross-encoder of ../shared', path.join(crossEn
           expect(text).toContain('autovacuum daemon');
         }
       }
+      // The window sums the tokens of words: a text's tokens are the sum of its words' (BERT splits at whitespace).
+      const sample = `${code} the autovacuum daemon's checks, e.g. VACUUM (VERBOSE) — naïve 10.5%`;
+      expect(sample.split(' ').reduce((n, w) => n + model.textTokens(w), 0)).toBe(model.textTokens(sample));
+      expect(model.pairTokenCount(query, sample)).toBe(model.pairSpecialTokens + model.textTokens(query) + model.textTokens(sample));
       // Unlimited, the same pairs run to about 130 tokens.
       expect(tokenizer.encodePair(query, crossEncoderText(docs[0] as (typeof docs)[number], query, 60), 512).inputIds.length).toBeGreaterThan(110);
       // The stage scores exactly those texts: its scores are the model's for them.
