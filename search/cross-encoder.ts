@@ -16,8 +16,8 @@ export interface CrossEncoderTiming {
   ms: number;
 }
 
-// What the cross-encoder reads of a passage. Its cost is linear in the tokens of the pair (about 0.27 ms a token and
-// 2.5 ms a model run on one core here, docs/models.md, Cross-encoder speed), so besides a number of words the window
+// What the cross-encoder reads of a passage. Its cost is linear in the tokens of the pair (about 0.3 ms a token and
+// 2-3 ms a model run on one core here, docs/models.md, Cross-encoder speed), so besides a number of words the window
 // can be held to a number of model tokens.
 
 /** The model tokens a word (a whitespace-separated piece of text) becomes; the tokens of a text are the sum over its words. */
