@@ -182,6 +182,16 @@ export class OnnxReranker implements Reranker {
     return this.tokenizer.encodePair(query, passage, this.maxSeqLength).inputIds.length;
   }
 
+  /** Content tokens of `text` (no special tokens, no cut): what it adds to a pair. */
+  textTokens(text: string): number {
+    return this.tokenizer.tokenIds(text).length;
+  }
+
+  /** Special tokens the model's pair template adds ([CLS] A [SEP] B [SEP]: 3). */
+  get pairSpecialTokens(): number {
+    return this.tokenizer.pairSpecialTokens;
+  }
+
   private async scoreCross(query: string, passages: readonly string[]): Promise<number[]> {
     const queryIds = this.tokenizer.tokenIds(query);
     return this.scoreEncoded(passages.map((passage) => this.tokenizer.encodePair(query, passage, this.maxSeqLength, queryIds)));

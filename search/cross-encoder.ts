@@ -16,15 +16,32 @@ export interface CrossEncoderTiming {
   ms: number;
 }
 
+// What the cross-encoder reads of a passage. Its cost is linear in the tokens of the pair (about 0.3 ms a token and
+// 2-3 ms a model run on one core here, docs/models.md, Cross-encoder speed), so besides a number of words the window
+// can be held to a number of model tokens.
+
+/** The model tokens a word (a whitespace-separated piece of text) becomes; the tokens of a text are the sum over its words. */
+export type WordTokens = (word: string) => number;
+
+/** A token budget for the text the cross-encoder reads of a passage (title, headings and window). */
+export interface TokenBudget {
+  tokens: number;
+  count: WordTokens;
+}
+
 /**
- * The `windowWords` whitespace-separated words of `text` that hold the most distinct query stems (then the most
- * query-word occurrences; the earliest such window wins ties): a cross-encoder reads a query-centred window, not a
- * whole passage. Text no longer than the window comes back unchanged.
+ * The window of `text` holding the most distinct query stems (then the most query-word occurrences; the earliest such
+ * window wins ties), of at most `windowWords` words (0: no limit) and, with a budget, of at most `budget.tokens`
+ * tokens. Text within both limits comes back unchanged (its whitespace collapsed).
  */
-export function queryWindow(text: string, query: string, windowWords: number): string {
-  if (windowWords <= 0) return text;
+export function queryWindow(text: string, query: string, windowWords: number, budget?: TokenBudget): string {
   const tokens = text.split(/\s+/).filter((t) => t.length > 0);
-  if (tokens.length <= windowWords) return tokens.join(' ');
+  const maxWords = windowWords > 0 ? windowWords : tokens.length;
+  const cost = budget ? tokens.map((t) => budget.count(t)) : null;
+  const limit = budget ? Math.max(0, budget.tokens) : Number.POSITIVE_INFINITY;
+  if (!budget && windowWords <= 0) return text;
+  const total = cost ? cost.reduce((sum, c) => sum + c, 0) : 0;
+  if (tokens.length <= maxWords && total <= limit) return tokens.join(' ');
   const wanted = queryStems(query);
   const hits = tokens.map((token) => [...new Set(words(token).map(stem))].filter((s) => wanted.has(s)));
   const counts = new Map<string, number>();
@@ -40,26 +57,79 @@ export function queryWindow(text: string, query: string, windowWords: number): s
       occurrences += delta;
     }
   };
-  for (let i = 0; i < windowWords; i++) add(i, 1);
-  let best = { start: 0, distinct, occurrences };
-  for (let start = 1; start + windowWords <= tokens.length; start++) {
-    add(start - 1, -1);
-    add(start + windowWords - 1, 1);
-    if (distinct > best.distinct || (distinct === best.distinct && occurrences > best.occurrences)) best = { start, distinct, occurrences };
+  // Two pointers: each start takes as many words as both limits allow; the end never moves back.
+  let end = 0;
+  let used = 0;
+  let best = { start: 0, end: 0, distinct: -1, occurrences: -1 };
+  for (let start = 0; start < tokens.length; start++) {
+    if (end < start) {
+      end = start;
+      used = 0;
+    }
+    while (end < tokens.length && end - start < maxWords && used + (cost?.[end] ?? 0) <= limit) {
+      used += cost?.[end] ?? 0;
+      add(end, 1);
+      end++;
+    }
+    const better = distinct > best.distinct || (distinct === best.distinct && occurrences > best.occurrences);
+    if (end > start && better) best = { start, end, distinct, occurrences };
+    // Later windows reaching the end are parts of this one: never better.
+    if (end === tokens.length) break;
+    if (end > start) {
+      add(start, -1);
+      used -= cost?.[start] ?? 0;
+    }
   }
-  return tokens.slice(best.start, best.start + windowWords).join(' ');
+  return tokens.slice(best.start, best.end).join(' ');
 }
 
-/** What the cross-encoder reads of a passage: where it is (title, headings), then the query-centred window of its text. */
-export function crossEncoderText(doc: Pick<IndexDoc, 'title' | 'headingPath' | 'text'>, query: string, windowWords: number): string {
-  const where = doc.headingPath ? `${doc.title} — ${doc.headingPath}` : doc.title;
-  return `${where}. ${queryWindow(doc.text, query, windowWords)}`;
+/** The passage's place: its title, then its headings. */
+function whereOf(doc: Pick<IndexDoc, 'title' | 'headingPath'>): string {
+  return doc.headingPath ? `${doc.title} — ${doc.headingPath}` : doc.title;
 }
+
+/** Words (in order) of `text` whose tokens fit in `limit`, from its start. */
+function headWithin(text: string, limit: number, count: WordTokens): { text: string; tokens: number } {
+  const kept: string[] = [];
+  let used = 0;
+  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
+    const c = count(word);
+    if (used + c > limit) break;
+    kept.push(word);
+    used += c;
+  }
+  return { text: kept.join(' '), tokens: used };
+}
+
+/**
+ * What the cross-encoder reads of a passage: where it is (title, headings), then the query-centred window of its text.
+ * With a budget (tokens for this whole text), the place takes at most half of it (cut from its end) and the window
+ * the rest.
+ */
+export function crossEncoderText(doc: Pick<IndexDoc, 'title' | 'headingPath' | 'text'>, query: string, windowWords: number, budget?: TokenBudget): string {
+  if (!budget) return `${whereOf(doc)}. ${queryWindow(doc.text, query, windowWords)}`;
+  const full = whereOf(doc);
+  // The "." after the place is a token of its own.
+  const room = Math.max(0, budget.tokens - 1);
+  const where = headWithin(full, Math.floor(room / 2), budget.count);
+  const window = queryWindow(doc.text, query, windowWords, { tokens: room - where.tokens, count: budget.count });
+  return `${where.text}. ${window}`;
+}
+
+/** Tokens a passage keeps beside however long a query under search.cross_encoder_pair_tokens. */
+export const MIN_PASSAGE_TOKENS = 24;
+/** Distinct words whose token counts a stage remembers (then it starts again). */
+const WORD_CACHE = 100_000;
 
 export interface CrossEncoderStageOptions {
   fromDepth: number;
   topN: number;
   windowWords: number;
+  /**
+   * Tokens of a (query, passage) pair the model reads at most, special tokens included (0: no limit but the model's
+   * max_seq_length); the passage keeps at least MIN_PASSAGE_TOKENS whatever the query's length.
+   */
+  pairTokens?: number;
   /** (query, text) scores kept; 0: none. */
   cacheSize: number;
   /** Longest wait of a search's pairs for those of concurrent searches, to share one model call (ms; 0: no batching). */
@@ -73,6 +143,7 @@ export function crossEncoderStageOptions(search: NotaryConfig['search']): CrossE
     fromDepth: search.cross_encoder_from_depth,
     topN: search.cross_encoder_top_n,
     windowWords: search.cross_encoder_window_words,
+    pairTokens: search.cross_encoder_pair_tokens,
     cacheSize: search.cross_encoder_cache,
     batchWaitMs: search.cross_encoder_batch_wait_ms,
     batchPairs: search.cross_encoder_batch_pairs,
@@ -85,6 +156,9 @@ export function crossEncoderStageOptions(search: NotaryConfig['search']): CrossE
  */
 export class CrossEncoderStage {
   private readonly cache: LRUCache<string, number> | null;
+  /** The model's token counts, when it tells them (an ONNX model does). */
+  private readonly counter: TokenCounter | null;
+  private readonly wordCache = new Map<string, number>();
   /** Concurrent searches' pairs in shared model calls (a model that scores pairs of any queries, batchWaitMs > 0). */
   readonly batcher: PairBatcher | null;
 
@@ -93,7 +167,28 @@ export class CrossEncoderStage {
     readonly options: CrossEncoderStageOptions,
   ) {
     this.cache = options.cacheSize > 0 ? new LRUCache<string, number>({ max: options.cacheSize }) : null;
+    this.counter = countsTokens(model) ? model : null;
     this.batcher = options.batchWaitMs > 0 && scoresPairs(model) ? new PairBatcher(model, { maxWaitMs: options.batchWaitMs, maxPairs: options.batchPairs }) : null;
+  }
+
+  /** The tokens a passage may take beside `query` under options.pairTokens (undefined: no budget, or a model that cannot count). */
+  private passageBudget(query: string): TokenBudget | undefined {
+    const limit = this.options.pairTokens ?? 0;
+    const counter = this.counter;
+    if (limit <= 0 || !counter) return undefined;
+    const tokens = Math.max(MIN_PASSAGE_TOKENS, limit - counter.pairSpecialTokens - counter.textTokens(query));
+    return { tokens, count: (word) => this.wordTokens(word, counter) };
+  }
+
+  /** Tokens of one word, remembered (a corpus has a limited vocabulary; tokenizing it again costs more than a lookup). */
+  private wordTokens(word: string, counter: TokenCounter): number {
+    let n = this.wordCache.get(word);
+    if (n === undefined) {
+      n = counter.textTokens(word);
+      if (this.wordCache.size >= WORD_CACHE) this.wordCache.clear();
+      this.wordCache.set(word, n);
+    }
+    return n;
   }
 
   /** Whether a search of this depth has its rerank_score from the cross-encoder. */
@@ -104,7 +199,8 @@ export class CrossEncoderStage {
   /** Scores in [0, 1] of each doc against `query`, in order, and what it took. */
   async score(query: string, docs: ReadonlyArray<Pick<IndexDoc, 'title' | 'headingPath' | 'text'>>): Promise<{ scores: number[]; timing: CrossEncoderTiming }> {
     const started = performance.now();
-    const texts = docs.map((doc) => crossEncoderText(doc, query, this.options.windowWords));
+    const budget = this.passageBudget(query);
+    const texts = docs.map((doc) => crossEncoderText(doc, query, this.options.windowWords, budget));
     const keys = texts.map((text) => `${query}\u0000${text}`);
     const scores: number[] = keys.map((key) => this.cache?.get(key) ?? Number.NaN);
     const missing = scores.flatMap((s, i) => (Number.isNaN(s) ? [i] : []));
@@ -119,6 +215,16 @@ export class CrossEncoderStage {
     }
     return { scores, timing: { scored: docs.length, cached: docs.length - missing.length, ms: performance.now() - started } };
   }
+}
+
+/** What a model tells of its tokenizer (OnnxReranker): content tokens of a text, special tokens a pair adds. */
+export interface TokenCounter {
+  textTokens(text: string): number;
+  readonly pairSpecialTokens: number;
+}
+
+function countsTokens(model: Reranker): model is Reranker & TokenCounter {
+  return typeof (model as Partial<TokenCounter>).textTokens === 'function' && typeof (model as Partial<TokenCounter>).pairSpecialTokens === 'number';
 }
 
 function scoresPairs(model: Reranker): model is Reranker & PairScorer {

@@ -44,7 +44,7 @@ export interface TwoModelPhase {
   workers: number;
   search: Pick<
     NotaryConfig['search'],
-    'cross_encoder_from_depth' | 'cross_encoder_top_n' | 'cross_encoder_window_words' | 'cross_encoder_cache' | 'cross_encoder_nice' | 'cross_encoder_batch_wait_ms' | 'cross_encoder_batch_pairs'
+    'cross_encoder_from_depth' | 'cross_encoder_top_n' | 'cross_encoder_window_words' | 'cross_encoder_pair_tokens' | 'cross_encoder_cache' | 'cross_encoder_nice' | 'cross_encoder_batch_wait_ms' | 'cross_encoder_batch_pairs'
   >;
   rows: TwoModelRow[];
   targets: Array<{ name: string; target: string; actual: number; met: boolean }>;
@@ -99,6 +99,7 @@ export async function twoModelPhase(options: {
     cross_encoder_from_depth: d.cross_encoder_from_depth,
     cross_encoder_top_n: d.cross_encoder_top_n,
     cross_encoder_window_words: d.cross_encoder_window_words,
+    cross_encoder_pair_tokens: d.cross_encoder_pair_tokens,
     cross_encoder_cache: d.cross_encoder_cache,
     cross_encoder_nice: d.cross_encoder_nice,
     cross_encoder_batch_wait_ms: d.cross_encoder_batch_wait_ms,

@@ -104,6 +104,13 @@ export const searchSection = z
      */
     cross_encoder_window_words: z.number().int().min(0).default(60),
     /**
+     * Tokens of a (query, passage) pair the cross-encoder reads at most, special tokens included: the title and
+     * headings take at most half of what the query leaves, the query-centred window the rest (at least 24 tokens
+     * of passage whatever the query); 0: no limit but cross_encoder_window_words and reranker.max_seq_length.
+     * Its cost is linear in these tokens (docs/models.md, Cross-encoder speed).
+     */
+    cross_encoder_pair_tokens: z.number().int().min(0).max(512).default(64),
+    /**
      * A depth-2 search's pairs wait at most this long (ms) for those of concurrent searches, to go in one model
      * call of at most cross_encoder_batch_pairs pairs; 0: each search calls the model alone.
      */
