@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isNotaryError } from '../core/errors.js';
 import type { ResolvedAddress } from '../extract/fetch/address-policy.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
@@ -76,13 +76,14 @@ const backends: Array<[string, () => Promise<[Storage, Storage]>]> = [
 ];
 
 describe.each(backends)('webhook outbox on %s', (_name, open) => {
+  // A new database for each test: a message one test leaves due never counts in another's deliverDue.
   let storage: Storage;
   let other: Storage;
-  beforeAll(async () => {
+  beforeEach(async () => {
     [storage, other] = await open();
     await migrateToLatest(storage);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await storage.close();
     await other.close();
   });
@@ -216,6 +217,23 @@ describe.each(backends)('webhook outbox on %s', (_name, open) => {
       expect(seen.sort()).toEqual([...ids].sort());
       const deliveries = await b.listDeliveries({ tenantId: 'ten_race' });
       expect(deliveries.every((d) => d.state === 'delivered' && d.attempts.length === 1)).toBe(true);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('a process that listed messages before another delivered them claims none of them', async () => {
+    const rx = await receiver();
+    try {
+      const a = new WebhookOutbox(storage.db, settings());
+      const b = new WebhookOutbox(other.db, settings());
+      const endpoint = await a.registerEndpoint({ url: rx.url });
+      for (let i = 0; i < 3; i++) await a.enqueue(endpoint, 'crawl.completed', { i });
+      const stale = await a.dueIds();
+      expect(stale).toHaveLength(3);
+      expect(await b.deliverDue()).toMatchObject({ attempted: 3, delivered: 3 });
+      expect(await a.deliver(stale)).toEqual({ attempted: 0, delivered: 0, failed: 0, retrying: 0 });
+      expect(rx.got).toHaveLength(3);
     } finally {
       await rx.close();
     }
