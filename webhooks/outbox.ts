@@ -138,6 +138,11 @@ export class WebhookOutbox {
 
   /** Attempts every message due at `now` that this call manages to claim. */
   async deliverDue(now: Date = this.clock()): Promise<DeliverReport> {
+    return this.deliver(await this.dueIds(now), now);
+  }
+
+  /** Ids of messages due at `now`, oldest due first (at most batchSize); another process may claim them first. */
+  async dueIds(now: Date = this.clock()): Promise<string[]> {
     const at = now.toISOString();
     const due = await this.db
       .selectFrom('webhook_messages')
@@ -151,18 +156,24 @@ export class WebhookOutbox {
       .orderBy('next_attempt_at')
       .limit(this.options.batchSize ?? 50)
       .execute();
+    return due.map((row) => row.id);
+  }
+
+  /**
+   * Claims each of these messages that is still due at `now` (one conditional UPDATE each: of processes that listed
+   * the same message, one claims it; one that listed it before another delivered it claims nothing) and attempts
+   * those it claimed. Each is claimed right before its attempt, so a claim's lease covers one attempt, not a queue.
+   */
+  async deliver(ids: readonly string[], now: Date = this.clock()): Promise<DeliverReport> {
     const report: DeliverReport = { attempted: 0, delivered: 0, failed: 0, retrying: 0 };
-    const claimed: { id: string; token: string }[] = [];
-    for (const { id } of due) {
-      const token = randomBytes(12).toString('hex');
-      if (await this.claim(id, token, now)) claimed.push({ id, token });
-    }
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < claimed.length) {
-        const item = claimed[next++];
-        if (!item) break;
-        const state = await this.attempt(item.id, item.token, now);
+      while (next < ids.length) {
+        const id = ids[next++];
+        if (id === undefined) break;
+        const token = randomBytes(12).toString('hex');
+        if (!(await this.claim(id, token, now))) continue;
+        const state = await this.attempt(id, token, now);
         if (!state) continue;
         report.attempted++;
         if (state === 'delivered') report.delivered++;
@@ -170,7 +181,7 @@ export class WebhookOutbox {
         else report.retrying++;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, claimed.length) }, () => worker()));
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, ids.length) }, () => worker()));
     return report;
   }
 
