@@ -239,6 +239,30 @@ describe.each(backends)('webhook outbox on %s', (_name, open) => {
     }
   });
 
+  it('a claim left by a process that died lapses after webhooks.timeout_ms + 30 s; another process sends it, same webhook-id', async () => {
+    const rx = await receiver();
+    try {
+      let now = new Date('2026-11-27T10:00:00.000Z');
+      const dead = new WebhookOutbox(storage.db, settings({ timeoutMs: 1_000 }), { clock: () => now });
+      const endpoint = await dead.registerEndpoint({ url: rx.url });
+      const { id } = await dead.enqueue(endpoint, 'crawl.completed', {});
+      // What claim() writes, left behind by a process killed before it posted.
+      await storage.db
+        .updateTable('webhook_messages')
+        .set({ state: 'delivering', claim_token: 'dead', claimed_until: new Date(now.getTime() + 31_000).toISOString() })
+        .where('id', '=', id)
+        .execute();
+      const restarted = new WebhookOutbox(other.db, settings({ timeoutMs: 1_000 }), { clock: () => now });
+      now = new Date(now.getTime() + 30_999);
+      expect(await restarted.deliverDue()).toMatchObject({ attempted: 0 });
+      now = new Date(now.getTime() + 1);
+      expect(await restarted.deliverDue()).toMatchObject({ attempted: 1, delivered: 1 });
+      expect(rx.got.map((r) => r.headers['webhook-id'])).toEqual([id]);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('refuses a private URL without webhooks.allow_private_networks, at registration and at delivery', async () => {
     const rx = await receiver();
     try {
