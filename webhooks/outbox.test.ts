@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../core/config.js';
 import { isNotaryError } from '../core/errors.js';
 import type { ResolvedAddress } from '../extract/fetch/address-policy.js';
 import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../storage/db.js';
 import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { registerWebhookMigrations } from './migrations.js';
-import { WebhookOutbox, type WebhookSettings } from './outbox.js';
+import { WebhookOutbox, webhookSettingsOf, type WebhookSettings } from './outbox.js';
 
 registerWebhookMigrations();
 
@@ -55,6 +56,15 @@ beforeAll(async () => {
 afterAll(() => {
   pgServer?.stop();
   rmSync(dir, { recursive: true, force: true });
+});
+
+describe('webhook settings', () => {
+  it('default to a 10 s attempt, 8 attempts, public addresses only; the environment sets them', () => {
+    const dataDir = mkdtempSync(path.join(dir, 'cfg-'));
+    expect(webhookSettingsOf(loadConfig({ env: { NOTARY_DATA_DIR: dataDir } }))).toEqual({ timeoutMs: 10_000, maxAttempts: 8, allowPrivateNetworks: false });
+    const env = { NOTARY_DATA_DIR: dataDir, NOTARY_WEBHOOKS_TIMEOUT_MS: '2500', NOTARY_WEBHOOKS_MAX_ATTEMPTS: '3', NOTARY_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' };
+    expect(webhookSettingsOf(loadConfig({ env }))).toEqual({ timeoutMs: 2_500, maxAttempts: 3, allowPrivateNetworks: true });
+  });
 });
 
 /** Two handles on one database, as two processes have. */
