@@ -6,7 +6,7 @@ export const config = defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{core,storage,crawler,extract,indexer,reranker,search,payments,accounts,runtime,api,cli,bench,dashboard}/**/*.test.ts'],
+          include: ['{core,storage,crawler,extract,indexer,reranker,search,payments,accounts,webhooks,runtime,api,cli,bench,dashboard}/**/*.test.ts'],
           testTimeout: 30_000,
         },
       },

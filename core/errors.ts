@@ -88,6 +88,9 @@ export const errorCodes = {
   // Scaled-out deployment (issue 19): the shared index and stores.
   index_unavailable: { status: 503, title: 'The search index backend could not be reached or did not answer in time', retryable: true },
   store_unavailable: { status: 503, title: 'A shared store (Redis, the database) could not be reached', retryable: true },
+  // Webhooks (issue 33): tenant-supplied endpoints that crawl jobs call.
+  webhook_address_blocked: { status: 422, title: 'The webhook URL resolves to an address this service does not call', retryable: false },
+  webhook_not_found: { status: 404, title: 'No such webhook endpoint', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export interface ErrorEntry {

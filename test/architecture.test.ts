@@ -31,10 +31,12 @@ describe('architecture: import zones', () => {
     expect(await problems('cli/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nexport type P = Accounts;\n")).toEqual([expect.stringMatching(/cli\/ may import only/)]);
     expect(await problems('indexer/probe.ts', "import { it } from 'vitest';\nexport const p = it;\n")).toEqual([expect.stringMatching(/vitest/)]);
     expect(await problems('extract/probe.ts', "import type { TestServer } from '../testkit/upstream-server.js';\nexport type P = TestServer;\n")).toEqual([expect.stringMatching(/extract\/ may import only core/)]);
+    expect(await problems('webhooks/probe.ts', "import type { Runtime } from '../runtime/runtime.js';\nexport type P = Runtime;\n")).toEqual([expect.stringMatching(/webhooks\/ may import only core, storage, extract/)]);
   });
 
   it('allows what the table allows, and tests beside the code may import test helpers', async () => {
     expect(await problems('runtime/probe.ts', "import type { Accounts } from '../payments/accounts.js';\nimport type { SearchPipeline } from '../search/pipeline.js';\nexport type P = [Accounts, SearchPipeline];\n")).toEqual([]);
+    expect(await problems('webhooks/probe.ts', "import type { AddressPolicy } from '../extract/fetch/address-policy.js';\nimport type { Storage } from '../storage/db.js';\nexport type P = [AddressPolicy, Storage];\n")).toEqual([]);
     expect(await problems('payments/probe.test.ts', "import type { TestPostgres } from '../testkit/postgres.js';\nexport type P = TestPostgres;\n")).toEqual([]);
   });
 

@@ -5,6 +5,7 @@ import type { EnvBinding } from './env.js';
 import { paymentsSection, pricingSchema, tiersSchema } from './pricing.js';
 import { embeddingsSection, indexerSection, indexerShape as sharedIndexerShape, rerankerSection, searchSection } from './search.js';
 import { serverSection, storageSection, storesSection } from './server.js';
+import { webhooksSection } from './webhooks.js';
 
 /** Every payment mode's section has at least this (the rest is the mode's own fragment). */
 const modeSectionBase = z.looseObject({ enabled: z.boolean().optional() });
@@ -35,6 +36,7 @@ const sharedShape = {
   tiers: tiersSchema,
   default_tier: z.string().default('free'),
   dashboard: dashboardSection,
+  webhooks: webhooksSection,
 };
 type SharedSchema = z.ZodObject<typeof sharedShape>;
 

@@ -1,0 +1,11 @@
+export { checkWebhookUrl, vetWebhookUrl } from './address.js';
+export type { WebhookAddressSettings } from './address.js';
+export { postWebhook } from './deliver.js';
+export type { AttemptOutcome } from './deliver.js';
+export { getEndpoint, newWebhookSecret, registerEndpoint } from './endpoints.js';
+export type { WebhookEndpoint } from './endpoints.js';
+export { registerWebhookMigrations, webhooksMigration } from './migrations.js';
+export { WebhookOutbox, webhookSettingsOf } from './outbox.js';
+export type { DeliverReport, Delivery, DeliveryAttempt, DeliveryFilter, OutboxOptions, WebhookSettings } from './outbox.js';
+export { isRetryable, retryDelayMs, RETRY_DELAYS_MS } from './schedule.js';
+export type { DeliveryState } from './tables.js';
