@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { configSchema, type ConfigInput } from '../core/config.js';
 import { generatePartyKey, mppParties as partyKeys } from '../payments/modes/mpp/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs } from './app.js';
-import { startServer, type RunningServer } from './cli.js';
+import { repoRoot, startServer, type RunningServer } from './cli.js';
 import { html, writeSite } from './crawl-site.js';
 import { freePort } from './postgres.js';
 import { serveDirectory, type StaticServer } from './serve-static.js';
@@ -42,6 +42,8 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     'vacuum.html': html('Routine vacuuming', `<article><h2>Why vacuum</h2><p>${paragraph}</p><p>${paragraph}</p></article>`),
     'empty.html': '<!doctype html><html><head><title>Nothing</title></head><body></body></html>',
     'private/page.html': html('Private', `<article><p>${paragraph}</p></article>`),
+    // An article with a reader-comment thread: its comments are in the content only with include_comments.
+    'comments.html': readFileSync(path.join(repoRoot, 'test/fixtures/extract-shapes/article-comments.html'), 'utf8'),
   });
   const site = await serveDirectory(siteDir);
   const port = await freePort();
@@ -128,6 +130,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_EMPTY_URL: `${site.url}/empty.html`,
       NOTARY_LIVE_MISSING_URL: `${site.url}/missing.html`,
       NOTARY_LIVE_FORBIDDEN_URL: `${site.url}/private/page.html`,
+      NOTARY_LIVE_COMMENTS_URL: `${site.url}/comments.html`,
       NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
       NOTARY_LIVE_SILENT_URL: `http://127.0.0.1:${silentPort}`,
       NOTARY_LIVE_FACILITATOR_URL: facilitator.url,
