@@ -91,6 +91,10 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       return runtime.accounts.createKey(tenant.id);
     };
     const revoked = await key('sdk-revoked', 100, 'bulk');
+    // A key limited to one (empty) collection: naming any other, "default" included, is 403 collection_forbidden.
+    const limitedTo = await runtime.collections.ensure('sdk-limited');
+    const limitedTenant = await runtime.accounts.createTenant('sdk-limited', { credits: 100, tier: 'bulk' });
+    const limited = await runtime.accounts.createKey(limitedTenant.id, { collections: [limitedTo.id] });
     await runtime.accounts.revokeKey(revoked.record.id);
     // MPP parties: two tenants, each with its own Ed25519 key registered; the suites get name=share:seedhex.
     const shares: string[] = [];
@@ -105,6 +109,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_TINY_KEY: (await key('sdk-tiny', 100_000, 'tiny')).key,
       NOTARY_LIVE_POOR_KEY: (await key('sdk-poor', 0, 'bulk')).key,
       NOTARY_LIVE_REVOKED_KEY: revoked.key,
+      NOTARY_LIVE_LIMITED_KEY: limited.key,
     };
   } finally {
     await runtime.close();

@@ -46,6 +46,12 @@ func TestLiveCollection(t *testing.T) {
 	notFound("extract", err)
 	_, err = c.ExtractBatch(ctx, ExtractBatchRequest{URLs: []string{liveEnv(t, "NOTARY_LIVE_PAGE_URL")}, Collection: "no-such-collection"})
 	notFound("extract batch", err)
+	// A key limited to another collection may not read "default".
+	_, err = liveClient(t, "NOTARY_LIVE_LIMITED_KEY").Search(ctx, SearchRequest{Query: "vacuum", Collection: "default"})
+	var apiErr *APIError
+	if !errors.Is(err, ErrPermissionDenied) || !errors.As(err, &apiErr) || apiErr.Code != "collection_forbidden" {
+		t.Errorf("limited key: want 403 collection_forbidden, got %v", err)
+	}
 }
 
 func TestLiveExtractIncludeComments(t *testing.T) {

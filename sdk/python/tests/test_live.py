@@ -86,6 +86,11 @@ def test_collection_default_is_the_index_searched_without_it_and_an_unknown_one_
         with pytest.raises(NotFoundError) as batch:
             notary.extract_batch([live("NOTARY_LIVE_PAGE_URL")], collection="no-such-collection")
         assert batch.value.code == "collection_not_found"
+    # A key limited to another collection may not read "default".
+    with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_LIMITED_KEY"))) as limited:
+        with pytest.raises(PermissionDeniedError) as forbidden:
+            limited.search("vacuum", collection="default")
+        assert forbidden.value.code == "collection_forbidden"
 
 
 def test_extract_include_comments_keeps_the_reader_comments_only_when_asked():

@@ -142,6 +142,11 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect((refused as NotFoundError).code).toBe('collection_not_found');
     const batch = await client().extractBatch({ urls: [live('NOTARY_LIVE_PAGE_URL')], collection: 'no-such-collection' }).then(() => null, (e: unknown) => e);
     expect((batch as NotFoundError).code).toBe('collection_not_found');
+    // A key limited to another collection may not read "default".
+    const limited = new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_LIMITED_KEY')) });
+    const forbidden = await limited.search({ query: 'vacuum', collection: 'default' }).then(() => null, (e: unknown) => e);
+    expect(forbidden).toBeInstanceOf(PermissionDeniedError);
+    expect((forbidden as PermissionDeniedError).code).toBe('collection_forbidden');
   });
 
   it('include_comments: the reader comments after the article are in the content only when asked', async () => {
