@@ -18,6 +18,7 @@ import {
   x402,
   type CallOptions,
   type ExtractBatchResult,
+  type ExtractRequest,
   type ExtractResult,
   type NotaryClientOptions,
   type SearchRequest,
@@ -38,6 +39,7 @@ const SEARCH_DESCRIPTION = [
   'Returns up to 10 results by default (url, title, snippet, rerank_score 0..1, best first) and what the call cost (credits_used, request_id).',
   'Optional, at no extra cost: max_results, include_domains / exclude_domains, start_date / end_date (publication date), highlights (passages of each result page),',
   'and include: ["published_date"] (each result whose publication date is known gains published_date).',
+  'collection searches one named collection of pages instead of "default" (an unknown name fails with collection_not_found, costing nothing).',
   'depth 1 is fast and right for lookups; depth 2 adds a reflection pass (query expansion) that helps broad or',
   'multi-part questions, takes longer and may cost more (the cost is in every result). Read-only: calling it again with the same arguments is safe.',
 ].join(' ');
@@ -46,6 +48,7 @@ const EXTRACT_DESCRIPTION = [
   'Fetch one web page and return its main content without navigation, ads or boilerplate.',
   'mode: excerpt (default, the 1-3 most informative paragraphs; with query, the passages that best answer it), text, markdown or html.',
   'Fails with a clear error, and costs nothing, when the page is a CAPTCHA, a login wall, empty, or forbidden by robots.txt.',
+  'include_comments: true keeps the reader comments after the article (left out by default).',
   'Returns title, byline, language, content, word_count and the cost (credits_used, request_id). Read-only.',
 ].join(' ');
 
@@ -53,8 +56,20 @@ const EXTRACT_BATCH_DESCRIPTION = [
   'Fetch up to 20 web pages in one call and return the main content of each, in the order given.',
   'Each page is answered on its own: ok with title, content and word_count, or not ok with the error that stopped it (code, status, detail).',
   'Costs the price of notary_extract for each page extracted, nothing for the pages that failed; all failing is a tool error that costs nothing.',
-  'mode, query and render apply to every page, as in notary_extract. Read-only.',
+  'mode, query, render, include_comments and collection apply to every page, as in notary_extract. Read-only.',
 ].join(' ');
+
+/** `collection`: a collection name (the API's pattern); the service's collections are listed by `notary collections list`. */
+const collection = (what: string) =>
+  z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
+    .optional()
+    .describe(
+      `The collection of pages to ${what} (lower-case name, default "default": every page not put in another collection). ` +
+        'Leave it out unless the user or the operator names one: an unknown name fails with collection_not_found, one the credentials may not read with collection_forbidden (nothing is charged).',
+    );
+const includeComments = z.boolean().optional().describe('true: keep the reader comments after the article (default false: the article alone).');
 
 const searchInput = z.object({
   query: z.string().min(1).max(512).describe('What to search for, in natural language or keywords.'),
@@ -73,6 +88,7 @@ const searchInput = z.object({
     .array(z.enum(['published_date']))
     .optional()
     .describe('Optional result fields: ["published_date"] adds the page\'s publication date (ISO 8601, UTC) to each result where it is known.'),
+  collection: collection('search'),
 });
 
 /** The tool's arguments as the SDK's request (options left out when not given). */
@@ -94,6 +110,8 @@ const extractInput = z.object({
   mode: z.enum(['excerpt', 'text', 'markdown', 'html']).default('excerpt').describe('excerpt (default), text, markdown or html.'),
   query: z.string().max(2000).optional().describe('With mode excerpt: return the passages that best answer this.'),
   render: z.enum(['auto', 'never', 'always']).optional().describe('auto (default): a browser only when the page needs JavaScript.'),
+  include_comments: includeComments,
+  collection: collection('read under (the page is fetched the same; the collection decides who may call)'),
 });
 
 const extractBatchInput = z.object({
@@ -101,7 +119,20 @@ const extractBatchInput = z.object({
   mode: z.enum(['excerpt', 'text', 'markdown', 'html']).default('excerpt').describe('excerpt (default), text, markdown or html, for every page.'),
   query: z.string().max(2000).optional().describe('With mode excerpt: return the passages of each page that best answer this.'),
   render: z.enum(['auto', 'never', 'always']).optional().describe('auto (default): a browser only when a page needs JavaScript.'),
+  include_comments: includeComments,
+  collection: collection('read under (the pages are fetched the same; the collection decides who may call)'),
 });
+
+/** The extract tools' options as the SDK's request members (left out when not given). */
+function extractOptions(args: z.infer<typeof extractBatchInput> | z.infer<typeof extractInput>): Omit<ExtractRequest, 'url'> {
+  return {
+    mode: args.mode,
+    ...(args.query ? { query: args.query } : {}),
+    ...(args.render ? { render: args.render } : {}),
+    ...(args.include_comments !== undefined ? { include_comments: args.include_comments } : {}),
+    ...(args.collection ? { collection: args.collection } : {}),
+  };
+}
 
 const cost = z.object({ credits_used: z.number().int(), request_id: z.string() });
 const searchOutput = z.object({
@@ -226,7 +257,7 @@ export function notaryMcpServer(client: NotaryClient): McpServer {
     { title: 'Read a web page', description: EXTRACT_DESCRIPTION, inputSchema: extractInput, outputSchema: extractOutput, annotations: { title: 'Read a web page', ...annotations } },
     async (args, ctx) => {
       try {
-        const result = await client.extract({ url: args.url, mode: args.mode, ...(args.query ? { query: args.query } : {}), ...(args.render ? { render: args.render } : {}) }, callOptions(ctx));
+        const result = await client.extract({ url: args.url, ...extractOptions(args) }, callOptions(ctx));
         const meta = paymentMeta(result);
         return {
           content: [{ type: 'text', text: `${result.title ?? result.final_url}\n\n${result.content}\n\nCost: ${result.creditsUsed} credits (request ${result.requestId}).` }],
@@ -259,8 +290,7 @@ export function notaryMcpServer(client: NotaryClient): McpServer {
     },
     async (args, ctx) => {
       try {
-        const options = { mode: args.mode, ...(args.query ? { query: args.query } : {}), ...(args.render ? { render: args.render } : {}) };
-        const result = await client.extractBatch({ urls: args.urls, ...options }, callOptions(ctx));
+        const result = await client.extractBatch({ urls: args.urls, ...extractOptions(args) }, callOptions(ctx));
         const results = result.results.map((item) =>
           item.ok
             ? { url: item.url, ok: true, final_url: item.final_url, title: item.title, lang: item.lang, content: item.content, word_count: item.word_count }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -41,7 +41,10 @@ beforeAll(async () => {
   const tenant = await api.runtime.accounts.createTenant('mcp-agent', { credits: 100, tier: 'bulk' });
   key = (await api.runtime.accounts.createKey(tenant.id)).key;
   const paragraph = 'Autovacuum reclaims the storage of dead tuples so that tables do not grow without bound. '.repeat(12);
-  siteDir = writeSite({ 'vacuum.html': html('Routine vacuuming', `<article><h2>Why vacuum</h2><p>${paragraph}</p><p>${paragraph}</p></article>`) });
+  siteDir = writeSite({
+    'vacuum.html': html('Routine vacuuming', `<article><h2>Why vacuum</h2><p>${paragraph}</p><p>${paragraph}</p></article>`),
+    'comments.html': readFileSync(path.join(repoRoot, 'test/fixtures/extract-shapes/article-comments.html'), 'utf8'),
+  });
   site = await serveDirectory(siteDir);
 });
 
@@ -99,6 +102,26 @@ async function exercise(client: Client): Promise<void> {
   const allFailed = (await client.callTool({ name: 'notary_extract_batch', arguments: { urls: [`${site.url}/nope.html`] } })) as ToolResult;
   expect(allFailed.isError).toBe(true);
   expect(allFailed.content[0]?.text).toMatch(/notary error 502 batch_failed: .*nothing was charged/);
+
+  // collection: "default" is the index searched without it; an unknown one is a tool error naming the code.
+  const inDefault = (await client.callTool({ name: 'notary_search', arguments: { query: 'vacuum dead tuples', collection: 'default' } })) as ToolResult;
+  expect(inDefault.isError ?? false).toBe(false);
+  expect((inDefault.structuredContent as { results: Array<{ url: string }> }).results[0]?.url).toBe('https://docs.test/vacuum');
+  const unknown = (await client.callTool({ name: 'notary_search', arguments: { query: 'vacuum', collection: 'no-such-collection' } })) as ToolResult;
+  expect(unknown.isError).toBe(true);
+  expect(unknown.content[0]?.text).toMatch(/notary error 404 collection_not_found: .*nothing was charged/);
+  for (const name of ['notary_extract', 'notary_extract_batch']) {
+    const target = name === 'notary_extract' ? { url: `${site.url}/vacuum.html` } : { urls: [`${site.url}/vacuum.html`] };
+    const refused = (await client.callTool({ name, arguments: { ...target, collection: 'no-such-collection' } })) as ToolResult;
+    expect(refused.content[0]?.text, name).toMatch(/notary error 404 collection_not_found/);
+  }
+  // include_comments reaches the server: the reader comments are in the content only when asked.
+  const comments = async (args: Record<string, unknown>) =>
+    ((await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/comments.html`, mode: 'text', ...args } })) as ToolResult).structuredContent as { content: string };
+  expect((await comments({})).content).not.toContain('number 17');
+  expect((await comments({ include_comments: true })).content).toContain('number 17');
+  const commentsBatch = (await client.callTool({ name: 'notary_extract_batch', arguments: { urls: [`${site.url}/comments.html`], mode: 'text', include_comments: true } })) as ToolResult;
+  expect((commentsBatch.structuredContent as { results: Array<{ content?: string }> }).results[0]?.content).toContain('number 17');
 
   // A failure reaches the agent as a tool error naming the code, not as a protocol error.
   const missing = (await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/nope.html` } })) as ToolResult;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { configSchema, type ConfigInput } from '../core/config.js';
 import { generatePartyKey, mppParties as partyKeys } from '../payments/modes/mpp/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 import { apiIndexDocs } from './app.js';
-import { startServer, type RunningServer } from './cli.js';
+import { repoRoot, startServer, type RunningServer } from './cli.js';
 import { html, writeSite } from './crawl-site.js';
 import { freePort } from './postgres.js';
 import { serveDirectory, type StaticServer } from './serve-static.js';
@@ -42,6 +42,8 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     'vacuum.html': html('Routine vacuuming', `<article><h2>Why vacuum</h2><p>${paragraph}</p><p>${paragraph}</p></article>`),
     'empty.html': '<!doctype html><html><head><title>Nothing</title></head><body></body></html>',
     'private/page.html': html('Private', `<article><p>${paragraph}</p></article>`),
+    // An article with a reader-comment thread: its comments are in the content only with include_comments.
+    'comments.html': readFileSync(path.join(repoRoot, 'test/fixtures/extract-shapes/article-comments.html'), 'utf8'),
   });
   const site = await serveDirectory(siteDir);
   const port = await freePort();
@@ -89,6 +91,10 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       return runtime.accounts.createKey(tenant.id);
     };
     const revoked = await key('sdk-revoked', 100, 'bulk');
+    // A key limited to one (empty) collection: naming any other, "default" included, is 403 collection_forbidden.
+    const limitedTo = await runtime.collections.ensure('sdk-limited');
+    const limitedTenant = await runtime.accounts.createTenant('sdk-limited', { credits: 100, tier: 'bulk' });
+    const limited = await runtime.accounts.createKey(limitedTenant.id, { collections: [limitedTo.id] });
     await runtime.accounts.revokeKey(revoked.record.id);
     // MPP parties: two tenants, each with its own Ed25519 key registered; the suites get name=share:seedhex.
     const shares: string[] = [];
@@ -103,6 +109,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_TINY_KEY: (await key('sdk-tiny', 100_000, 'tiny')).key,
       NOTARY_LIVE_POOR_KEY: (await key('sdk-poor', 0, 'bulk')).key,
       NOTARY_LIVE_REVOKED_KEY: revoked.key,
+      NOTARY_LIVE_LIMITED_KEY: limited.key,
     };
   } finally {
     await runtime.close();
@@ -128,6 +135,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       NOTARY_LIVE_EMPTY_URL: `${site.url}/empty.html`,
       NOTARY_LIVE_MISSING_URL: `${site.url}/missing.html`,
       NOTARY_LIVE_FORBIDDEN_URL: `${site.url}/private/page.html`,
+      NOTARY_LIVE_COMMENTS_URL: `${site.url}/comments.html`,
       NOTARY_LIVE_CLOSED_URL: `http://127.0.0.1:${closedPort}`,
       NOTARY_LIVE_SILENT_URL: `http://127.0.0.1:${silentPort}`,
       NOTARY_LIVE_FACILITATOR_URL: facilitator.url,

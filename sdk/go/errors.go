@@ -14,8 +14,8 @@ var (
 	ErrBadRequest       = errors.New("notary: bad request")       // 400, 413, 415, 431
 	ErrAuthentication   = errors.New("notary: authentication")    // 401
 	ErrPaymentRequired  = errors.New("notary: payment required")  // 402
-	ErrPermissionDenied = errors.New("notary: permission denied") // 403
-	ErrNotFound         = errors.New("notary: not found")         // 404, 405
+	ErrPermissionDenied = errors.New("notary: permission denied") // 403 (e.g. collection_forbidden)
+	ErrNotFound         = errors.New("notary: not found")         // 404 (e.g. collection_not_found), 405
 	ErrConflict         = errors.New("notary: conflict")          // 409, 422 idempotency_key_reused
 	ErrUnprocessable    = errors.New("notary: unprocessable")     // 422
 	ErrRateLimited      = errors.New("notary: rate limited")      // 429
@@ -35,6 +35,8 @@ type Problem struct {
 	Retryable  bool                      `json:"retryable"`
 	Price      *Price                    `json:"price,omitempty"`
 	Challenges map[string]map[string]any `json:"challenges,omitempty"`
+	// Collection is the collection named by a collection_not_found or collection_forbidden problem.
+	Collection string `json:"collection,omitempty"`
 }
 
 // Price is the quote of a call a 401/402 carries.

@@ -25,6 +25,10 @@ type SearchRequest struct {
 	Highlights *HighlightOptions `json:"highlights,omitempty"`
 	// Include names optional result fields (IncludePublishedDate); nil: none.
 	Include []IncludeField `json:"include,omitempty"`
+	// Collection is the collection to search (empty: "default", every page not put in another one). An unknown name
+	// is ErrNotFound with Code "collection_not_found"; one the API key may not read, ErrPermissionDenied with
+	// "collection_forbidden" (nothing is charged for either).
+	Collection string `json:"collection,omitempty"`
 }
 
 // IncludeField is a result field a search may ask for with SearchRequest.Include.
@@ -53,6 +57,11 @@ type ExtractRequest struct {
 	Query  string `json:"query,omitempty"`  // with mode excerpt: the passages that best answer it
 	Render string `json:"render,omitempty"` // auto (default), never, always
 	MaxAge *int   `json:"max_age,omitempty"`
+	// IncludeComments keeps the reader comments after the article (false: the article alone).
+	IncludeComments bool `json:"include_comments,omitempty"`
+	// Collection is the collection whose access rules the call is under (empty: "default"); the page is fetched the
+	// same either way. Errors as for SearchRequest.Collection.
+	Collection string `json:"collection,omitempty"`
 }
 
 // ExtractBatchRequest is the body of POST /v1/extract with urls: 1 to 20 distinct URLs and the options they share.
@@ -64,6 +73,9 @@ type ExtractBatchRequest struct {
 	Query  string   `json:"query,omitempty"`
 	Render string   `json:"render,omitempty"`
 	MaxAge *int     `json:"max_age,omitempty"`
+	// IncludeComments and Collection as in ExtractRequest.
+	IncludeComments bool   `json:"include_comments,omitempty"`
+	Collection      string `json:"collection,omitempty"`
 }
 
 // ExtractBatchItem is one URL of a batch, in the request's order: OK with the page's members, or not OK with its

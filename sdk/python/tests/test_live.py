@@ -69,6 +69,39 @@ def test_search_options_max_results_domains_dates_and_highlights():
         assert reversed_range.value.code == "invalid_date_range"
 
 
+def test_collection_default_is_the_index_searched_without_it_and_an_unknown_one_is_collection_not_found():
+    with client() as notary:
+        plain = notary.search("vacuum dead tuples")
+        in_default = notary.search("vacuum dead tuples", collection="default")
+        assert [r["url"] for r in in_default["results"]] == [r["url"] for r in plain["results"]]
+        assert in_default.credits_used == 1
+        with pytest.raises(NotFoundError) as missing:
+            notary.search("vacuum", collection="no-such-collection")
+        assert missing.value.code == "collection_not_found"
+        assert missing.value.problem["collection"] == "no-such-collection"
+        assert notary.extract(live("NOTARY_LIVE_PAGE_URL"), mode="text", collection="default")["title"] == "Routine vacuuming"
+        with pytest.raises(NotFoundError) as refused:
+            notary.extract(live("NOTARY_LIVE_PAGE_URL"), collection="no-such-collection")
+        assert refused.value.code == "collection_not_found"
+        with pytest.raises(NotFoundError) as batch:
+            notary.extract_batch([live("NOTARY_LIVE_PAGE_URL")], collection="no-such-collection")
+        assert batch.value.code == "collection_not_found"
+    # A key limited to another collection may not read "default".
+    with Client(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_LIMITED_KEY"))) as limited:
+        with pytest.raises(PermissionDeniedError) as forbidden:
+            limited.search("vacuum", collection="default")
+        assert forbidden.value.code == "collection_forbidden"
+
+
+def test_extract_include_comments_keeps_the_reader_comments_only_when_asked():
+    with client() as notary:
+        article = notary.extract(live("NOTARY_LIVE_COMMENTS_URL"), mode="text")
+        assert "every Saturday" in article["content"] and "number 17" not in article["content"]
+        assert "number 17" in notary.extract(live("NOTARY_LIVE_COMMENTS_URL"), mode="text", include_comments=True)["content"]
+        batch = notary.extract_batch([live("NOTARY_LIVE_COMMENTS_URL")], mode="text", include_comments=True)
+        assert "number 17" in batch["results"][0]["content"]
+
+
 def test_search_include_published_date_only_when_asked_and_known():
     with client() as notary:
         dated = notary.search("tablespaces", include=["published_date"])

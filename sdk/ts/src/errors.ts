@@ -42,11 +42,11 @@ export class PaymentRequiredError extends NotaryApiError {
     return this.problem?.price;
   }
 }
-/** 403: not allowed (e.g. robots.txt forbids fetching the page). */
+/** 403: not allowed (e.g. robots.txt forbids fetching the page, or `collection_forbidden`: the key may not read the collection). */
 export class PermissionDeniedError extends NotaryApiError {
   override readonly name = 'PermissionDeniedError';
 }
-/** 404, 405. */
+/** 404 (e.g. `collection_not_found`: no collection of that name), 405. */
 export class NotFoundError extends NotaryApiError {
   override readonly name = 'NotFoundError';
 }

@@ -23,6 +23,12 @@ export interface SearchRequest {
   highlights?: { count?: number; max_chars?: number };
   /** Optional result fields: "published_date" adds each result's publication date where it is known. */
   include?: SearchIncludeField[];
+  /**
+   * The collection to search (default "default": every page not put in another one). An unknown name is 404
+   * `collection_not_found` (NotFoundError); one the API key may not read, 403 `collection_forbidden`
+   * (PermissionDeniedError). Nothing is charged for either.
+   */
+  collection?: string;
 }
 
 /** Result fields a search may ask for with `include`. */
@@ -59,6 +65,11 @@ export interface ExtractRequest {
   max_age?: number;
   /** Keep the reader comments after the article (default false). */
   include_comments?: boolean;
+  /**
+   * The collection whose access rules the call is under (default "default"); the page is fetched the same either
+   * way. Unknown: 404 `collection_not_found`; not readable with this key: 403 `collection_forbidden`.
+   */
+  collection?: string;
 }
 
 /** A batch: 1 to 20 distinct URLs with the options of {@link ExtractRequest}; charged only for the pages extracted. */

@@ -127,6 +127,36 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect((range as UnprocessableError).code).toBe('invalid_date_range');
   });
 
+  it('collection: "default" is the index searched without it; an unknown one is NotFoundError collection_not_found', async () => {
+    const plain = await client().search({ query: 'vacuum dead tuples' });
+    const inDefault = await client().search({ query: 'vacuum dead tuples', collection: 'default' });
+    expect(inDefault.results.map((r) => r.url)).toEqual(plain.results.map((r) => r.url));
+    expect(inDefault.creditsUsed).toBe(1);
+    const missing = await client().search({ query: 'vacuum', collection: 'no-such-collection' }).then(() => null, (e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect((missing as NotFoundError).code).toBe('collection_not_found');
+    expect((missing as NotFoundError).problem?.['collection']).toBe('no-such-collection');
+    const page = await client().extract({ url: live('NOTARY_LIVE_PAGE_URL'), mode: 'text', collection: 'default' });
+    expect(page.title).toBe('Routine vacuuming');
+    const refused = await client().extract({ url: live('NOTARY_LIVE_PAGE_URL'), collection: 'no-such-collection' }).then(() => null, (e: unknown) => e);
+    expect((refused as NotFoundError).code).toBe('collection_not_found');
+    const batch = await client().extractBatch({ urls: [live('NOTARY_LIVE_PAGE_URL')], collection: 'no-such-collection' }).then(() => null, (e: unknown) => e);
+    expect((batch as NotFoundError).code).toBe('collection_not_found');
+    // A key limited to another collection may not read "default".
+    const limited = new NotaryClient({ baseUrl: url, payment: apiKey(live('NOTARY_LIVE_LIMITED_KEY')) });
+    const forbidden = await limited.search({ query: 'vacuum', collection: 'default' }).then(() => null, (e: unknown) => e);
+    expect(forbidden).toBeInstanceOf(PermissionDeniedError);
+    expect((forbidden as PermissionDeniedError).code).toBe('collection_forbidden');
+  });
+
+  it('include_comments: the reader comments after the article are in the content only when asked', async () => {
+    const article = await client().extract({ url: live('NOTARY_LIVE_COMMENTS_URL'), mode: 'text' });
+    expect(article.content).toContain('every Saturday');
+    expect(article.content).not.toContain('number 17');
+    const withComments = await client().extract({ url: live('NOTARY_LIVE_COMMENTS_URL'), mode: 'text', include_comments: true });
+    expect(withComments.content).toContain('number 17');
+  });
+
   it('include: ["published_date"] adds the publication date where it is known, and only when asked', async () => {
     const dated = await client().search({ query: 'tablespaces', include: ['published_date'] });
     expect(dated.results[0]?.url).toBe('https://docs.test/tablespaces');

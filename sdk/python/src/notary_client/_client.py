@@ -148,20 +148,9 @@ class _Base:
         return {"query": query, "depth": depth, **({"language": language} if language else {}), **given}
 
     @staticmethod
-    def _extract_body(url: str, mode: str | None, query: str | None, render: str | None, max_age: int | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"url": url}
-        for name, value in (("mode", mode), ("query", query), ("render", render), ("max_age", max_age)):
-            if value is not None:
-                body[name] = value
-        return body
-
-    @staticmethod
-    def _extract_batch_body(urls: Sequence[str], mode: str | None, query: str | None, render: str | None, max_age: int | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"urls": list(urls)}
-        for name, value in (("mode", mode), ("query", query), ("render", render), ("max_age", max_age)):
-            if value is not None:
-                body[name] = value
-        return body
+    def _extract_body(target: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        # ``target`` is {"url": ...} or {"urls": [...]}; only the options given are sent.
+        return {**target, **{k: v for k, v in options.items() if v is not None}}
 
     @staticmethod
     def _translate(exc: httpx.HTTPError, what: str) -> NotaryError:
@@ -207,19 +196,22 @@ class Client(_Base):
     def close(self) -> None:
         self._http.close()
 
-    def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, include: Sequence[IncludeField] | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
-        """``POST /v1/search``; the options (max_results, domains, dates, highlights, include) are sent only when given."""
-        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights, "include": include}
+    def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, include: Sequence[IncludeField] | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        """``POST /v1/search``; the options (max_results, domains, dates, highlights, include, collection) are sent only
+        when given. An unknown ``collection`` raises NotFoundError (code collection_not_found), one the key may not read
+        PermissionDeniedError (collection_forbidden)."""
+        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights, "include": include, "collection": collection}
         return self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language, options), payment, sign, idempotency_key, max_retries))
 
-    def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
-        """``POST /v1/extract``."""
-        return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+    def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, include_comments: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
+        """``POST /v1/extract``; ``include_comments`` keeps the reader comments after the article; ``collection`` as in
+        search (the page is fetched the same either way: the collection decides who may call)."""
+        return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"url": url}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
 
-    def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
+    def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, include_comments: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
         """``POST /v1/extract`` with ``urls`` (1 to 20): each page or its problem, in order; charged for the pages
         extracted. Pay with an API key or MPP: x402 cannot settle less than it signed (batch_payment_unsupported)."""
-        return self._paid("/v1/extract", self._call("/v1/extract", self._extract_batch_body(urls, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+        return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"urls": list(urls)}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
 
     def _paid(self, path: str, call: _Call) -> Result[Any]:
         while True:
@@ -309,15 +301,15 @@ class AsyncClient(_Base):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, include: Sequence[IncludeField] | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
-        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights, "include": include}
+    async def search(self, query: str, depth: int = 1, *, language: str | None = None, max_results: int | None = None, include_domains: Sequence[str] | None = None, exclude_domains: Sequence[str] | None = None, start_date: str | None = None, end_date: str | None = None, undated: str | None = None, highlights: Highlights | None = None, include: Sequence[IncludeField] | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> SearchResult:
+        options = {"max_results": max_results, "include_domains": include_domains, "exclude_domains": exclude_domains, "start_date": start_date, "end_date": end_date, "undated": undated, "highlights": highlights, "include": include, "collection": collection}
         return await self._paid("/v1/search", self._call("/v1/search", self._search_body(query, depth, language, options), payment, sign, idempotency_key, max_retries))
 
-    async def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
-        return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body(url, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+    async def extract(self, url: str, *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, include_comments: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractResult:
+        return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"url": url}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
 
-    async def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
-        return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_batch_body(urls, mode, query, render, max_age), payment, sign, idempotency_key, max_retries))
+    async def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, include_comments: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
+        return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"urls": list(urls)}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
 
     async def _paid(self, path: str, call: _Call) -> Result[Any]:
         while True:

@@ -45,11 +45,11 @@ class PaymentRequiredError(NotaryApiError):
 
 
 class PermissionDeniedError(NotaryApiError):
-    """403: not allowed (e.g. robots.txt forbids fetching the page)."""
+    """403: not allowed (e.g. robots.txt forbids fetching the page; collection_forbidden: the key may not read the collection)."""
 
 
 class NotFoundError(NotaryApiError):
-    """404, 405."""
+    """404 (e.g. collection_not_found: no collection of that name), 405."""
 
 
 class ConflictError(NotaryApiError):
