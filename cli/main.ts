@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
-import { isNotaryError } from '../core/errors.js';
+import { isNotaryError, NotaryError } from '../core/errors.js';
 import { registeredIndexBackends, registeredPlugins } from '../runtime/plugins.js';
 import { MCP_PAYMENT_HELP } from '../mcp/paying.js';
 import { addPaymentBooksCommands, pluginCliContext } from './payment-commands.js';
@@ -173,11 +173,23 @@ export function buildProgram(): Command {
     });
   collections
     .command('create')
-    .description('create an empty collection (notary crawl --collection makes one too)')
+    .description('create an empty collection (notary crawl --collection makes one too); private unless --public')
     .argument('<name>')
-    .action(async (name: string) => {
+    .option('--public', 'payers without an account (x402) may read it')
+    .action(async (name: string, opts: { public?: boolean }) => {
       const { collectionsCreateCommand } = await import('./collections.js');
-      await collectionsCreateCommand(configFrom(program.opts<GlobalOptions>()), name);
+      await collectionsCreateCommand(configFrom(program.opts<GlobalOptions>()), name, opts.public === true);
+    });
+  collections
+    .command('set')
+    .description('make a collection public (payers without an account, x402, may read it) or private')
+    .argument('<name>')
+    .option('--public', 'x402 payers may read it')
+    .option('--private', 'only keys (and party keys) may read it')
+    .action(async (name: string, opts: { public?: boolean; private?: boolean }) => {
+      if (opts.public === opts.private) throw new NotaryError('invalid_request', 'say --public or --private');
+      const { collectionsSetCommand } = await import('./collections.js');
+      await collectionsSetCommand(configFrom(program.opts<GlobalOptions>()), name, opts.public === true);
     });
 
   const admin = program.command('admin').description('dashboard accounts: operators');

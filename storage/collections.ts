@@ -43,6 +43,20 @@ export class CollectionStore {
     return names.map((name) => found.get(name) ?? '');
   }
 
+  /** The ids of the collections payers without an account (x402) may read. */
+  async publicIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom('collections').select('id').where('public', '=', 1).orderBy('id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Makes a collection public or private; collection_not_found when there is none of that name. */
+  async setPublic(name: string, value: boolean): Promise<Collection> {
+    await this.db.updateTable('collections').set({ public: value ? 1 : 0 }).where('name', '=', name).execute();
+    const found = await this.byName(name);
+    if (!found) throw new NotaryError('collection_not_found', `no collection named "${name}": see notary collections list`, { collection: name });
+    return found;
+  }
+
   async byIds(ids: readonly string[]): Promise<Collection[]> {
     if (ids.length === 0) return [];
     return this.db.selectFrom('collections').selectAll().where('id', 'in', [...ids]).execute();

@@ -138,6 +138,8 @@ export interface CollectionsTable {
   id: string;
   name: string;
   created_at: Timestamp;
+  /** 1: payers without an account (x402) may read it; the default collection is public, new ones are not. */
+  public: Generated<number>;
 }
 
 /** Which pages are in which collections (a page in one or more). */

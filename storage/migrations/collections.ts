@@ -34,3 +34,18 @@ export const collectionsMigration: MigrationFactory = () => ({
     await db.schema.dropTable('collections').ifExists().execute();
   },
 });
+
+/**
+ * 0035_collections_public: which collections payers without an account (x402) may read. The default collection is
+ * public, so such payers keep reading what they read before collections; a new collection is private until the
+ * operator says otherwise (notary collections set NAME --public).
+ */
+export const collectionsPublicMigration: MigrationFactory = () => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('collections').addColumn('public', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await sql`update collections set public = 1 where id = ${DEFAULT_COLLECTION_ID}`.execute(db);
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('collections').dropColumn('public').execute();
+  },
+});

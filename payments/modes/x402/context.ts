@@ -34,6 +34,8 @@ export interface X402ModeOptions {
   /** How long a verified payment is held for its call before a retry may take it over (a dead process). */
   leaseMs: number;
   log: (level: 'info' | 'warn', message: string) => void;
+  /** The ids of the collections x402 payers may read (the operator's public ones); absent: every collection. */
+  publicCollections?: () => Promise<readonly string[]>;
   now?: () => number;
 }
 

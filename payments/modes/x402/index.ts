@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { configSection, type NotaryConfig } from '../../../core/config.js';
 import { NotaryError } from '../../../core/errors.js';
 import type { Database } from '../../../storage/schema.js';
+import { CollectionStore } from '../../../storage/collections.js';
 import { X402PaymentsRepository } from './repository.js';
 import type { NotaryPlugin } from '../../plugin.js';
 import { RpcSettlementChain, type SettlementChain } from './chain.js';
@@ -62,6 +63,7 @@ export function createX402Mode(deps: X402ModeDeps): X402Mode {
     secret: async () => challengeKey(configured ?? (await payments.secret(CHALLENGE_SECRET_NAME, () => randomBytes(32).toString('base64url')))),
     leaseMs: deps.config.payments.idempotency.in_progress_timeout_s * 1000,
     log: deps.log,
+    publicCollections: () => new CollectionStore(deps.db).publicIds(),
     ...(deps.now ? { now: deps.now } : {}),
   });
 }

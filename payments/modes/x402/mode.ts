@@ -149,6 +149,13 @@ export class X402Mode implements PaymentMode {
   }
 
   private async authenticate(request: PaymentRequest, credential: Credential): Promise<AuthenticatedPayer> {
+    const payer = await this.authenticatePayer(request, credential);
+    // x402 payers have no account to hold limits: they read the collections the operator made public.
+    const collections = await this.ctx.options.publicCollections?.();
+    return collections ? { ...payer, collections } : payer;
+  }
+
+  private async authenticatePayer(request: PaymentRequest, credential: Credential): Promise<AuthenticatedPayer> {
     if (credential.flow === 'receipt') {
       const { receipt } = credential;
       const trusted = verifyReceiptSignature(receipt, this.ctx.keyring);
