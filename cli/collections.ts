@@ -30,7 +30,7 @@ export async function collectionsCreateCommand(cfg: NotaryConfig, name: string, 
   }
 }
 
-/** `notary collections set <name> --public|--private`: whether payers without an account (x402) may read it. */
+/** `notary collections set <name> --public|--private`: whether payers without an account may read it. */
 export async function collectionsSetCommand(cfg: NotaryConfig, name: string, isPublic: boolean): Promise<void> {
   const ctx = await Runtime.open(cfg);
   try {

@@ -175,16 +175,16 @@ export function buildProgram(): Command {
     .command('create')
     .description('create an empty collection (notary crawl --collection makes one too); private unless --public')
     .argument('<name>')
-    .option('--public', 'payers without an account (x402) may read it')
+    .option('--public', 'payers without an account may read it')
     .action(async (name: string, opts: { public?: boolean }) => {
       const { collectionsCreateCommand } = await import('./collections.js');
       await collectionsCreateCommand(configFrom(program.opts<GlobalOptions>()), name, opts.public === true);
     });
   collections
     .command('set')
-    .description('make a collection public (payers without an account, x402, may read it) or private')
+    .description('make a collection public (payers without an account may read it) or private')
     .argument('<name>')
-    .option('--public', 'x402 payers may read it')
+    .option('--public', 'payers without an account may read it')
     .option('--private', 'only keys (and party keys) may read it')
     .action(async (name: string, opts: { public?: boolean; private?: boolean }) => {
       if (opts.public === opts.private) throw new NotaryError('invalid_request', 'say --public or --private');

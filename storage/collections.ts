@@ -43,7 +43,7 @@ export class CollectionStore {
     return names.map((name) => found.get(name) ?? '');
   }
 
-  /** The ids of the collections payers without an account (x402) may read. */
+  /** The ids of the collections payers without an account (pay-per-call) may read. */
   async publicIds(): Promise<string[]> {
     const rows = await this.db.selectFrom('collections').select('id').where('public', '=', 1).orderBy('id').execute();
     return rows.map((r) => r.id);

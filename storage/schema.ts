@@ -138,7 +138,7 @@ export interface CollectionsTable {
   id: string;
   name: string;
   created_at: Timestamp;
-  /** 1: payers without an account (x402) may read it; the default collection is public, new ones are not. */
+  /** 1: payers without an account (pay-per-call) may read it; the default collection is public, new ones are not. */
   public: Generated<number>;
 }
 

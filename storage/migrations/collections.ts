@@ -36,7 +36,7 @@ export const collectionsMigration: MigrationFactory = () => ({
 });
 
 /**
- * 0035_collections_public: which collections payers without an account (x402) may read. The default collection is
+ * 0035_collections_public: which collections payers without an account (pay-per-call) may read. The default collection is
  * public, so such payers keep reading what they read before collections; a new collection is private until the
  * operator says otherwise (notary collections set NAME --public).
  */
