@@ -1,4 +1,4 @@
-import { isCollectionName } from '../core/collections.js';
+import { checkCollectionSettings, collectionSettingsOf, isCollectionName, parseMaxDepthOption, parsePricesOption } from '../core/collections.js';
 import type { NotaryConfig } from '../core/config.js';
 import { NotaryError } from '../core/errors.js';
 import { Runtime } from '../runtime/index.js';
@@ -9,7 +9,7 @@ export async function collectionsListCommand(cfg: NotaryConfig): Promise<void> {
   try {
     const collections = await ctx.collections.list();
     const counts = await ctx.collections.pageCounts();
-    for (const c of collections) process.stdout.write(`${c.name}  ${c.id}  ${counts.get(c.id) ?? 0} pages  ${c.public ? 'public' : 'private'}  created ${c.created_at}\n`);
+    for (const c of collections) process.stdout.write(`${c.name}  ${c.id}  ${counts.get(c.id) ?? 0} pages  ${c.public ? 'public' : 'private'}  ${settingsText(c)}  created ${c.created_at}\n`);
   } finally {
     await ctx.close();
   }
@@ -30,12 +30,41 @@ export async function collectionsCreateCommand(cfg: NotaryConfig, name: string, 
   }
 }
 
-/** `notary collections set <name> --public|--private`: whether payers without an account may read it. */
-export async function collectionsSetCommand(cfg: NotaryConfig, name: string, isPublic: boolean): Promise<void> {
+/** A collection's own settings as `collections list` shows them. */
+function settingsText(row: { credits_by_depth: string | null; max_depth: number | null }): string {
+  const own = collectionSettingsOf(row);
+  const prices = own.creditsByDepth ? `prices ${own.creditsByDepth.join(',')}` : 'prices default';
+  return `${prices}  max depth ${own.maxDepth ?? 'default'}`;
+}
+
+export interface CollectionSetOptions {
+  public?: boolean;
+  private?: boolean;
+  /** "1,1,2" or "default". */
+  prices?: string;
+  /** A whole number or "default". */
+  maxDepth?: string;
+}
+
+/**
+ * `notary collections set <name> [--public|--private] [--prices 1,1,2|default] [--max-depth N|default]`: whether payers
+ * without an account may read it, and its own search prices and maximum depth.
+ */
+export async function collectionsSetCommand(cfg: NotaryConfig, name: string, opts: CollectionSetOptions): Promise<void> {
+  if (opts.public === true && opts.private === true) throw new NotaryError('invalid_request', 'say --public or --private, not both');
+  if (opts.public === undefined && opts.private === undefined && opts.prices === undefined && opts.maxDepth === undefined) {
+    throw new NotaryError('invalid_request', 'say what to change: --public, --private, --prices 1,1,2 (or default), --max-depth N (or default)');
+  }
+  const settings = {
+    ...(opts.prices !== undefined ? { creditsByDepth: parsePricesOption(opts.prices) } : {}),
+    ...(opts.maxDepth !== undefined ? { maxDepth: parseMaxDepthOption(opts.maxDepth) } : {}),
+  };
+  checkCollectionSettings(settings, cfg.search.max_depth);
   const ctx = await Runtime.open(cfg);
   try {
-    const collection = await ctx.collections.setPublic(name, isPublic);
-    process.stdout.write(`${collection.name}  ${collection.id}  ${collection.public ? 'public' : 'private'}\n`);
+    if (opts.public === true || opts.private === true) await ctx.collections.setPublic(name, opts.public === true);
+    const collection = await ctx.collections.setSettings(name, settings);
+    process.stdout.write(`${collection.name}  ${collection.id}  ${collection.public ? 'public' : 'private'}  ${settingsText(collection)}\n`);
   } finally {
     await ctx.close();
   }

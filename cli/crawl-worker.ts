@@ -66,7 +66,7 @@ async function crawlSeed(ctx: Runtime, seed: Seed, dense: DenseRetrieval | undef
     const resume = shared ? undefined : await resumableRun(ctx, seed);
     if (resume) log(`resuming crawl ${resume.id} of ${seed.url} (${resume.status ?? 'stopped'}) from its frontier`);
     const { crawl, index } = await crawlAndIndex(ctx, {
-      ...(resume ? { resume } : { seeds: [seed.url], skipFresh: true }),
+      ...(resume ? { resume } : { seeds: [seed.url], skipFresh: true, ...(seed.options.collection !== null ? { collection: seed.options.collection } : {}) }),
       ...(shared ? { shared: true } : {}),
       signal: stop.signal,
       quiet: true,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
-import { isNotaryError, NotaryError } from '../core/errors.js';
+import { isNotaryError } from '../core/errors.js';
 import { registeredIndexBackends, registeredPlugins } from '../runtime/plugins.js';
 import { MCP_PAYMENT_HELP } from '../mcp/paying.js';
 import { addPaymentBooksCommands, pluginCliContext } from './payment-commands.js';
@@ -182,14 +182,15 @@ export function buildProgram(): Command {
     });
   collections
     .command('set')
-    .description('make a collection public (payers without an account may read it) or private')
+    .description("change a collection: public or private, its own search prices and maximum depth")
     .argument('<name>')
     .option('--public', 'payers without an account may read it')
     .option('--private', 'only keys (and party keys) may read it')
-    .action(async (name: string, opts: { public?: boolean; private?: boolean }) => {
-      if (opts.public === opts.private) throw new NotaryError('invalid_request', 'say --public or --private');
+    .option('--prices <credits>', 'its own credits per search depth from depth 1, comma-separated (e.g. 1,2,4), or "default" for the price list\'s')
+    .option('--max-depth <n>', 'the deepest search of it (at most search.max_depth), or "default"')
+    .action(async (name: string, opts: { public?: boolean; private?: boolean; prices?: string; maxDepth?: string }) => {
       const { collectionsSetCommand } = await import('./collections.js');
-      await collectionsSetCommand(configFrom(program.opts<GlobalOptions>()), name, opts.public === true);
+      await collectionsSetCommand(configFrom(program.opts<GlobalOptions>()), name, opts);
     });
 
   const admin = program.command('admin').description('dashboard accounts: operators');

@@ -1,3 +1,5 @@
+import { NotaryError } from './errors.js';
+
 /**
  * Collections: named sets of pages in one deployment (issue 33). Every page belongs to one or more; a page with no
  * recorded membership (indexed before collections, or stored by a tool that names none) belongs to the default one.
@@ -40,4 +42,63 @@ export function parseCollectionIds(stored: string | null): readonly string[] | n
   } catch {
     return [];
   }
+}
+
+/** A collection's own search settings; null: the deployment's (pricing.search.credits_by_depth, search.max_depth). */
+export interface CollectionSettings {
+  creditsByDepth: readonly number[] | null;
+  maxDepth: number | null;
+}
+
+/** The settings of a stored collection row; a stored price list that cannot be read falls back to the deployment's. */
+export function collectionSettingsOf(row: { credits_by_depth: string | null; max_depth: number | null }): CollectionSettings {
+  let creditsByDepth: readonly number[] | null = null;
+  if (row.credits_by_depth !== null) {
+    try {
+      const value: unknown = JSON.parse(row.credits_by_depth);
+      if (Array.isArray(value) && value.length > 0 && value.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) creditsByDepth = value as number[];
+    } catch {
+      creditsByDepth = null;
+    }
+  }
+  return { creditsByDepth, maxDepth: row.max_depth === null ? null : Number(row.max_depth) };
+}
+
+/** Most depths a collection's price list may name. */
+const MAX_PRICED_DEPTHS = 10;
+
+/**
+ * Checks a collection's settings before they are stored: prices are 1 to 10 whole credits per depth (0 allowed), the
+ * maximum depth from 1 to the deployment's search.max_depth. 400 invalid_settings naming the rule otherwise.
+ */
+export function checkCollectionSettings(settings: { creditsByDepth?: readonly number[] | null; maxDepth?: number | null }, deploymentMaxDepth: number): void {
+  const prices = settings.creditsByDepth;
+  if (prices != null) {
+    if (prices.length < 1 || prices.length > MAX_PRICED_DEPTHS || !prices.every((n) => Number.isSafeInteger(n) && n >= 0 && n <= 1_000_000)) {
+      throw new NotaryError('invalid_settings', `a collection's prices are 1 to ${MAX_PRICED_DEPTHS} whole numbers of credits from 0 to 1000000, one per depth from depth 1 (e.g. 1,1,2)`, {
+        credits_by_depth: prices,
+      });
+    }
+  }
+  const depth = settings.maxDepth;
+  if (depth != null && (!Number.isSafeInteger(depth) || depth < 1 || depth > deploymentMaxDepth)) {
+    throw new NotaryError('invalid_settings', `a collection's maximum depth is from 1 to ${deploymentMaxDepth} (search.max_depth)`, { max_depth: depth });
+  }
+}
+
+/** A --prices value: "1,1,2" (credits by depth), or "default" (null: the price list's). */
+export function parsePricesOption(value: string): readonly number[] | null {
+  if (value.trim() === 'default') return null;
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^\d+$/.test(part))) {
+    throw new NotaryError('invalid_settings', `--prices "${value.slice(0, 80)}": give whole credits per depth, comma-separated (e.g. 1,1,2), or "default"`);
+  }
+  return parts.map(Number);
+}
+
+/** A --max-depth value: a whole number, or "default" (null: search.max_depth). */
+export function parseMaxDepthOption(value: string): number | null {
+  if (value.trim() === 'default') return null;
+  if (!/^\d+$/.test(value.trim())) throw new NotaryError('invalid_settings', `--max-depth "${value.slice(0, 80)}": give a whole number, or "default"`);
+  return Number(value.trim());
 }

@@ -5,7 +5,8 @@ export type PricingConfig = NotaryConfig['pricing'];
 
 /** What a paid call asks for, from its validated request: enough to price it before any work. */
 export type PriceRequest =
-  | { operation: 'search'; depth: number }
+  /** `creditsByDepth`: the searched collection's own prices (CollectionSettings), replacing the price list's. */
+  | { operation: 'search'; depth: number; creditsByDepth?: readonly number[] }
   /**
    * `render` as requested, or the deployment's default when the request names none; `urls`, for a batch, how many URLs
    * it quotes (each at the per-URL price; absent: one).
@@ -103,7 +104,7 @@ export class Pricing {
     switch (request.operation) {
       case 'search': {
         if (!Number.isSafeInteger(request.depth) || request.depth < 1) throw new RangeError(`no price for depth ${request.depth}`);
-        const table = this.config.search.credits_by_depth;
+        const table = request.creditsByDepth ?? this.config.search.credits_by_depth;
         const passes = table[Math.min(request.depth, table.length) - 1];
         if (passes === undefined) throw new RangeError(`no price for depth ${request.depth}`);
         const from = this.scorers.crossEncoderFrom();

@@ -57,6 +57,20 @@ export class CollectionStore {
     return found;
   }
 
+  /**
+   * Sets a collection's own search prices and maximum depth (null: back to the deployment's; undefined: unchanged);
+   * collection_not_found when there is none of that name. Checked by the caller against the price list's rules.
+   */
+  async setSettings(name: string, settings: { creditsByDepth?: readonly number[] | null; maxDepth?: number | null }): Promise<Collection> {
+    const values: { credits_by_depth?: string | null; max_depth?: number | null } = {};
+    if (settings.creditsByDepth !== undefined) values.credits_by_depth = settings.creditsByDepth === null ? null : JSON.stringify(settings.creditsByDepth);
+    if (settings.maxDepth !== undefined) values.max_depth = settings.maxDepth;
+    if (Object.keys(values).length > 0) await this.db.updateTable('collections').set(values).where('name', '=', name).execute();
+    const found = await this.byName(name);
+    if (!found) throw new NotaryError('collection_not_found', `no collection named "${name}": see notary collections list`, { collection: name });
+    return found;
+  }
+
   async byIds(ids: readonly string[]): Promise<Collection[]> {
     if (ids.length === 0) return [];
     return this.db.selectFrom('collections').selectAll().where('id', 'in', [...ids]).execute();

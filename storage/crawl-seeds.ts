@@ -15,6 +15,8 @@ export interface SeedOptions {
   scope: SeedScope | null;
   max_depth: number | null;
   max_pages: number | null;
+  /** The collection (by name) its pages join, made when new; null: the default collection. */
+  collection: string | null;
 }
 
 export interface CrawlSeed {
@@ -31,7 +33,7 @@ export interface CrawlSeed {
   last_crawled_at: string | null;
 }
 
-export const DEFAULT_SEED_OPTIONS: SeedOptions = { include: [], exclude: [], scope: null, max_depth: null, max_pages: null };
+export const DEFAULT_SEED_OPTIONS: SeedOptions = { include: [], exclude: [], scope: null, max_depth: null, max_pages: null, collection: null };
 
 function toSeed(row: CrawlSeedRow): CrawlSeed {
   const options = { ...DEFAULT_SEED_OPTIONS, ...(JSON.parse(row.options) as Partial<SeedOptions>) };

@@ -140,6 +140,10 @@ export interface CollectionsTable {
   created_at: Timestamp;
   /** 1: payers without an account (pay-per-call) may read it; the default collection is public, new ones are not. */
   public: Generated<number>;
+  /** JSON array of credits by search depth (pricing.search.credits_by_depth's shape); null: the price list's. */
+  credits_by_depth: Generated<string | null>;
+  /** The deepest search of this collection; null: search.max_depth. */
+  max_depth: Generated<number | null>;
 }
 
 /** Which pages are in which collections (a page in one or more). */

@@ -28,7 +28,7 @@ const VIEWPORTS = [
   { width: 1280, height: 860 },
 ];
 const MEMBER_PAGES = ['/', '/keys', '/credits', '/usage', '/plan', '/parties', '/receipts', '/account'];
-const OPERATOR_PAGES = ['/', '/operator/crawl', '/operator/index', '/operator/pricing', '/operator/tiers', '/operator/tenants', '/operator/revenue', '/receipts', '/account'];
+const OPERATOR_PAGES = ['/', '/operator/crawl', '/operator/collections', '/operator/index', '/operator/pricing', '/operator/tiers', '/operator/tenants', '/operator/revenue', '/receipts', '/account'];
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 

@@ -23,6 +23,9 @@ const OPERATOR_ROUTES: Array<[string, string, unknown?]> = [
   ['POST', 'operator/tenants/ten_x/grant', { credits: 1000 }],
   ['PATCH', 'operator/tenants/ten_x', { tier: 'bulk' }],
   ['GET', 'operator/revenue'],
+  ['GET', 'operator/collections'],
+  ['POST', 'operator/collections', { name: 'hr' }],
+  ['PATCH', 'operator/collections/hr', { public: true }],
 ];
 
 describe('dashboard security', () => {

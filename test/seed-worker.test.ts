@@ -9,17 +9,7 @@ import { DEFAULT_SEED_OPTIONS } from '../storage/crawl-seeds.js';
 import { apiTestConfig } from '../testkit/app.js';
 import { html, writeSite } from '../testkit/crawl-site.js';
 import { serveDirectory } from '../testkit/serve-static.js';
-
-/** Polls until `probe` gives a value (or fails after 60 s). */
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+import { until } from '../testkit/until.js';
 
 function storedOf(run: CrawlRun): number {
   return run.stats ? Number((JSON.parse(run.stats) as { stored?: number }).stored ?? 0) : 0;

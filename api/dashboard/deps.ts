@@ -4,6 +4,7 @@ import type { SearchIndex } from '../../indexer/search-index.js';
 import type { Accounts } from '../../payments/accounts.js';
 import type { Catalog } from '../../payments/catalog.js';
 import type { PluginServices } from '../../payments/plugin.js';
+import type { CollectionStore } from '../../storage/collections.js';
 import type { CrawlRunStore } from '../../storage/crawl-runs.js';
 import type { CrawlSeedStore } from '../../storage/crawl-seeds.js';
 import type { PageStore } from '../../storage/pages.js';
@@ -20,6 +21,7 @@ export interface DashboardDeps {
   /** The registered plug-ins' services (e.g. the party keys `notary parties` manages). */
   service: PluginServices;
   seeds: CrawlSeedStore;
+  collections: CollectionStore;
   runs: CrawlRunStore;
   pages: PageStore;
   index: SearchIndex;

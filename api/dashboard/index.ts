@@ -5,6 +5,7 @@ import type { DashboardDeps } from './deps.js';
 import { authRoutes } from './routes/auth.js';
 import { exampleRoutes } from './routes/example.js';
 import { operatorHealthRoutes, type ServiceStatus } from './routes/operator-health.js';
+import { collectionRoutes } from './routes/collections.js';
 import { operatorRoutes } from './routes/operator.js';
 import { tenantRoutes } from './routes/tenant.js';
 import { checkCsrf, sessionToken } from './session.js';
@@ -58,6 +59,7 @@ async function dashboardApi(app: FastifyInstance, { deps, status }: { deps: Dash
   await app.register(tenantRoutes, { deps });
   await app.register(exampleRoutes, { deps });
   await app.register(operatorRoutes, { deps, prefix: '/operator' });
+  await app.register(collectionRoutes, { deps, prefix: '/operator' });
   if (status) await app.register(operatorHealthRoutes, { status, prefix: '/operator' });
   app.all('/*', async (request) => {
     throw new NotaryError('not_found', `No dashboard endpoint ${request.method} ${request.url.split('?')[0]}`);

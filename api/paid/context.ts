@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Socket } from 'node:net';
-import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME } from '../../core/collections.js';
+import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME, collectionSettingsOf, type CollectionSettings } from '../../core/collections.js';
 import { NotaryError } from '../../core/errors.js';
 import { checkCollectionAccess, type CollectionRead } from '../../payments/collection-access.js';
 import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseContext } from '../../payments/paid-call.js';
@@ -27,11 +27,13 @@ export interface WorkContext {
 /** A collection a call reads: its id and name, and whether it is the deployment's only one (then no filter is needed). */
 export interface ResolvedCollection extends CollectionRead {
   only: boolean;
+  /** Its own search prices and maximum depth, where the operator set them. */
+  settings: CollectionSettings;
 }
 
 /** Where the paid-route context finds collections by name (storage/collections.ts CollectionStore). */
 export interface CollectionResolver {
-  resolve(name: string): Promise<{ collection: { id: string; name: string }; total: number } | undefined>;
+  resolve(name: string): Promise<{ collection: { id: string; name: string; credits_by_depth?: string | null; max_depth?: number | null }; total: number } | undefined>;
 }
 
 /** Without a store, the deployment has the default collection alone. */
@@ -59,7 +61,12 @@ export interface PaidRouteDefinition<Body, Result extends object> {
   facts?: { items: JsonSchema; maxItems: number; from(result: Result): readonly unknown[] };
   /** Checks beyond the schema (400 NotaryErrors) and the body the route works on (e.g. its query trimmed). */
   prepare?(body: Body): Body;
-  price(body: Body): PriceRequest;
+  /**
+   * The call's price request. For a route that reads a collection it is asked twice: first without one (the quote of a
+   * challenge to a caller without credentials), then with the collection resolved (its own prices and limits apply;
+   * a NotaryError thrown here, e.g. a depth above the collection's maximum, answers before anything is charged).
+   */
+  price(body: Body, collection?: ResolvedCollection): PriceRequest;
   /**
    * For a route that reads a collection: the name the body gives (undefined: the default collection). The context
    * resolves it (404 collection_not_found) and the gate checks the payer may read it (403 collection_forbidden), both
@@ -138,9 +145,10 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           const validated = request.body as Body;
           const body = definition.prepare ? definition.prepare(validated) : validated;
           // Quoted from the price list in force when the call was admitted: fixed before the work.
-          const price = admission.pricing.price(definition.price(body));
+          const quote = admission.pricing.price(definition.price(body));
           const rawBody = request.rawBody ?? Buffer.alloc(0);
-          const collection = definition.collection ? await resolveCollection(collections, definition.collection(body), admission, () => gate.begin(admission, rawBody, price)) : undefined;
+          const collection = definition.collection ? await resolveCollection(collections, definition.collection(body), admission, () => gate.begin(admission, rawBody, quote)) : undefined;
+          const price = collection ? admission.pricing.price(definition.price(body, collection)) : quote;
           const begun = await gate.begin(admission, rawBody, price, collection);
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
           const work: WorkContext = { requestId: request.id, ...(collection ? { collection } : {}) };
@@ -177,7 +185,10 @@ async function resolveCollection(
 ): Promise<ResolvedCollection> {
   const name = given ?? DEFAULT_COLLECTION_NAME;
   const found = await collections.resolve(name);
-  if (found) return { id: found.collection.id, name: found.collection.name, only: found.total <= 1 };
+  if (found) {
+    const { id, name: foundName, credits_by_depth = null, max_depth = null } = found.collection;
+    return { id, name: foundName, only: found.total <= 1, settings: collectionSettingsOf({ credits_by_depth, max_depth }) };
+  }
   const payer = admission.payer;
   if (!payer) await challenge(); // throws the challenges of a call without credentials
   if (payer?.collections !== undefined) checkCollectionAccess(payer, { id: '', name });

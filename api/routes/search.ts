@@ -107,7 +107,16 @@ export function searchRoute(config: NotaryConfig, search: SearchService): PaidRo
       prepared.set(next, options);
       return next;
     },
-    price: (body) => ({ operation: 'search', depth: body.depth }),
+    price: (body, collection) => {
+      const own = collection?.settings;
+      if (own?.maxDepth != null && body.depth > own.maxDepth) {
+        throw new NotaryError('depth_out_of_range', `depth must be an integer from 1 to ${own.maxDepth} in the collection "${collection?.name ?? ''}" (its own maximum)`, {
+          max_depth: own.maxDepth,
+          collection: collection?.name,
+        });
+      }
+      return { operation: 'search', depth: body.depth, ...(own?.creditsByDepth ? { creditsByDepth: own.creditsByDepth } : {}) };
+    },
     collection: (body) => body.collection,
     async work(body, { requestId, collection }) {
       const given = prepared.get(body) ?? searchOptions(body, config.search.snippet_chars);

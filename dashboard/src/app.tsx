@@ -6,6 +6,7 @@ import { Account, Overview, Parties, Plan, Receipts } from './pages/tenant';
 import { SignIn, SignUp } from './pages/auth';
 import { Credits } from './pages/credits';
 import { Keys } from './pages/keys';
+import { Collections } from './pages/operator/collections';
 import { Crawl } from './pages/operator/crawl';
 import { IndexStats, OperatorOverview, Revenue } from './pages/operator/overview';
 import { Pricing } from './pages/operator/pricing';
@@ -36,6 +37,7 @@ const MEMBER_ROUTES: Route[] = [
 const OPERATOR_ROUTES: Route[] = [
   { path: '/', label: 'Overview', page: OperatorOverview },
   { path: '/operator/crawl', label: 'Crawling', page: Crawl },
+  { path: '/operator/collections', label: 'Collections', page: Collections },
   { path: '/operator/index', label: 'Index', page: IndexStats },
   { path: '/operator/pricing', label: 'Prices', page: Pricing },
   { path: '/operator/tiers', label: 'Tiers', page: Tiers },

@@ -80,6 +80,8 @@ export interface SeedOptions {
   scope: SeedScope | null;
   max_depth: number | null;
   max_pages: number | null;
+  /** The collection its pages join; null: the default collection. */
+  collection: string | null;
 }
 
 export interface Seed {
@@ -182,3 +184,18 @@ export const FEATURE_LABELS: Record<string, string> = {
   extract_render: 'Extraction rendered in a browser',
   test_keys: 'Test keys (sk_test_)',
 };
+
+export interface CollectionView {
+  id: string;
+  name: string;
+  /** Pay-per-call payers (no account) may read it. */
+  public: boolean;
+  pages: number;
+  /** Its own credits per search depth; null: the price list's. */
+  credits_by_depth: number[] | null;
+  /** Its own deepest search; null: the server's search.max_depth. */
+  max_depth: number | null;
+  /** The seeds that crawl into it. */
+  seeds: string[];
+  created_at: string;
+}

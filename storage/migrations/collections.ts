@@ -49,3 +49,18 @@ export const collectionsPublicMigration: MigrationFactory = () => ({
     await db.schema.alterTable('collections').dropColumn('public').execute();
   },
 });
+
+/**
+ * 0037_collection_settings: a collection's own search prices (JSON array of credits by depth, as
+ * pricing.search.credits_by_depth; null: the price list's) and its own maximum search depth (null: search.max_depth).
+ */
+export const collectionSettingsMigration: MigrationFactory = () => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('collections').addColumn('credits_by_depth', 'text').execute();
+    await db.schema.alterTable('collections').addColumn('max_depth', 'integer').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('collections').dropColumn('max_depth').execute();
+    await db.schema.alterTable('collections').dropColumn('credits_by_depth').execute();
+  },
+});

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { COLLECTION_NAME_PATTERN } from '../../../core/collections.js';
 import { FEATURES } from '../../../core/config.js';
 import { NotaryError } from '../../../core/errors.js';
 import { normaliseUrl } from '../../../crawler/url.js';
@@ -21,6 +22,7 @@ const seedProperties = {
   max_pages: { anyOf: [{ type: 'integer', minimum: 1, maximum: 10_000_000 }, { type: 'null' }] },
   recrawl_hours: { type: 'number', minimum: 0.05, maximum: 24 * 366 },
   paused: { type: 'boolean' },
+  collection: { anyOf: [{ type: 'string', pattern: COLLECTION_NAME_PATTERN }, { type: 'null' }] },
 } as const;
 
 interface SeedBody {
@@ -32,6 +34,7 @@ interface SeedBody {
   max_pages?: number | null;
   recrawl_hours?: number;
   paused?: boolean;
+  collection?: string | null;
 }
 
 /** A run is "running" while its worker writes progress; one silent for this long is shown as stale (its process died). */
@@ -55,6 +58,7 @@ function seedOptions(body: SeedBody, base: SeedOptions): SeedOptions {
     scope: body.scope !== undefined ? body.scope : base.scope,
     max_depth: body.max_depth !== undefined ? body.max_depth : base.max_depth,
     max_pages: body.max_pages !== undefined ? body.max_pages : base.max_pages,
+    collection: body.collection !== undefined ? body.collection : base.collection,
   };
 }
 

@@ -67,6 +67,7 @@ export function Crawl(): JSX.Element {
   const [maxDepth, setMaxDepth] = useState('');
   const [maxPages, setMaxPages] = useState('');
   const [recrawl, setRecrawl] = useState('');
+  const [collection, setCollection] = useState('');
   const add = useAction();
   const change = useAction();
   const submit = (event: Event) => {
@@ -80,6 +81,7 @@ export function Crawl(): JSX.Element {
         max_depth: maxDepth ? Number(maxDepth) : null,
         max_pages: maxPages ? Number(maxPages) : null,
         ...(recrawl ? { recrawl_hours: Number(recrawl) } : {}),
+        collection: collection.trim() === '' ? null : collection.trim(),
       });
       setUrl('');
       setInclude('');
@@ -196,6 +198,7 @@ export function Crawl(): JSX.Element {
                       {seed.options.exclude.length ? ` · exclude ${seed.options.exclude.join(', ')}` : ''}
                       {seed.options.max_depth !== null ? ` · depth ≤ ${seed.options.max_depth}` : ''}
                       {seed.options.max_pages !== null ? ` · ≤ ${formatNumber(seed.options.max_pages)} pages` : ''}
+                      {seed.options.collection !== null ? ` · into ${seed.options.collection}` : ''}
                     </td>
                     <td>every {seed.recrawl_hours} h</td>
                     <td>{formatDate(seed.last_crawled_at)}</td>
@@ -243,6 +246,13 @@ export function Crawl(): JSX.Element {
             value={recrawl}
             onInput={setRecrawl}
             hint={`Empty: ${seeds.data?.defaults.recrawl_hours ?? 24} h.`}
+          />
+          <TextField
+            label="Collection"
+            name="collection"
+            value={collection}
+            onInput={setCollection}
+            hint="The collection its pages join, made when new (lower-case letters, digits, - and _); empty: default."
           />
           <div class="field">
             <label for="f-scope">Stay within</label>

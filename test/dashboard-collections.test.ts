@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedWorker } from '../cli/crawl-worker.js';
+import { html, writeSite } from '../testkit/crawl-site.js';
+import { serveDirectory } from '../testkit/serve-static.js';
+import { startDashboard, type DashboardHarness } from './support/dashboard.js';
+import { until } from '../testkit/until.js';
+
+/**
+ * Issue 33, items 1 and 4: operators make collections from the dashboard, give them their own prices and deepest
+ * search, and point seeds at them; the crawl worker crawls a seed into its collection, and a search of it is charged
+ * its prices.
+ */
+describe('dashboard: collections and the seeds that fill them', () => {
+  let h: DashboardHarness;
+  beforeAll(async () => {
+    h = await startDashboard({ crawler: { per_host_delay_ms: 0, respect_robots_txt: false, use_sitemaps: false }, dashboard: { seed_poll_s: 1 } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('creates a collection, sets its prices and depth, crawls a seed into it, and charges its searches its prices', async () => {
+    const operator = await h.operator();
+    const made = await operator.post('operator/collections', { name: 'manuals' });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body['collection']).toMatchObject({ name: 'manuals', public: false, pages: 0, credits_by_depth: null, max_depth: null, seeds: [] });
+    expect((await operator.post('operator/collections', { name: 'manuals' })).body['code']).toBe('invalid_collection');
+    expect((await operator.post('operator/collections', { name: 'Not A Name' })).body['code']).toBe('invalid_collection');
+
+    const bad = await operator.request('PATCH', 'operator/collections/manuals', { body: { max_depth: 9 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_settings' });
+    expect(bad.body['detail']).toContain('search.max_depth');
+    const set = await operator.request('PATCH', 'operator/collections/manuals', { body: { credits_by_depth: [5, 9], max_depth: 1, public: true } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body['collection']).toMatchObject({ public: true, credits_by_depth: [5, 9], max_depth: 1 });
+    expect((await operator.request('PATCH', 'operator/collections/nope', { body: { max_depth: 1 } })).body['code']).toBe('collection_not_found');
+
+    const files: Record<string, string> = { 'index.html': html('Manual index', '<a href="a.html">a</a> <a href="b.html">b</a>') };
+    for (const name of ['a', 'b']) files[`${name}.html`] = html(`Manual ${name}`, `<p>${`The gearbox manual ${name} explains lubrication intervals. `.repeat(20)}</p>`);
+    const site = await serveDirectory(writeSite(files));
+    const stop = new AbortController();
+    let worker: Promise<void> = Promise.resolve();
+    try {
+      const seed = await operator.post('operator/seeds', { url: `${site.url}/index.html`, collection: 'manuals' });
+      expect(seed.status, seed.text).toBe(201);
+      expect((seed.body['seed'] as { options: { collection: string } }).options.collection).toBe('manuals');
+      worker = seedWorker(h.runtime, undefined, stop.signal, () => {});
+      const id = (await h.runtime.collections.byName('manuals'))?.id ?? '';
+      await until(async () => ((await h.runtime.collections.pageCounts()).get(id) === 3 ? true : undefined), 'the seed to be crawled into its collection');
+    } finally {
+      stop.abort();
+      await worker;
+      await site.close();
+    }
+    const listed = await operator.get('operator/collections');
+    const manuals = (listed.body['collections'] as Array<Record<string, unknown>>).find((c) => c['name'] === 'manuals');
+    expect(manuals).toMatchObject({ pages: 3, seeds: [`${site.url}/index.html`] });
+    const prices = (await operator.get('operator/pricing')).body as { pricing: { search: { credits_by_depth: number[] } } };
+    expect(listed.body['defaults']).toMatchObject({ credits_by_depth: prices.pricing.search.credits_by_depth });
+
+    await h.runtime.indexer().runOnce();
+    const tenant = await h.runtime.accounts.createTenant('reader', { credits: 50 });
+    const { key } = await h.runtime.accounts.createKey(tenant.id);
+    const found = await h.call(key, { query: 'gearbox lubrication', depth: 1, collection: 'manuals' });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body['credits_used']).toBe(5);
+    expect((found.body['results'] as Array<{ url: string }>).every((r) => r.url.startsWith(site.url))).toBe(true);
+    const deep = await h.call(key, { query: 'gearbox lubrication', depth: 2, collection: 'manuals' });
+    expect(deep.status).toBe(400);
+    expect(deep.body).toMatchObject({ code: 'depth_out_of_range', max_depth: 1 });
+    expect((await h.runtime.accounts.getTenant(tenant.id)).credits).toBe(45);
+  });
+});
