@@ -278,4 +278,53 @@ describe.runIf(ready)('the compose topology on 127.0.0.1: 2 crawler workers, 2 A
     const smallDebits = await query<{ n: string }>("select count(*) as n from credit_ledger l join tenants t on t.id = l.tenant_id where t.name = 'small' and l.delta < 0");
     expect(Number(smallDebits[0]?.n)).toBe(allowed);
   }, 240_000);
+  it('two API nodes: a key limited to a collection reads it on either node, never the others (issue 33 isolation)', async () => {
+    expect(servers.length, 'the two API nodes of the previous test').toBe(2);
+    const [a, b] = servers as [RunningServer, RunningServer];
+    const admin = (args: string[]) => runCli(['--data', path.join(dir, 'admin'), ...args], env, 180_000);
+    // One page outside the shared crawl's scope, crawled into its own collection by the command line.
+    const crawled = await admin(['crawl', `${siteUrl}/tutorial-arch.html`, '--collection', 'hr', '--max-pages', '1', '--include', 'tutorial-arch']);
+    expect(crawled.code, crawled.stderr).toBe(0);
+    const keyOf = async (args: string[]) => {
+      const made = await admin(['keys', 'create', ...args, '--credits', '50', '--tier', 'enterprise']);
+      expect(made.code, made.stderr).toBe(0);
+      return made.stdout.trim().split('\n').at(-1) ?? '';
+    };
+    const hrKey = await keyOf(['--tenant', 'hr-team', '--collections', 'hr']);
+    const docsKey = await keyOf(['--tenant', 'docs-team', '--collections', 'default']);
+    const search = async (server: RunningServer, bearer: string, collection?: string) => {
+      const res = await fetch(`${server.url}/v1/search`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'client server architecture processes', depth: 1, ...(collection ? { collection } : {}) }),
+      });
+      return { status: res.status, body: (await res.json()) as { code?: string; results?: Array<{ url: string }> } };
+    };
+    const arch = `${siteUrl}/tutorial-arch.html`;
+    for (const node of [a, b]) {
+      const own = await search(node, hrKey, 'hr');
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+      expect(own.body.results?.map((r) => r.url)).toEqual([arch]);
+      const other = await search(node, docsKey);
+      expect(other.status).toBe(200);
+      expect(other.body.results?.length).toBeGreaterThan(0);
+      expect(other.body.results?.map((r) => r.url)).not.toContain(arch);
+      for (const [bearer, collection] of [
+        [hrKey, undefined],
+        [hrKey, 'default'],
+        [docsKey, 'hr'],
+      ] as const) {
+        const refused = await search(node, bearer, collection);
+        expect(refused.status).toBe(403);
+        expect(refused.body.code).toBe('collection_forbidden');
+      }
+    }
+    const debits = await query<{ name: string; n: string }>(
+      "select t.name, count(*) as n from credit_ledger l join tenants t on t.id = l.tenant_id where t.name in ('hr-team', 'docs-team') and l.delta < 0 group by t.name order by t.name",
+    );
+    expect(debits.map((d) => [d.name, Number(d.n)])).toEqual([
+      ['docs-team', 2],
+      ['hr-team', 2],
+    ]);
+  }, 300_000);
 });
