@@ -66,6 +66,7 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
     gate: runtime.paidCallGate(),
     search,
     collections: runtime.collections,
+    webhooks: runtime.webhooks,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),
     ...options.deps,
