@@ -29,6 +29,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
     search: pipeline,
     collections: ctx.collections,
     webhooks: ctx.webhooks,
+    sites: ctx.sites,
     extract: ctx.extract(),
     pricing: () => ctx.pricing,
     publicRoutes: [pluginPublicRoutes(await ctx.pluginRoutes())],

@@ -28,6 +28,7 @@ import type { ReconcileSummary } from '../payments/mode.js';
 import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../payments/plugin.js';
 import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsServing, pluginStartupChecks } from './plugin-hooks.js';
 import { PageStore } from '../storage/pages.js';
+import { SiteUrlStore } from '../storage/site-urls.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
 import { CollectionStore } from '../storage/collections.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
@@ -88,6 +89,8 @@ export class Runtime {
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
+  /** The URLs the index and the frontier know under a site (POST /v1/map). */
+  readonly sites: SiteUrlStore;
   /** Tenants' webhook endpoints and the outbox of their messages (webhooks/): crawl jobs queue, the background delivers. */
   readonly webhooks: WebhookOutbox;
 
@@ -140,6 +143,7 @@ export class Runtime {
       (options.sharedRateLimits && config.stores.backend === 'memory' ? new SqlRateLimitStore(storage.db, storage.dialect) : this.stores.rateLimits);
     this.idempotency = this.stores.idempotency;
     this.webhooks = new WebhookOutbox(storage.db, webhookSettingsOf(config));
+    this.sites = new SiteUrlStore(storage.db, storage.dialect);
     const rewriter = queryRewriterFromConfig(config.search);
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 

@@ -67,6 +67,7 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
     search,
     collections: runtime.collections,
     webhooks: runtime.webhooks,
+    sites: runtime.sites,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),
     ...options.deps,

@@ -34,6 +34,8 @@ export const envBindings: readonly EnvBinding[] = [
   { env: 'NOTARY_WEBHOOKS_TIMEOUT_MS', path: ['webhooks', 'timeout_ms'], kind: 'int' },
   { env: 'NOTARY_WEBHOOKS_MAX_ATTEMPTS', path: ['webhooks', 'max_attempts'], kind: 'int' },
   { env: 'NOTARY_WEBHOOKS_DELIVER_EVERY_MS', path: ['webhooks', 'deliver_every_ms'], kind: 'int' },
+  { env: 'NOTARY_MAP_SITEMAP_TIMEOUT_MS', path: ['map', 'sitemap_timeout_ms'], kind: 'int' },
+  { env: 'NOTARY_MAP_MAX_SITEMAP_URLS', path: ['map', 'max_sitemap_urls'], kind: 'int' },
   { env: 'NOTARY_RERANKER_MODEL', path: ['reranker', 'model_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_CACHE_DIR', path: ['reranker', 'cache_dir'], kind: 'string' },
   { env: 'NOTARY_MODEL_DOWNLOAD', path: ['reranker', 'download'], kind: 'bool' },
