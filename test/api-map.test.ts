@@ -169,11 +169,21 @@ describe('POST /v1/map', () => {
 
 describe('POST /v1/map: SSRF', () => {
   it('refuses loopback, localhost, metadata and IPv4-mapped metadata sites with 403 blocked_address, charging nothing', async () => {
-    const api = await startApi(config(false));
+    // A public-looking name that resolves to the metadata address (DNS rebinding) is checked by its address.
+    const resolver = async (host: string) => [{ address: host === 'rebound.test' ? '169.254.169.254' : '127.0.0.1', family: 4 as const }];
+    const api = await startApi(config(false), { deps: { resolver } });
     try {
       const { post, credits } = await withTenant(api);
       const hits = site.hits.length;
-      for (const url of [`${site.origin}/docs/`, `http://localhost:${site.port}/docs/`, 'http://169.254.169.254/latest/', 'http://[::ffff:a9fe:a9fe]/latest/', 'http://[::ffff:7f00:1]/']) {
+      for (const url of [
+        `${site.origin}/docs/`,
+        `http://localhost:${site.port}/docs/`,
+        'http://169.254.169.254/latest/',
+        'http://[::ffff:a9fe:a9fe]/latest/',
+        'http://[::ffff:7f00:1]/',
+        'http://0.0.0.0/',
+        'http://rebound.test/docs/',
+      ]) {
         const res = await post({ url });
         expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(403);
         expect(res.body.code, url).toBe('blocked_address');
