@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { NotaryConfig } from '../core/config.js';
 import { openSqlite, sqliteFile } from '../storage/db.js';
 import { apiTestConfig, startApi } from '../testkit/app.js';
-import { runCli, startServer } from '../testkit/cli.js';
+import { spawn } from 'node:child_process';
+import { repoRoot, runCli, startServer } from '../testkit/cli.js';
 import { freePort } from '../testkit/postgres.js';
 import { notifyWebhook, startDeliveryTimer, WebhookOutbox, webhookSettingsOf } from '../webhooks/index.js';
 
@@ -227,6 +228,44 @@ describe('notary serve delivers webhook messages in the background', () => {
       expect(await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('hung'), 10_000))]), server.output()).toBe(0);
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await rx.close();
+    }
+  }, 90_000);
+});
+
+describe('notary crawl-worker delivers webhook messages too', () => {
+  it('posts a queued message once and stops on SIGTERM', async () => {
+    const rx = await receiver();
+    const data = mkdtempSync(path.join(tmpdir(), 'notary-webhooks-worker-'));
+    dirs.push(data);
+    const env = { NOTARY_MODEL_DOWNLOAD: 'false', NOTARY_EMBEDDING_MODEL: 'off' };
+    writeFileSync(path.join(data, 'notary.json'), JSON.stringify({ webhooks: { allow_private_networks: true, deliver_every_ms: 200 } }));
+    // Any command opens the runtime: the database and its webhook tables exist.
+    expect((await runCli(['--data', data, 'keys', 'create', '--tenant', 'acme', '--credits', '1'], env)).code).toBe(0);
+    const storage = openSqlite(sqliteFile(data));
+    let secret = '';
+    try {
+      const outbox = new WebhookOutbox(storage.db, { timeoutMs: 5_000, maxAttempts: 8, allowPrivateNetworks: true });
+      const endpoint = await outbox.registerEndpoint({ url: rx.url, tenantId: 'ten_worker' });
+      secret = endpoint.secret;
+      await notifyWebhook(outbox, { endpointId: endpoint.id, tenantId: 'ten_worker', type: 'crawl.cancelled', data: { id: 'job_w' } });
+    } finally {
+      await storage.close();
+    }
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/notary.js'), '--data', data, 'crawl-worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      await until('the delivery', () => rx.got.length >= 1, 30_000);
+      await new Promise((r) => setTimeout(r, 600));
+      expect(rx.got, output).toHaveLength(1);
+      const [req] = rx.got as [Received];
+      expect(new Webhook(secret).verify(req.body, signed(req))).toMatchObject({ type: 'crawl.cancelled', data: { id: 'job_w' } });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      expect(await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('hung'), 10_000))]), output).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
       await rx.close();
     }
   }, 90_000);
