@@ -16,10 +16,17 @@ import { problemSchema } from './paid/schemas.js';
 import { guardHttpEdges } from './http-edges.js';
 import { readCertificates, reloadCertificatesOnChange, TLS_HARDENING } from './tls.js';
 import { clientErrorResponse, registerProblemHandlers, sendProblem, toNotaryError } from './problem.js';
+import { accountRoutes, type AccountRoute } from './account-routes.js';
 import { extractRoute } from './routes/extract.js';
 import { healthzRoute, readyzRoute } from './routes/healthz.js';
 import { metricsPlugin, type ApiMetrics } from './metrics.js';
 import { searchRoute } from './routes/search.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { mapRoute } from './routes/map.js';
+import { sitemapReader } from './routes/map-sitemaps.js';
+import type { SiteUrlStore } from '../storage/site-urls.js';
+import type { HostResolver } from '../extract/fetch/index.js';
+import type { WebhookOutbox } from '../webhooks/index.js';
 
 export interface AppDeps {
   config: NotaryConfig;
@@ -28,6 +35,12 @@ export interface AppDeps {
   search: SearchService;
   /** The collections calls name (storage/collections.ts); without it, the default collection alone. */
   collections?: CollectionResolver;
+  /** The URLs the index and the frontier know by site; without it POST /v1/map is not served. */
+  sites?: SiteUrlStore;
+  /** The resolver of POST /v1/map's address checks (tests point names anywhere); the system's by default. */
+  resolver?: HostResolver;
+  /** Tenants' webhook endpoints (webhooks/); without it /v1/webhooks is not served. */
+  webhooks?: WebhookOutbox;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
@@ -145,6 +158,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard, status: { health: deps.health, ready: deps.ready } });
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
+  if (deps.sites) {
+    const resolver = deps.resolver ? { resolver: deps.resolver } : {};
+    routes.push(mapRoute(config, { sites: deps.sites, sitemaps: sitemapReader(config, resolver), ...resolver }));
+  }
+  const account: AccountRoute[] = deps.webhooks ? webhookRoutes(deps.webhooks) : [];
+  if (account.length > 0) await app.register(accountRoutes, { gate: deps.gate, routes: account });
   await app.register(paidRoutes, { context: { gate: deps.gate, ...(deps.collections ? { collections: deps.collections } : {}) }, routes });
 
   const fixedPricing = typeof deps.pricing === 'object' ? deps.pricing : new Pricing(config.pricing);

@@ -17,6 +17,8 @@ export interface RouteDocs {
   tags?: string[];
   /** A paid route: payment headers, security schemes and the paid-call problems apply. */
   'x-notary-paid'?: boolean;
+  /** An account route (api/account-routes.ts): authenticated and rate limited as a paid call, never charged. */
+  'x-notary-authenticated'?: boolean;
   /** Response media types of a route without a response schema, e.g. text/plain for the checkpoint. */
   'x-notary-produces'?: string;
   /**
@@ -117,19 +119,21 @@ function queryParameters(schema: Json | undefined, oneOf: readonly string[] | un
   return Object.entries(properties).map(([name, property]) => ({ name, in: 'query', required: required.has(name), schema: property }));
 }
 
-function responses(schema: Json, docs: RouteDocs, paid: boolean): Json {
+function responses(schema: Json, docs: RouteDocs, paid: boolean, limited: boolean): Json {
   const declared = (schema['response'] ?? {}) as Record<string, Json>;
   const out: Json = {};
   for (const [status, entry] of Object.entries(declared).sort(([a], [b]) => a.localeCompare(b))) {
-    const headers = status === '429' || status === '409' || status === '503' ? retryAfterHeaders : paid ? paidResponseHeaders : responseHeaders;
-    if ('content' in entry) {
+    const headers = status === '429' || status === '409' || status === '503' ? retryAfterHeaders : paid || limited ? paidResponseHeaders : responseHeaders;
+    if (status === '204') {
+      out[status] = { description: 'No content', headers };
+    } else if ('content' in entry) {
       out[status] = { description: String(entry['description'] ?? status), headers, content: entry['content'] };
     } else {
       const description = typeof entry['description'] === 'string' ? entry['description'] : status === '200' ? 'Success' : `Status ${status}`;
       out[status] = { description, headers, content: { 'application/json': { schema: entry } } };
     }
   }
-  if (!('200' in out)) {
+  if (!Object.keys(out).some((status) => status.startsWith('2'))) {
     out['200'] = { description: 'Success', headers: responseHeaders, content: { [docs['x-notary-produces'] ?? 'application/json']: { schema: {} } } };
   }
   if (!paid) {
@@ -161,6 +165,7 @@ export function openApiDocument(routes: readonly RouteRecord[], options: OpenApi
   for (const route of sorted) {
     const docs = route.schema as RouteDocs & Json;
     const paid = docs['x-notary-paid'] === true;
+    const authenticated = paid || docs['x-notary-authenticated'] === true;
     for (const method of route.methods) {
       const operation: Json = {
         operationId: operationId(method, route.url),
@@ -168,13 +173,19 @@ export function openApiDocument(routes: readonly RouteRecord[], options: OpenApi
         ...(docs.description ? { description: docs.description } : {}),
         tags: docs.tags ?? [paid ? 'paid' : 'public'],
       };
-      const parameters = [...queryParameters(route.schema['querystring'] as Json | undefined, docs['x-notary-query-one-of']), ...(paid ? paidHeaders : [])];
+      const pathParameters = Object.entries(((route.schema['params'] as Json | undefined)?.['properties'] ?? {}) as Record<string, Json>).map(([name, property]) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: property,
+      }));
+      const parameters = [...pathParameters, ...queryParameters(route.schema['querystring'] as Json | undefined, docs['x-notary-query-one-of']), ...(paid ? paidHeaders : [])];
       if (parameters.length > 0) operation['parameters'] = parameters;
       if (route.schema['body']) {
         operation['requestBody'] = { required: true, content: { 'application/json': { schema: route.schema['body'] } } };
       }
-      operation['responses'] = responses(route.schema, docs, paid);
-      operation['security'] = paid ? modes.map((m) => ({ [m.key]: [] })) : [];
+      operation['responses'] = responses(route.schema, docs, paid, authenticated);
+      operation['security'] = authenticated ? modes.map((m) => ({ [m.key]: [] })) : [];
       (paths[openApiPath(route.url)] ??= {})[method.toLowerCase()] = operation;
     }
   }

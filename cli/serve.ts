@@ -28,6 +28,8 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
     gate: ctx.paidCallGate(),
     search: pipeline,
     collections: ctx.collections,
+    webhooks: ctx.webhooks,
+    sites: ctx.sites,
     extract: ctx.extract(),
     pricing: () => ctx.pricing,
     publicRoutes: [pluginPublicRoutes(await ctx.pluginRoutes())],
@@ -130,10 +132,22 @@ interface ServeLog {
   error(msg: string): void;
 }
 
-/** The background work of a serve: payment reconciliation, embedding what has no vector yet, the crawl worker. */
+/**
+ * What a stop leaves webhook attempts in flight to finish: the stop's limit less a second for the rest. One cut short
+ * keeps its claim and is attempted again (same webhook-id) once the claim lapses.
+ */
+function webhookStopWaitMs(cfg: NotaryConfig): number {
+  return Math.max(0, cfg.server.shutdown_timeout_ms - 1_000);
+}
+
+/**
+ * The background work of a serve: payment reconciliation, webhook delivery, embedding what has no vector yet, the
+ * crawl worker.
+ */
 async function startBackground(ctx: Runtime, log: ServeLog): Promise<{ stop(): Promise<void> }> {
   const cfg = ctx.config;
   const stop = new AbortController();
+  const webhooks = ctx.startWebhookDelivery((level, message) => log[level](message));
   // Settlements whose outcome was never heard are decided from the chain in the background too (a retry by the payer
   // decides its own at once).
   const reconciler = setInterval(() => {
@@ -173,8 +187,7 @@ async function startBackground(ctx: Runtime, log: ServeLog): Promise<{ stop(): P
     stop: async () => {
       stop.abort();
       clearInterval(reconciler);
-      await worker;
-      await backfill;
+      await Promise.all([worker, backfill, webhooks.stop(webhookStopWaitMs(cfg))]);
     },
   };
 }
@@ -261,7 +274,10 @@ export async function crawlWorkerCommand(cfg: NotaryConfig): Promise<void> {
   const shutdown = () => stop.abort();
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+  // Crawler processes post the webhook messages too (each claims a message before posting it: never two at once).
+  const webhooks = ctx.startWebhookDelivery((_level, message) => log(message));
   // The serve-time seed worker alone: it idles while no seed is due (a supervisor's restart policy never loops).
   await seedWorker(ctx, dense, stop.signal, log);
+  await webhooks.stop(webhookStopWaitMs(cfg));
   await ctx.close();
 }

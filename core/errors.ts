@@ -91,6 +91,8 @@ export const errorCodes = {
   // Webhooks (issue 33): tenant-supplied endpoints that crawl jobs call.
   webhook_address_blocked: { status: 422, title: 'The webhook URL resolves to an address this service does not call', retryable: false },
   webhook_not_found: { status: 404, title: 'No such webhook endpoint', retryable: false },
+  // POST /v1/map (issue 33).
+  invalid_cursor: { status: 400, title: 'The cursor is not one this listing gave', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export interface ErrorEntry {

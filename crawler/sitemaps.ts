@@ -12,6 +12,10 @@ export interface SitemapFetchOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   onProblem?: (msg: string) => void;
+  /** Page URLs read at most (default: all of the files read); the rest is not read and onProblem says so. */
+  maxUrls?: number;
+  /** Bytes of one sitemap file at most (default 50 MiB). */
+  maxBytes?: number;
 }
 
 /** One sitemap file through the one fetcher (address policy, User-Agent, byte cap); .gz files are unpacked. */
@@ -22,7 +26,7 @@ async function fetchSitemap(url: string, options: SitemapFetchOptions): Promise<
     headers: { accept: 'application/xml,text/xml,text/plain;q=0.9,*/*;q=0.5' },
     maxRedirects: 10,
     totalTimeoutMs: options.timeoutMs,
-    maxBytes: maxSitemapBytes,
+    maxBytes: options.maxBytes ?? maxSitemapBytes,
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
@@ -41,7 +45,8 @@ export async function collectSitemapUrls(sitemapUrls: string[], options: Sitemap
   const pending = [...new Set(sitemapUrls)];
   const visited = new Set<string>();
   const pages: string[] = [];
-  while (pending.length > 0 && visited.size < maxSitemapFiles) {
+  const maxUrls = options.maxUrls ?? Number.POSITIVE_INFINITY;
+  while (pending.length > 0 && visited.size < maxSitemapFiles && pages.length < maxUrls && options.signal?.aborted !== true) {
     const sitemapUrl = pending.shift();
     if (sitemapUrl === undefined || visited.has(sitemapUrl)) continue;
     visited.add(sitemapUrl);
@@ -72,6 +77,10 @@ export async function collectSitemapUrls(sitemapUrls: string[], options: Sitemap
         pages.push(new URL(item.loc, sitemapUrl).href);
       }
     }
+  }
+  if (pages.length >= maxUrls) {
+    options.onProblem?.(`sitemaps list more than ${maxUrls} URLs: the first ${maxUrls} were read`);
+    return pages.slice(0, maxUrls);
   }
   return pages;
 }

@@ -12,7 +12,7 @@ import './modes/api-key/errors.js'; // registers the API-key error codes this fi
 export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/accounts.js';
 
 /** What a key may call. */
-export const KEY_SCOPES = ['search', 'extract'] as const satisfies readonly Operation[];
+export const KEY_SCOPES = ['search', 'extract', 'map'] as const satisfies readonly Operation[];
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
 export interface KeyOptions {

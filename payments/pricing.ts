@@ -11,7 +11,8 @@ export type PriceRequest =
    * `render` as requested, or the deployment's default when the request names none; `urls`, for a batch, how many URLs
    * it quotes (each at the per-URL price; absent: one).
    */
-  | { operation: 'extract'; render: 'auto' | 'never' | 'always'; urls?: number };
+  | { operation: 'extract'; render: 'auto' | 'never' | 'always'; urls?: number }
+  | { operation: 'map' };
 
 export type Operation = PriceRequest['operation'];
 
@@ -19,6 +20,7 @@ export type Operation = PriceRequest['operation'];
 export const OPERATION_CLAIMS = {
   search: 'search_call_consumed',
   extract: 'extract_call_consumed',
+  map: 'map_call_consumed',
 } as const satisfies Record<Operation, string>;
 
 /** An amount of an asset, exact: `atomic` smallest units, `decimal` the same written with the asset's decimals. */
@@ -122,6 +124,8 @@ export class Pricing {
         if (!Number.isSafeInteger(urls) || urls < 1) throw new RangeError(`no price for ${urls} URLs`);
         return this.quote(request, each * urls, `${name}, ${urls} URL${urls === 1 ? '' : 's'}`, urls);
       }
+      case 'map':
+        return this.quote(request, this.config.map.credits, 'map');
     }
   }
 
@@ -153,6 +157,7 @@ export class Pricing {
     }
     rows.push(this.row('extract (render never or auto)', this.price({ operation: 'extract', render: 'auto' })));
     rows.push(this.row('extract (render always)', this.price({ operation: 'extract', render: 'always' })));
+    rows.push(this.row('map (one page of URLs)', this.price({ operation: 'map' })));
     return rows;
   }
 
@@ -192,5 +197,7 @@ export function requiredFeatures(request: PriceRequest): Feature[] {
       return request.depth > 1 ? ['search', 'search_reflection'] : ['search'];
     case 'extract':
       return request.render === 'always' ? ['extract', 'extract_render'] : ['extract'];
+    case 'map':
+      return ['map'];
   }
 }

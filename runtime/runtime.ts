@@ -28,6 +28,7 @@ import type { ReconcileSummary } from '../payments/mode.js';
 import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../payments/plugin.js';
 import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsServing, pluginStartupChecks } from './plugin-hooks.js';
 import { PageStore } from '../storage/pages.js';
+import { SiteUrlStore } from '../storage/site-urls.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
 import { CollectionStore } from '../storage/collections.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
@@ -40,6 +41,10 @@ import { modelsWiring, type ModelsWiring } from './models-wiring.js';
 import { dashboardPeople } from './people.js';
 import { stderrLog, type Log } from './log.js';
 import { buildPaidCallGate, buildPaymentModes, reconcileModes, type PaymentModeDeps } from './payments.js';
+import { registerWebhookMigrations, startDeliveryTimer, WebhookOutbox, webhookSettingsOf, type DeliveryTimer } from '../webhooks/index.js';
+
+// The webhook tables (issue 33) are part of every deployment's schema, on either engine.
+registerWebhookMigrations();
 
 /** One charge in the books (`notary payments list`). */
 export type PaymentListRow = LedgerRow;
@@ -84,6 +89,10 @@ export class Runtime {
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
+  /** The URLs the index and the frontier know under a site (POST /v1/map). */
+  readonly sites: SiteUrlStore;
+  /** Tenants' webhook endpoints and the outbox of their messages (webhooks/): crawl jobs queue, the background delivers. */
+  readonly webhooks: WebhookOutbox;
 
   // The models and what is built from them, on first use (see ModelsWiring).
   readonly models: ModelsWiring['models'];
@@ -133,6 +142,8 @@ export class Runtime {
       options.rateLimits ??
       (options.sharedRateLimits && config.stores.backend === 'memory' ? new SqlRateLimitStore(storage.db, storage.dialect) : this.stores.rateLimits);
     this.idempotency = this.stores.idempotency;
+    this.webhooks = new WebhookOutbox(storage.db, webhookSettingsOf(config));
+    this.sites = new SiteUrlStore(storage.db, storage.dialect);
     const rewriter = queryRewriterFromConfig(config.search);
     this.queryRewriter = rewriter ? logRewriterFailures(rewriter, (message) => log('warn', message)) : undefined;
 
@@ -277,6 +288,14 @@ export class Runtime {
   /** Rebuilds the search index from the stored passages (each backend swaps in a complete one: a staging index, a transaction). */
   rebuildIndex(onProgress?: (documents: number) => void): Promise<number> {
     return this.backend.rebuild(storedPassages(this.storage), onProgress, storedPages(this.storage));
+  }
+
+  /**
+   * The background webhook delivery (`notary serve`'s background work, `notary crawl-worker`): due messages every
+   * webhooks.deliver_every_ms; stop it before close.
+   */
+  startWebhookDelivery(log: (level: 'info' | 'warn', message: string) => void): DeliveryTimer {
+    return startDeliveryTimer(this.webhooks, { everyMs: this.config.webhooks.deliver_every_ms, log });
   }
 
   /** Runs `work` holding the deployment-wide indexing lock (crawler processes index one after another). */

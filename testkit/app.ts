@@ -66,6 +66,8 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
     gate: runtime.paidCallGate(),
     search,
     collections: runtime.collections,
+    webhooks: runtime.webhooks,
+    sites: runtime.sites,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),
     ...options.deps,

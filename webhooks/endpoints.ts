@@ -51,3 +51,34 @@ export async function getEndpoint(db: Kysely<Database>, id: string): Promise<Web
   if (!row) throw new NotaryError('webhook_not_found', `no enabled webhook endpoint ${id}`);
   return { id: row.id, tenantId: row.tenant_id, url: row.url, secret: row.secret, createdAt: row.created_at };
 }
+
+/** A tenant's enabled endpoint; one of another tenant (or none) is webhook_not_found, as if it did not exist. */
+export async function tenantEndpoint(db: Kysely<Database>, id: string, tenantId: string): Promise<WebhookEndpoint> {
+  const endpoint = await getEndpoint(db, id);
+  if (endpoint.tenantId !== tenantId) throw new NotaryError('webhook_not_found', `no enabled webhook endpoint ${id}`);
+  return endpoint;
+}
+
+/** A tenant's enabled endpoints, oldest first. */
+export async function tenantEndpoints(db: Kysely<Database>, tenantId: string): Promise<WebhookEndpoint[]> {
+  const rows = await db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('disabled_at', 'is', null).orderBy('created_at').orderBy('id').execute();
+  return rows.map((row) => ({ id: row.id, tenantId: row.tenant_id, url: row.url, secret: row.secret, createdAt: row.created_at }));
+}
+
+/**
+ * Disables a tenant's endpoint (webhook_not_found when it is not one): no message is queued for it any more, and
+ * its pending messages fail without another attempt. Its deliveries stay listed.
+ */
+export async function disableEndpoint(db: Kysely<Database>, id: string, tenantId: string, now: Date = new Date()): Promise<void> {
+  await tenantEndpoint(db, id, tenantId);
+  const at = now.toISOString();
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('webhook_endpoints').set({ disabled_at: at }).where('id', '=', id).where('disabled_at', 'is', null).execute();
+    await trx
+      .updateTable('webhook_messages')
+      .set({ state: 'failed', claim_token: null, claimed_until: null, last_error: 'the endpoint was deleted', finished_at: at })
+      .where('endpoint_id', '=', id)
+      .where('state', '=', 'pending')
+      .execute();
+  });
+}

@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { NotaryConfig } from '../core/config.js';
-import { newId } from '../core/ids.js';
+import { BASE62, newId } from '../core/ids.js';
 import type { Database } from '../storage/schema.js';
 import type { HostResolver } from '../extract/fetch/address-policy.js';
 import { postWebhook, type AttemptOutcome } from './deliver.js';
-import { getEndpoint, registerEndpoint, type WebhookEndpoint } from './endpoints.js';
+import { disableEndpoint, getEndpoint, registerEndpoint, tenantEndpoint, tenantEndpoints, type WebhookEndpoint } from './endpoints.js';
 import { isRetryable, retryDelayMs } from './schedule.js';
 import type { DeliveryState } from './tables.js';
 import './tables.js';
@@ -76,6 +76,14 @@ export interface DeliverReport {
   retrying: number;
 }
 
+/** The message id of an endpoint's message with a caller's key: `msg_` and 20 base62 characters of their SHA-256. */
+export function messageIdFor(endpointId: string, key: string): string {
+  const digest = createHash('sha256').update(`${endpointId}\n${key}`).digest();
+  let out = '';
+  for (let i = 0; i < 20; i++) out += BASE62[(digest[i] ?? 0) % 62];
+  return `msg_${out}`;
+}
+
 /** Extra time a claim lasts beyond one attempt's timeout before another process may take the message over. */
 const CLAIM_MARGIN_MS = 30_000;
 
@@ -106,16 +114,33 @@ export class WebhookOutbox {
     return registerEndpoint(this.db, this.addressSettings(), input, this.clock());
   }
 
+  /** A tenant's enabled endpoint, or webhook_not_found (also for another tenant's). */
+  endpointOf(id: string, tenantId: string): Promise<WebhookEndpoint> {
+    return tenantEndpoint(this.db, id, tenantId);
+  }
+
+  /** A tenant's enabled endpoints, oldest first. */
+  listEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
+    return tenantEndpoints(this.db, tenantId);
+  }
+
+  /** Disables a tenant's endpoint (webhook_not_found when it is not one); its pending messages fail. */
+  deleteEndpoint(id: string, tenantId: string): Promise<void> {
+    return disableEndpoint(this.db, id, tenantId, this.clock());
+  }
+
   /**
    * Queues one message for an endpoint (its id, or webhook_not_found), due at once. The body is the Standard
-   * Webhooks envelope `{"type", "timestamp", "data"}`; the returned id is its webhook-id.
+   * Webhooks envelope `{"type", "timestamp", "data"}`; the returned id is its webhook-id. With `key`, the message id
+   * is derived from the endpoint and the key, and a second enqueue with them (a caller retrying after a crash) adds
+   * nothing: `created` is false and the first message stands.
    */
-  async enqueue(endpoint: string | { id: string }, eventType: string, payload: unknown): Promise<{ id: string }> {
+  async enqueue(endpoint: string | { id: string }, eventType: string, payload: unknown, options: { key?: string } = {}): Promise<{ id: string; created: boolean }> {
     const target = await getEndpoint(this.db, typeof endpoint === 'string' ? endpoint : endpoint.id);
     const now = this.clock().toISOString();
-    const id = newId('msg');
+    const id = options.key === undefined ? newId('msg') : messageIdFor(target.id, options.key);
     const body = JSON.stringify({ type: eventType, timestamp: now, data: payload });
-    await this.db
+    const inserted = await this.db
       .insertInto('webhook_messages')
       .values({
         id,
@@ -132,13 +157,14 @@ export class WebhookOutbox {
         created_at: now,
         finished_at: null,
       })
-      .execute();
-    return { id };
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    return { id, created: Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1 };
   }
 
-  /** Attempts every message due at `now` that this call manages to claim. */
-  async deliverDue(now: Date = this.clock()): Promise<DeliverReport> {
-    return this.deliver(await this.dueIds(now), now);
+  /** Attempts every message due at `now` that this call manages to claim; once `signal` aborts, claims no more. */
+  async deliverDue(now: Date = this.clock(), signal?: AbortSignal): Promise<DeliverReport> {
+    return this.deliver(await this.dueIds(now), now, signal);
   }
 
   /** Ids of messages due at `now`, oldest due first (at most batchSize); another process may claim them first. */
@@ -164,11 +190,11 @@ export class WebhookOutbox {
    * the same message, one claims it; one that listed it before another delivered it claims nothing) and attempts
    * those it claimed. Each is claimed right before its attempt, so a claim's lease covers one attempt, not a queue.
    */
-  async deliver(ids: readonly string[], now: Date = this.clock()): Promise<DeliverReport> {
+  async deliver(ids: readonly string[], now: Date = this.clock(), signal?: AbortSignal): Promise<DeliverReport> {
     const report: DeliverReport = { attempted: 0, delivered: 0, failed: 0, retrying: 0 };
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < ids.length) {
+      while (next < ids.length && signal?.aborted !== true) {
         const id = ids[next++];
         if (id === undefined) break;
         const token = randomBytes(12).toString('hex');

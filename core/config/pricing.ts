@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** What a tenant's keys may call: searches, reflection (depth 2 and up), extraction, rendered extraction, test keys. */
-export const FEATURES = ['search', 'search_reflection', 'extract', 'extract_render', 'test_keys'] as const;
+/** What a tenant's keys may call: searches, reflection (depth 2 and up), extraction, rendered extraction, test keys, site maps. */
+export const FEATURES = ['search', 'search_reflection', 'extract', 'extract_render', 'test_keys', 'map'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 export const tierSchema = z.object({
@@ -50,6 +50,8 @@ export const pricingSchema = z
         credits_rendered: z.number().int().min(0).default(2),
       })
       .prefault({}),
+    /** POST /v1/map: one page of a site's URLs. */
+    map: z.object({ credits: z.number().int().min(0).default(1) }).prefault({}),
     /** The money price of one credit for pay-per-call modes, in a named asset. */
     credit_price: z
       .object({

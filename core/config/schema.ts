@@ -6,6 +6,7 @@ import { paymentsSection, pricingSchema, tiersSchema } from './pricing.js';
 import { embeddingsSection, indexerSection, indexerShape as sharedIndexerShape, rerankerSection, searchSection } from './search.js';
 import { serverSection, storageSection, storesSection } from './server.js';
 import { webhooksSection } from './webhooks.js';
+import { mapSection } from './map.js';
 
 /** Every payment mode's section has at least this (the rest is the mode's own fragment). */
 const modeSectionBase = z.looseObject({ enabled: z.boolean().optional() });
@@ -37,6 +38,7 @@ const sharedShape = {
   default_tier: z.string().default('free'),
   dashboard: dashboardSection,
   webhooks: webhooksSection,
+  map: mapSection,
 };
 type SharedSchema = z.ZodObject<typeof sharedShape>;
 

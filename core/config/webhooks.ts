@@ -12,5 +12,10 @@ export const webhooksSection = z
      * addresses is refused at registration and at every delivery. Link-local and metadata addresses stay refused.
      */
     allow_private_networks: z.boolean().default(false),
+    /**
+     * How often `notary serve` (its background process) and `notary crawl-worker` look for due messages and post
+     * them: the delay before a first attempt, at most.
+     */
+    deliver_every_ms: z.number().int().min(100).max(600_000).default(1_000),
   })
   .prefault({});

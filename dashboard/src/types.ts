@@ -183,6 +183,7 @@ export const FEATURE_LABELS: Record<string, string> = {
   extract: 'Extraction',
   extract_render: 'Extraction rendered in a browser',
   test_keys: 'Test keys (sk_test_)',
+  map: 'Site maps (POST /v1/map)',
 };
 
 export interface CollectionView {

@@ -6,7 +6,7 @@ import type { VerificationKey } from '../crypto/jwk.js';
 /** Domain separation: the signed bytes of a receipt start with this line. */
 export const RECEIPT_SIGNING_PREFIX = 'notary-receipt-v1\n';
 
-export const RECEIPT_CLAIMS = ['search_call_consumed', 'extract_call_consumed'] as const;
+export const RECEIPT_CLAIMS = ['search_call_consumed', 'extract_call_consumed', 'map_call_consumed'] as const;
 export type ReceiptClaim = (typeof RECEIPT_CLAIMS)[number];
 
 /** `notary_receipt` as it travels in a response (field-notes §5). */
