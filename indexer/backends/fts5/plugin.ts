@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { IndexBackendPlugin } from '../../backend-plugin.js';
 import { sqlVectorStore } from '../../sql-vector-store.js';
-import type { Storage } from '../../../storage/db.js';
+import type { Storage } from '../../../storage/index.js';
 
 /**
  * The embedded index (the default): SQLite FTS5 in the SQLite file of the embedded deployment (with PostgreSQL state,
