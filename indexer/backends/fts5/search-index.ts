@@ -24,7 +24,7 @@ export interface Fts5IndexOptions extends Fts5ReaderOptions, Fts5MemoryOptions {
   /** Close the database handle on close() (the storage layer usually owns it). */
   ownsHandle?: boolean;
   pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS>;
-  /** Rankings kept for repeated queries (0 = none; default none, the runtime passes search.ranking_cache). */
+  /** Rankings kept for repeated queries (0 = none; default none, the plug-in passes indexer.sqlite-fts5.ranking_cache). */
   rankingCache?: number;
 }
 
