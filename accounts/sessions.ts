@@ -1,7 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { nowIso } from '../storage/db.js';
-import type { SessionRow, User } from '../storage/schema.js';
-import type { UsersRepository } from '../storage/users.js';
+import { nowIso } from '../storage/index.js';
+import type { SessionRow, User, UsersRepository } from '../storage/index.js';
 
 export interface SessionOptions {
   /** Absolute lifetime of a signed-in session. */

@@ -1,6 +1,6 @@
-import { NotaryError } from '../core/errors.js';
-import { nowIso } from '../storage/db.js';
-import type { UsersRepository } from '../storage/users.js';
+import { NotaryError } from '../core/index.js';
+import { nowIso } from '../storage/index.js';
+import type { UsersRepository } from '../storage/index.js';
 
 export interface SignupLimitOptions {
   /** Sign-ups from one client address within the window; 0 turns the limit off. */

@@ -1,12 +1,10 @@
-import { NotaryError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import type { Tenant, User, UserRole } from '../storage/schema.js';
-import type { UsersRepository } from '../storage/users.js';
+import { NotaryError, newId } from '../core/index.js';
+import type { Tenant, User, UserRole, UsersRepository } from '../storage/index.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
 import type { SignupLimit } from './signup-limit.js';
 import type { SigninThrottle } from './throttle.js';
 
-export type { User, UserRole } from '../storage/schema.js';
+export type { User, UserRole } from '../storage/index.js';
 
 export interface UsersOptions {
   passwordMinLength: number;

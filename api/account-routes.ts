@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
-import { NotaryError } from '../core/errors.js';
-import type { Admission, PaidCallGate } from '../payments/paid-call.js';
+import { NotaryError } from '../core/index.js';
+import type { Admission, PaidCallGate } from '../payments/index.js';
 import { paymentRequestFrom } from './paid/request.js';
 import { problemResponses } from './paid/schemas.js';
 

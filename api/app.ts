@@ -1,13 +1,12 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import type { ExtractDeps } from '../extract/index.js';
-import type { PaidCallGate } from '../payments/paid-call.js';
-import { Pricing } from '../payments/pricing.js';
-import type { SearchService } from '../search/service.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError, newId } from '../core/index.js';
+import type { ExtractDeps, HostResolver } from '../extract/index.js';
+import type { PaidCallGate } from '../payments/index.js';
+import { Pricing } from '../payments/index.js';
+import type { SearchService } from '../search/index.js';
 import { dashboardPlugin, type DashboardDeps } from './dashboard/index.js';
 import { answerUnsupportedMethods } from './methods.js';
 import { llmsTxt, openApiDocument, recordRoutes } from './openapi.js';
@@ -24,8 +23,7 @@ import { searchRoute } from './routes/search.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { mapRoute } from './routes/map.js';
 import { sitemapReader } from './routes/map-sitemaps.js';
-import type { SiteUrlStore } from '../storage/site-urls.js';
-import type { HostResolver } from '../extract/fetch/index.js';
+import type { SiteUrlStore } from '../storage/index.js';
 import type { WebhookOutbox } from '../webhooks/index.js';
 
 export interface AppDeps {

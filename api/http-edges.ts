@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NotaryError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
+import { NotaryError, newId } from '../core/index.js';
 import { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 
 /** Headers that carry one value: a second copy (which Node would drop or join silently) is refused. */

@@ -16,3 +16,4 @@ export { healthzRoute, type HealthzRouteOptions } from './routes/healthz.js';
 export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody } from './routes/search.js';
 export { extractBodySchema, extractRoute } from './routes/extract.js';
 export { pluginPublicRoutes } from './plugin-routes.js';
+export { ApiMetrics } from './metrics.js';

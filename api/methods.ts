@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import { sendProblem } from './problem.js';
 
 /**

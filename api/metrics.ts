@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What the metrics read from the process on each scrape (pages and passages in storage, the index's documents). */

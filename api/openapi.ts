@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { allErrorCodes } from '../core/errors.js';
+import { allErrorCodes } from '../core/index.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { PluginRoute } from '../payments/plugin.js';
+import type { PluginRoute } from '../payments/index.js';
 
 /**
  * Serves plug-ins' public routes (framework-free descriptors, e.g. the receipt log's) as a plugin for

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorEntry, isNotaryError, NotaryError, upstreamOutcomeCodes, type ErrorCode } from '../core/errors.js';
+import { errorEntry, isNotaryError, NotaryError, upstreamOutcomeCodes, type ErrorCode } from '../core/index.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 /** Problem type URIs point at the error reference, one anchor per code. */

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { newId } from '../core/ids.js';
-import type { PluginRoute } from '../payments/plugin.js';
+import { newId } from '../core/index.js';
+import type { PluginRoute } from '../payments/index.js';
 import { requestIdFrom } from './app.js';
 import { pluginPublicRoutes } from './plugin-routes.js';
 import { registerProblemHandlers } from './problem.js';

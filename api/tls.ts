@@ -1,8 +1,8 @@
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { SecureContextOptions } from 'node:tls';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError } from '../core/index.js';
 
 type TlsSettings = NotaryConfig['server']['tls'];
 

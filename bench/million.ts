@@ -88,7 +88,8 @@ const config = configSchema.parse({
   reranker: { model_dir: modelDir, cache_dir: process.env['NOTARY_MODEL_CACHE_DIR'] ?? path.join(homedir(), '.cache', 'notary', 'models'), download: false },
   embeddings: { model: 'reranker' },
   // Every timed query is new: no cache of repeated queries answers it.
-  search: { query_vector_cache: 0, ranking_cache: 0 },
+  search: { query_vector_cache: 0 },
+  indexer: { 'sqlite-fts5': { ranking_cache: 0 } },
 });
 const runtime = await Runtime.open(config, { log: silentLog });
 try {

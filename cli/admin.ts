@@ -1,5 +1,5 @@
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError } from '../core/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
 
 /** Reads a password from standard input: its first line (piped), or typed without echo at a terminal. */

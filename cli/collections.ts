@@ -1,6 +1,12 @@
-import { checkCollectionSettings, collectionSettingsOf, isCollectionName, parseMaxDepthOption, parsePricesOption } from '../core/collections.js';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import {
+  checkCollectionSettings,
+  collectionSettingsOf,
+  isCollectionName,
+  parseMaxDepthOption,
+  parsePricesOption,
+  NotaryError,
+} from '../core/index.js';
+import type { NotaryConfig } from '../core/index.js';
 import { Runtime } from '../runtime/index.js';
 
 /** `notary collections list`: each collection, its id and how many pages it holds. */

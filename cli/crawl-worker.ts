@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normaliseUrl, type CrawlProgress, type CrawlRun } from '../crawler/index.js';
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import type { Runtime } from '../runtime/index.js';
-import type { DenseRetrieval } from '../search/request-state.js';
+import type { DenseRetrieval } from '../search/index.js';
 import { crawlAndIndex } from './crawl.js';
 
 type Seed = Awaited<ReturnType<Runtime['seeds']['list']>>[number];

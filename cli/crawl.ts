@@ -1,10 +1,9 @@
-import { DEFAULT_COLLECTION_ID, isCollectionName } from '../core/collections.js';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import { DEFAULT_COLLECTION_ID, isCollectionName, NotaryError } from '../core/index.js';
+import type { NotaryConfig } from '../core/index.js';
 import { normaliseUrl, runCrawl, type CrawlerConfig, type CrawlProgress, type CrawlRun, type CrawlSummary } from '../crawler/index.js';
 import type { IndexerRunResult } from '../indexer/index.js';
 import { Runtime, stderrLog } from '../runtime/index.js';
-import type { DenseRetrieval } from '../search/request-state.js';
+import type { DenseRetrieval } from '../search/index.js';
 import { crawlProgressLine, formatDuration, ProgressLine, RateMeter } from './progress.js';
 
 function byReason(counts: Partial<Record<string, number>>): string {

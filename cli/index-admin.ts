@@ -1,4 +1,4 @@
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import { Runtime } from '../runtime/index.js';
 
 /** `notary index rebuild`: the whole index again from the stored passages, swapped in complete. */

@@ -1,6 +1,5 @@
-import { parseCollectionIds } from '../core/collections.js';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import { parseCollectionIds, NotaryError } from '../core/index.js';
+import type { NotaryConfig } from '../core/index.js';
 import { Runtime } from '../runtime/index.js';
 
 export async function keysCreateCommand(

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig, type ConfigInput, type NotaryConfig } from '../core/config.js';
-import { isNotaryError } from '../core/errors.js';
+import { loadConfig, type ConfigInput, type NotaryConfig, isNotaryError } from '../core/index.js';
 import { registeredIndexBackends, registeredPlugins } from '../runtime/plugins.js';
 import { MCP_PAYMENT_HELP } from '../mcp/paying.js';
 import { addPaymentBooksCommands, pluginCliContext } from './payment-commands.js';

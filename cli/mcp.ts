@@ -1,5 +1,5 @@
 import { payingNote } from '../mcp/paying.js';
-import { serveMcpHttp, serveMcpStdio } from '../mcp/server.js';
+import { serveMcpHttp, serveMcpStdio } from '../mcp/index.js';
 import { apiKey, type NotaryClientOptions } from '../sdk/ts/src/index.js';
 
 export interface McpOptions {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError } from '../core/index.js';
 import {
   activePins,
   describeModelFolder,

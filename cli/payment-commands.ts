@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { ConfigInput, NotaryConfig } from '../core/config.js';
+import type { ConfigInput, NotaryConfig } from '../core/index.js';
 import { registeredPlugins, type PluginCliContext } from '../runtime/plugins.js';
 
 /** The configuration the global options name, with a command's overrides. */

@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import { Runtime, type PaymentListRow } from '../runtime/index.js';
 
 const COLUMNS: ReadonlyArray<keyof PaymentListRow> = ['created_at', 'mode', 'payer', 'amount', 'asset', 'network', 'transaction', 'credits', 'request_id'];

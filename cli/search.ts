@@ -1,7 +1,7 @@
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError } from '../core/index.js';
 import { Runtime, warningsLog, type ModelAssignment } from '../runtime/index.js';
-import { normalizeQuery } from '../search/query.js';
+import { normalizeQuery } from '../search/index.js';
 
 /** "bi-encoder all-MiniLM-L6-v2" or "lexical": who gives rerank_score at `depth`. */
 function scorerAt(assignment: ModelAssignment, depth: number): string {

@@ -1,8 +1,6 @@
 import cluster from 'node:cluster';
-import { buildApp, pluginPublicRoutes } from '../api/index.js';
-import { ApiMetrics } from '../api/metrics.js';
-import { modelRunners, serveWorkers, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import { buildApp, pluginPublicRoutes, ApiMetrics } from '../api/index.js';
+import { modelRunners, serveWorkers, type NotaryConfig, NotaryError } from '../core/index.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
 import { logWriter, serverLoggerOptions } from './log-format.js';

@@ -1,4 +1,4 @@
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import { assignmentLines, Runtime, silentLog, type ModelAssignment } from '../runtime/index.js';
 
 export async function collectStatus(cfg: NotaryConfig): Promise<Record<string, unknown>> {

@@ -87,12 +87,14 @@ export function loadConfig(options: LoadConfigOptions = {}): NotaryConfig {
     throw new NotaryError('invalid_config', `config file ${explicitFile} does not exist`);
   }
   const merged = deepMerge(deepMerge(fromFile, fromEnv), overrides);
+  const warn = options.warn ?? ((message: string) => process.stderr.write(`WARNING: ${message}\n`));
+  moveFormerKeys(merged, warn);
   const result = currentConfigSchema().safeParse(merged);
   if (!result.success) {
     throw new NotaryError('invalid_config', `invalid configuration:\n${formatIssues(result.error)}`);
   }
   const cfg = result.data;
-  applyDeprecatedKeys(cfg, merged, options.warn ?? ((message) => process.stderr.write(`WARNING: ${message}\n`)));
+  applyDeprecatedKeys(cfg, merged, warn);
   cfg.data_dir = path.resolve(cfg.data_dir);
   if (cfg.reranker.model_dir) cfg.reranker.model_dir = path.resolve(cfg.reranker.model_dir);
   cfg.reranker.cache_dir = path.resolve(cfg.reranker.cache_dir ?? path.join(cfg.data_dir, 'models'));
@@ -115,6 +117,28 @@ const DEPRECATED_KEYS: ReadonlyArray<{ from: readonly string[]; to: readonly str
   { from: ['extract', 'credits'], to: ['pricing', 'extract', 'credits'] },
   { from: ['extract', 'credits_rendered'], to: ['pricing', 'extract', 'credits_rendered'] },
 ];
+
+/** Plug-ins' keys read at their earlier places (`ConfigFragment.formerly`), moved to the new ones before validation. */
+function moveFormerKeys(input: Record<string, unknown>, warn: (message: string) => void): void {
+  for (const fragment of configFragments()) {
+    for (const [key, from] of Object.entries(fragment.formerly ?? {})) {
+      if (!hasPath(input, from)) continue;
+      const to = [...fragment.path, key];
+      // Copied along the way: the objects may be the caller's (overrides) or shared with the file's.
+      let parent = input;
+      for (const k of from.slice(0, -1)) parent = parent[k] = { ...(parent[k] as Record<string, unknown>) };
+      const last = from[from.length - 1] ?? '';
+      const value = parent[last];
+      delete parent[last];
+      if (hasPath(input, to)) {
+        warn(`config key ${from.join('.')} is deprecated and ignored: ${to.join('.')} is set`);
+        continue;
+      }
+      warn(`config key ${from.join('.')} is deprecated: use ${to.join('.')} (read this time)`);
+      setPath(input, to, value);
+    }
+  }
+}
 
 function applyDeprecatedKeys(cfg: NotaryConfig, input: Record<string, unknown>, warn: (message: string) => void): void {
   const target = cfg as unknown as Record<string, unknown>;

@@ -1,11 +1,10 @@
 import { Configuration } from '@crawlee/core';
 import type { Log } from '@crawlee/core';
-import { NotaryError } from '../core/errors.js';
-import { AgentPool, userAgentHeader, type AddressPolicy } from '../extract/fetch/index.js';
-import { processOwner, type CrawlRun, type CrawlRunStore } from '../storage/crawl-runs.js';
-import type { FrontierStore } from '../storage/frontier.js';
+import { NotaryError } from '../core/index.js';
+import { AgentPool, userAgentHeader, type AddressPolicy } from '../extract/index.js';
+import { processOwner, type CrawlRun, type CrawlRunStore } from '../storage/index.js';
+import type { FrontierStore, PageStore } from '../storage/index.js';
 import { FrontierQueue } from './frontier-queue.js';
-import type { PageStore } from '../storage/pages.js';
 import { crawleeLog } from './crawlee-log.js';
 import { RobotsCache } from './robots.js';
 import { CrawlSession, type CrawlerConfig, type CrawlLog, type CrawlProgress } from './session.js';

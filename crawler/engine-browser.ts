@@ -1,5 +1,5 @@
-import { CHROMIUM_ARGS } from '../core/chromium.js';
-import { guardRequests } from '../extract/render/index.js';
+import { CHROMIUM_ARGS } from '../core/index.js';
+import { guardRequests } from '../extract/index.js';
 import type { EngineContext } from './crawl.js';
 import { hostOf } from './url.js';
 import { backOffIfAsked, gateReleases, requestTimeoutSecs, runUntilAborted, sharedCrawlerOptions } from './engine-common.js';

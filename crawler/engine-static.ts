@@ -1,7 +1,7 @@
 import { BasicCrawler, type BasicCrawlingContext } from '@crawlee/basic';
-import { isNotaryError } from '../core/errors.js';
-import { decodeText, fetchResource, headerValue, type FetchResponse } from '../extract/fetch/index.js';
-import type { CrawlSkipReason } from '../storage/crawl-runs.js';
+import { isNotaryError } from '../core/index.js';
+import { decodeText, fetchResource, headerValue, type FetchResponse } from '../extract/index.js';
+import type { CrawlSkipReason } from '../storage/index.js';
 import type { EngineContext } from './crawl.js';
 import { deliberateStopMarker } from './crawlee-log.js';
 import { isHtmlContentType } from './page-response.js';

@@ -1,5 +1,5 @@
 import { Request, type IRequestManager, type RequestQueueOperationInfo, type Source } from '@crawlee/core';
-import type { FrontierEntry, FrontierStore } from '../storage/frontier.js';
+import type { FrontierEntry, FrontierStore } from '../storage/index.js';
 
 /** How long a lease lasts; a process holding one past this is presumed dead by other workers. */
 const LEASE_MS = 15 * 60_000;

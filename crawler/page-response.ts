@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CrawlSkipReason } from '../storage/crawl-runs.js';
-import type { InTransaction, PageStore } from '../storage/pages.js';
-import type { Page } from '../storage/schema.js';
+import type { CrawlSkipReason, InTransaction, PageStore, Page } from '../storage/index.js';
 import { readHtml, readPage, type HtmlQuery } from './html.js';
 import type { CrawlerConfig } from './session.js';
 import { hostOf, normaliseUrl, type Scope } from './url.js';

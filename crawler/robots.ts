@@ -1,4 +1,4 @@
-import { RobotsRules, type AddressPolicy, type AgentPool, type OriginRobots } from '../extract/fetch/index.js';
+import { RobotsRules, type AddressPolicy, type AgentPool, type OriginRobots } from '../extract/index.js';
 
 export interface RobotsVerdict {
   allowed: boolean;

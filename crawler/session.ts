@@ -1,8 +1,13 @@
-import type { NotaryConfig } from '../core/config.js';
-import type { CrawlRunStore, CrawlSkipReason, NewCrawlSkip } from '../storage/crawl-runs.js';
-import type { FrontierStore } from '../storage/frontier.js';
-import type { InTransaction, PageStore } from '../storage/pages.js';
-import type { Page } from '../storage/schema.js';
+import type { NotaryConfig } from '../core/index.js';
+import type {
+  CrawlRunStore,
+  CrawlSkipReason,
+  NewCrawlSkip,
+  FrontierStore,
+  InTransaction,
+  PageStore,
+  Page,
+} from '../storage/index.js';
 import { readHtml } from './html.js';
 import { processResponse, STORED_AND_DONE, type PageResponse, type ResponseSession } from './page-response.js';
 import type { RobotsCache } from './robots.js';

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { parseSitemap } from '@crawlee/utils';
-import { fetchResource, type AddressPolicy, type AgentPool } from '../extract/fetch/index.js';
+import { fetchResource, type AddressPolicy, type AgentPool } from '../extract/index.js';
 
 const maxSitemapFiles = 50;
 const maxSitemapBytes = 50 * 1024 * 1024;

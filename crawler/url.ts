@@ -1,5 +1,5 @@
 import { getDomain } from 'tldts';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /**
  * The one spelling of a URL the crawler keys pages by: http(s) only, fragment dropped, host lower-cased, default port

@@ -1,4 +1,4 @@
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import type { ContentBlock, ExtractedDocument } from './types.js';
 import { countLetterWords, countWords } from './words.js';
 

@@ -1,5 +1,5 @@
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError } from '../core/index.js';
 import { countWords } from './content.js';
 import { assertRealContent, isCaptchaPage, isJsShell } from './detect.js';
 import { extractDocument } from './extract.js';

@@ -1,5 +1,4 @@
-import { NotaryError } from '../core/errors.js';
-import { comparableText } from '../core/text.js';
+import { NotaryError, comparableText } from '../core/index.js';
 import { countWords, extractBlocks, textOf } from './content.js';
 import { parseHtml } from './html-tree.js';
 import { normaliseSpace, pickMeta, readJsonLd, resolveUrl, toIsoDate } from './metadata.js';

@@ -22,3 +22,4 @@ export { detectPageDates, urlDate } from './dates.js';
 export type { DateCandidate, DateFinding, DateInput, DateSource, HeaderBag, PageDates } from './dates.js';
 export { parseDateValue } from './date-parse.js';
 export type { DatePrecision, ParsedDate } from './date-parse.js';
+export { learnSiteTitleAffixes, type SiteTitleAffixes } from './site-title.js';

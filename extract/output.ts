@@ -1,4 +1,4 @@
-import { comparableText } from '../core/text.js';
+import { comparableText } from '../core/index.js';
 import { isSameTitle } from './extract.js';
 import type { BlockLink, ContentBlock, ExtractedDocument, TextBlock } from './types.js';
 import { countWords } from './words.js';

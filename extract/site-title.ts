@@ -1,4 +1,4 @@
-import { comparableText } from '../core/text.js';
+import { comparableText } from '../core/index.js';
 import { cleanDocumentTitle, normaliseSpace } from './metadata.js';
 
 /**

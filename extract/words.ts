@@ -5,7 +5,7 @@
  * so it runs only on text that holds a character of those scripts (found in the same scan).
  */
 
-import { hasUnspacedScript, isUnspacedCode, wordSegmenter } from '../core/unspaced.js';
+import { hasUnspacedScript, isUnspacedCode, wordSegmenter } from '../core/index.js';
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160 || c === 0x3000;

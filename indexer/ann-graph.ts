@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import type { AnnReply, AnnRequest, AnnWorkerConfig } from './ann-worker.js';
 
 export interface AnnGraphOptions {

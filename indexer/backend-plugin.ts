@@ -1,9 +1,14 @@
 import type { Command } from 'commander';
-import { registerConfigFragments, type ConfigFragment, type NotaryConfig } from '../core/config.js';
-import { registerIndexBackendNames } from '../core/config/schema.js';
-import { registerErrorCodes, type ErrorEntry } from '../core/errors.js';
-import type { Storage } from '../storage/db.js';
-import { registerMigrations, type MigrationFactory } from '../storage/migrations.js';
+import {
+  registerConfigFragments,
+  type ConfigFragment,
+  type NotaryConfig,
+  registerIndexBackendNames,
+  registerErrorCodes,
+  type ErrorEntry,
+} from '../core/index.js';
+import type { Storage } from '../storage/index.js';
+import { registerMigrations, type MigrationFactory } from '../storage/index.js';
 import type { IndexDoc, PageDoc, SearchIndex } from './search-index.js';
 import type { VectorIndex } from './vector-index.js';
 

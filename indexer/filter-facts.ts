@@ -2,7 +2,7 @@
  * What the domain and date filters read of a passage's page (its host and publication date), the same in every
  * backend: how a stored document's facts are derived, and the filter as a predicate for in-memory copies.
  */
-import { inCollections } from '../core/collections.js';
+import { inCollections } from '../core/index.js';
 import type { DateRange, HostRule, IndexFilter } from './search-index.js';
 
 /**

@@ -15,3 +15,8 @@ export {
 } from './indexer.js';
 export { SqlVectorIndex, type SqlVectorIndexOptions } from './sql-vector-index.js';
 export { encodeVector, decodeVector } from './vector-encoding.js';
+export { indexBackendNamed, type IndexBackend } from './backend-plugin.js';
+export { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from './filter-facts.js';
+export type { HostRule, IndexFilter, PageDoc, PageHit } from './search-index.js';
+export { storedSiteTitles } from './site-titles.js';
+export { sqlVectorAnn } from './sql-vector-store.js';

@@ -1,11 +1,8 @@
-import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
-import type { NotaryConfig } from '../core/config.js';
-import { detectPageDates } from '../extract/dates.js';
-import { extractDocument } from '../extract/extract.js';
-import { learnSiteTitleAffixes, type SiteTitleAffixes } from '../extract/site-title.js';
-import type { Embedder } from '../reranker/embedder.js';
-import type { PageAnalysis, PageStore } from '../storage/pages.js';
-import type { NewPassage, Page } from '../storage/schema.js';
+import { DEFAULT_COLLECTION_ID } from '../core/index.js';
+import type { NotaryConfig } from '../core/index.js';
+import { detectPageDates, extractDocument, learnSiteTitleAffixes, type SiteTitleAffixes } from '../extract/index.js';
+import type { Embedder } from '../reranker/index.js';
+import type { PageAnalysis, PageStore, NewPassage, Page } from '../storage/index.js';
 import { cutPassages } from './passages.js';
 import { pageLanguage, readPageFacts, translationKey } from './page-facts.js';
 import { passageModelText, type IndexDoc, type PageDoc, type SearchIndex } from './search-index.js';

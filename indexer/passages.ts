@@ -1,7 +1,6 @@
-import { comparableText } from '../core/text.js';
-import { hasUnspacedScript, wordSegmenter } from '../core/unspaced.js';
-import { countWords } from '../extract/words.js';
-import type { ExtractedDocument } from '../extract/types.js';
+import { comparableText, hasUnspacedScript, wordSegmenter } from '../core/index.js';
+import { countWords } from '../extract/index.js';
+import type { ExtractedDocument } from '../extract/index.js';
 
 export interface CutPassage {
   ordinal: number;

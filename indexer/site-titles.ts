@@ -1,5 +1,5 @@
-import { learnSiteTitleAffixes, type SiteTitleAffixes } from '../extract/site-title.js';
-import type { PageStore } from '../storage/pages.js';
+import { learnSiteTitleAffixes, type SiteTitleAffixes } from '../extract/index.js';
+import type { PageStore } from '../storage/index.js';
 
 /**
  * The title prefixes and suffixes of each host, learnt from its stored pages the way the indexer learns them, kept

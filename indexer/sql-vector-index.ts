@@ -1,7 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import { NotaryError } from '../core/errors.js';
-import type { Storage } from '../storage/db.js';
-import type { Database } from '../storage/schema.js';
+import { NotaryError } from '../core/index.js';
+import type { Storage, Database } from '../storage/index.js';
 import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
 import { exactSearch, factsAllow, VectorCache } from './vector-cache.js';
 import { hasFactFilter, hostOf, publishedMs } from './filter-facts.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { NotaryConfig } from '../core/config.js';
-import type { Storage } from '../storage/db.js';
+import type { NotaryConfig } from '../core/index.js';
+import type { Storage } from '../storage/index.js';
 import type { BackendLog } from './backend-plugin.js';
 import { SqlVectorIndex } from './sql-vector-index.js';
 import type { VectorIndex } from './vector-index.js';

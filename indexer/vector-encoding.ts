@@ -1,5 +1,5 @@
 import { endianness } from 'node:os';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /** How a vector is stored in a database column: little-endian float32 bytes. */
 

@@ -1,5 +1,5 @@
 /** What a vector index is given, checked: vectors of its dimensions, a search's limit and per-page cap. */
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import type { PassageVector } from './vector-index.js';
 
 /** A Float32Array of `dimensions` finite values, else invalid_request. */

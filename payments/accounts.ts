@@ -1,15 +1,19 @@
 import type { Kysely } from 'kysely';
-import { parseCollectionIds } from '../core/collections.js';
-import { NotaryError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { AccountsRepository, type ApiKeyRecord, type LedgerFilter, type MultiDebitOutcome, type PartyDebit } from '../storage/accounts.js';
-import { nowIso } from '../storage/db.js';
-import type { Database, LedgerEntry, Tenant } from '../storage/schema.js';
+import { parseCollectionIds, NotaryError, newId } from '../core/index.js';
+import {
+  AccountsRepository,
+  type ApiKeyRecord,
+  type LedgerFilter,
+  type MultiDebitOutcome,
+  type PartyDebit,
+  nowIso,
+} from '../storage/index.js';
+import type { Database, LedgerEntry, Tenant } from '../storage/index.js';
 import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ApiKeyEnvironment, type ParsedApiKey } from './api-keys.js';
 import type { Operation } from './pricing.js';
 import './modes/api-key/errors.js'; // registers the API-key error codes this file throws
 
-export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/accounts.js';
+export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/index.js';
 
 /** What a key may call. */
 export const KEY_SCOPES = ['search', 'extract', 'map'] as const satisfies readonly Operation[];
@@ -36,7 +40,7 @@ export function keyCollections(record: { collections: string | null }): readonly
 export function keyScopes(record: { scopes: string }): KeyScope[] {
   return record.scopes.split(',').filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
 }
-export type { LedgerEntry, Tenant } from '../storage/schema.js';
+export type { LedgerEntry, Tenant } from '../storage/index.js';
 
 export interface AccountsOptions {
   /** Known tier names (or where to read them: operators edit tiers while serving); when given, tenants can only be put on one of these. */

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { NotaryError } from '../core/errors.js';
-import { randomBase62, toBase62 } from '../core/ids.js';
+import { NotaryError, randomBase62, toBase62 } from '../core/index.js';
 import './modes/api-key/errors.js'; // registers the API-key error codes this file throws
 
 /** Marks a live key: calls are charged. */

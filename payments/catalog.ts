@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { FEATURES, pricingSchema, tierSchema, type Feature, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
-import type { SettingsRepository, StoredSetting } from '../storage/settings.js';
+import { FEATURES, pricingSchema, tierSchema, type Feature, type NotaryConfig, NotaryError } from '../core/index.js';
+import type { SettingsRepository, StoredSetting } from '../storage/index.js';
 import { Pricing, type PricingConfig } from './pricing.js';
 
 /** A rate-limit tier with what it grants: the limits the rate-limit store applies, monthly credits, features. */

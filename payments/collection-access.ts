@@ -1,4 +1,4 @@
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import type { AuthenticatedPayer } from './mode.js';
 
 /** The collection a call reads (resolved from the name it gave, or the default collection). */

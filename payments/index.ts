@@ -34,3 +34,30 @@ export {
   type RateLimitStore,
   type RateLimitTier,
 } from './rate-limit.js';
+export { KEY_SCOPES, type KeyScope } from './accounts.js';
+export { Catalog, catalogDefaults, effectiveTier, tenantFeatures, type CatalogSnapshot } from './catalog.js';
+export { checkCollectionAccess, type CollectionRead } from './collection-access.js';
+export type { PaymentMode, PaymentRequest, ReconcileSummary } from './mode.js';
+export {
+  PaidCallGate,
+  REPLAY_HEADER,
+  type Admission,
+  type PaidResponseContext,
+  type ResponseExtension,
+} from './paid-call.js';
+export {
+  registeredPlugins,
+  type LedgerRow,
+  type PaymentModeDeps,
+  type PluginLog,
+  type PluginRoute,
+  type PluginService,
+  type PluginServices,
+} from './plugin.js';
+export { Pricing, atomicToDecimal, type PriceRequest } from './pricing.js';
+export { FACTS_ORDER, countSchema, type ResponseMember } from './response-members.js';
+export type { IdempotencyStore, StoredResponse } from './stores/idempotency.js';
+export { RedisIdempotencyStore, RedisRateLimitStore, openRedis } from './stores/redis.js';
+export { SqlIdempotencyStore } from './stores/sql-idempotency.js';
+export { SqlRateLimitStore } from './stores/sql-rate-limit.js';
+export { SqlUsageRecorder, type UsageRecorder } from './usage.js';

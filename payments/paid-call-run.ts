@@ -1,4 +1,4 @@
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import type { AuthenticatedPayer, PaymentAuthorization, Settlement } from './mode.js';
 import type { Admission, PaidCallGateOptions, PreparedExtension, ResponseExtension, ResponsePresenter } from './paid-call.js';
 import type { Price } from './pricing.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import {
   singleHeader,
   type AuthenticatedPayer,

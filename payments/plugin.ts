@@ -1,10 +1,16 @@
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
-import { registerConfigFragments, type ConfigFragment, type ConfigInput, type NotaryConfig } from '../core/config.js';
-import { orderPluginErrorCodes, registerErrorCodes, type ErrorEntry } from '../core/errors.js';
-import type { Storage } from '../storage/db.js';
-import { registerMigrations, type MigrationFactory } from '../storage/migrations.js';
-import type { Database, Tenant } from '../storage/schema.js';
+import {
+  registerConfigFragments,
+  type ConfigFragment,
+  type ConfigInput,
+  type NotaryConfig,
+  orderPluginErrorCodes,
+  registerErrorCodes,
+  type ErrorEntry,
+} from '../core/index.js';
+import type { Storage, Database, Tenant } from '../storage/index.js';
+import { registerMigrations, type MigrationFactory } from '../storage/index.js';
 import type { Accounts } from './accounts.js';
 import type { Catalog } from './catalog.js';
 import type { PaymentMode } from './mode.js';

@@ -1,5 +1,4 @@
-import { DECIMAL_PATTERN, type Feature, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import { DECIMAL_PATTERN, type Feature, type NotaryConfig, NotaryError } from '../core/index.js';
 
 export type PricingConfig = NotaryConfig['pricing'];
 

@@ -1,4 +1,4 @@
-import type { UsageRepository } from '../storage/usage.js';
+import type { UsageRepository } from '../storage/index.js';
 
 /** One served paid call. */
 export interface UsageRecord {

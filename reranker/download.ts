@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { NotaryError, isNotaryError } from '../core/errors.js';
+import { NotaryError, isNotaryError } from '../core/index.js';
 import { removeEmptyDirs } from './model-cache.js';
 import { acquireModelLock } from './model-lock.js';
 import { pinnedFileUrl, type PinnedFile, type PinnedModel } from './models.js';

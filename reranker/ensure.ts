@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import { describeError, downloadPinnedModel, isCachedModelComplete, type DownloadOptions } from './download.js';
 import { forgetDownloadFailure, recentDownloadFailure, rememberDownloadFailure } from './model-cache.js';
 import { pinnedModel, type PinnedKind, type PinnedModel } from './models.js';

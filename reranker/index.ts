@@ -31,3 +31,4 @@ export {
   type DownloadFailure,
   type ModelFolder,
 } from './model-cache.js';
+export { PairBatcher, type PairScorer } from './pair-batcher.js';

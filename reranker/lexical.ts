@@ -1,4 +1,4 @@
-import { STOPWORDS, stem, terms, words } from '../core/text.js';
+import { STOPWORDS, stem, terms, words } from '../core/index.js';
 import type { Reranker, RerankerInfo } from './reranker.js';
 
 /** BM25's term-frequency saturation and length normalisation. */

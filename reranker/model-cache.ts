@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, cp } from 'node:fs/promises';
 import path from 'node:path';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import { isDynamicallyQuantized, readModelConfig, detectModelKind, findOnnxFile } from './model-folder.js';
 import { sha256File } from './sha256.js';
 

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /** What an ONNX model folder holds, read from its files: which .onnx file, its config.json, its kind, quantisation. */
 

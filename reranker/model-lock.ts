@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /** The holder touches its lock this often; a lock untouched for STALE_MS is taken over (its process is gone). */
 const HEARTBEAT_MS = 2_000;

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type * as ort from 'onnxruntime-node';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import { detectModelKind, EMBEDDING_OUTPUTS, findOnnxFile, isDynamicallyQuantized, readModelConfig, type OnnxModelKind } from './model-folder.js';
 import { openOnnxRunner, type OnnxFeed, type OnnxOutput, type OnnxRunner } from './onnx-runner.js';
 import { clampUnit, cosineToUnit, dot, l2Normalize, meanPoolNormalize, sigmoid } from './pooling.js';

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import type { OnnxWorkerConfig, OnnxWorkerNice, OnnxWorkerReply, OnnxWorkerRequest } from './onnx-worker.js';
 
 /** One int64 input of a run: row-major data and its shape. */

@@ -1,4 +1,4 @@
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /** A model that scores (query, passage) pairs of any queries in one call (OnnxReranker.scorePairs of a cross-encoder). */
 export interface PairScorer {

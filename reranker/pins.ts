@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 import { PINNED_MODELS, type PinnedModel } from './models.js';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex sha256');

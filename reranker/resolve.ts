@@ -1,7 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { modelRunners, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
+import { modelRunners, type NotaryConfig, NotaryError } from '../core/index.js';
 import { describeError, downloadPinnedModel, isCachedModelComplete, type DownloadOptions, type DownloadProgress } from './download.js';
 import { ensurePinnedModels, type PinnedStatus } from './ensure.js';
 import { LexicalReranker } from './lexical.js';

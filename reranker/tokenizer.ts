@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /** Model inputs for one sequence (or pair), before padding. */
 export interface EncodedInput {

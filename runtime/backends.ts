@@ -1,18 +1,21 @@
-import type { NotaryConfig } from '../core/config.js';
-import { indexBackendNamed, type IndexBackend } from '../indexer/backend-plugin.js';
-import type { IndexDoc, PageDoc } from '../indexer/search-index.js';
-import type { RateLimitStore } from '../payments/rate-limit.js';
-import { MemoryRateLimitStore } from '../payments/rate-limit.js';
-import type { IdempotencyStore } from '../payments/stores/idempotency.js';
-import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from '../payments/stores/redis.js';
-import { SqlIdempotencyStore } from '../payments/stores/sql-idempotency.js';
-import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
-import { CollectionStore } from '../storage/collections.js';
-import type { Storage } from '../storage/db.js';
+import type { NotaryConfig } from '../core/index.js';
+import { indexBackendNamed, type IndexBackend } from '../indexer/index.js';
+import type { IndexDoc, PageDoc } from '../indexer/index.js';
+import type { RateLimitStore, IdempotencyStore } from '../payments/index.js';
+import {
+  MemoryRateLimitStore,
+  openRedis,
+  RedisIdempotencyStore,
+  RedisRateLimitStore,
+  SqlIdempotencyStore,
+} from '../payments/index.js';
+import { DEFAULT_COLLECTION_ID } from '../core/index.js';
+import { CollectionStore } from '../storage/index.js';
+import type { Storage } from '../storage/index.js';
 import type { Log } from './log.js';
 import './plugins.js'; // the registered index backends
 
-export type { IndexBackend } from '../indexer/backend-plugin.js';
+export type { IndexBackend } from '../indexer/index.js';
 
 /** The search index and vector store of `indexer.backend`: the registered backend of that name opens them. */
 export function openIndexBackend(config: NotaryConfig, storage: Storage, log?: Log): Promise<IndexBackend> {

@@ -1,14 +1,11 @@
 import path from 'node:path';
-import { modelRunners, type NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
-import { SqlVectorIndex } from '../indexer/sql-vector-index.js';
-import { sqlVectorAnn } from '../indexer/sql-vector-store.js';
-import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import { resolveModelFiles } from '../reranker/resolve.js';
-import type { Reranker } from '../reranker/reranker.js';
-import type { DenseRetrieval } from '../search/request-state.js';
-import type { VectorIndex } from '../indexer/vector-index.js';
-import type { Storage } from '../storage/db.js';
+import { modelRunners, type NotaryConfig, NotaryError } from '../core/index.js';
+import { SqlVectorIndex, sqlVectorAnn } from '../indexer/index.js';
+import { OnnxReranker, resolveModelFiles } from '../reranker/index.js';
+import type { Reranker } from '../reranker/index.js';
+import type { DenseRetrieval } from '../search/index.js';
+import type { VectorIndex } from '../indexer/index.js';
+import type { Storage } from '../storage/index.js';
 import type { Log } from './log.js';
 
 /** Dense retrieval as configured, and what to release when done. */

@@ -20,4 +20,4 @@ export {
 } from './models.js';
 export { installPinnedFrom, pullPinnedModels, type InstallPinnedResult, type PullResult } from './model-fetch.js';
 export { activePins, describeProgress, type DownloadProgress } from '../reranker/index.js';
-export type { Tenant } from '../storage/schema.js';
+export type { Tenant } from '../storage/index.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Storage } from '../storage/db.js';
+import type { Storage } from '../storage/index.js';
 
 /** pg_advisory_lock key of indexing (one indexer at a time across processes). */
 const INDEXING_LOCK = 0x6e6f7420;

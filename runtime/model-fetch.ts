@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import {
   activePins,
   downloadPinnedModel,

@@ -1,10 +1,16 @@
 import { availableParallelism } from 'node:os';
-import { modelRunners, type NotaryConfig } from '../core/config.js';
-import { activePins, cachedPinnedDir, ensurePinnedModels, neededPins, type PinnedStatus } from '../reranker/index.js';
-import { OnnxReranker } from '../reranker/onnx-reranker.js';
-import type { Reranker } from '../reranker/reranker.js';
-import { loadReranker } from '../reranker/resolve.js';
-import type { Storage } from '../storage/db.js';
+import { modelRunners, type NotaryConfig } from '../core/index.js';
+import {
+  activePins,
+  cachedPinnedDir,
+  ensurePinnedModels,
+  neededPins,
+  type PinnedStatus,
+  OnnxReranker,
+  loadReranker,
+} from '../reranker/index.js';
+import type { Reranker } from '../reranker/index.js';
+import type { Storage } from '../storage/index.js';
 import type { IndexBackend } from './backends.js';
 import { openDense, type OpenedDense } from './dense.js';
 import { lazy, type Lazy } from './lazy.js';

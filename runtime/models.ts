@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { modelRunners, type NotaryConfig } from '../core/config.js';
+import { modelRunners, type NotaryConfig } from '../core/index.js';
 import {
   activePins,
   describeModelFolder,

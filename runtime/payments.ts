@@ -1,15 +1,18 @@
-import type { NotaryConfig } from '../core/config.js';
-import type { Catalog } from '../payments/catalog.js';
-import type { PaymentMode, ReconcileSummary } from '../payments/mode.js';
-import { PaidCallGate, type ResponseExtension } from '../payments/paid-call.js';
-import type { PaymentModeDeps } from '../payments/plugin.js';
+import type { NotaryConfig } from '../core/index.js';
+import type {
+  Catalog,
+  PaymentMode,
+  ReconcileSummary,
+  PaymentModeDeps,
+  RateLimitStore,
+  IdempotencyStore,
+  UsageRecorder,
+} from '../payments/index.js';
+import { PaidCallGate, type ResponseExtension } from '../payments/index.js';
 import { registeredPlugins } from './plugins.js';
-import type { RateLimitStore } from '../payments/rate-limit.js';
-import type { IdempotencyStore } from '../payments/stores/idempotency.js';
-import type { UsageRecorder } from '../payments/usage.js';
 import type { Log } from './log.js';
 
-export type { PaymentModeDeps } from '../payments/plugin.js';
+export type { PaymentModeDeps } from '../payments/index.js';
 
 /** The enabled payment modes of the registered plug-ins (payments/plugins.ts), in registration order. */
 export function buildPaymentModes(deps: PaymentModeDeps): PaymentMode[] {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { PasswordHasher, Sessions, SigninThrottle, SignupLimit, Users } from '../accounts/index.js';
-import type { NotaryConfig } from '../core/config.js';
-import type { Database } from '../storage/schema.js';
-import { UsersRepository } from '../storage/users.js';
+import type { NotaryConfig } from '../core/index.js';
+import type { Database } from '../storage/index.js';
+import { UsersRepository } from '../storage/index.js';
 
 /** People who sign in to the dashboard and their sessions, with the dashboard section's throttles and lifetimes. */
 export function dashboardPeople(config: NotaryConfig, db: Kysely<Database>): { users: Users; sessions: Sessions } {

@@ -1,9 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { NotaryConfig } from '../core/config.js';
-import type { ResponseExtension } from '../payments/paid-call.js';
-import type { LedgerRow, PluginLog, PluginRoute, PluginServices } from '../payments/plugin.js';
-import type { Storage } from '../storage/db.js';
-import type { Database } from '../storage/schema.js';
+import type { NotaryConfig } from '../core/index.js';
+import type { ResponseExtension, LedgerRow, PluginLog, PluginRoute, PluginServices } from '../payments/index.js';
+import type { Storage, Database } from '../storage/index.js';
 import { registeredPlugins } from './plugins.js';
 
 /** What the runtime asks of every registered plug-in, in registration order; none is named. */

@@ -1,40 +1,47 @@
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 import { createExtractDeps, type ExtractDeps } from '../extract/index.js';
-import { Indexer } from '../indexer/indexer.js';
-import type { SearchIndex } from '../indexer/search-index.js';
+import { Indexer, storedSiteTitles } from '../indexer/index.js';
+import type { SearchIndex } from '../indexer/index.js';
 import type { Sessions, Users } from '../accounts/index.js';
-import { Accounts } from '../payments/accounts.js';
-import { Catalog, catalogDefaults } from '../payments/catalog.js';
-import type { PaymentMode } from '../payments/mode.js';
-import type { PaidCallGate, ResponseExtension } from '../payments/paid-call.js';
-import type { Pricing } from '../payments/pricing.js';
-import type { RateLimitStore } from '../payments/rate-limit.js';
-import type { IdempotencyStore } from '../payments/stores/idempotency.js';
-import { SqlUsageRecorder } from '../payments/usage.js';
-import { SqlRateLimitStore } from '../payments/stores/sql-rate-limit.js';
-import type { Reranker } from '../reranker/reranker.js';
-import { activeCalibrations } from '../search/calibration.js';
-import { SearchPipeline } from '../search/pipeline.js';
-import type { DenseRetrieval } from '../search/request-state.js';
-import type { SearchPipelineOptions } from '../search/tuning.js';
-import type { CrossEncoderStage } from '../search/cross-encoder.js';
-import { logRewriterFailures, queryRewriterFromConfig, type QueryRewriter } from '../search/query-rewriter.js';
-import { CrawlRunStore } from '../storage/crawl-runs.js';
-import { CrawlSeedStore } from '../storage/crawl-seeds.js';
-import { FrontierStore } from '../storage/frontier.js';
-import { SharedHostSlots } from '../storage/host-slots.js';
-import { openStorage, type Storage } from '../storage/db.js';
-import type { ReconcileSummary } from '../payments/mode.js';
-import type { LedgerRow, PluginRoute, PluginService, PluginServices } from '../payments/plugin.js';
+import { Accounts, Catalog, catalogDefaults, SqlUsageRecorder, SqlRateLimitStore } from '../payments/index.js';
+import type {
+  PaymentMode,
+  PaidCallGate,
+  ResponseExtension,
+  Pricing,
+  RateLimitStore,
+  IdempotencyStore,
+  ReconcileSummary,
+  LedgerRow,
+  PluginRoute,
+  PluginService,
+  PluginServices,
+} from '../payments/index.js';
+import type { Reranker } from '../reranker/index.js';
+import {
+  activeCalibrations,
+  SearchPipeline,
+  logRewriterFailures,
+  queryRewriterFromConfig,
+  type QueryRewriter,
+} from '../search/index.js';
+import type { DenseRetrieval, SearchPipelineOptions, CrossEncoderStage } from '../search/index.js';
+import {
+  CrawlRunStore,
+  CrawlSeedStore,
+  FrontierStore,
+  SharedHostSlots,
+  openStorage,
+  type Storage,
+  PageStore,
+  CollectionStore,
+  SettingsRepository,
+  UsageRepository,
+  SiteUrlStore,
+} from '../storage/index.js';
 import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsServing, pluginStartupChecks } from './plugin-hooks.js';
-import { PageStore } from '../storage/pages.js';
-import { SiteUrlStore } from '../storage/site-urls.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
-import { CollectionStore } from '../storage/collections.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
-import { SettingsRepository } from '../storage/settings.js';
-import { UsageRepository } from '../storage/usage.js';
-import { storedSiteTitles } from '../indexer/site-titles.js';
 import { exclusiveIndexing } from './indexing-lock.js';
 import { lazy, type Lazy } from './lazy.js';
 import { modelsWiring, type ModelsWiring } from './models-wiring.js';

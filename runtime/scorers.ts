@@ -1,7 +1,7 @@
-import type { NotaryConfig } from '../core/config.js';
-import { LexicalReranker } from '../reranker/lexical.js';
-import type { Reranker, RerankerInfo, ScorerKind } from '../reranker/reranker.js';
-import { CrossEncoderStage, crossEncoderStageOptions } from '../search/cross-encoder.js';
+import type { NotaryConfig } from '../core/index.js';
+import { LexicalReranker } from '../reranker/index.js';
+import type { Reranker, RerankerInfo, ScorerKind } from '../reranker/index.js';
+import { CrossEncoderStage, crossEncoderStageOptions } from '../search/index.js';
 import type { OpenedDense } from './dense.js';
 
 /** Which model does what, by name only (no paths, URLs or error texts): /healthz, `notary status`, `notary models list`. */

@@ -1,6 +1,6 @@
-import type { NotaryConfig } from '../core/config.js';
-import { endpointOf, waitAtStart } from '../core/start-wait.js';
-import type { Storage } from '../storage/db.js';
+import type { NotaryConfig } from '../core/index.js';
+import { endpointOf, waitAtStart } from '../core/index.js';
+import type { Storage } from '../storage/index.js';
 
 /** Whether the database answers a query (GET /readyz's `database`). */
 export function databaseAnswers(storage: Storage): Promise<boolean> {

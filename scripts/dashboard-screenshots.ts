@@ -205,7 +205,7 @@ async function main(): Promise<void> {
     await shot(member, 'credits');
     await navLink(member, 'Tier and limits').click();
     await shot(member, 'plan');
-    await navLink(member, 'MPP party keys').click();
+    await navLink(member, 'Party keys').click();
     await member.getByRole('textbox', { name: 'Public key' }).fill(String(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x));
     await member.getByRole('textbox', { name: 'Label' }).fill('billing agent');
     await member.getByRole('button', { name: 'Register key' }).click();

@@ -10,10 +10,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { stem, words } from '../core/text.js';
-import { NotaryError } from '../core/errors.js';
-import type { Reranker } from '../reranker/reranker.js';
-import { sha256File } from '../reranker/sha256.js';
+import { stem, words, NotaryError } from '../core/index.js';
+import type { Reranker } from '../reranker/index.js';
+import { sha256File } from '../reranker/index.js';
 import { queryStems } from './reflect.js';
 
 /** A calibrated rerank_score at or above this says "this answers the query"; below it, "probably not". */

@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
-import type { NotaryConfig } from '../core/config.js';
-import { stem, words } from '../core/text.js';
-import type { IndexDoc } from '../indexer/search-index.js';
-import { PairBatcher, type PairScorer } from '../reranker/pair-batcher.js';
-import type { Reranker } from '../reranker/reranker.js';
+import type { NotaryConfig } from '../core/index.js';
+import { stem, words } from '../core/index.js';
+import type { IndexDoc } from '../indexer/index.js';
+import { PairBatcher, type PairScorer } from '../reranker/index.js';
+import type { Reranker } from '../reranker/index.js';
 import { queryStems } from './reflect.js';
 
 /** What the cross-encoder stage did in one search. */

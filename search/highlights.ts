@@ -2,7 +2,7 @@
  * Highlights: the passages of each result's page most relevant to the query, best first, each with its score (the
  * reranker's 0..1 judgement of the passage against the query, as every passage of the request is scored).
  */
-import type { IndexHit, SearchIndex } from '../indexer/search-index.js';
+import type { IndexHit, SearchIndex } from '../indexer/index.js';
 import type { HighlightOptions } from './options.js';
 import type { Ranked } from './ranking.js';
 import type { RequestState } from './request-state.js';

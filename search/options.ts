@@ -3,9 +3,8 @@
  * results and highlights, as the API takes them (snake_case JSON) and as the pipeline uses them. Each is optional; a
  * request without them is searched and answered as before.
  */
-import { NotaryError } from '../core/errors.js';
-import type { FactFilter } from '../indexer/filter-facts.js';
-import type { HostRule } from '../indexer/search-index.js';
+import { NotaryError } from '../core/index.js';
+import type { FactFilter, HostRule } from '../indexer/index.js';
 
 const LABEL = '[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
 const DOMAIN_PATTERN = `^(\\*\\.)?(${LABEL}\\.)*[A-Za-z]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.?$`;

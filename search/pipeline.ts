@@ -1,11 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
-import type { NotaryConfig } from '../core/config.js';
-import { passageModelText, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/search-index.js';
+import type { NotaryConfig } from '../core/index.js';
+import { passageModelText, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/index.js';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../core/language.js';
-import { cosineToUnit } from '../reranker/pooling.js';
-import type { Reranker } from '../reranker/reranker.js';
-import { contentWords } from '../core/text.js';
+import { cosineToUnit } from '../reranker/index.js';
+import type { Reranker } from '../reranker/index.js';
+import { contentWords } from '../core/index.js';
 import type { SearchRequest, SearchService } from './service.js';
 import type { QueryRewriter } from './query-rewriter.js';
 import { makeSnippet } from './snippet.js';

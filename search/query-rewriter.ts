@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { NotaryConfig } from '../core/config.js';
+import type { NotaryConfig } from '../core/index.js';
 
 /** What a rewriter gave one reflection pass: the new queries, or why there are none. */
 export interface RewriteOutcome {

@@ -1,4 +1,4 @@
-import { NotaryError } from '../core/errors.js';
+import { NotaryError } from '../core/index.js';
 
 /** Controls other than tab, line feed and carriage return (which count as spaces). */
 const CONTROL = /(?![\t\n\r])\p{Cc}/u;

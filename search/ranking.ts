@@ -2,8 +2,8 @@
  * The final ranking of a request: one result per URL from the passages' retrieval evidence and reranker scores (and the
  * page-index scores), and the cross-encoder's judgement of the head.
  */
-import type { IndexHit } from '../indexer/search-index.js';
-import { cosineToUnit, dot } from '../reranker/pooling.js';
+import type { IndexHit } from '../indexer/index.js';
+import { cosineToUnit, dot } from '../reranker/index.js';
 import type { CrossEncoderStage, CrossEncoderTiming } from './cross-encoder.js';
 import type { RequestState } from './request-state.js';
 

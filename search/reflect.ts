@@ -1,4 +1,4 @@
-import { EXPANSION_STOPWORDS, stem, words } from '../core/text.js';
+import { EXPANSION_STOPWORDS, stem, words } from '../core/index.js';
 
 /**
  * Reflection: reformulating a query from what a pass found. Pseudo-relevance feedback in the RM3 manner (a relevance

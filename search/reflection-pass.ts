@@ -2,9 +2,9 @@
  * One reflection pass (depth >= 2): the page pass, RM3 expansion and sub-queries when the best passages miss query words,
  * the query rewriter, Rocchio feedback on the query vector; retrieve again and score the new passages.
  */
-import type { IndexHit } from '../indexer/search-index.js';
-import { l2Normalize } from '../reranker/pooling.js';
-import { stem, words } from '../core/text.js';
+import type { IndexHit } from '../indexer/index.js';
+import { l2Normalize } from '../reranker/index.js';
+import { stem, words } from '../core/index.js';
 import { expansionTerms, queryStems, splitSubQueries, type WeightedTerm } from './reflect.js';
 import type { QueryRewriter, RewriteOutcome } from './query-rewriter.js';
 import type { Ranked } from './ranking.js';

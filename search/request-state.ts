@@ -1,9 +1,16 @@
-import type { IndexDoc, IndexFilter, IndexHit, PageHit, SearchIndex } from '../indexer/search-index.js';
+import type {
+  IndexDoc,
+  IndexFilter,
+  IndexHit,
+  PageHit,
+  SearchIndex,
+  VectorHit,
+  VectorIndex,
+} from '../indexer/index.js';
 import { primaryLanguage } from '../core/language.js';
-import { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from '../indexer/filter-facts.js';
-import type { VectorHit, VectorIndex } from '../indexer/vector-index.js';
-import type { Embedder } from '../reranker/embedder.js';
-import { dot } from '../reranker/pooling.js';
+import { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from '../indexer/index.js';
+import type { Embedder } from '../reranker/index.js';
+import { dot } from '../reranker/index.js';
 import { PAGE_PASS_PASSAGES, PASSAGES_PER_PAGE, type HybridEvidence } from './tuning.js';
 
 /**

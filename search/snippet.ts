@@ -1,4 +1,4 @@
-import { STOPWORDS, foldCase, stem } from '../core/text.js';
+import { STOPWORDS, foldCase, stem } from '../core/index.js';
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 /** WORD within printable ASCII, where the letters, numbers and marks are [a-z0-9] once lower-cased. */

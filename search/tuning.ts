@@ -1,7 +1,7 @@
 /**
  * The search pipeline's tuning: its options, their measured defaults, and the fixed sizes of a request's pools.
  */
-import type { ScorerKind } from '../reranker/reranker.js';
+import type { ScorerKind } from '../reranker/index.js';
 import { DEFAULT_EXPANSION, type ExpansionOptions } from './reflect.js';
 
 /** Reflection settings (depth >= 2). */

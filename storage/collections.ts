@@ -1,7 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
-import { NotaryError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
+import { DEFAULT_COLLECTION_ID, NotaryError, newId } from '../core/index.js';
 import { nowIso } from './db.js';
 import type { Collection, Database } from './schema.js';
 

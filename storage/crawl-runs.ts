@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { newId } from '../core/ids.js';
+import { newId } from '../core/index.js';
 import { nowIso } from './db.js';
 import type { CrawlRunStatus, CrawlRunsTable, CrawlSkipsTable, Database } from './schema.js';
 

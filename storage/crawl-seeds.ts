@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { newId } from '../core/ids.js';
+import { newId } from '../core/index.js';
 import { nowIso } from './db.js';
 import type { CrawlSeedRow, Database } from './schema.js';
 

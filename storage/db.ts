@@ -4,9 +4,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type TransactionSettings } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
-import type { NotaryConfig } from '../core/config.js';
-import { NotaryError } from '../core/errors.js';
-import { endpointOf, waitAtStart } from '../core/start-wait.js';
+import type { NotaryConfig } from '../core/index.js';
+import { NotaryError, endpointOf, waitAtStart } from '../core/index.js';
 import { migrationProvider, type Dialect } from './migrations.js';
 import type { Database } from './schema.js';
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
+import { DEFAULT_COLLECTION_ID } from '../core/index.js';
 import type { Dialect } from './migrations.js';
 import type { Database } from './schema.js';
 

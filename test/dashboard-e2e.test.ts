@@ -251,7 +251,7 @@ describe.runIf(fileAvailable('Chromium', CHROMIUM))('the dashboard in Chromium (
   it('the member pages left (tier, party keys, receipts, account) render and pass axe; on a phone the menu opens', async () => {
     for (const [link, name] of [
       ['Tier and limits', 'plan'],
-      ['MPP party keys', 'parties'],
+      ['Party keys', 'parties'],
       ['Signed receipts', 'receipts'],
       ['Account', 'account'],
     ] as const) {

@@ -10,7 +10,7 @@ import { repoRoot } from '../testkit/components.js';
 /** Every product source file of a folder (tests aside). */
 function sourcesOf(folder: string): string[] {
   return readdirSync(path.join(repoRoot, folder), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .filter((file) => /\.tsx?$/.test(file) && !/\.test\.tsx?$/.test(file))
     .map((file) => `${folder}/${file}`)
     .sort();
 }
@@ -24,6 +24,8 @@ const SHARED_FILES = [
   ...sourcesOf('api'),
   ...sourcesOf('cli'),
   ...sourcesOf('runtime'),
+  // The dashboard's pages (the party keys' one too) say what a page does, not which mode it serves.
+  ...sourcesOf('dashboard/src'),
   'storage/migrations.ts',
   'storage/db.ts',
   'payments/plugin.ts',

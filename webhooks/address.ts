@@ -1,5 +1,5 @@
-import { NotaryError, isNotaryError } from '../core/errors.js';
-import { parseHttpUrl, vetUrl, type AddressPolicy, type HostResolver, type ResolvedAddress } from '../extract/fetch/address-policy.js';
+import { NotaryError, isNotaryError } from '../core/index.js';
+import { parseHttpUrl, vetUrl, type AddressPolicy, type HostResolver, type ResolvedAddress } from '../extract/index.js';
 
 /** The address policy of webhook URLs: extraction's strict one, with its own operator switch. */
 export interface WebhookAddressSettings {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isNotaryError } from '../core/errors.js';
+import { isNotaryError } from '../core/index.js';
 import { vetWebhookUrl, type WebhookAddressSettings } from './address.js';
 
 /** What one HTTP attempt gave: the status, or the registry code of the failure. */

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { NotaryError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import type { Database } from '../storage/schema.js';
+import { NotaryError, newId } from '../core/index.js';
+import type { Database } from '../storage/index.js';
 import { checkWebhookUrl, type WebhookAddressSettings } from './address.js';
 import './tables.js';
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { registerMigrations, type MigrationFactory } from '../storage/migrations.js';
+import { registerMigrations, type MigrationFactory } from '../storage/index.js';
 
 /** 0033_webhooks: endpoints, messages (the outbox) and their attempts (name kept once released). */
 export const webhooksMigration: MigrationFactory = () => ({

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { Webhook } from 'standardwebhooks';
-import type { NotaryConfig } from '../core/config.js';
-import { BASE62, newId } from '../core/ids.js';
-import type { Database } from '../storage/schema.js';
-import type { HostResolver } from '../extract/fetch/address-policy.js';
+import type { NotaryConfig } from '../core/index.js';
+import { BASE62, newId } from '../core/index.js';
+import type { Database } from '../storage/index.js';
+import type { HostResolver } from '../extract/index.js';
 import { postWebhook, type AttemptOutcome } from './deliver.js';
 import { disableEndpoint, getEndpoint, registerEndpoint, tenantEndpoint, tenantEndpoints, type WebhookEndpoint } from './endpoints.js';
 import { isRetryable, retryDelayMs } from './schedule.js';

@@ -1,4 +1,4 @@
-import type { Timestamp } from '../storage/schema.js';
+import type { Timestamp } from '../storage/index.js';
 
 /** A tenant's webhook endpoint: its URL and the secret its messages are signed with. */
 export interface WebhookEndpointsTable {

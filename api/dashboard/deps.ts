@@ -1,14 +1,14 @@
 import type { Sessions, Users } from '../../accounts/index.js';
-import type { NotaryConfig } from '../../core/config.js';
-import type { SearchIndex } from '../../indexer/search-index.js';
-import type { Accounts } from '../../payments/accounts.js';
-import type { Catalog } from '../../payments/catalog.js';
-import type { PluginServices } from '../../payments/plugin.js';
-import type { CollectionStore } from '../../storage/collections.js';
-import type { CrawlRunStore } from '../../storage/crawl-runs.js';
-import type { CrawlSeedStore } from '../../storage/crawl-seeds.js';
-import type { PageStore } from '../../storage/pages.js';
-import type { UsageRepository } from '../../storage/usage.js';
+import type { NotaryConfig } from '../../core/index.js';
+import type { SearchIndex } from '../../indexer/index.js';
+import type { Accounts, Catalog, PluginServices } from '../../payments/index.js';
+import type {
+  CollectionStore,
+  CrawlRunStore,
+  CrawlSeedStore,
+  PageStore,
+  UsageRepository,
+} from '../../storage/index.js';
 
 /** What the dashboard's JSON endpoints work with; the composition root (a Runtime) has all of it. */
 export interface DashboardDeps {

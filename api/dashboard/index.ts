@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import { dashboardAssets, type Asset } from './assets.js';
 import type { DashboardDeps } from './deps.js';
 import { authRoutes } from './routes/auth.js';

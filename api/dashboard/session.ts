@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokensEqual, type Session } from '../../accounts/index.js';
-import type { NotaryConfig } from '../../core/config.js';
-import { NotaryError } from '../../core/errors.js';
-import type { User } from '../../storage/schema.js';
+import type { NotaryConfig } from '../../core/index.js';
+import { NotaryError } from '../../core/index.js';
+import type { User } from '../../storage/index.js';
 
 /** The session cookie: HttpOnly, SameSite=Strict, scoped to /dashboard, Secure when served over TLS (or always, by config). */
 export const SESSION_COOKIE = 'notary_session';

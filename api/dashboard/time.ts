@@ -1,4 +1,4 @@
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 
 const DAY_MS = 86_400_000;
 

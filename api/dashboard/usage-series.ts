@@ -1,5 +1,5 @@
-import type { UsageBucket } from '../../storage/usage.js';
-import { atomicToDecimal } from '../../payments/pricing.js';
+import type { UsageBucket } from '../../storage/index.js';
+import { atomicToDecimal } from '../../payments/index.js';
 
 export interface UsageSeries {
   key: string;

@@ -1,14 +1,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Socket } from 'node:net';
-import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME, collectionSettingsOf, type CollectionSettings } from '../../core/collections.js';
-import { NotaryError } from '../../core/errors.js';
-import { checkCollectionAccess, type CollectionRead } from '../../payments/collection-access.js';
-import { REPLAY_HEADER, type Admission, type PaidCallGate, type PaidResponseContext } from '../../payments/paid-call.js';
-import type { PriceRequest } from '../../payments/pricing.js';
-import type { StoredResponse } from '../../payments/stores/idempotency.js';
+import {
+  DEFAULT_COLLECTION_ID,
+  DEFAULT_COLLECTION_NAME,
+  collectionSettingsOf,
+  type CollectionSettings,
+  NotaryError,
+} from '../../core/index.js';
+import {
+  checkCollectionAccess,
+  type CollectionRead,
+  REPLAY_HEADER,
+  type Admission,
+  type PaidCallGate,
+  type PaidResponseContext,
+  registeredPlugins,
+  FACTS_ORDER,
+  type ResponseMember,
+} from '../../payments/index.js';
+import type { PriceRequest, StoredResponse } from '../../payments/index.js';
 import { paymentRequestFrom } from './request.js';
-import { registeredPlugins } from '../../payments/plugin.js';
-import { FACTS_ORDER, type ResponseMember } from '../../payments/response-members.js';
 import { PAID_ROUTE_PROBLEM_STATUSES, creditsUsedSchema, problemResponses, rateLimitBodySchema } from './schemas.js';
 
 type JsonSchema = Readonly<Record<string, unknown>>;

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { PaymentRequest } from '../../payments/mode.js';
+import type { PaymentRequest } from '../../payments/index.js';
 
 /**
  * The framework-free view of a request for the payments core. Headers come from the raw header list, so a header sent

@@ -1,5 +1,5 @@
-import { allErrorCodes } from '../../core/errors.js';
-import { countSchema } from '../../payments/response-members.js';
+import { allErrorCodes } from '../../core/index.js';
+import { countSchema } from '../../payments/index.js';
 
 /** Shared JSON Schema fragments of paid responses; the OpenAPI document is generated from the route schemas. */
 

@@ -1,6 +1,6 @@
-import type { NotaryConfig } from '../../core/config.js';
-import { isNotaryError, NotaryError } from '../../core/errors.js';
-import { HostGate } from '../../crawler/host-gate.js';
+import type { NotaryConfig } from '../../core/index.js';
+import { isNotaryError, NotaryError } from '../../core/index.js';
+import { HostGate } from '../../crawler/index.js';
 import { extractUrl, type ExtractDeps, type ExtractRequest, type ExtractResult } from '../../extract/index.js';
 import { problemBody, type ProblemBody } from '../problem.js';
 

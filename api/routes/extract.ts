@@ -1,5 +1,5 @@
-import type { NotaryConfig } from '../../core/config.js';
-import { NotaryError } from '../../core/errors.js';
+import type { NotaryConfig } from '../../core/index.js';
+import { NotaryError } from '../../core/index.js';
 import { OUTPUT_MODES, RENDER_POLICIES, extractUrl, type ExtractDeps, type ExtractRequest, type ExtractResult } from '../../extract/index.js';
 import { definePaidRoute, type PaidRoute } from '../paid/context.js';
 import { collectionSchema } from './search.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 
 export interface HealthzRouteOptions {
   /** The full health report (operator detail: model sources, index stats, why a model is off). */

@@ -1,7 +1,6 @@
-import type { NotaryConfig } from '../../core/config.js';
-import { normaliseUrl } from '../../crawler/index.js';
-import { collectSitemapUrls } from '../../crawler/sitemaps.js';
-import { RobotsRules, userAgentHeader, type AddressPolicy, type HostResolver } from '../../extract/fetch/index.js';
+import type { NotaryConfig } from '../../core/index.js';
+import { normaliseUrl, collectSitemapUrls } from '../../crawler/index.js';
+import { RobotsRules, userAgentHeader, type AddressPolicy, type HostResolver } from '../../extract/index.js';
 
 /** A site's sitemap URLs as read live, sorted, each once; `error` says what could not be read (the rest still counts). */
 export interface SitemapListing {

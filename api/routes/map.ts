@@ -1,9 +1,8 @@
-import type { NotaryConfig } from '../../core/config.js';
-import { isNotaryError, NotaryError } from '../../core/errors.js';
-import { normaliseUrl } from '../../crawler/index.js';
-import { seedFolder } from '../../crawler/url.js';
-import { parseHttpUrl, vetUrl, type HostResolver } from '../../extract/fetch/index.js';
-import type { SiteUrlStore } from '../../storage/site-urls.js';
+import type { NotaryConfig } from '../../core/index.js';
+import { isNotaryError, NotaryError } from '../../core/index.js';
+import { normaliseUrl, seedFolder } from '../../crawler/index.js';
+import { parseHttpUrl, vetUrl, type HostResolver } from '../../extract/index.js';
+import type { SiteUrlStore } from '../../storage/index.js';
 import { definePaidRoute, type PaidRoute, type ResolvedCollection } from '../paid/context.js';
 import { ABSOLUTE_HTTP_URL } from './extract.js';
 import type { SitemapReader } from './map-sitemaps.js';

@@ -1,9 +1,14 @@
-import { COLLECTION_NAME_PATTERN, DEFAULT_COLLECTION_NAME } from '../../core/collections.js';
-import type { NotaryConfig } from '../../core/config.js';
-import { NotaryError } from '../../core/errors.js';
-import { normalizeQuery } from '../../search/query.js';
-import type { SearchResultItem, SearchService } from '../../search/service.js';
-import { MAX_HIGHLIGHTS, searchOptions, searchOptionsSchema, type SearchOptions, type SearchOptionsBody } from '../../search/options.js';
+import { COLLECTION_NAME_PATTERN, DEFAULT_COLLECTION_NAME, NotaryError } from '../../core/index.js';
+import type { NotaryConfig } from '../../core/index.js';
+import {
+  normalizeQuery,
+  MAX_HIGHLIGHTS,
+  searchOptions,
+  searchOptionsSchema,
+  type SearchOptions,
+  type SearchOptionsBody,
+} from '../../search/index.js';
+import type { SearchResultItem, SearchService } from '../../search/index.js';
 import { definePaidRoute, type PaidRoute } from '../paid/context.js';
 
 export interface SearchBody extends SearchOptionsBody {

@@ -11,7 +11,7 @@ export interface ServeSetting {
   name: string;
   workers: number;
   queryVectorCache: number;
-  /** search.ranking_cache: full-text rankings kept for repeated queries (FTS5). */
+  /** indexer.sqlite-fts5.ranking_cache: full-text rankings kept for repeated queries (FTS5). */
   rankingCache: number;
   /** reranker.workers of the server (unset: its default). */
   modelWorkers?: number;

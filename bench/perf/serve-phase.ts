@@ -79,7 +79,7 @@ export async function servePhase(options: {
     ...options.config,
     ...settings,
     embeddings: { ...options.config.embeddings, model: 'reranker' },
-    search: { ...options.config.search, ranking_cache: 0 },
+    indexer: withRankingCache(options.config.indexer, 0),
   });
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   let baseline: Baseline | null = null;
@@ -99,7 +99,7 @@ export async function servePhase(options: {
     const passages = (await runtime.pages.counts()).passages;
     note(`serve phase: ${vectors} vectors of ${dense.embedder.model} (${hits} from the embedding cache), ${embedS.toFixed(1)} s`);
 
-    // As `notary serve` does at its start (the FTS5 index's in-memory copy, below search.memory_ranking_up_to).
+    // As `notary serve` does at its start (the FTS5 index's in-memory copy, below indexer.sqlite-fts5.memory_ranking_up_to).
     await runtime.index.warm?.();
     const pipeline = runtime.searchPipeline({ reranker: await runtime.reranker(), dense, search: { query_vector_cache: 0 } });
     const cfg = config.search;
@@ -176,9 +176,9 @@ export async function servePhase(options: {
           ...settings,
           reranker: { ...settings.reranker, ...(setting.modelWorkers === undefined ? {} : { workers: setting.modelWorkers }) },
           embeddings: { model: 'reranker', precision: config.embeddings.precision },
-          indexer,
+          indexer: withRankingCache(indexer, setting.rankingCache),
           storage: config.storage,
-          search: { query_vector_cache: setting.queryVectorCache, ranking_cache: setting.rankingCache },
+          search: { query_vector_cache: setting.queryVectorCache },
           log_level: 'info',
         }),
       );
@@ -208,4 +208,10 @@ export async function servePhase(options: {
     await baseline?.runtime.close();
     await runtime.close();
   }
+}
+
+/** An indexer section with the embedded FTS5 index's ranking cache (indexer.sqlite-fts5.ranking_cache) set. */
+function withRankingCache(indexer: NotaryConfig['indexer'], rankingCache: number): Record<string, unknown> {
+  const fts5 = (indexer as Record<string, unknown>)['sqlite-fts5'];
+  return { ...indexer, 'sqlite-fts5': { ...(typeof fts5 === 'object' ? fts5 : {}), ranking_cache: rankingCache } };
 }

@@ -66,6 +66,11 @@ export interface ConfigFragment<T = unknown> {
   env?: readonly EnvBinding[];
   /** Makes relative paths absolute after validation (against the working directory). */
   resolve?(section: T, cfg: NotaryConfig): void;
+  /**
+   * Earlier places of the section's keys (key → its old path from the root, e.g. a shared `search.*` setting that
+   * became the plug-in's): still read, with a warning that names the new key; the new key wins when both are set.
+   */
+  formerly?: Readonly<Record<string, readonly string[]>>;
 }
 
 const fragments: ConfigFragment[] = [];

@@ -29,7 +29,7 @@ const MEMBER_ROUTES: Route[] = [
   { path: '/credits', label: 'Credits', page: Credits },
   { path: '/usage', label: 'Usage', page: Usage },
   { path: '/plan', label: 'Tier and limits', page: Plan },
-  { path: '/parties', label: 'MPP party keys', page: Parties },
+  { path: '/parties', label: 'Party keys', page: Parties },
   { path: '/receipts', label: 'Signed receipts', page: Receipts },
   { path: '/account', label: 'Account', page: Account },
 ];

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 
 export interface ResolvedAddress {
   address: string;

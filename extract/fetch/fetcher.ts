@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { NotaryError, isNotaryError } from '../../core/errors.js';
+import { NotaryError, isNotaryError } from '../../core/index.js';
 import { parseHttpUrl, vetUrl, type AddressPolicy, type ResolvedAddress } from './address-policy.js';
 
 /**

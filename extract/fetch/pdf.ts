@@ -1,4 +1,4 @@
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 
 export interface PdfText {
   text: string;

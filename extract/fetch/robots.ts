@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { NotaryError, isNotaryError } from '../../core/errors.js';
+import { NotaryError, isNotaryError } from '../../core/index.js';
 import type { AddressPolicy } from './address-policy.js';
 import { FetchCache } from './cache.js';
 import { fetchResource, type AgentPool } from './fetcher.js';

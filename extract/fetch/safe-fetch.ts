@@ -1,4 +1,4 @@
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import type { AddressPolicy } from './address-policy.js';
 import type { FetchCache } from './cache.js';
 import { decodeText } from './charset.js';

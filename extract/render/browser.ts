@@ -1,7 +1,6 @@
 import type { Browser, BrowserContext, Route } from 'playwright-core';
-import { NotaryError, isNotaryError } from '../../core/errors.js';
+import { NotaryError, isNotaryError, CHROMIUM_ARGS } from '../../core/index.js';
 import { parseHttpUrl, vetUrl, type AddressPolicy, type HostResolver } from '../fetch/address-policy.js';
-import { CHROMIUM_ARGS } from '../../core/chromium.js';
 
 export interface RenderOptions {
   userAgent: string;

@@ -1,4 +1,4 @@
-import { STOPWORDS, stem, words } from '../../core/text.js';
+import { STOPWORDS, stem, words } from '../../core/index.js';
 
 /**
  * Text analysis for index backends that do not stem English themselves (Meilisearch) or take a query's words from

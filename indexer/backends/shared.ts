@@ -1,5 +1,5 @@
-import { NotaryError } from '../../core/errors.js';
-import type { Storage } from '../../storage/db.js';
+import { NotaryError } from '../../core/index.js';
+import type { Storage } from '../../storage/index.js';
 import { selectPerPage } from '../page-cap.js';
 
 const ID_CHUNK = 1000;

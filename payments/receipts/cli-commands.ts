@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { NotaryConfig } from '../../core/config.js';
-import { NotaryError } from '../../core/errors.js';
-import type { Storage } from '../../storage/db.js';
+import type { NotaryConfig } from '../../core/index.js';
+import { NotaryError } from '../../core/index.js';
+import type { Storage } from '../../storage/index.js';
 import { parseJwks, type VerificationKey } from '../crypto/jwk.js';
 import { auditSavedFiles, jwksAmong, splitSavedResponse, type AuditInput } from './audit.js';
 import { openReceipts, receiptSettings } from './index.js';

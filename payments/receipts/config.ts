@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { ConfigFragment } from '../../core/config.js';
+import type { ConfigFragment } from '../../core/index.js';
 
 /** `receipts`: signed receipts (X-Notary-Sign: required) and the receipt log. */
 export const receiptsSchema = z

@@ -1,4 +1,4 @@
-import { registerErrorCodes, type ErrorEntry } from '../../core/errors.js';
+import { registerErrorCodes, type ErrorEntry } from '../../core/index.js';
 
 /** Signed receipts and the receipt log (issue 14). */
 export const RECEIPT_ERROR_CODES = {

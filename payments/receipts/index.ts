@@ -1,13 +1,13 @@
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import { configSection, type NotaryConfig } from '../../core/config.js';
+import { configSection, type NotaryConfig } from '../../core/index.js';
 import { pluginService, type NotaryPlugin } from '../plugin.js';
 import { addReceiptsCommands } from './cli.js';
 import { receiptsConfigFragment } from './config.js';
 import { RECEIPT_ERROR_CODES } from './errors.js';
 import { receiptLogMigration } from './migrations.js';
 import { ReceiptLogStore } from './log-store.js';
-import type { Database } from '../../storage/schema.js';
+import type { Database } from '../../storage/index.js';
 import { formatVerifierKey } from './checkpoint.js';
 import { ReceiptIssuer } from './issuer.js';
 import { ReceiptKeyring } from './keyring.js';

@@ -1,4 +1,4 @@
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import type { ReceiptKeyring } from './keyring.js';
 import type { ReceiptLog } from './log.js';
 import { buildUnsignedReceipt, formatIssuedAt, parseIssuedAt, receiptSigningInput, type NotaryReceipt, type ReceiptClaim } from './receipt.js';

@@ -1,6 +1,6 @@
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import { ED25519_SEED_LENGTH, generateSeed, publicKeyFromSeed, signBytes } from '../crypto/ed25519.js';
 import { bytesEqual, fromBase64Url, toBase64Url } from '../crypto/encoding.js';
 import { jwkThumbprint, type Jwks, type PublicJwk, type VerificationKey } from '../crypto/jwk.js';

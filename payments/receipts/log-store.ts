@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../storage/schema.js';
+import type { Database } from '../../storage/index.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -1,4 +1,4 @@
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import type { ReceiptLogStore } from './log-store.js';
 import { formatCheckpointText, parseCheckpointText, signNote } from './checkpoint.js';
 import { bytesEqual, toBase64 } from '../crypto/encoding.js';

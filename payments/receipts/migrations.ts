@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { MigrationFactory } from '../../storage/migrations.js';
+import type { MigrationFactory } from '../../storage/index.js';
 
 /** 0014_receipt_log: the receipt log's tree, entries and checkpoints (name kept: databases have it recorded). */
 export const receiptLogMigration: MigrationFactory = ({ dialect }) => ({

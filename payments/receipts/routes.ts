@@ -1,4 +1,4 @@
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import { fromBase64, fromBase64Url, fromHex, toBase64 } from '../crypto/index.js';
 import type { PluginRoute } from '../plugin.js';
 import type { Receipts } from './index.js';

@@ -1,4 +1,4 @@
-import type { BigIntColumn, Timestamp } from '../../storage/schema.js';
+import type { BigIntColumn, Timestamp } from '../../storage/index.js';
 
 /** One row (id 1): the receipt log's tree size. */
 export interface ReceiptLogStateTable {

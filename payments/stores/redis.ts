@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { NotaryError } from '../../core/errors.js';
+import { NotaryError } from '../../core/index.js';
 import { gcra, type RateLimitDecision, type RateLimitStore, type RateLimitTier } from '../rate-limit.js';
 import type { IdempotencyBegin, IdempotencyBeginInput, IdempotencyLease, IdempotencyStore, StoredResponse } from './idempotency.js';
 

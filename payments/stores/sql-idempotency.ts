@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../storage/schema.js';
+import type { Database } from '../../storage/index.js';
 import type { IdempotencyBegin, IdempotencyBeginInput, IdempotencyLease, IdempotencyStore, StoredResponse } from './idempotency.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME } from '../../core/collections.js';
+import { DEFAULT_COLLECTION_ID, DEFAULT_COLLECTION_NAME } from '../../core/index.js';
 import type { MigrationFactory } from '../migrations.js';
 
 /**

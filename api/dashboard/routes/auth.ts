@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { publicUser, type Session } from '../../../accounts/index.js';
-import type { User } from '../../../storage/schema.js';
+import type { User } from '../../../storage/index.js';
 import type { DashboardDeps } from '../deps.js';
 import { clearSessionCookie, preSessionToken, requireUser, setSessionCookie } from '../session.js';
 

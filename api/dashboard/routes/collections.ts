@@ -1,7 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { COLLECTION_NAME_PATTERN, checkCollectionSettings, collectionSettingsOf } from '../../../core/collections.js';
-import { NotaryError } from '../../../core/errors.js';
-import type { Collection } from '../../../storage/schema.js';
+import {
+  COLLECTION_NAME_PATTERN,
+  checkCollectionSettings,
+  collectionSettingsOf,
+  NotaryError,
+} from '../../../core/index.js';
+import type { Collection } from '../../../storage/index.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireOperator } from '../session.js';
 

@@ -1,12 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { COLLECTION_NAME_PATTERN } from '../../../core/collections.js';
-import { FEATURES } from '../../../core/config.js';
-import { NotaryError } from '../../../core/errors.js';
-import { normaliseUrl } from '../../../crawler/url.js';
-import { tenantFeatures, type CatalogSnapshot } from '../../../payments/catalog.js';
-import { policyFor } from '../../../payments/rate-limit.js';
-import { DEFAULT_SEED_OPTIONS, SEED_SCOPES, type CrawlSeed, type SeedOptions, type SeedScope } from '../../../storage/crawl-seeds.js';
-import type { CrawlRun } from '../../../storage/crawl-runs.js';
+import { COLLECTION_NAME_PATTERN, FEATURES, NotaryError } from '../../../core/index.js';
+import { normaliseUrl } from '../../../crawler/index.js';
+import { tenantFeatures, type CatalogSnapshot, policyFor } from '../../../payments/index.js';
+import {
+  DEFAULT_SEED_OPTIONS,
+  SEED_SCOPES,
+  type CrawlSeed,
+  type SeedOptions,
+  type SeedScope,
+} from '../../../storage/index.js';
+import type { CrawlRun } from '../../../storage/index.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireOperator } from '../session.js';
 import { dayRange } from '../time.js';

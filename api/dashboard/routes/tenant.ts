@@ -1,12 +1,15 @@
 import { stringify } from 'csv-stringify/sync';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { NotaryError } from '../../../core/errors.js';
-import { KEY_SCOPES, type KeyScope } from '../../../payments/accounts.js';
-import { effectiveTier, tenantFeatures } from '../../../payments/catalog.js';
-import { policyFor } from '../../../payments/rate-limit.js';
-import { registeredPlugins } from '../../../payments/plugin.js';
-import type { LedgerEntry, Tenant } from '../../../storage/schema.js';
-import type { UsageDimension } from '../../../storage/usage.js';
+import { NotaryError } from '../../../core/index.js';
+import {
+  KEY_SCOPES,
+  type KeyScope,
+  effectiveTier,
+  tenantFeatures,
+  policyFor,
+  registeredPlugins,
+} from '../../../payments/index.js';
+import type { LedgerEntry, Tenant, UsageDimension } from '../../../storage/index.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireMember } from '../session.js';
 import { dateParam, dayRange } from '../time.js';

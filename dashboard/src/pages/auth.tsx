@@ -78,7 +78,7 @@ export function SignUp(): JSX.Element {
             autocomplete="organization"
             value={organisation}
             onInput={setOrganisation}
-            hint="Optional; your email is used when you leave it empty. MPP envelopes name your organisation as the party."
+            hint="Optional; your email is used when you leave it empty. Multi-party payment envelopes name your organisation as the party."
           />
           <TextField
             label="Password"

@@ -146,10 +146,10 @@ export function Parties(): JSX.Element {
   };
   return (
     <Page
-      title="MPP party keys"
+      title="Party keys"
       intro={
         <>
-          Ed25519 public keys that sign your share of multi-party (MPP) envelopes. Envelopes name your organisation
+          Ed25519 public keys that sign your share of multi-party payment envelopes. Envelopes name your organisation
           {list.data ? (
             <>
               {' '}

@@ -4,7 +4,7 @@
  * narrows a MATCH with `+rowid IN (SELECT ...)` inside the ranking query, as the fact tables do for hosts and dates.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
+import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/index.js';
 import { PAGES, TABLE } from './schema.js';
 
 export const PASSAGE_COLLECTIONS = 'notary_fts_collections';

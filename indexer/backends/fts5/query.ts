@@ -1,5 +1,5 @@
 /** A user's query as an FTS5 MATCH expression, narrowed by a filter's facet tokens. */
-import { contentWords, identifiers } from '../../../core/text.js';
+import { contentWords, identifiers } from '../../../core/index.js';
 import type { IndexFilter } from '../../search-index.js';
 import { languageToken, NAVIGATION_TOKEN, translationToken } from './facets.js';
 

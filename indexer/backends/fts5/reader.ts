@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import type { Fts5ReaderConfig, Fts5ReaderReply, Fts5ReaderRequest } from './reader-worker.js';
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (error: Error) => void };

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError, withoutWordBreaks } from '../../../core/index.js';
 import { withFacts, type StoredFacts } from '../../hit-facts.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { Fts5MemoryRankings, type Fts5MemoryOptions } from './memory-rankings.js';
@@ -14,7 +14,6 @@ import { Fts5Writes } from './writes.js';
 import { createFactTables, factCondition, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
 import { createCollectionTables } from './collection-tables.js';
 import { factFilterKey } from '../../filter-facts.js';
-import { withoutWordBreaks } from '../../../core/unspaced.js';
 
 /** A row's text fields as they were given (the word breaks of unspaced scripts taken out). */
 function storedText(row: Pick<HitRow, 'title' | 'heading_path' | 'body'>): { title: string; headingPath: string; text: string } {
@@ -25,7 +24,7 @@ export interface Fts5IndexOptions extends Fts5ReaderOptions, Fts5MemoryOptions {
   /** Close the database handle on close() (the storage layer usually owns it). */
   ownsHandle?: boolean;
   pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS>;
-  /** Rankings kept for repeated queries (0 = none; default none, the runtime passes search.ranking_cache). */
+  /** Rankings kept for repeated queries (0 = none; default none, the plug-in passes indexer.sqlite-fts5.ranking_cache). */
   rankingCache?: number;
 }
 

@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { stem } from '../../../core/text.js';
+import { stem } from '../../../core/index.js';
 
 /**
  * Splits text into tokens exactly as an FTS5 table with the same `tokenize` option does (an in-memory table of one

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { withWordBreaks } from '../../../core/unspaced.js';
+import { withWordBreaks } from '../../../core/index.js';
 import type { IndexDoc, PageDoc } from '../../search-index.js';
 import { pathWords } from '../url-path.js';
 import { facetsOf, passageFacetsOf } from './facets.js';

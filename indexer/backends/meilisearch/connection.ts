@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Meilisearch, type EnqueuedTaskPromise, type Settings, type Task } from 'meilisearch';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import { engineProbeOn, processingTimeOf, recordEngineCall } from '../engine-probe.js';
 import { chunks, type PassageDocument } from './documents.js';
 import { apiErrorOf, keepAliveClient, type KeepAliveClient } from './http-client.js';

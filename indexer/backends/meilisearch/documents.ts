@@ -1,5 +1,5 @@
 /** The documents notary keeps in Meilisearch (passages and whole pages), their facts and the filters over them. */
-import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
+import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/index.js';
 import { primaryLanguage } from '../../../core/language.js';
 import { withFacts } from '../../hit-facts.js';
 import type { HostRule, IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';

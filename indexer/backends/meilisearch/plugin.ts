@@ -1,7 +1,12 @@
 import { z } from 'zod';
-import { configSection, type ConfigFragment, type NotaryConfig } from '../../../core/config.js';
-import { NotaryError } from '../../../core/errors.js';
-import { endpointOf, waitAtStart } from '../../../core/start-wait.js';
+import {
+  configSection,
+  type ConfigFragment,
+  type NotaryConfig,
+  NotaryError,
+  endpointOf,
+  waitAtStart,
+} from '../../../core/index.js';
 import type { IndexBackendPlugin } from '../../backend-plugin.js';
 import type { MeilisearchConnection } from './connection.js';
 

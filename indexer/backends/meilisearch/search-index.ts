@@ -1,4 +1,4 @@
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { withFacts } from '../../hit-facts.js';
 import { selectPerPage } from '../../page-cap.js';

@@ -1,7 +1,6 @@
-import { collectionIdsOf } from '../../../core/collections.js';
+import { collectionIdsOf, NotaryError } from '../../../core/index.js';
 import { createHash } from 'node:crypto';
-import { NotaryError } from '../../../core/errors.js';
-import type { Storage } from '../../../storage/db.js';
+import type { Storage } from '../../../storage/index.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';
 import { dot, existingPassageIds, missingPassages, widenedSearch } from '../shared.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configSection, type ConfigFragment } from '../../../core/config.js';
+import { configSection, type ConfigFragment } from '../../../core/index.js';
 import type { IndexBackendPlugin } from '../../backend-plugin.js';
 
 const postgresSchema = z

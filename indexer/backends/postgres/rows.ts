@@ -1,6 +1,6 @@
 /** The rows of the passage and page tables as written and read: the facts columns and the filters over them. */
 import { sql } from 'kysely';
-import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
+import { collectionIdsOf, DEFAULT_COLLECTION_ID } from '../../../core/index.js';
 import { primaryLanguage } from '../../../core/language.js';
 import { withFacts, type StoredFacts } from '../../hit-facts.js';
 import type { HostRule, IndexDoc, IndexFilter } from '../../search-index.js';

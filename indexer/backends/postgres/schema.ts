@@ -1,8 +1,7 @@
 /** Creating the PostgreSQL index's schema: plain identifiers, the dialect check, the schema lock (BM25's tables: term-stats.ts). */
 import { sql, type Kysely } from 'kysely';
-import { NotaryError } from '../../../core/errors.js';
-import type { Storage } from '../../../storage/db.js';
-import type { Database } from '../../../storage/schema.js';
+import { NotaryError } from '../../../core/index.js';
+import type { Storage, Database } from '../../../storage/index.js';
 
 /**
  * The text search configuration: Porter stems of every word, stopwords kept, Latin diacritics folded first (unaccent),

@@ -1,8 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { DEFAULT_COLLECTION_ID } from '../../../core/collections.js';
-import { NotaryError } from '../../../core/errors.js';
-import type { Storage } from '../../../storage/db.js';
-import type { Database } from '../../../storage/schema.js';
+import { DEFAULT_COLLECTION_ID, NotaryError } from '../../../core/index.js';
+import type { Storage, Database } from '../../../storage/index.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { withFacts } from '../../hit-facts.js';
 import { FTS5_COLUMN_WEIGHTS, FTS5_PAGE_WEIGHTS } from '../fts5/ranking.js';

@@ -1,6 +1,6 @@
 /** BM25's tables beside a tsvector table: per-term document frequencies, the row and token counts, and the postings. */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../storage/schema.js';
+import type { Database } from '../../../storage/index.js';
 import { identifier } from './schema.js';
 
 /** The names of the tables BM25 reads beside `table`. */

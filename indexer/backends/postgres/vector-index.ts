@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { NotaryError } from '../../../core/errors.js';
-import type { Storage } from '../../../storage/db.js';
-import type { Database } from '../../../storage/schema.js';
+import { NotaryError } from '../../../core/index.js';
+import type { Storage, Database } from '../../../storage/index.js';
 import { selectPerPage } from '../../page-cap.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from '../../vector-index.js';
 import { checkedVectors, checkVector, vectorSearchBounds } from '../../vector-input.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigFragment } from '../../../core/config.js';
+import type { ConfigFragment } from '../../../core/index.js';
 
 /** `payments.modes.api_key` (`Authorization: Bearer sk_live_...`): tenants pay from their credit balance. */
 export const apiKeyModeSchema = z.object({ enabled: z.boolean().default(true) }).prefault({});

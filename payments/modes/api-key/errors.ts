@@ -1,4 +1,4 @@
-import { registerErrorCodes, type ErrorEntry } from '../../../core/errors.js';
+import { registerErrorCodes, type ErrorEntry } from '../../../core/index.js';
 
 /** API keys (Authorization: Bearer sk_live_...). */
 export const API_KEY_ERROR_CODES = {

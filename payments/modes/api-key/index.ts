@@ -1,4 +1,4 @@
-import { configSection } from '../../../core/config.js';
+import { configSection } from '../../../core/index.js';
 import { API_KEY_RESPONSE_MEMBERS } from './response-members.js';
 import type { NotaryPlugin } from '../../plugin.js';
 import { apiKeyConfigFragment } from './config.js';

@@ -1,4 +1,4 @@
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import { insufficientCredits, type Accounts } from '../../accounts.js';
 import { parseApiKey } from '../../api-keys.js';
 import { effectiveTier, tenantFeatures, type CatalogSource } from '../../catalog.js';

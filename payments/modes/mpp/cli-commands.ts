@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import './errors.js'; // registers the mpp_* error codes this file throws
 import { authorizationHeader, buildEnvelope, decodeEnvelopeJson, MAX_ENVELOPE_LIFETIME_S, type PartySigner } from './envelope.js';
 import { generatePartyKey, readPartyKeyFile, writePartyKeyFile } from './key-file.js';

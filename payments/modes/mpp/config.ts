@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigFragment } from '../../../core/config.js';
+import type { ConfigFragment } from '../../../core/index.js';
 
 /**
  * `payments.modes.mpp` (`Authorization: MPP envelope=...`): several parties (tenants with registered Ed25519 keys)

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newId } from '../../../core/ids.js';
+import { newId } from '../../../core/index.js';
 import { formatSha256Digest, parseSha256Digest, sha256 } from '../../crypto/digest.js';
 import { formatSignature, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../crypto/ed25519.js';
 import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';

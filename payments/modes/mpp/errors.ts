@@ -1,4 +1,4 @@
-import { errorEntry, NotaryError, registerErrorCodes, type ErrorCode, type ErrorEntry } from '../../../core/errors.js';
+import { errorEntry, NotaryError, registerErrorCodes, type ErrorCode, type ErrorEntry } from '../../../core/index.js';
 
 /**
  * MPP (Authorization: MPP envelope=...): each failure of an envelope has its own code; `party` names the party at

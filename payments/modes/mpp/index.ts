@@ -1,4 +1,4 @@
-import { configSection } from '../../../core/config.js';
+import { configSection } from '../../../core/index.js';
 import type { NotaryPlugin } from '../../plugin.js';
 import { addMppCommands } from './cli.js';
 import { partyKeyRoutes } from './dashboard-routes.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationFactory } from '../../../storage/migrations.js';
+import type { MigrationFactory } from '../../../storage/index.js';
 
 /** 0016_mpp_parties: party keys and single-use envelope nonces (name kept: databases have it recorded). */
 export const mppPartiesMigration: MigrationFactory = () => ({

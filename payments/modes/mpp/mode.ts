@@ -1,5 +1,5 @@
 import type { MppSettings } from './config.js';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import type { Accounts } from '../../accounts.js';
 import { singleHeader, type PaymentCredential, type PaymentMode, type PaymentRequest } from '../../mode.js';
 import { parseIdempotencyKey } from '../../paid-call.js';

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
-import { parseCollectionIds } from '../../../core/collections.js';
-import { NotaryError } from '../../../core/errors.js';
-import { nowIso } from '../../../storage/db.js';
+import { parseCollectionIds, NotaryError } from '../../../core/index.js';
+import { nowIso } from '../../../storage/index.js';
 import { PartiesRepository } from './repository.js';
-import type { Database, Tenant } from '../../../storage/schema.js';
+import type { Database, Tenant } from '../../../storage/index.js';
 import type { PartyKey } from './tables.js';
 import { ED25519_PUBLIC_KEY_LENGTH } from '../../crypto/ed25519.js';
 import { fromBase64Url } from '../../crypto/encoding.js';

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import type { PluginCliContext } from '../../plugin.js';
 import { Parties } from './parties.js';
-import { CollectionStore } from '../../../storage/collections.js';
+import { CollectionStore } from '../../../storage/index.js';
 
 function nonNegativeInt(v: string): number {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError('must be a non-negative integer');

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import { nowIso } from '../../../storage/db.js';
-import type { Database, Tenant } from '../../../storage/schema.js';
+import { nowIso } from '../../../storage/index.js';
+import type { Database, Tenant } from '../../../storage/index.js';
 import type { PartyKey } from './tables.js';
 
 export interface PartyKeyWithTenant {

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Timestamp } from '../../../storage/schema.js';
+import type { Timestamp } from '../../../storage/index.js';
 
 /** An Ed25519 public key a tenant signs MPP envelopes with (issue 16). */
 export interface PartyKeysTable {

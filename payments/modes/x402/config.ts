@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigFragment } from '../../../core/config.js';
+import type { ConfigFragment } from '../../../core/index.js';
 
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const caip2Evm = z.string().regex(/^eip155:[1-9]\d*$/, 'must be a CAIP-2 EVM network such as eip155:8453');

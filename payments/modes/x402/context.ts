@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { getAddress, type Address } from 'viem';
-import { NotaryError, type ErrorCode } from '../../../core/errors.js';
+import { NotaryError, type ErrorCode } from '../../../core/index.js';
 import type { PaymentRequest, Settlement } from '../../mode.js';
 import type { Price } from '../../pricing.js';
 import type { SettlementChain } from './chain.js';

@@ -1,4 +1,4 @@
-import { registerErrorCodes, type ErrorEntry } from '../../../core/errors.js';
+import { registerErrorCodes, type ErrorEntry } from '../../../core/index.js';
 
 /** x402 pay-per-call (PAYMENT-SIGNATURE and X-402-Receipt). Nothing is settled when any of these is answered. */
 export const X402_ERROR_CODES = {

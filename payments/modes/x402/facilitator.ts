@@ -3,7 +3,7 @@ import type { x402Facilitator } from '@x402/core/facilitator';
 import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { z } from 'zod';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import { CHALLENGE_EXTRA } from './mode.js';
 import { generateSeed } from '../../crypto/ed25519.js';
 import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';

@@ -4,7 +4,7 @@ import type { NewX402Payment } from './repository.js';
 import { reconcileRow } from './settle.js';
 import type { X402PaymentRow } from './tables.js';
 import type { SettleResponse } from '@x402/core/types';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 
 /*
  * The hold state machine of x402_payments: a payment is held (reserved) for the call it pays for, taken over from a

@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import type { Kysely } from 'kysely';
-import { configSection, type NotaryConfig } from '../../../core/config.js';
-import { NotaryError } from '../../../core/errors.js';
-import type { Database } from '../../../storage/schema.js';
-import { CollectionStore } from '../../../storage/collections.js';
+import { configSection, type NotaryConfig, NotaryError } from '../../../core/index.js';
+import type { Database } from '../../../storage/index.js';
+import { CollectionStore } from '../../../storage/index.js';
 import { X402PaymentsRepository } from './repository.js';
 import type { NotaryPlugin } from '../../plugin.js';
 import { RpcSettlementChain, type SettlementChain } from './chain.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationFactory } from '../../../storage/migrations.js';
+import type { MigrationFactory } from '../../../storage/index.js';
 
 /** 0015_x402_payments: x402 payments, the pay-per-call ledger and the service secrets (name kept: databases have it recorded). */
 export const x402PaymentsMigration: MigrationFactory = ({ serialId }) => ({

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import {
   singleHeader,
   type AuthenticatedPayer,

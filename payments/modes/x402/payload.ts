@@ -1,7 +1,7 @@
 import { PaymentPayloadV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload } from '@x402/core/types';
 import { z } from 'zod';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import './errors.js'; // registers the x402_* error codes this file throws
 
 /** Longest PAYMENT-SIGNATURE accepted (an EIP-3009 payment with its echoed requirements is about 1.5 KB). */

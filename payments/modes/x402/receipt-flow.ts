@@ -1,6 +1,5 @@
 import type { SettleResponse } from '@x402/core/types';
-import { NotaryError } from '../../../core/errors.js';
-import { newId } from '../../../core/ids.js';
+import { NotaryError, newId } from '../../../core/index.js';
 import type { PaymentAuthorization, PaymentRequest } from '../../mode.js';
 import { requestFingerprint } from '../../paid-call.js';
 import type { Price } from '../../pricing.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import { formatSignature, generateSeed, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../crypto/ed25519.js';
 import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
 import { canonicalJson } from '../../crypto/jcs.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { nowIso } from '../../../storage/db.js';
-import type { Database } from '../../../storage/schema.js';
+import { nowIso } from '../../../storage/index.js';
+import type { Database } from '../../../storage/index.js';
 import type { PaymentLedgerRow, X402PaymentRow, X402PaymentState } from './tables.js';
 
 export type NewX402Payment = Omit<X402PaymentRow, 'served' | 'attempts' | 'last_error' | 'created_at' | 'updated_at'>;

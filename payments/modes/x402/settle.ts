@@ -1,6 +1,6 @@
 import { SettleError, type PaymentRequirements, type SettleResponse } from '@x402/core/types';
 import { getAddress, type Hex } from 'viem';
-import { NotaryError } from '../../../core/errors.js';
+import { NotaryError } from '../../../core/index.js';
 import type { Settlement } from '../../mode.js';
 import { inUse, ledgerEntry, lower, pending, refusal, settlementOf, type X402Context } from './context.js';
 import type { SignedPayment } from './payload.js';

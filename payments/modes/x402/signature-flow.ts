@@ -1,7 +1,6 @@
 import { VerifyError, type VerifyResponse } from '@x402/core/types';
 import { getAddress, recoverTypedDataAddress, type Hex } from 'viem';
-import { NotaryError } from '../../../core/errors.js';
-import { newId } from '../../../core/ids.js';
+import { NotaryError, newId } from '../../../core/index.js';
 import type { PaymentAuthorization, PaymentRequest } from '../../mode.js';
 import { requestFingerprint } from '../../paid-call.js';
 import type { Price } from '../../pricing.js';

@@ -1,5 +1,5 @@
 import type { Generated, Selectable } from 'kysely';
-import type { Timestamp } from '../../../storage/schema.js';
+import type { Timestamp } from '../../../storage/index.js';
 
 export type X402PaymentState =
   /** Verified and held for a call whose work runs; deleted (freed) if the work fails. */

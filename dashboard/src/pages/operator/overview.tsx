@@ -112,7 +112,7 @@ interface RevenueAnswer {
   days: string[];
   /** Calls served and their credits, by payment mode. */
   modes: ModeSeries[];
-  /** Money settled on chain (x402, MPP), from the payments ledger. */
+  /** Money settled on chain (the paying modes), from the payments ledger. */
   settled: ModeSeries[];
   credit_price: { symbol: string; decimals: number; creditPrice: string };
 }

@@ -92,7 +92,7 @@ export function Pricing(): JSX.Element {
               <TextField label="Rendered (render always)" name="extract-rendered" type="number" min={0} required value={rendered} onInput={setRendered} />
             </fieldset>
             <fieldset class="form-grid">
-              <legend>Price of one credit (x402, MPP)</legend>
+              <legend>Price of one credit (payments on chain)</legend>
               <TextField label="Amount" name="credit-amount" required value={amount} onInput={setAmount} inputMode="decimal" hint="A decimal, e.g. 0.001" />
               <TextField label="Asset" name="credit-asset" required value={asset} onInput={setAsset} />
               <TextField label="Decimals" name="credit-decimals" type="number" min={0} max={36} required value={decimals} onInput={setDecimals} hint="Of the asset's smallest unit (USDC: 6)." />

@@ -1,0 +1,1 @@
+export { serveMcpHttp, serveMcpStdio } from './server.js';
