@@ -11,6 +11,7 @@ import {
 import type { Database, LedgerEntry, Tenant } from '../storage/index.js';
 import { apiKeyHashesEqual, generateApiKey, parseApiKey, type ApiKeyEnvironment, type ParsedApiKey } from './api-keys.js';
 import type { Operation } from './pricing.js';
+import { usageRow, type UsageRecord } from './usage.js';
 import './modes/api-key/errors.js'; // registers the API-key error codes this file throws
 
 export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/index.js';
@@ -80,6 +81,15 @@ export interface DebitRequest {
   reason?: string;
   /** Makes the debit single-use: a second debit with the same key takes nothing and reports the first. */
   idempotencyKey?: string | null;
+  /** The call's usage row, written in the debit's transaction (DebitResult.usageRecorded says whether it was). */
+  usage?: UsageRecord;
+}
+
+export interface DebitResult {
+  balance: number;
+  already: boolean;
+  /** Present (true) when the request's usage row was written with the debit. */
+  usageRecorded?: true;
 }
 
 function requireCredits(credits: number, allowZero: boolean): void {
@@ -294,7 +304,7 @@ export class Accounts {
    * Takes `credits` from the tenant in one atomic step with its ledger row, or throws insufficient_credits with
    * `required_credits` and `available_credits` in `extra`. The balance never goes below zero.
    */
-  async debit(request: DebitRequest): Promise<{ balance: number; already: boolean }> {
+  async debit(request: DebitRequest): Promise<DebitResult> {
     requireCredits(request.credits, true);
     const outcome = await this.repository.debit({
       tenantId: request.tenantId,
@@ -303,8 +313,9 @@ export class Accounts {
       requestId: request.requestId,
       keyId: request.keyId ?? null,
       idempotencyKey: request.idempotencyKey ?? null,
+      ...(request.usage ? { usage: usageRow(request.usage) } : {}),
     });
-    if (outcome.ok) return { balance: outcome.balance, already: outcome.already };
+    if (outcome.ok) return { balance: outcome.balance, already: outcome.already, ...(outcome.usageRecorded ? { usageRecorded: true as const } : {}) };
     if (outcome.reason === 'tenant_not_found') throw new NotaryError('tenant_not_found', `no tenant with id ${request.tenantId}`);
     throw insufficientCredits(request.credits, outcome.available);
   }

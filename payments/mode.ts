@@ -1,5 +1,6 @@
 import { NotaryError } from '../core/index.js';
 import type { Price } from './pricing.js';
+import type { UsageRecord } from './usage.js';
 
 /**
  * What the payments core sees of an HTTP request: plain data, no framework types. Header names are lower case;
@@ -40,6 +41,8 @@ export interface Settlement {
   creditsUsed: number;
   /** Extra response headers, e.g. x402's PAYMENT-RESPONSE. */
   headers?: Record<string, string>;
+  /** The mode wrote SettleContext.usage with its charge, in one transaction: the gate records nothing more. */
+  usageRecorded?: boolean;
 }
 
 export interface SettleContext {
@@ -51,6 +54,12 @@ export interface SettleContext {
   charge?: Price;
   /** The Idempotency-Key of the call, when it has one: the mode's single-use record of the charge uses it. */
   idempotencyKey: string | null;
+  /**
+   * The call's usage row (as charged), given when usage is kept in the service's database: a mode whose charge is
+   * one transaction of that database may write it there and say so (Settlement.usageRecorded). Otherwise the gate
+   * records it after the settlement.
+   */
+  usage?: UsageRecord;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AuthenticatedPayer, PaymentAuthorization, Settlement } from './mod
 import type { Admission, PaidCallGateOptions, PreparedExtension, ResponseExtension, ResponsePresenter } from './paid-call.js';
 import type { Price } from './pricing.js';
 import type { IdempotencyLease, StoredResponse } from './stores/idempotency.js';
+import type { UsageRecord } from './usage.js';
 
 /** What a paid call uses of its gate. */
 export interface GateContext {
@@ -72,22 +73,25 @@ export class PaidCall {
       throw new NotaryError('client_closed_request', 'The connection was closed before the answer was ready; nothing was charged');
     }
     let settlement: Settlement;
+    const charged = this.test ? 0 : this.charge.credits;
+    // Usage kept in the service's database goes to the mode with the charge: one transaction for both where it can.
+    const usage = this.gate.options.usage?.inServiceDatabase === true ? this.usageRecord(charged) : undefined;
     try {
       settlement = await this.authorization.settle({
         requestId: request.requestId,
         idempotencyKey: this.lease?.key ?? null,
         ...(this.charge === this.price ? {} : { charge: this.charge }),
+        ...(usage ? { usage } : {}),
       });
     } catch (err) {
       await this.abandon();
       if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
       throw err;
     }
-    const charged = this.test ? 0 : this.charge.credits;
     if (settlement.creditsUsed !== charged) {
       options.onError?.(`payment mode ${this.payer.mode} settled ${settlement.creditsUsed} credits for a quote of ${charged}`, null);
     }
-    await this.recordUsage(settlement.creditsUsed);
+    if (!(usage && settlement.usageRecorded === true)) await this.recordUsage(settlement.creditsUsed);
     for (const ready of prepared) {
       Object.assign(body, ready.members);
       try {
@@ -134,26 +138,31 @@ export class PaidCall {
   private async recordUsage(credits: number): Promise<void> {
     const usage = this.gate.options.usage;
     if (!usage) return;
-    const { request: priced, amount } = this.charge;
     try {
-      await usage.record({
-        at: new Date(this.gate.now()).toISOString(),
-        tenantId: this.payer.tenantId ?? null,
-        keyId: this.payer.keyId ?? null,
-        payer: this.payer.payerId,
-        mode: this.payer.mode,
-        environment: this.test ? 'test' : 'live',
-        operation: priced.operation,
-        depth: priced.operation === 'search' ? priced.depth : null,
-        render: priced.operation === 'extract' ? priced.render : null,
-        credits,
-        amount: this.test ? '0' : amount.atomic.toString(),
-        asset: amount.asset,
-        requestId: this.admission.request.requestId,
-      });
+      await usage.record(this.usageRecord(credits));
     } catch (err) {
       this.gate.options.onError?.('the call could not be recorded for usage', err);
     }
+  }
+
+  /** The usage row of this call, charged `credits`. */
+  private usageRecord(credits: number): UsageRecord {
+    const { request: priced, amount } = this.charge;
+    return {
+      at: new Date(this.gate.now()).toISOString(),
+      tenantId: this.payer.tenantId ?? null,
+      keyId: this.payer.keyId ?? null,
+      payer: this.payer.payerId,
+      mode: this.payer.mode,
+      environment: this.test ? 'test' : 'live',
+      operation: priced.operation,
+      depth: priced.operation === 'search' ? priced.depth : null,
+      render: priced.operation === 'extract' ? priced.render : null,
+      credits,
+      amount: this.test ? '0' : amount.atomic.toString(),
+      asset: amount.asset,
+      requestId: this.admission.request.requestId,
+    };
   }
 
   private async release(reason: string): Promise<void> {

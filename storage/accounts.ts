@@ -81,64 +81,15 @@ export class AccountsRepository extends CreditLedgerRepository {
     return this.getTenant(id);
   }
 
-  /** The key with this hash and its tenant, in one query (this runs on every authenticated request). */
+  /**
+   * The key with this hash and its tenant (this runs on every authenticated request): two lookups by unique index. On
+   * SQLite the join of the two took 5x the CPU of both lookups (about 0.2 against 0.05 ms here, issue 28).
+   */
   async findKeyByHash(keyHash: string): Promise<ApiKeyWithTenant | undefined> {
-    const row = await this.db
-      .selectFrom('api_keys')
-      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-      .select([
-        'api_keys.id as key_id',
-        'api_keys.tenant_id as key_tenant_id',
-        'api_keys.key_hash',
-        'api_keys.prefix',
-        'api_keys.last4',
-        'api_keys.name as key_name',
-        'api_keys.created_at as key_created_at',
-        'api_keys.revoked_at',
-        'api_keys.last_used_at',
-        'api_keys.expires_at',
-        'api_keys.scopes',
-        'api_keys.environment',
-        'api_keys.collections',
-        'tenants.id as tenant_id',
-        'tenants.name as tenant_name',
-        'tenants.tier',
-        'tenants.credits',
-        'tenants.created_at as tenant_created_at',
-        'tenants.suspended_at',
-        'tenants.features',
-        'tenants.grant_period',
-      ])
-      .where('api_keys.key_hash', '=', keyHash)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      key: {
-        id: row.key_id,
-        tenant_id: row.key_tenant_id,
-        key_hash: row.key_hash,
-        prefix: row.prefix,
-        last4: row.last4,
-        name: row.key_name,
-        created_at: row.key_created_at,
-        revoked_at: row.revoked_at,
-        last_used_at: row.last_used_at,
-        expires_at: row.expires_at,
-        scopes: row.scopes,
-        environment: row.environment,
-        collections: row.collections,
-      },
-      tenant: {
-        id: row.tenant_id,
-        name: row.tenant_name,
-        tier: row.tier,
-        credits: row.credits,
-        created_at: row.tenant_created_at,
-        suspended_at: row.suspended_at,
-        features: row.features,
-        grant_period: row.grant_period,
-      },
-    };
+    const key = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+    if (!key) return undefined;
+    const tenant = await this.db.selectFrom('tenants').selectAll().where('id', '=', key.tenant_id).executeTakeFirst();
+    return tenant ? { key, tenant } : undefined;
   }
 
   async touchKey(id: string, at: string): Promise<void> {

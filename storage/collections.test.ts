@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Migrator } from 'kysely/migration';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COLLECTION_ID } from '../core/collections.js';
-import { CollectionStore } from './collections.js';
+import { CollectionStore, COLLECTION_TTL_MS } from './collections.js';
 import { migrateToLatest, openSqlite } from './db.js';
 import { migrationProvider } from './migrations.js';
 import { htmlPageFetched, PageStore } from './pages.js';
@@ -49,6 +49,56 @@ describe('migration 0033_collections', () => {
         ]),
       );
       expect(await collections.pageCounts()).toEqual(new Map([[DEFAULT_COLLECTION_ID, 3], [hr.id, 1]]));
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe('CollectionStore.resolve: remembered between calls (a paid call asks for every request)', () => {
+  it('answers from memory; each answer is trusted for COLLECTION_TTL_MS, its own writes forget at once', async () => {
+    const file = path.join(dir, 'resolve-cache.sqlite');
+    const api = openSqlite(file);
+    const cli = openSqlite(file); // another process on the same database (notary collections create)
+    try {
+      await migrateToLatest(api);
+      let now = 1_000_000;
+      const served = new CollectionStore(api.db, () => now);
+      const other = new CollectionStore(cli.db);
+      expect(await served.resolve('default')).toMatchObject({ total: 1 });
+      // Another process adds a collection: within the TTL the answer in memory stands (no query), after it is asked anew.
+      const hr = await other.ensure('hr');
+      now += COLLECTION_TTL_MS - 1;
+      expect(await served.resolve('default')).toMatchObject({ total: 1 });
+      now += 1;
+      expect(await served.resolve('default')).toMatchObject({ collection: { id: DEFAULT_COLLECTION_ID }, total: 2 });
+      // Names it never found are asked every time: a collection made elsewhere is found at once.
+      expect(await served.resolve('sales')).toBeUndefined();
+      await other.ensure('sales');
+      expect(await served.resolve('sales')).toMatchObject({ total: 3 });
+      // Another process changes a collection's own settings: seen once the answer in memory is older than the TTL.
+      expect(await served.resolve('hr')).toMatchObject({ collection: { id: hr.id, name: 'hr', max_depth: null } });
+      await other.setSettings('hr', { maxDepth: 1 });
+      expect(await served.resolve('hr')).toMatchObject({ collection: { max_depth: null } });
+      now += COLLECTION_TTL_MS;
+      expect(await served.resolve('hr')).toMatchObject({ collection: { max_depth: 1 } });
+      // Its own writes forget at once.
+      await served.setSettings('hr', { maxDepth: null });
+      expect(await served.resolve('hr')).toMatchObject({ collection: { max_depth: null } });
+    } finally {
+      await api.close();
+      await cli.close();
+    }
+  });
+
+  it("this store's own ensure() forgets its answers at once (notary serve crawling into a new collection)", async () => {
+    const storage = openSqlite(path.join(dir, 'resolve-own.sqlite'));
+    try {
+      await migrateToLatest(storage);
+      const store = new CollectionStore(storage.db, () => 0);
+      expect(await store.resolve('default')).toMatchObject({ total: 1 });
+      await store.ensure('hr');
+      expect(await store.resolve('default')).toMatchObject({ total: 2 });
     } finally {
       await storage.close();
     }

@@ -7,8 +7,21 @@ import type { Collection, Database } from './schema.js';
  * The collections table and page membership (issue 33). A page with no membership row belongs to the default
  * collection (the migration put every page stored before it there; tools that store pages without naming one too).
  */
+/**
+ * How long `resolve` trusts an answer: another process may add a collection (a count of one no longer holds) or change
+ * one's own prices, maximum depth or visibility (the dashboard, `notary collections set`) meanwhile; this store's own
+ * writes forget its answers at once.
+ */
+export const COLLECTION_TTL_MS = 1_000;
+
 export class CollectionStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `resolve`'s answers by name (existing names only), each for COLLECTION_TTL_MS. */
+  private readonly resolved = new Map<string, { found: { collection: Collection; total: number }; at: number }>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
 
   async list(): Promise<Collection[]> {
     return this.db.selectFrom('collections').selectAll().orderBy('created_at').orderBy('name').execute();
@@ -50,6 +63,7 @@ export class CollectionStore {
   /** Makes a collection public or private; collection_not_found when there is none of that name. */
   async setPublic(name: string, value: boolean): Promise<Collection> {
     await this.db.updateTable('collections').set({ public: value ? 1 : 0 }).where('name', '=', name).execute();
+    this.resolved.clear();
     const found = await this.byName(name);
     if (!found) throw new NotaryError('collection_not_found', `no collection named "${name}": see notary collections list`, { collection: name });
     return found;
@@ -64,6 +78,7 @@ export class CollectionStore {
     if (settings.creditsByDepth !== undefined) values.credits_by_depth = settings.creditsByDepth === null ? null : JSON.stringify(settings.creditsByDepth);
     if (settings.maxDepth !== undefined) values.max_depth = settings.maxDepth;
     if (Object.keys(values).length > 0) await this.db.updateTable('collections').set(values).where('name', '=', name).execute();
+    this.resolved.clear();
     const found = await this.byName(name);
     if (!found) throw new NotaryError('collection_not_found', `no collection named "${name}": see notary collections list`, { collection: name });
     return found;
@@ -76,9 +91,12 @@ export class CollectionStore {
 
   /**
    * A collection by name, and how many collections there are: with one only, every page is in it, so a search of it
-   * needs no filter. One query.
+   * needs no filter. One query, then remembered for COLLECTION_TTL_MS (a paid call asks for every request), so a
+   * change made by another process applies within that time. Unknown names are asked anew.
    */
   async resolve(name: string): Promise<{ collection: Collection; total: number } | undefined> {
+    const known = this.resolved.get(name);
+    if (known && this.now() - known.at < COLLECTION_TTL_MS) return known.found;
     const row = await this.db
       .selectFrom('collections')
       .selectAll()
@@ -87,7 +105,9 @@ export class CollectionStore {
       .executeTakeFirst();
     if (!row) return undefined;
     const { total, ...collection } = row;
-    return { collection, total: Number(total) };
+    const found = { collection, total: Number(total) };
+    this.resolved.set(name, { found, at: this.now() });
+    return found;
   }
 
   /** The collection of this name, made when it does not exist yet (by any process: the name is unique). */
@@ -97,6 +117,7 @@ export class CollectionStore {
       .values({ id: newId('col'), name, created_at: nowIso() })
       .onConflict((oc) => oc.column('name').doNothing())
       .execute();
+    this.resolved.clear();
     const found = await this.byName(name);
     if (!found) throw new Error(`collection ${name} neither inserted nor found`);
     return found;

@@ -1,12 +1,15 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import { nowIso } from './db.js';
-import type { Database, LedgerEntry, Tenant } from './schema.js';
+import type { Database, LedgerEntry, Tenant, UsageEventsTable } from './schema.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 export type DebitOutcome =
-  /** `already`: the tenant was debited for this Idempotency-Key before; nothing was taken now. */
-  | { ok: true; balance: number; ledgerId: number; already: boolean }
+  /**
+   * `already`: the tenant was debited for this Idempotency-Key before; nothing was taken now. `usageRecorded`: the
+   * usage row given with the debit was written in its transaction.
+   */
+  | { ok: true; balance: number; ledgerId: number; already: boolean; usageRecorded?: boolean }
   | { ok: false; reason: 'insufficient_credits'; available: number }
   | { ok: false; reason: 'tenant_not_found' };
 
@@ -98,7 +101,9 @@ export class CreditLedgerRepository {
    * The balance check and the debit are one statement (`... WHERE credits >= ? RETURNING credits`), so concurrent
    * debits can never overdraw: on PostgreSQL the row lock makes a waiting UPDATE re-check the condition against the
    * committed balance; on SQLite the database-wide write lock serialises writers. A debit with an Idempotency-Key is
-   * single-use: the ledger's unique (tenant, key) index refuses a second one, which then reports the first.
+   * single-use: the ledger's unique (tenant, key) index refuses a second one, which then reports the first. `usage`,
+   * the call's usage row, is written in the same transaction (one commit a paid call instead of two): the outcome
+   * says whether it was (not when a concurrent debit with the same key won, which the caller then records itself).
    */
   async debit(entry: {
     tenantId: string;
@@ -107,6 +112,7 @@ export class CreditLedgerRepository {
     requestId: string | null;
     keyId: string | null;
     idempotencyKey?: string | null;
+    usage?: Insertable<UsageEventsTable>;
   }): Promise<DebitOutcome> {
     const idempotencyKey = entry.idempotencyKey ?? null;
     try {
@@ -130,12 +136,18 @@ export class CreditLedgerRepository {
   }
 
   private async debitOnce(
-    entry: { tenantId: string; credits: number; reason: string; requestId: string | null; keyId: string | null },
+    entry: { tenantId: string; credits: number; reason: string; requestId: string | null; keyId: string | null; usage?: Insertable<UsageEventsTable> },
     idempotencyKey: string | null,
   ): Promise<DebitOutcome> {
     return this.db.transaction().execute(async (trx): Promise<DebitOutcome> => {
+      const withUsage = async (outcome: DebitOutcome & { ok: true }): Promise<DebitOutcome> => {
+        if (!entry.usage) return outcome;
+        await trx.insertInto('usage_events').values(entry.usage).execute();
+        return { ...outcome, usageRecorded: true };
+      };
       if (idempotencyKey !== null) {
         const previous = await this.keyedDebit(trx, entry.tenantId, idempotencyKey);
+        if (previous?.ok) return withUsage(previous);
         if (previous) return previous;
       }
       const updated = await trx
@@ -163,7 +175,7 @@ export class CreditLedgerRepository {
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      return { ok: true, balance: updated.credits, ledgerId: ledger.id, already: false };
+      return withUsage({ ok: true, balance: updated.credits, ledgerId: ledger.id, already: false });
     });
   }
 

@@ -45,3 +45,4 @@ export { UsageRepository, type UsageBucket, type UsageDimension } from './usage.
 export { UsersRepository } from './users.js';
 export type { Collection } from './schema.js';
 export { SiteUrlStore } from './site-urls.js';
+export type { UsageEventsTable } from './schema.js';

@@ -19,12 +19,25 @@ export class SqlRateLimitStore implements RateLimitStore {
     gcra(0, undefined, tier);
     return this.db.transaction().execute(async (trx) => {
       const now = this.now();
-      await trx.insertInto('rate_limit_buckets').values({ key, tat: 0 }).onConflict((oc) => oc.column('key').doNothing()).execute();
-      const lock = this.dialect === 'postgres' ? sql`for update` : sql``;
-      const row = await sql<{ tat: number }>`select tat from rate_limit_buckets where key = ${key} ${lock}`.execute(trx);
-      const stored = Number(row.rows[0]?.tat ?? 0);
-      const step = gcra(now, stored > 0 ? stored : undefined, tier);
-      if (step.decision.allowed) await trx.updateTable('rate_limit_buckets').set({ tat: step.tat }).where('key', '=', key).execute();
+      if (this.dialect === 'postgres') {
+        // The row must exist for FOR UPDATE to lock it.
+        await trx.insertInto('rate_limit_buckets').values({ key, tat: 0 }).onConflict((oc) => oc.column('key').doNothing()).execute();
+        const row = await sql<{ tat: number }>`select tat from rate_limit_buckets where key = ${key} for update`.execute(trx);
+        const step = gcra(now, Number(row.rows[0]?.tat ?? 0) || undefined, tier);
+        if (step.decision.allowed) await trx.updateTable('rate_limit_buckets').set({ tat: step.tat }).where('key', '=', key).execute();
+        return step.decision;
+      }
+      // SQLite: the transaction holds the database's write lock from its start (BEGIN IMMEDIATE), so a read then one
+      // upsert is as safe as the row lock, two statements a call instead of three.
+      const row = await sql<{ tat: number }>`select tat from rate_limit_buckets where key = ${key}`.execute(trx);
+      const step = gcra(now, Number(row.rows[0]?.tat ?? 0) || undefined, tier);
+      if (step.decision.allowed) {
+        await trx
+          .insertInto('rate_limit_buckets')
+          .values({ key, tat: step.tat })
+          .onConflict((oc) => oc.column('key').doUpdateSet({ tat: step.tat }))
+          .execute();
+      }
       return step.decision;
     });
   }

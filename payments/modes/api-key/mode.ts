@@ -83,9 +83,10 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
               // The balance read with the key moments ago: a cheap pre-check only, the debit itself is authoritative.
               if (tenant.credits < price.credits) throw insufficientCredits(price.credits, tenant.credits);
               return {
-                async settle({ requestId, idempotencyKey, charge = price }) {
-                  await accounts.debit({ tenantId: tenant.id, credits: charge.credits, requestId, keyId, reason: charge.description, idempotencyKey });
-                  return { creditsUsed: charge.credits };
+                async settle({ requestId, idempotencyKey, charge = price, usage }) {
+                  // The usage row, when the gate hands it over, is written in the debit's transaction (one commit).
+                  const debited = await accounts.debit({ tenantId: tenant.id, credits: charge.credits, requestId, keyId, reason: charge.description, idempotencyKey, ...(usage ? { usage } : {}) });
+                  return { creditsUsed: charge.credits, ...(debited.usageRecorded ? { usageRecorded: true } : {}) };
                 },
                 // Nothing was reserved: the debit happens only in settle.
                 async release() {},
