@@ -5,6 +5,7 @@ import { withFacts } from '../../hit-facts.js';
 import type { HostRule, IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
 import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { stemmedText } from '../analysis.js';
+import { documentLength } from './bm25.js';
 import { pathWords } from '../url-path.js';
 
 /** Ids per `id IN [...]` filter. */
@@ -43,6 +44,8 @@ export interface PassageDocument extends FactFields {
   vector_norm?: number | null;
   _vectors?: Record<string, unknown>;
   _rankingScore?: number;
+  /** Its length as BM25 counts it (bm25.ts); absent in documents written before it was stored. */
+  len?: number;
 }
 
 export function factFields(doc: {
@@ -133,6 +136,7 @@ export function passageDocument(doc: IndexDoc): PassageDocument & { s_title: str
     headingPath: doc.headingPath,
     text: doc.text,
     ...factFields(doc),
+    len: documentLength(doc),
     s_title: stemmedText(doc.title),
     s_headings: stemmedText(doc.headingPath),
     s_text: stemmedText(doc.text),

@@ -6,6 +6,7 @@ import { queryStems } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
 import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { WordFrequencies } from './query-words.js';
+import { bm25Scores, documentLength } from './bm25.js';
 import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
 
 /** Meilisearch considers only the first 10 words of a query. */
@@ -102,10 +103,28 @@ export class MeilisearchSearchIndex implements SearchIndex {
     const filter = factFilter(options.filter);
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
       const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS);
-      const hits = found.map((h) => ({ ...toIndexDoc(h), score: h.score }));
+      const hits = await this.rescored(stems, found);
       const selected = selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
-      if (selected.length >= limit || hits.length < k || k >= MAX_TOTAL_HITS) return selected;
+      if (selected.length >= limit || found.length < k || k >= MAX_TOTAL_HITS) return selected;
     }
+  }
+
+  /**
+   * Meilisearch's candidates scored by notary's BM25 (bm25.ts), best first (ties in the engine's order); candidates
+   * holding none of the stems as notary analyses them are dropped.
+   */
+  private async rescored(stems: readonly string[], found: ReadonlyArray<PassageDocument & { score: number }>): Promise<IndexHit[]> {
+    if (found.length === 0) return [];
+    const docs = found.map(toIndexDoc);
+    let averageLength = await this.words.averageLength(this.connection.client, this.uid, (fn) => this.connection.call('sampling lengths', fn));
+    if (averageLength === null) averageLength = docs.reduce((a, d) => a + documentLength(d), 0) / docs.length;
+    const scores = bm25Scores(stems, docs, { documents: this.words.total(this.uid) ?? 0, averageLength, df: (stem) => this.words.df(this.uid, stem) });
+    return docs
+      .map((doc, i) => ({ ...doc, score: scores[i]! }))
+      .filter((hit) => hit.score > 0)
+      .map((hit, i) => ({ hit, i }))
+      .sort((a, b) => b.hit.score - a.hit.score || a.i - b.i)
+      .map(({ hit }) => hit);
   }
 
   /**

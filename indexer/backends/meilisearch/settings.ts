@@ -16,7 +16,7 @@ export const MAX_TOTAL_HITS = 10_000;
 export function passageIndexSettings(): Settings {
   return {
     searchableAttributes: ['s_title', 's_headings', 's_text'],
-    displayedAttributes: [...DOC_FIELDS, 'vector_model', 'vector_norm'],
+    displayedAttributes: [...DOC_FIELDS, 'vector_model', 'vector_norm', 'len'],
     filterableAttributes: ['id', 'pageId', 'url', 'vector_model', ...FACT_FILTERS],
     sortableAttributes: [],
     rankingRules: ['words', 'attribute', 'exactness'],

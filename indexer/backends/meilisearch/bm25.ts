@@ -1,0 +1,91 @@
+/**
+ * notary's own BM25 over Meilisearch's candidates (issue 34): Meilisearch finds the passages holding the query's
+ * words (search-index.ts) and each is scored here as FTS5's bm25() scores it in the SQLite backend (k1 1.2, b 0.75,
+ * the columns' weights title 4 : headings 2 : body 1; idf ln((N - df + 0.5) / (df + 0.5)), at least 1e-6; a row's
+ * length is its tokens in every column, its filter tokens too), from the candidate's own stored fields analysed as the
+ * index analyses them (analysis.ts), the stems' document counts (query-words.ts) and the index's average length
+ * (a sample of the documents' stored `len`).
+ *
+ * What it cannot express exactly: the candidates are Meilisearch's (a passage FTS5 would rank in the top `limit`
+ * but that Meilisearch's OR query leaves out of its candidates is missing), an identifier of the query (lc_numeric)
+ * is not scored as a phrase of its own as FTS5 does, the average length is a sample's, and a word is tokenized by
+ * core/text rather than FTS5's unicode61 (CJK runs are segmented here). bench/results holds the measured difference.
+ */
+import { FTS5_COLUMN_WEIGHTS } from '../fts5/ranking.js';
+import { analysedWords, stemWord } from '../analysis.js';
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** The fields of a passage BM25 reads (as stored). */
+export interface Bm25Fields {
+  title?: string | undefined;
+  headingPath?: string | undefined;
+  text?: string | undefined;
+  language?: string | undefined;
+  navigation?: boolean | undefined;
+  translationKey?: string | undefined;
+}
+
+/**
+ * The filter tokens FTS5's `facets` column holds for a passage (fts5/facets.ts passageFacetsOf: language, the page,
+ * navigation, translation group): bm25() counts them in a row's length.
+ */
+function facetTokens(doc: Bm25Fields): number {
+  return 2 + (doc.navigation ? 1 : 0) + (doc.translationKey ? 1 : 0);
+}
+
+/** A passage's length as FTS5's bm25() counts it: its tokens in title, headings, body and facets. */
+export function documentLength(doc: Bm25Fields): number {
+  return analysedWords(doc.title ?? '').length + analysedWords(doc.headingPath ?? '').length + analysedWords(doc.text ?? '').length + facetTokens(doc);
+}
+
+/** The statistics of the whole index BM25 needs. */
+export interface Bm25Stats {
+  /** Documents in the index. */
+  documents: number;
+  /** Their average length (documentLength). */
+  averageLength: number;
+  /** Documents holding each stem. */
+  df: (stem: string) => number | undefined;
+}
+
+/** The weighted frequency of each of `stems` in `doc`, and the doc's length. */
+function frequencies(stems: readonly string[], doc: Bm25Fields): { tf: number[]; length: number } {
+  const at = new Map(stems.map((s, i) => [s, i]));
+  const tf = stems.map(() => 0);
+  let length = facetTokens(doc);
+  for (const [field, weight] of [
+    [doc.title, FTS5_COLUMN_WEIGHTS.title],
+    [doc.headingPath, FTS5_COLUMN_WEIGHTS.headings],
+    [doc.text, FTS5_COLUMN_WEIGHTS.body],
+  ] as const) {
+    const words = analysedWords(field ?? '');
+    length += words.length;
+    for (const w of words) {
+      const i = at.get(stemWord(w));
+      if (i !== undefined) tf[i]! += weight;
+    }
+  }
+  return { tf, length };
+}
+
+/** BM25 of each doc for the query's stems (0 for a doc holding none of them). */
+export function bm25Scores(stems: readonly string[], docs: readonly Bm25Fields[], stats: Bm25Stats): number[] {
+  const n = Math.max(1, stats.documents);
+  const idf = stems.map((s) => {
+    const df = Math.min(n, Math.max(0, stats.df(s) ?? 0));
+    const value = Math.log((n - df + 0.5) / (df + 0.5));
+    return value <= 0 ? 1e-6 : value;
+  });
+  const avgdl = stats.averageLength > 0 ? stats.averageLength : 1;
+  return docs.map((doc) => {
+    const { tf, length } = frequencies(stems, doc);
+    let score = 0;
+    for (let i = 0; i < stems.length; i++) {
+      const f = tf[i]!;
+      if (f > 0) score += idf[i]! * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avgdl)));
+    }
+    return score;
+  });
+}
