@@ -157,7 +157,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
    * rarest alone: query-words.ts), beside each stem alone weighted by its rarity (its idf over the sum of the query's),
    * which brings the documents holding only some of the words, the rarer ones first. A document's score is its best
    * weighted ranking score (more of the words, the rarer ones, in the title: higher). The stems are counted once (and
-   * remembered) before the first search that holds them; when the all-words query finds nothing the counts may be
+   * remembered), beside the first search that holds them; when the all-words query finds nothing the counts may be
    * stale, and the stems are counted again and the search is sent again without the missing ones.
    */
   private async orSearch(
@@ -170,15 +170,27 @@ export class MeilisearchSearchIndex implements SearchIndex {
     const common = { showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
     const count = () => this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
     let words = this.words.candidates(uid, stems);
+    // Stems not counted yet are counted beside the search (their counts weigh the next searches and give BM25 its
+    // idf), not before it: the search weighs what is known, 1/n each when a count is missing.
+    let counting = words.length > 1 && !this.words.allCounted(uid, words) ? count() : null;
+    counting?.catch(() => undefined); // awaited below; never an unhandled rejection
     let counted = false;
-    if (words.length > 1 && !this.words.allCounted(uid, words)) {
-      words = await count();
-      counted = true;
-    }
     for (;;) {
-      if (words.length === 0) return [];
+      if (words.length === 0) {
+        await counting;
+        return [];
+      }
       const { hits, fromAllWords } = await this.federated(uid, words, k, common);
       if (fromAllWords) this.words.sawAll(uid, words);
+      if (counting) {
+        const held = await counting;
+        counting = null;
+        counted = true;
+        // A word no document holds matches nothing under "frequency": searched again without it.
+        if (fromAllWords || held.length === words.length) return hits;
+        words = held;
+        continue;
+      }
       // Nothing from the all-words query: fine under a filter when every word is known to be held; otherwise a word
       // may be missing (or have left the index since it was counted), which matches nothing under "frequency".
       if (fromAllWords || counted || (filter !== undefined && this.words.allHeld(uid, words))) return hits;
