@@ -7,9 +7,9 @@
  * (a sample of the documents' stored `len`).
  *
  * What it cannot express exactly: the candidates are Meilisearch's (a passage FTS5 would rank in the top `limit`
- * but that Meilisearch's OR query leaves out of its candidates is missing), an identifier of the query (lc_numeric)
- * is not scored as a phrase of its own as FTS5 does, the average length is a sample's, and a word is tokenized by
- * core/text rather than FTS5's unicode61 (CJK runs are segmented here). bench/results holds the measured difference.
+ * but that Meilisearch's OR query leaves out of its candidates is missing), a phrase's document count is Meilisearch's
+ * phrase search over the stems (its stop words are not in its index), the average length is a sample's, and a word is
+ * tokenized by core/text rather than FTS5's unicode61 (CJK runs are segmented here). bench/results holds the measured difference.
  */
 import { FTS5_COLUMN_WEIGHTS } from '../fts5/ranking.js';
 import { analysedWords, stemWord } from '../analysis.js';
@@ -50,39 +50,55 @@ export interface Bm25Stats {
   df: (stem: string) => number | undefined;
 }
 
-/** The weighted frequency of each of `stems` in `doc`, and the doc's length. */
-function frequencies(stems: readonly string[], doc: Bm25Fields): { tf: number[]; length: number } {
+/** The key a phrase is counted under (Meilisearch's phrase syntax: its stems in quotes). */
+export function phraseKey(phrase: readonly string[]): string {
+  return `"${phrase.join(' ')}"`;
+}
+
+/**
+ * The weighted frequency of each of `stems` and each of `phrases` (stems at consecutive positions of one field) in
+ * `doc`, and the doc's length.
+ */
+function frequencies(stems: readonly string[], phrases: readonly (readonly string[])[], doc: Bm25Fields): { tf: number[]; length: number } {
   const at = new Map(stems.map((s, i) => [s, i]));
-  const tf = stems.map(() => 0);
+  const tf = [...stems, ...phrases].map(() => 0);
   let length = facetTokens(doc);
   for (const [field, weight] of [
     [doc.title, FTS5_COLUMN_WEIGHTS.title],
     [doc.headingPath, FTS5_COLUMN_WEIGHTS.headings],
     [doc.text, FTS5_COLUMN_WEIGHTS.body],
   ] as const) {
-    const words = analysedWords(field ?? '');
-    length += words.length;
-    for (const w of words) {
-      const i = at.get(stemWord(w));
+    const tokens = analysedWords(field ?? '').map(stemWord);
+    length += tokens.length;
+    for (const t of tokens) {
+      const i = at.get(t);
       if (i !== undefined) tf[i]! += weight;
     }
+    phrases.forEach((phrase, p) => {
+      for (let i = 0; i + phrase.length <= tokens.length; i++) {
+        if (phrase.every((word, j) => tokens[i + j] === word)) tf[stems.length + p]! += weight;
+      }
+    });
   }
   return { tf, length };
 }
 
-/** BM25 of each doc for the query's stems (0 for a doc holding none of them). */
-export function bm25Scores(stems: readonly string[], docs: readonly Bm25Fields[], stats: Bm25Stats): number[] {
+/**
+ * BM25 of each doc for the query's stems and phrases (0 for a doc holding none of them). A phrase is a term of its
+ * own, as the identifiers of a query are in FTS5 (fts5/query.ts): its df is counted under phraseKey.
+ */
+export function bm25Scores(stems: readonly string[], docs: readonly Bm25Fields[], stats: Bm25Stats, phrases: readonly (readonly string[])[] = []): number[] {
   const n = Math.max(1, stats.documents);
-  const idf = stems.map((s) => {
+  const idf = [...stems, ...phrases.map(phraseKey)].map((s) => {
     const df = Math.min(n, Math.max(0, stats.df(s) ?? 0));
     const value = Math.log((n - df + 0.5) / (df + 0.5));
     return value <= 0 ? 1e-6 : value;
   });
   const avgdl = stats.averageLength > 0 ? stats.averageLength : 1;
   return docs.map((doc) => {
-    const { tf, length } = frequencies(stems, doc);
+    const { tf, length } = frequencies(stems, phrases, doc);
     let score = 0;
-    for (let i = 0; i < stems.length; i++) {
+    for (let i = 0; i < tf.length; i++) {
       const f = tf[i]!;
       if (f > 0) score += idf[i]! * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avgdl)));
     }

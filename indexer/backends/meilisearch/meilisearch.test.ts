@@ -203,13 +203,15 @@ describe.runIf(run)('Meilisearch backend', () => {
       { id: 4, pageId: 4, url: 'http://a.test/4', title: 'Freezing', headingPath: 'Vacuum', text: 'freeze old transaction ids to prevent wraparound, vacuum freezes tuples', navigation: true },
       { id: 5, pageId: 5, url: 'http://a.test/5', title: 'Indexes', headingPath: '', text: 'btree indexes store tuples in sorted order' },
       ...[6, 7, 8, 9].map((id) => ({ id, pageId: id, url: `http://a.test/${id}`, title: 'Other', headingPath: '', text: `unrelated text number ${id} about replication` })),
+      { id: 10, pageId: 10, url: 'http://a.test/10', title: 'Locale', headingPath: '', text: 'set lc_numeric for the formatting of numbers' },
+      { id: 11, pageId: 11, url: 'http://a.test/11', title: 'Locale', headingPath: '', text: 'lc collation, and numeric types with numeric precision' },
     ];
     const meili = await MeilisearchSearchIndex.open(connect());
     await meili.upsert(docs);
     const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `fts-${counter++}.sqlite`)), { ownsHandle: true });
     await fts.upsert(docs);
     try {
-      for (const query of ['vacuum storage tuples', 'heap storage', 'freeze vacuum replication']) {
+      for (const query of ['vacuum storage tuples', 'heap storage', 'freeze vacuum replication', 'lc_numeric formatting']) {
         const expected = await fts.search(query, { limit: 10 });
         const got = await meili.search(query, { limit: 10 });
         expect(got.map((h) => h.id), query).toEqual(expected.map((h) => h.id));

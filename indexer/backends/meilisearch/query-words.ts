@@ -86,8 +86,8 @@ export class WordFrequencies {
   }
 
   /** Counts the documents holding each stem (as the search matches it) and returns the held ones. */
-  async count(client: Meilisearch, uid: string, stems: readonly string[], call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<string[]> {
-    const unique = [...new Set(stems)];
+  async count(client: Meilisearch, uid: string, stems: readonly string[], call: <T>(fn: () => Promise<T>) => Promise<T>, phrases: readonly string[] = []): Promise<string[]> {
+    const unique = [...new Set([...stems, ...phrases])];
     const queries = [...unique.map((q) => ({ indexUid: uid, q, limit: 0, matchingStrategy: 'all' as const })), { indexUid: uid, q: '', limit: 0 }];
     const { results } = await call(() => client.multiSearch({ queries }));
     const total = (i: number) => results[i]?.estimatedTotalHits ?? results[i]?.totalHits ?? 0;

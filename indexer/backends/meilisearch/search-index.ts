@@ -2,13 +2,26 @@ import { NotaryError } from '../../../core/errors.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { withFacts } from '../../hit-facts.js';
 import { selectPerPage } from '../../page-cap.js';
-import { queryStems } from '../analysis.js';
+import { identifiers } from '../../../core/text.js';
+import { analysedWords, queryStems, stemWord } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
 import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { WordFrequencies } from './query-words.js';
-import { bm25Scores, documentLength } from './bm25.js';
+import { bm25Scores, documentLength, phraseKey } from './bm25.js';
 import { RecentCandidates } from './recent-candidates.js';
 import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
+
+/**
+ * The identifiers of a query (lc_numeric, pg_catalog.pg_class) as phrases of their stems, each a term of BM25 of its
+ * own as in FTS5 (fts5/query.ts).
+ */
+function queryPhrases(query: string): string[][] {
+  if (typeof query !== 'string') return [];
+  return identifiers(query)
+    .slice(0, MAX_QUERY_WORDS)
+    .map((parts) => analysedWords(parts.join(' ')).map(stemWord))
+    .filter((phrase) => phrase.length > 1);
+}
 
 /** Meilisearch considers only the first 10 words of a query. */
 const MAX_QUERY_WORDS = 10;
@@ -108,26 +121,33 @@ export class MeilisearchSearchIndex implements SearchIndex {
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
     const pageIds = options.filter?.pageIds;
     const { pageIds: _restriction, ...unrestricted } = options.filter ?? {};
-    const key = RecentCandidates.key(stems, factFilter(unrestricted));
+    const phrases = queryPhrases(query);
+    const key = RecentCandidates.key([...stems, ...phrases.map(phraseKey)], factFilter(unrestricted));
     if (pageIds) {
       // The same query's candidates, just searched without the restriction, answer it where they cover the pages.
       const recent = this.recent.onPages(key, pageIds);
       if (recent) {
-        const rest = recent.unsearched.length > 0 ? await this.searchOnce(stems, limit, perPage, factFilter({ ...unrestricted, pageIds: recent.unsearched })) : { hits: [] };
+        const rest = recent.unsearched.length > 0 ? await this.searchOnce(stems, phrases, limit, perPage, factFilter({ ...unrestricted, pageIds: recent.unsearched })) : { hits: [] };
         const merged = [...recent.hits, ...rest.hits].sort((a, b) => b.score - a.score);
         return selectPerPage(merged, limit, perPage, (hit) => hit.pageId);
       }
     }
-    const { hits, complete } = await this.searchOnce(stems, limit, perPage, factFilter(options.filter));
+    const { hits, complete } = await this.searchOnce(stems, phrases, limit, perPage, factFilter(options.filter));
     if (!pageIds) this.recent.keep(key, hits, complete);
     return selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
   }
 
   /** Candidates scored, best first, widened until `limit` survive the per-page cap (or every match is in). */
-  private async searchOnce(stems: readonly string[], limit: number, perPage: number, filter: string | undefined): Promise<{ hits: IndexHit[]; complete: boolean }> {
+  private async searchOnce(
+    stems: readonly string[],
+    phrases: readonly (readonly string[])[],
+    limit: number,
+    perPage: number,
+    filter: string | undefined,
+  ): Promise<{ hits: IndexHit[]; complete: boolean }> {
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
-      const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS);
-      const hits = await this.rescored(stems, found);
+      const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS, phrases.map(phraseKey));
+      const hits = await this.rescored(stems, phrases, found);
       const complete = found.length < k;
       if (complete || k >= MAX_TOTAL_HITS || selectPerPage(hits, limit, perPage, (hit) => hit.pageId).length >= limit) return { hits, complete };
     }
@@ -137,12 +157,12 @@ export class MeilisearchSearchIndex implements SearchIndex {
    * Meilisearch's candidates scored by notary's BM25 (bm25.ts), best first (ties in the engine's order); candidates
    * holding none of the stems as notary analyses them are dropped.
    */
-  private async rescored(stems: readonly string[], found: ReadonlyArray<PassageDocument & { score: number }>): Promise<IndexHit[]> {
+  private async rescored(stems: readonly string[], phrases: readonly (readonly string[])[], found: ReadonlyArray<PassageDocument & { score: number }>): Promise<IndexHit[]> {
     if (found.length === 0) return [];
     const docs = found.map(toIndexDoc);
     let averageLength = await this.words.averageLength(this.connection.client, this.uid, (fn) => this.connection.call('sampling lengths', fn));
     if (averageLength === null) averageLength = docs.reduce((a, d) => a + documentLength(d), 0) / docs.length;
-    const scores = bm25Scores(stems, docs, { documents: this.words.total(this.uid) ?? 0, averageLength, df: (stem) => this.words.df(this.uid, stem) });
+    const scores = bm25Scores(stems, docs, { documents: this.words.total(this.uid) ?? 0, averageLength, df: (stem) => this.words.df(this.uid, stem) }, phrases);
     return docs
       .map((doc, i) => ({ ...doc, score: scores[i]! }))
       .filter((hit) => hit.score > 0)
@@ -166,13 +186,14 @@ export class MeilisearchSearchIndex implements SearchIndex {
     k: number,
     filter: string | undefined,
     fields: readonly string[],
+    phrases: readonly string[] = [],
   ): Promise<Array<PassageDocument & { score: number }>> {
     const common = { showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
-    const count = () => this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
+    const count = () => this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn), phrases);
     let words = this.words.candidates(uid, stems);
     // Stems not counted yet are counted beside the search (their counts weigh the next searches and give BM25 its
     // idf), not before it: the search weighs what is known, 1/n each when a count is missing.
-    let counting = words.length > 1 && !this.words.allCounted(uid, words) ? count() : null;
+    let counting = (words.length > 1 && !this.words.allCounted(uid, words)) || (phrases.length > 0 && !this.words.allCounted(uid, phrases)) ? count() : null;
     counting?.catch(() => undefined); // awaited below; never an unhandled rejection
     let counted = false;
     for (;;) {
