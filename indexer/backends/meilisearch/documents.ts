@@ -13,6 +13,8 @@ export const ID_CHUNK = 1000;
 
 /** Stored fields a hit needs; the analysed `s_*` fields are for searching only. */
 export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
+/** The fields notary's BM25 reads from a candidate (bm25.ts): its stored length and analysed fields. */
+export const SCORED_FIELDS = ['len', 's_title', 's_headings', 's_text'] as const;
 /** Stored fields of a page hit (the page-level index, `<index>__pages`, one document per page, id = page id). */
 export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
 
@@ -46,6 +48,9 @@ export interface PassageDocument extends FactFields {
   _rankingScore?: number;
   /** Its length as BM25 counts it (bm25.ts); absent in documents written before it was stored. */
   len?: number;
+  s_title?: string;
+  s_headings?: string;
+  s_text?: string;
 }
 
 export function factFields(doc: {

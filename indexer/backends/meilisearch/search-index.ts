@@ -5,7 +5,7 @@ import { selectPerPage } from '../../page-cap.js';
 import { identifiers } from '../../../core/text.js';
 import { analysedWords, queryStems, stemWord } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
-import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
+import { chunks, DOC_FIELDS, SCORED_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { WordFrequencies } from './query-words.js';
 import { bm25Scores, documentLength, phraseKey } from './bm25.js';
 import { RecentCandidates } from './recent-candidates.js';
@@ -146,7 +146,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     filter: string | undefined,
   ): Promise<{ hits: IndexHit[]; complete: boolean }> {
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
-      const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS, phrases.map(phraseKey));
+      const found = await this.orSearch(this.uid, stems, k, filter, [...DOC_FIELDS, ...SCORED_FIELDS], phrases.map(phraseKey));
       const hits = await this.rescored(stems, phrases, found);
       const complete = found.length < k;
       if (complete || k >= MAX_TOTAL_HITS || selectPerPage(hits, limit, perPage, (hit) => hit.pageId).length >= limit) return { hits, complete };
@@ -162,7 +162,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     const docs = found.map(toIndexDoc);
     let averageLength = await this.words.averageLength(this.connection.client, this.uid, (fn) => this.connection.call('sampling lengths', fn));
     if (averageLength === null) averageLength = docs.reduce((a, d) => a + documentLength(d), 0) / docs.length;
-    const scores = bm25Scores(stems, docs, { documents: this.words.total(this.uid) ?? 0, averageLength, df: (stem) => this.words.df(this.uid, stem) }, phrases);
+    const scores = bm25Scores(stems, found, { documents: this.words.total(this.uid) ?? 0, averageLength, df: (stem) => this.words.df(this.uid, stem) }, phrases);
     return docs
       .map((doc, i) => ({ ...doc, score: scores[i]! }))
       .filter((hit) => hit.score > 0)
