@@ -223,37 +223,6 @@ describe.runIf(run)('Meilisearch backend', () => {
     }
   });
 
-  it('answers the same query restricted to some pages from the candidates it has just scored: no request for covered pages, the same hits', async () => {
-    const connection = connect();
-    const index = await MeilisearchSearchIndex.open(connection);
-    const docs = [1, 2, 3, 4, 5, 6].flatMap((page) =>
-      [0, 1, 2].map((j) => ({ id: page * 10 + j, pageId: page, url: `http://a.test/${page}`, title: `Page ${page}`, headingPath: '', text: `vacuum ${'storage '.repeat(j + 1)} tuples ${page}` })),
-    );
-    await index.upsert(docs);
-    const filter = { excludeNavigation: true };
-    await index.search('vacuum storage', { limit: 6, perPageLimit: 1, filter });
-    const probe = startEngineProbe();
-    let restricted;
-    try {
-      restricted = await index.search('vacuum storage', { limit: 3, perPageLimit: 1, filter: { ...filter, pageIds: [2, 4, 6] } });
-    } finally {
-      stopEngineProbe();
-    }
-    expect(probe.calls).toHaveLength(0);
-    const fresh = new MeilisearchSearchIndex(connect(connection.options.index));
-    expect(restricted).toEqual(await fresh.search('vacuum storage', { limit: 3, perPageLimit: 1, filter: { ...filter, pageIds: [2, 4, 6] } }));
-    expect(restricted.map((h) => h.pageId).sort()).toEqual([2, 4, 6]);
-    // A write forgets them: the next restricted search asks the engine.
-    await index.upsert([{ id: 99, pageId: 9, url: 'http://a.test/9', title: 'Other', headingPath: '', text: 'replication' }]);
-    const again = startEngineProbe();
-    try {
-      await index.search('vacuum storage', { limit: 3, perPageLimit: 1, filter: { ...filter, pageIds: [2, 4, 6] } });
-    } finally {
-      stopEngineProbe();
-    }
-    expect(again.calls.length).toBeGreaterThan(0);
-  });
-
   it('computes the dot products with stored vectors in the engine (one small request) and equals reading the vectors', async () => {
     const uid = `similar_${process.pid}_${counter++}`;
     const file = path.join(dir, `${uid}.sqlite`);

@@ -8,7 +8,6 @@ import { asIndexError, type MeilisearchConnection } from './connection.js';
 import { chunks, DOC_FIELDS, SCORED_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { WordFrequencies } from './query-words.js';
 import { bm25Scores, documentLength, phraseKey } from './bm25.js';
-import { RecentCandidates } from './recent-candidates.js';
 import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
 
 /**
@@ -41,8 +40,6 @@ export class MeilisearchSearchIndex implements SearchIndex {
 
   /** Document counts of query stems, by index (query-words.ts). */
   private readonly words = new WordFrequencies();
-  /** The last searches' candidates, for the same query restricted to some pages (recent-candidates.ts). */
-  private readonly recent = new RecentCandidates();
 
   /** Connects and applies the settings of the passage and page indexes (when the key allows it). */
   static async open(connection: MeilisearchConnection): Promise<MeilisearchSearchIndex> {
@@ -65,7 +62,6 @@ export class MeilisearchSearchIndex implements SearchIndex {
       await this.connection.wait(this.connection.client.index(this.pagesUid).addDocuments(chunk), 'adding pages');
     }
     this.words.clear();
-    this.recent.clear();
   }
 
   async deletePages(pageIds: readonly number[]): Promise<void> {
@@ -97,7 +93,6 @@ export class MeilisearchSearchIndex implements SearchIndex {
       await this.connection.updateDocuments(this.uid, chunk, (id) => !existing.has(id), 'adding documents');
     }
     this.words.clear();
-    this.recent.clear();
   }
 
   private async existing(ids: readonly number[]): Promise<Set<number>> {
@@ -109,7 +104,6 @@ export class MeilisearchSearchIndex implements SearchIndex {
     const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
     for (const chunk of chunks(unique, ID_CHUNK)) await this.connection.wait(this.index.deleteDocuments(chunk), 'deleting documents');
     this.words.clear();
-    this.recent.clear();
   }
 
   async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
@@ -119,21 +113,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
     if (stems.length === 0 || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
-    const pageIds = options.filter?.pageIds;
-    const { pageIds: _restriction, ...unrestricted } = options.filter ?? {};
-    const phrases = queryPhrases(query);
-    const key = RecentCandidates.key([...stems, ...phrases.map(phraseKey)], factFilter(unrestricted));
-    if (pageIds) {
-      // The same query's candidates, just searched without the restriction, answer it where they cover the pages.
-      const recent = this.recent.onPages(key, pageIds);
-      if (recent) {
-        const rest = recent.unsearched.length > 0 ? await this.searchOnce(stems, phrases, limit, perPage, factFilter({ ...unrestricted, pageIds: recent.unsearched })) : { hits: [] };
-        const merged = [...recent.hits, ...rest.hits].sort((a, b) => b.score - a.score);
-        return selectPerPage(merged, limit, perPage, (hit) => hit.pageId);
-      }
-    }
-    const { hits, complete } = await this.searchOnce(stems, phrases, limit, perPage, factFilter(options.filter));
-    if (!pageIds) this.recent.keep(key, hits, complete);
+    const { hits } = await this.searchOnce(stems, queryPhrases(query), limit, perPage, factFilter(options.filter));
     return selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
   }
 
@@ -339,7 +319,6 @@ export class MeilisearchSearchIndex implements SearchIndex {
     await this.connection.wait(client.deleteIndex(staging), 'deleting the replaced index');
     if (pages) await this.connection.wait(client.deleteIndex(pagesStaging), 'deleting the replaced page index');
     this.words.clear();
-    this.recent.clear();
     return written;
   }
 
