@@ -30,6 +30,8 @@ export interface BackendStageRow {
   engine_ms: number;
   /** Wall time with a request to the engine in flight (mean per search; requests side by side count once). */
   round_trip_ms: number;
+  /** The stage's requests by what they were for: requests and engine time per search (means); absent when none. */
+  by_request?: Record<string, { calls: number; engine_ms: number }>;
 }
 
 interface Series {
@@ -37,6 +39,8 @@ interface Series {
   calls: number[];
   engine: number[];
   roundTrip: number[];
+  /** Per request kind: total requests and engine ms over the timed searches. */
+  kinds: Map<string, { calls: number; engineMs: number }>;
 }
 
 const STAGES = [
@@ -52,7 +56,7 @@ export async function backendStages(backends: readonly BackendUnderTest[], queri
   const at = (backend: string, stage: string): Series => {
     const key = `${backend}\u0000${stage}`;
     let s = series.get(key);
-    if (!s) series.set(key, (s = { ms: [], calls: [], engine: [], roundTrip: [] }));
+    if (!s) series.set(key, (s = { ms: [], calls: [], engine: [], roundTrip: [], kinds: new Map() }));
     return s;
   };
   const probe = startEngineProbe();
@@ -74,6 +78,12 @@ export async function backendStages(backends: readonly BackendUnderTest[], queri
           s.calls.push(engine.calls);
           s.engine.push(engine.engineMs);
           s.roundTrip.push(engine.roundTripMs);
+          for (const call of probe.calls.slice(from)) {
+            const kind = s.kinds.get(call.what) ?? { calls: 0, engineMs: 0 };
+            kind.calls++;
+            kind.engineMs += call.engineMs ?? 0;
+            s.kinds.set(call.what, kind);
+          }
         };
         await timed(STAGES[0], () => b.index.search(query, { limit, perPageLimit: 3, filter: { excludeNavigation: true } }));
         await timed(STAGES[1], () => b.index.searchPages(query, { limit: 20, filter: { excludeNavigation: true } }));
@@ -91,7 +101,19 @@ export async function backendStages(backends: readonly BackendUnderTest[], queri
       const s = series.get(`${b.backend}\u0000${stage}`);
       if (!s) continue;
       const sum = summarise(s.ms);
-      rows.push({ backend: b.backend, stage, p50_ms: sum.p50, p95_ms: sum.p95, mean_ms: sum.mean, engine_calls: mean(s.calls), engine_ms: mean(s.engine), round_trip_ms: mean(s.roundTrip) });
+      const n = Math.max(1, s.ms.length);
+      const byRequest = Object.fromEntries([...s.kinds].map(([what, k]) => [what, { calls: round2(k.calls / n), engine_ms: round2(k.engineMs / n) }]));
+      rows.push({
+        backend: b.backend,
+        stage,
+        p50_ms: sum.p50,
+        p95_ms: sum.p95,
+        mean_ms: sum.mean,
+        engine_calls: mean(s.calls),
+        engine_ms: mean(s.engine),
+        round_trip_ms: mean(s.roundTrip),
+        ...(s.kinds.size > 0 ? { by_request: byRequest } : {}),
+      });
     }
     const total = rows.find((r) => r.backend === b.backend && r.stage === STAGES[3]);
     if (total) {

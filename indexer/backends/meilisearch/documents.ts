@@ -5,6 +5,7 @@ import { withFacts } from '../../hit-facts.js';
 import type { HostRule, IndexDoc, IndexFilter, PageDoc } from '../../search-index.js';
 import { hostOf, hostSuffixes, publishedMs } from '../../filter-facts.js';
 import { stemmedText } from '../analysis.js';
+import { documentLength } from './bm25.js';
 import { pathWords } from '../url-path.js';
 
 /** Ids per `id IN [...]` filter. */
@@ -12,6 +13,8 @@ export const ID_CHUNK = 1000;
 
 /** Stored fields a hit needs; the analysed `s_*` fields are for searching only. */
 export const DOC_FIELDS = ['id', 'pageId', 'url', 'title', 'headingPath', 'text', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
+/** The fields notary's BM25 reads from a candidate (bm25.ts): its stored length and analysed fields. */
+export const SCORED_FIELDS = ['len', 's_title', 's_headings', 's_text'] as const;
 /** Stored fields of a page hit (the page-level index, `<index>__pages`, one document per page, id = page id). */
 export const PAGE_FIELDS = ['id', 'url', 'title', 'language', 'navigation', 'translationKey', 'publishedAt'] as const;
 
@@ -43,6 +46,11 @@ export interface PassageDocument extends FactFields {
   vector_norm?: number | null;
   _vectors?: Record<string, unknown>;
   _rankingScore?: number;
+  /** Its length as BM25 counts it (bm25.ts); absent in documents written before it was stored. */
+  len?: number;
+  s_title?: string;
+  s_headings?: string;
+  s_text?: string;
 }
 
 export function factFields(doc: {
@@ -133,6 +141,7 @@ export function passageDocument(doc: IndexDoc): PassageDocument & { s_title: str
     headingPath: doc.headingPath,
     text: doc.text,
     ...factFields(doc),
+    len: documentLength(doc),
     s_title: stemmedText(doc.title),
     s_headings: stemmedText(doc.headingPath),
     s_text: stemmedText(doc.text),

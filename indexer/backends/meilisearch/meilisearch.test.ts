@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqlite } from '../../../storage/db.js';
 import { meilisearchAvailable, startMeilisearch, type TestMeilisearch } from '../../../testkit/meilisearch.js';
@@ -8,6 +9,7 @@ import { vectorHarness } from '../../../testkit/vector-harness.js';
 import { searchIndexContract } from '../../search-index.contract.js';
 import { vectorIndexContract } from '../../vector-index.contract.js';
 import { startEngineProbe, stopEngineProbe } from '../engine-probe.js';
+import { Fts5SearchIndex } from '../fts5/search-index.js';
 import { MeilisearchConnection } from './connection.js';
 import { MeilisearchSearchIndex } from './search-index.js';
 import { passageIndexSettings } from './settings.js';
@@ -163,8 +165,10 @@ describe.runIf(run)('Meilisearch backend', () => {
     } finally {
       stopEngineProbe();
     }
-    // A word not counted yet ("disks") is counted first (its rarity weighs its query), then remembered.
-    expect(probe2.calls.map((c) => c.what)).toEqual(['counting query words', 'search']);
+    // A word not counted yet ("disks") is counted beside the search (both requests in flight at once), then remembered.
+    expect(probe2.calls.map((c) => c.what).sort()).toEqual(['counting query words', 'search']);
+    const [first, second] = [...probe2.calls].sort((a, b) => a.startedAt - b.startedAt);
+    expect(second!.startedAt).toBeLessThan(first!.startedAt + first!.roundTripMs);
     const probe3 = startEngineProbe();
     try {
       expect((await reader.search('disks storage', { limit: 5 })).map((h) => h.id)).toEqual([2]);
@@ -189,6 +193,34 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect(hits[0]?.id).toBe(7);
     expect(hits[1]?.id).toBe(2);
     expect(hits.map((h) => h.id).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('scores its candidates with FTS5\'s BM25: the same order and score ratios as the SQLite backend on the same passages', async () => {
+    const docs = [
+      { id: 1, pageId: 1, url: 'http://a.test/1', title: 'Routine vacuuming', headingPath: 'Maintenance > Vacuum', text: 'vacuum reclaims storage occupied by dead tuples; run vacuum often' },
+      { id: 2, pageId: 2, url: 'http://a.test/2', title: 'Notes', headingPath: '', text: 'a long passage about storage of tuples in heap pages, page layout, fill factor and toast storage of wide tuples' },
+      { id: 3, pageId: 3, url: 'http://a.test/3', title: 'Storage', headingPath: 'Storage > Heap', text: 'heap storage' },
+      { id: 4, pageId: 4, url: 'http://a.test/4', title: 'Freezing', headingPath: 'Vacuum', text: 'freeze old transaction ids to prevent wraparound, vacuum freezes tuples', navigation: true },
+      { id: 5, pageId: 5, url: 'http://a.test/5', title: 'Indexes', headingPath: '', text: 'btree indexes store tuples in sorted order' },
+      ...[6, 7, 8, 9].map((id) => ({ id, pageId: id, url: `http://a.test/${id}`, title: 'Other', headingPath: '', text: `unrelated text number ${id} about replication` })),
+      { id: 10, pageId: 10, url: 'http://a.test/10', title: 'Locale', headingPath: '', text: 'set lc_numeric for the formatting of numbers' },
+      { id: 11, pageId: 11, url: 'http://a.test/11', title: 'Locale', headingPath: '', text: 'lc collation, and numeric types with numeric precision' },
+    ];
+    const meili = await MeilisearchSearchIndex.open(connect());
+    await meili.upsert(docs);
+    const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `fts-${counter++}.sqlite`)), { ownsHandle: true });
+    await fts.upsert(docs);
+    try {
+      for (const query of ['vacuum storage tuples', 'heap storage', 'freeze vacuum replication', 'lc_numeric formatting']) {
+        const expected = await fts.search(query, { limit: 10 });
+        const got = await meili.search(query, { limit: 10 });
+        expect(got.map((h) => h.id), query).toEqual(expected.map((h) => h.id));
+        const ratios = (hits: readonly { score: number }[]) => hits.map((h) => h.score / hits[0]!.score);
+        ratios(got).forEach((r, i) => expect(r, `${query} #${i}`).toBeCloseTo(ratios(expected)[i]!, 6));
+      }
+    } finally {
+      await fts.close();
+    }
   });
 
   it('computes the dot products with stored vectors in the engine (one small request) and equals reading the vectors', async () => {

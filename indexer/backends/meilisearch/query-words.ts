@@ -17,6 +17,9 @@
  */
 import type { Meilisearch } from 'meilisearch';
 
+/** Documents whose stored length the average length is taken over. */
+const LENGTH_SAMPLE = 5000;
+
 interface Known {
   /** Documents holding the stem; null when it is known to be held but not counted. */
   count: number | null;
@@ -26,6 +29,7 @@ interface Known {
 export class WordFrequencies {
   private readonly known = new Map<string, Known>();
   private readonly documents = new Map<string, Known>();
+  private readonly lengths = new Map<string, Known>();
 
   constructor(
     private readonly heldTtlMs = 600_000,
@@ -82,8 +86,8 @@ export class WordFrequencies {
   }
 
   /** Counts the documents holding each stem (as the search matches it) and returns the held ones. */
-  async count(client: Meilisearch, uid: string, stems: readonly string[], call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<string[]> {
-    const unique = [...new Set(stems)];
+  async count(client: Meilisearch, uid: string, stems: readonly string[], call: <T>(fn: () => Promise<T>) => Promise<T>, phrases: readonly string[] = []): Promise<string[]> {
+    const unique = [...new Set([...stems, ...phrases])];
     const queries = [...unique.map((q) => ({ indexUid: uid, q, limit: 0, matchingStrategy: 'all' as const })), { indexUid: uid, q: '', limit: 0 }];
     const { results } = await call(() => client.multiSearch({ queries }));
     const total = (i: number) => results[i]?.estimatedTotalHits ?? results[i]?.totalHits ?? 0;
@@ -92,9 +96,36 @@ export class WordFrequencies {
     return stems.filter((s) => (this.get(uid, s)?.count ?? 0) > 0);
   }
 
+  /** Documents holding `stem` (as last counted), or undefined. */
+  df(uid: string, stem: string): number | undefined {
+    const count = this.get(uid, stem)?.count;
+    return typeof count === 'number' ? count : undefined;
+  }
+
+  /** Documents in the index (as last counted), or undefined. */
+  total(uid: string): number | undefined {
+    const n = this.documents.get(uid);
+    return n && Date.now() - n.at <= this.heldTtlMs && typeof n.count === 'number' ? n.count : undefined;
+  }
+
+  /**
+   * The documents' average length (their stored `len`, bm25.ts) over a sample of up to LENGTH_SAMPLE documents, asked
+   * once and remembered as the counts are; null when no document has a stored length (written before it was stored).
+   */
+  async averageLength(client: Meilisearch, uid: string, call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<number | null> {
+    const known = this.lengths.get(uid);
+    if (known && Date.now() - known.at <= this.heldTtlMs) return known.count;
+    const { results } = await call(() => client.index<{ len?: number }>(uid).getDocuments({ fields: ['len'], limit: LENGTH_SAMPLE }));
+    const lengths = results.map((r) => r.len).filter((n): n is number => typeof n === 'number' && n > 0);
+    const mean = lengths.length > 0 ? lengths.reduce((a, n) => a + n, 0) / lengths.length : null;
+    this.lengths.set(uid, { count: mean, at: Date.now() });
+    return mean;
+  }
+
   /** Forgets what was learnt (documents were written: a stem may now be held by some). */
   clear(): void {
     this.known.clear();
     this.documents.clear();
+    this.lengths.clear();
   }
 }

@@ -2,11 +2,25 @@ import { NotaryError } from '../../../core/index.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { withFacts } from '../../hit-facts.js';
 import { selectPerPage } from '../../page-cap.js';
-import { queryStems } from '../analysis.js';
+import { identifiers } from '../../../core/text.js';
+import { analysedWords, queryStems, stemWord } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
-import { chunks, DOC_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
+import { chunks, DOC_FIELDS, SCORED_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { WordFrequencies } from './query-words.js';
+import { bm25Scores, documentLength, phraseKey } from './bm25.js';
 import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
+
+/**
+ * The identifiers of a query (lc_numeric, pg_catalog.pg_class) as phrases of their stems, each a term of BM25 of its
+ * own as in FTS5 (fts5/query.ts).
+ */
+function queryPhrases(query: string): string[][] {
+  if (typeof query !== 'string') return [];
+  return identifiers(query)
+    .slice(0, MAX_QUERY_WORDS)
+    .map((parts) => analysedWords(parts.join(' ')).map(stemWord))
+    .filter((phrase) => phrase.length > 1);
+}
 
 /** Meilisearch considers only the first 10 words of a query. */
 const MAX_QUERY_WORDS = 10;
@@ -99,13 +113,42 @@ export class MeilisearchSearchIndex implements SearchIndex {
     if (stems.length === 0 || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
-    const filter = factFilter(options.filter);
+    const { hits } = await this.searchOnce(stems, queryPhrases(query), limit, perPage, factFilter(options.filter));
+    return selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
+  }
+
+  /** Candidates scored, best first, widened until `limit` survive the per-page cap (or every match is in). */
+  private async searchOnce(
+    stems: readonly string[],
+    phrases: readonly (readonly string[])[],
+    limit: number,
+    perPage: number,
+    filter: string | undefined,
+  ): Promise<{ hits: IndexHit[]; complete: boolean }> {
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
-      const found = await this.orSearch(this.uid, stems, k, filter, DOC_FIELDS);
-      const hits = found.map((h) => ({ ...toIndexDoc(h), score: h.score }));
-      const selected = selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
-      if (selected.length >= limit || hits.length < k || k >= MAX_TOTAL_HITS) return selected;
+      const found = await this.orSearch(this.uid, stems, k, filter, [...DOC_FIELDS, ...SCORED_FIELDS], phrases.map(phraseKey));
+      const hits = await this.rescored(stems, phrases, found);
+      const complete = found.length < k;
+      if (complete || k >= MAX_TOTAL_HITS || selectPerPage(hits, limit, perPage, (hit) => hit.pageId).length >= limit) return { hits, complete };
     }
+  }
+
+  /**
+   * Meilisearch's candidates scored by notary's BM25 (bm25.ts), best first (ties in the engine's order); candidates
+   * holding none of the stems as notary analyses them are dropped.
+   */
+  private async rescored(stems: readonly string[], phrases: readonly (readonly string[])[], found: ReadonlyArray<PassageDocument & { score: number }>): Promise<IndexHit[]> {
+    if (found.length === 0) return [];
+    const docs = found.map(toIndexDoc);
+    let averageLength = await this.words.averageLength(this.connection.client, this.uid, (fn) => this.connection.call('sampling lengths', fn));
+    if (averageLength === null) averageLength = docs.reduce((a, d) => a + documentLength(d), 0) / docs.length;
+    const scores = bm25Scores(stems, found, { documents: this.words.total(this.uid) ?? 0, averageLength, df: (stem) => this.words.df(this.uid, stem) }, phrases);
+    return docs
+      .map((doc, i) => ({ ...doc, score: scores[i]! }))
+      .filter((hit) => hit.score > 0)
+      .map((hit, i) => ({ hit, i }))
+      .sort((a, b) => b.hit.score - a.hit.score || a.i - b.i)
+      .map(({ hit }) => hit);
   }
 
   /**
@@ -114,7 +157,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
    * rarest alone: query-words.ts), beside each stem alone weighted by its rarity (its idf over the sum of the query's),
    * which brings the documents holding only some of the words, the rarer ones first. A document's score is its best
    * weighted ranking score (more of the words, the rarer ones, in the title: higher). The stems are counted once (and
-   * remembered) before the first search that holds them; when the all-words query finds nothing the counts may be
+   * remembered), beside the first search that holds them; when the all-words query finds nothing the counts may be
    * stale, and the stems are counted again and the search is sent again without the missing ones.
    */
   private async orSearch(
@@ -123,19 +166,32 @@ export class MeilisearchSearchIndex implements SearchIndex {
     k: number,
     filter: string | undefined,
     fields: readonly string[],
+    phrases: readonly string[] = [],
   ): Promise<Array<PassageDocument & { score: number }>> {
     const common = { showRankingScore: true, attributesToRetrieve: [...fields], ...(filter ? { filter } : {}) };
-    const count = () => this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn));
+    const count = () => this.words.count(this.connection.client, uid, stems, (fn) => this.connection.call('counting query words', fn), phrases);
     let words = this.words.candidates(uid, stems);
+    // Stems not counted yet are counted beside the search (their counts weigh the next searches and give BM25 its
+    // idf), not before it: the search weighs what is known, 1/n each when a count is missing.
+    let counting = (words.length > 1 && !this.words.allCounted(uid, words)) || (phrases.length > 0 && !this.words.allCounted(uid, phrases)) ? count() : null;
+    counting?.catch(() => undefined); // awaited below; never an unhandled rejection
     let counted = false;
-    if (words.length > 1 && !this.words.allCounted(uid, words)) {
-      words = await count();
-      counted = true;
-    }
     for (;;) {
-      if (words.length === 0) return [];
+      if (words.length === 0) {
+        await counting;
+        return [];
+      }
       const { hits, fromAllWords } = await this.federated(uid, words, k, common);
       if (fromAllWords) this.words.sawAll(uid, words);
+      if (counting) {
+        const held = await counting;
+        counting = null;
+        counted = true;
+        // A word no document holds matches nothing under "frequency": searched again without it.
+        if (fromAllWords || held.length === words.length) return hits;
+        words = held;
+        continue;
+      }
       // Nothing from the all-words query: fine under a filter when every word is known to be held; otherwise a word
       // may be missing (or have left the index since it was counted), which matches nothing under "frequency".
       if (fromAllWords || counted || (filter !== undefined && this.words.allHeld(uid, words))) return hits;

@@ -1,6 +1,6 @@
 import type { Settings } from 'meilisearch';
 import { QUERY_STOPWORDS, stemWord } from '../analysis.js';
-import { DOC_FIELDS, PAGE_FIELDS } from './documents.js';
+import { DOC_FIELDS, PAGE_FIELDS, SCORED_FIELDS } from './documents.js';
 
 /** Search results Meilisearch may return for one query (pagination.maxTotalHits, set by the settings). */
 export const MAX_TOTAL_HITS = 10_000;
@@ -16,7 +16,7 @@ export const MAX_TOTAL_HITS = 10_000;
 export function passageIndexSettings(): Settings {
   return {
     searchableAttributes: ['s_title', 's_headings', 's_text'],
-    displayedAttributes: [...DOC_FIELDS, 'vector_model', 'vector_norm'],
+    displayedAttributes: [...DOC_FIELDS, ...SCORED_FIELDS, 'vector_model', 'vector_norm'],
     filterableAttributes: ['id', 'pageId', 'url', 'vector_model', ...FACT_FILTERS],
     sortableAttributes: [],
     rankingRules: ['words', 'attribute', 'exactness'],

@@ -1,0 +1,117 @@
+/**
+ * notary's own BM25 over Meilisearch's candidates (issue 34): Meilisearch finds the passages holding the query's
+ * words (search-index.ts) and each is scored here as FTS5's bm25() scores it in the SQLite backend (k1 1.2, b 0.75,
+ * the columns' weights title 4 : headings 2 : body 1; idf ln((N - df + 0.5) / (df + 0.5)), at least 1e-6; a row's
+ * length is its tokens in every column, its filter tokens too), from the candidate's own stored fields analysed as the
+ * index analyses them (analysis.ts), the stems' document counts (query-words.ts) and the index's average length
+ * (a sample of the documents' stored `len`).
+ *
+ * What it cannot express exactly: the candidates are Meilisearch's (a passage FTS5 would rank in the top `limit`
+ * but that Meilisearch's OR query leaves out of its candidates is missing), a phrase's document count is Meilisearch's
+ * phrase search over the stems (its stop words are not in its index), the average length is a sample's, and a word is
+ * tokenized by core/text rather than FTS5's unicode61 (CJK runs are segmented here). bench/results holds the measured difference.
+ */
+import { FTS5_COLUMN_WEIGHTS } from '../fts5/ranking.js';
+import { analysedWords, stemWord } from '../analysis.js';
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** The fields of a passage BM25 reads (as stored). */
+export interface Bm25Fields {
+  /** The fields analysed as the index stores them (stems joined by spaces): read instead of analysing the text. */
+  s_title?: string | undefined;
+  s_headings?: string | undefined;
+  s_text?: string | undefined;
+  /** The stored length (documentLength), when the document has one. */
+  len?: number | undefined;
+  title?: string | undefined;
+  headingPath?: string | undefined;
+  text?: string | undefined;
+  language?: string | undefined;
+  navigation?: boolean | undefined;
+  translationKey?: string | undefined;
+}
+
+/**
+ * The filter tokens FTS5's `facets` column holds for a passage (fts5/facets.ts passageFacetsOf: language, the page,
+ * navigation, translation group): bm25() counts them in a row's length.
+ */
+function facetTokens(doc: Bm25Fields): number {
+  return 2 + (doc.navigation ? 1 : 0) + (doc.translationKey ? 1 : 0);
+}
+
+/** A passage's length as FTS5's bm25() counts it: its tokens in title, headings, body and facets. */
+export function documentLength(doc: Bm25Fields): number {
+  return analysedWords(doc.title ?? '').length + analysedWords(doc.headingPath ?? '').length + analysedWords(doc.text ?? '').length + facetTokens(doc);
+}
+
+/** The statistics of the whole index BM25 needs. */
+export interface Bm25Stats {
+  /** Documents in the index. */
+  documents: number;
+  /** Their average length (documentLength). */
+  averageLength: number;
+  /** Documents holding each stem. */
+  df: (stem: string) => number | undefined;
+}
+
+/** The key a phrase is counted under (Meilisearch's phrase syntax: its stems in quotes). */
+export function phraseKey(phrase: readonly string[]): string {
+  return `"${phrase.join(' ')}"`;
+}
+
+/**
+ * The weighted frequency of each of `stems` and each of `phrases` (stems at consecutive positions of one field) in
+ * `doc`, and the doc's length.
+ */
+function frequencies(stems: readonly string[], phrases: readonly (readonly string[])[], doc: Bm25Fields): { tf: number[]; length: number } {
+  const at = new Map(stems.map((s, i) => [s, i]));
+  const tf = [...stems, ...phrases].map(() => 0);
+  let length = facetTokens(doc);
+  // Analysing a passage costs about 3 us a word; its stored stems are only split (issue 34: 240 candidates of the
+  // PostgreSQL docs took 50-130 ms analysed).
+  const stored = typeof doc.s_title === 'string' && typeof doc.s_headings === 'string' && typeof doc.s_text === 'string';
+  const stemsOf = (analysed: string | undefined, raw: string | undefined) =>
+    stored ? (analysed ? analysed.split(' ') : []) : analysedWords(raw ?? '').map(stemWord);
+  for (const [tokens, weight] of [
+    [stemsOf(doc.s_title, doc.title), FTS5_COLUMN_WEIGHTS.title],
+    [stemsOf(doc.s_headings, doc.headingPath), FTS5_COLUMN_WEIGHTS.headings],
+    [stemsOf(doc.s_text, doc.text), FTS5_COLUMN_WEIGHTS.body],
+  ] as const) {
+    length += tokens.length;
+    for (const t of tokens) {
+      const i = at.get(t);
+      if (i !== undefined) tf[i]! += weight;
+    }
+    phrases.forEach((phrase, p) => {
+      for (let i = 0; i + phrase.length <= tokens.length; i++) {
+        if (phrase.every((word, j) => tokens[i + j] === word)) tf[stems.length + p]! += weight;
+      }
+    });
+  }
+  return { tf, length: typeof doc.len === 'number' && doc.len > 0 ? doc.len : length };
+}
+
+/**
+ * BM25 of each doc for the query's stems and phrases (0 for a doc holding none of them). A phrase is a term of its
+ * own, as the identifiers of a query are in FTS5 (fts5/query.ts): its df is counted under phraseKey.
+ */
+export function bm25Scores(stems: readonly string[], docs: readonly Bm25Fields[], stats: Bm25Stats, phrases: readonly (readonly string[])[] = []): number[] {
+  const n = Math.max(1, stats.documents);
+  const idf = [...stems, ...phrases.map(phraseKey)].map((s) => {
+    const df = Math.min(n, Math.max(0, stats.df(s) ?? 0));
+    const value = Math.log((n - df + 0.5) / (df + 0.5));
+    return value <= 0 ? 1e-6 : value;
+  });
+  const avgdl = stats.averageLength > 0 ? stats.averageLength : 1;
+  return docs.map((doc) => {
+    const { tf, length } = frequencies(stems, phrases, doc);
+    let score = 0;
+    for (let i = 0; i < tf.length; i++) {
+      const f = tf[i]!;
+      if (f > 0) score += idf[i]! * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avgdl)));
+    }
+    return score;
+  });
+}
