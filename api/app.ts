@@ -20,6 +20,7 @@ import { extractRoute } from './routes/extract.js';
 import { healthzRoute, readyzRoute } from './routes/healthz.js';
 import { metricsPlugin, type ApiMetrics } from './metrics.js';
 import { searchRoute } from './routes/search.js';
+import { crawlRoutes, type CrawlJobsDeps } from './routes/crawl.js';
 
 export interface AppDeps {
   config: NotaryConfig;
@@ -28,6 +29,8 @@ export interface AppDeps {
   search: SearchService;
   /** The collections calls name (storage/collections.ts); without it, the default collection alone. */
   collections?: CollectionResolver;
+  /** Crawl jobs (POST/GET/DELETE /v1/crawl); without them, and without `collections`, those routes are not served. */
+  crawl?: CrawlJobsDeps;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
@@ -145,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.dashboard && config.dashboard.enabled) await app.register(dashboardPlugin, { deps: deps.dashboard, status: { health: deps.health, ready: deps.ready } });
   const routes: PaidRoute[] = [searchRoute(config, deps.search)];
   if (deps.extract) routes.push(extractRoute(config, deps.extract));
+  if (deps.crawl && deps.collections) routes.push(crawlRoutes(deps.crawl));
   await app.register(paidRoutes, { context: { gate: deps.gate, ...(deps.collections ? { collections: deps.collections } : {}) }, routes });
 
   const fixedPricing = typeof deps.pricing === 'object' ? deps.pricing : new Pricing(config.pricing);

@@ -5,6 +5,7 @@ import { modelRunners, serveWorkers, type NotaryConfig } from '../core/config.js
 import { NotaryError } from '../core/errors.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
+import { crawlJobWorker } from './crawl-jobs.js';
 import { logWriter, serverLoggerOptions } from './log-format.js';
 import { RateMeter } from './progress.js';
 
@@ -29,6 +30,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
     search: pipeline,
     collections: ctx.collections,
     extract: ctx.extract(),
+    crawl: ctx.crawlJobDeps(),
     pricing: () => ctx.pricing,
     publicRoutes: [pluginPublicRoutes(await ctx.pluginRoutes())],
     dashboard: ctx,
@@ -169,11 +171,14 @@ async function startBackground(ctx: Runtime, log: ServeLog): Promise<{ stop(): P
     log.warn('the index is empty and no seeds are configured: run `notary crawl <url>`, set NOTARY_SEEDS, or add seeds in the dashboard');
   }
   const worker = cfg.server.crawl_on_start ? seedWorker(ctx, dense, stop.signal, (msg) => log.info(msg)) : Promise.resolve();
+  // Tenants' crawl jobs (POST /v1/crawl) run whatever server.crawl_on_start says.
+  const jobs = crawlJobWorker(ctx, dense, stop.signal, { log: (msg) => log.info(msg) });
   return {
     stop: async () => {
       stop.abort();
       clearInterval(reconciler);
       await worker;
+      await jobs;
       await backfill;
     },
   };
@@ -261,7 +266,8 @@ export async function crawlWorkerCommand(cfg: NotaryConfig): Promise<void> {
   const shutdown = () => stop.abort();
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
-  // The serve-time seed worker alone: it idles while no seed is due (a supervisor's restart policy never loops).
-  await seedWorker(ctx, dense, stop.signal, log);
+  // The serve-time seed worker and crawl-job worker: they idle while no seed is due and no job is queued (a
+  // supervisor's restart policy never loops).
+  await Promise.all([seedWorker(ctx, dense, stop.signal, log), crawlJobWorker(ctx, dense, stop.signal, { log })]);
   await ctx.close();
 }

@@ -10,7 +10,9 @@ export type PriceRequest =
    * `render` as requested, or the deployment's default when the request names none; `urls`, for a batch, how many URLs
    * it quotes (each at the per-URL price; absent: one).
    */
-  | { operation: 'extract'; render: 'auto' | 'never' | 'always'; urls?: number };
+  | { operation: 'extract'; render: 'auto' | 'never' | 'always'; urls?: number }
+  /** A crawl job: quoted at its page budget, charged for the pages it stored (Pricing.partOf). */
+  | { operation: 'crawl'; pages: number };
 
 export type Operation = PriceRequest['operation'];
 
@@ -18,6 +20,7 @@ export type Operation = PriceRequest['operation'];
 export const OPERATION_CLAIMS = {
   search: 'search_call_consumed',
   extract: 'extract_call_consumed',
+  crawl: 'crawl_pages_consumed',
 } as const satisfies Record<Operation, string>;
 
 /** An amount of an asset, exact: `atomic` smallest units, `decimal` the same written with the asset's decimals. */
@@ -121,6 +124,11 @@ export class Pricing {
         if (!Number.isSafeInteger(urls) || urls < 1) throw new RangeError(`no price for ${urls} URLs`);
         return this.quote(request, each * urls, `${name}, ${urls} URL${urls === 1 ? '' : 's'}`, urls);
       }
+      case 'crawl': {
+        const pages = request.pages;
+        if (!Number.isSafeInteger(pages) || pages < 1) throw new RangeError(`no price for ${pages} pages`);
+        return this.quote(request, this.config.crawl.credits_per_page * pages, `crawl, ${pages} page${pages === 1 ? '' : 's'}`, pages);
+      }
     }
   }
 
@@ -131,6 +139,10 @@ export class Pricing {
   partOf(quote: Price, units: number): Price {
     if (!Number.isSafeInteger(units) || units < 1 || units > quote.units) throw new RangeError(`${units} of ${quote.units} quoted units`);
     if (units === quote.units) return quote;
+    if (quote.request.operation === 'crawl') {
+      const part = this.price({ operation: 'crawl', pages: units });
+      return { ...part, description: `crawl, ${units} of ${quote.units} pages` };
+    }
     if (quote.request.operation !== 'extract' || quote.request.urls === undefined) throw new RangeError(`${quote.description} is not quoted per unit`);
     const part = this.price({ ...quote.request, urls: units });
     return { ...part, description: `${quote.description.replace(/, \d+ URLs?$/, '')}, ${units} of ${quote.units} URLs` };
@@ -152,6 +164,7 @@ export class Pricing {
     }
     rows.push(this.row('extract (render never or auto)', this.price({ operation: 'extract', render: 'auto' })));
     rows.push(this.row('extract (render always)', this.price({ operation: 'extract', render: 'always' })));
+    rows.push(this.row('crawl job (per stored page)', this.price({ operation: 'crawl', pages: 1 })));
     return rows;
   }
 
@@ -191,5 +204,7 @@ export function requiredFeatures(request: PriceRequest): Feature[] {
       return request.depth > 1 ? ['search', 'search_reflection'] : ['search'];
     case 'extract':
       return request.render === 'always' ? ['extract', 'extract_render'] : ['extract'];
+    case 'crawl':
+      return ['crawl'];
   }
 }

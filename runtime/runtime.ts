@@ -30,6 +30,7 @@ import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsS
 import { PageStore } from '../storage/pages.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
 import { CollectionStore } from '../storage/collections.js';
+import { CrawlJobStore } from '../storage/crawl-jobs.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
@@ -81,6 +82,8 @@ export class Runtime {
   readonly users: Users;
   readonly sessions: Sessions;
   readonly seeds: CrawlSeedStore;
+  /** Crawl jobs tenants order over the API (POST /v1/crawl); any crawl worker runs them. */
+  readonly crawlJobs: CrawlJobStore;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -127,6 +130,7 @@ export class Runtime {
     this.usage = new UsageRepository(storage.db);
     ({ users: this.users, sessions: this.sessions } = dashboardPeople(config, storage.db));
     this.seeds = new CrawlSeedStore(storage.db);
+    this.crawlJobs = new CrawlJobStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
     this.rateLimits =
@@ -168,6 +172,15 @@ export class Runtime {
         log,
       }),
     );
+  }
+
+  /** What POST /v1/crawl works with: the job store, the tiers, and the strict address policy of tenants' seeds. */
+  crawlJobDeps(): { jobs: CrawlJobStore; catalog: Catalog; addressPolicy: { allowPrivateNetworks: boolean; allowedPrivateRanges: readonly string[] } } {
+    return {
+      jobs: this.crawlJobs,
+      catalog: this.catalog,
+      addressPolicy: { allowPrivateNetworks: this.config.extract.allow_private_networks, allowedPrivateRanges: this.config.extract.allowed_private_ranges },
+    };
   }
 
   /** The price list in force as last read (operators' edits included); a paid call uses the one of its admission. */

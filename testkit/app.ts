@@ -67,6 +67,7 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
     search,
     collections: runtime.collections,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
+    crawl: runtime.crawlJobDeps(),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),
     ...options.deps,
   });

@@ -1,0 +1,35 @@
+import type { PaymentMode, HeldPayment } from '../payments/mode.js';
+import type { CrawlJobRow, CrawlJobStatus, CrawlJobStore, JobProgress } from '../storage/crawl-jobs.js';
+
+export type { CrawlJobRow, CrawlJobStatus, JobProgress } from '../storage/crawl-jobs.js';
+export { processOwner } from '../storage/crawl-runs.js';
+
+export interface JobSettlement {
+  /** The job as it ended, or undefined when it had ended before (nothing was done now). */
+  ended: CrawlJobRow | undefined;
+  stored: number;
+  creditsUsed: number;
+  creditsHeld: number;
+  already: boolean;
+}
+
+/**
+ * Settles a crawl job's hold for the pages it stored (the quote's per-page share of them; none: all of it given
+ * back), once: the mode's settlement is single-use under the job's id, and the job ends once (a conditional update),
+ * so a worker that dies between the two settles again for nothing and ends it.
+ */
+export async function settleCrawlJob(
+  jobs: CrawlJobStore,
+  modes: readonly PaymentMode[],
+  job: CrawlJobRow,
+  outcome: { status: CrawlJobStatus; progress: JobProgress; error?: { code: string; detail: string } },
+): Promise<JobSettlement> {
+  const held = JSON.parse(job.hold) as HeldPayment;
+  const mode = modes.find((m) => m.name === held.mode);
+  if (!mode?.settleHold) throw new Error(`crawl job ${job.id}: its payment mode ${held.mode} is not enabled, so its hold cannot be settled`);
+  const stored = Math.min(outcome.progress.stored, job.max_pages);
+  const credits = Math.floor((held.credits * stored) / job.max_pages);
+  const settled = await mode.settleHold(held, { key: job.id, credits, reason: `crawl job ${job.id}, ${stored} of ${job.max_pages} pages`, requestId: job.request_id });
+  const ended = await jobs.end(job.id, { status: outcome.status, creditsUsed: settled.creditsUsed, progress: { ...outcome.progress, stored }, ...(outcome.error ? { error: outcome.error } : {}) });
+  return { ended, stored, creditsUsed: settled.creditsUsed, creditsHeld: held.credits, already: settled.already };
+}
