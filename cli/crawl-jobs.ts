@@ -145,7 +145,12 @@ async function runJob(ctx: Runtime, job: CrawlJobRow, jc: JobContext): Promise<v
       log(`crawl job ${job.id}: stopped with the worker; it resumes from its frontier`);
       return;
     }
-    outcome = { status: cancelled ? 'cancelled' : 'completed', progress: jobProgress(crawl) };
+    const nothing = crawl.stored === 0 && crawl.failed > 0;
+    outcome = {
+      status: cancelled ? 'cancelled' : nothing ? 'failed' : 'completed',
+      progress: jobProgress(crawl),
+      ...(nothing && !cancelled ? { error: { code: 'nothing_stored', detail: `No page could be stored: ${crawl.failed} failed (${Object.entries(crawl.failures).map(([why, n]) => `${why} ${n ?? 0}`).join(', ')}); nothing was charged` } } : {}),
+    };
   } catch (err) {
     if (lost) return;
     const detail = err instanceof Error ? err.message : String(err);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crawlJobWorker } from '../cli/crawl-jobs.js';
+import { settleCrawlJob } from '../runtime/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import { startCrawlJobSite, until } from './support/crawl-job-site.js';
@@ -105,5 +106,77 @@ describe('POST /v1/crawl', () => {
     const theirs = await api.app.inject({ method: 'GET', url: `/v1/crawl/${job.id}`, headers: { authorization: `Bearer ${strangerKey}` } });
     expect(theirs.statusCode).toBe(404);
     expect((theirs.json() as { code: string }).code).toBe('crawl_job_not_found');
+  }, 90_000);
+
+  it('a job is claimed by one of two racing workers, and two settlements of it charge once', async () => {
+    const site = await startCrawlJobSite(3);
+    cleanups.push(() => site.close());
+    const { api, key, tenantId } = await harness(config());
+    const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: { authorization: `Bearer ${key}` }, payload: { url: `${site.url}/docs/index.html`, max_pages: 10 } });
+    expect(posted.statusCode, posted.body).toBe(202);
+    const { id } = posted.json() as Job;
+    const jobs = api.runtime.crawlJobs;
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => jobs.claim(`racer:${i}`, 60_000)));
+    expect(claims.filter((c) => c !== null)).toHaveLength(1);
+    // Held by a live owner, it is nobody else's.
+    expect(await jobs.claim('late:1', 60_000)).toBeNull();
+    const row = await jobs.get(id);
+    if (!row) throw new Error('no job');
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 20);
+    const modes = api.runtime.paidCallGate().modes;
+    const outcome = { status: 'completed' as const, progress: { stored: 3, queued: 0, failed: 0, pages_per_minute: null, eta_seconds: null } };
+    const settled = await Promise.all([settleCrawlJob(jobs, modes, row, outcome), settleCrawlJob(jobs, modes, row, outcome), settleCrawlJob(jobs, modes, row, outcome)]);
+    expect(settled.map((s) => s.creditsUsed)).toEqual([6, 6, 6]);
+    expect(settled.filter((s) => s.ended !== undefined)).toHaveLength(1);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 6);
+    // After a crash between the settlement and the job's end, a settlement again moves nothing.
+    const again = await settleCrawlJob(jobs, modes, row, { ...outcome, progress: { ...outcome.progress, stored: 9 } });
+    expect(again).toMatchObject({ creditsUsed: 6, already: true, ended: undefined });
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 6);
+    expect((await api.runtime.accounts.ledger(tenantId)).filter((e) => e.idempotency_key === `settle ${id}`)).toHaveLength(1);
+  });
+
+  it('a job that stores nothing fails and is charged nothing; a cancelled one stops and is charged for what it stored', async () => {
+    const site = await startCrawlJobSite(40);
+    cleanups.push(() => site.close());
+    const cfg = config({ crawler: { respect_robots_txt: false, use_sitemaps: false, per_host_delay_ms: 200, per_host_concurrency: 1 } });
+    const { api, key, tenantId, startWorker } = await harness(cfg);
+    const auth = { authorization: `Bearer ${key}` };
+    const job = async (id: string) => (await api.app.inject({ method: 'GET', url: `/v1/crawl/${id}`, headers: auth })).json() as Job;
+    // Nothing listens on the seed's port.
+    const closed = await startCrawlJobSite(1);
+    const deadUrl = `${closed.url}/docs/index.html`;
+    await closed.close();
+    const dead = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: { url: deadUrl, max_pages: 5 } });
+    expect(dead.statusCode, dead.body).toBe(202);
+    startWorker();
+    const failed = await until('the dead job to fail', async () => {
+      const now = await job((dead.json() as Job).id);
+      return now.status === 'failed' ? now : undefined;
+    });
+    expect(failed).toMatchObject({ credits_used: 0, progress: { stored: 0 }, error: { code: 'nothing_stored' } });
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000);
+
+    const slow = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: { url: `${site.url}/docs/index.html`, max_pages: 40 } });
+    expect(slow.statusCode, slow.body).toBe(202);
+    const { id } = slow.json() as Job;
+    await until('the job to store pages', async () => ((await job(id)).progress.stored >= 2 ? true : undefined));
+    const deleted = await api.app.inject({ method: 'DELETE', url: `/v1/crawl/${id}`, headers: auth });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect((deleted.json() as Job).status).toBe('cancelled');
+    const ended = await until('the cancelled job to be settled', async () => {
+      const now = await job(id);
+      return now.credits_used !== null ? now : undefined;
+    }, 15_000);
+    expect(ended.status).toBe('cancelled');
+    expect(ended.progress.stored).toBeLessThan(40);
+    expect(ended.credits_used).toBe(ended.progress.stored * 2);
+    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - ended.progress.stored * 2);
+    const fetched = site.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(site.requests.length).toBe(fetched);
+    // Cancelling again answers with the final state.
+    const twice = await api.app.inject({ method: 'DELETE', url: `/v1/crawl/${id}`, headers: auth });
+    expect(twice.json()).toMatchObject({ status: 'cancelled', credits_used: ended.credits_used });
   }, 90_000);
 });
