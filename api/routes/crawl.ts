@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { NotaryError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { vetUrl, type AddressPolicy } from '../../extract/fetch/index.js';
+import { checkCollectionAccess } from '../../payments/collection-access.js';
 import { effectiveTier, type CatalogSource, type TierSettings } from '../../payments/catalog.js';
 import type { AuthenticatedPayer } from '../../payments/mode.js';
 import type { Admission } from '../../payments/paid-call.js';
@@ -112,6 +113,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
           const rawBody = request.rawBody ?? Buffer.alloc(0);
           const collection = await resolveCollection(collections, asked.collection, admission, () => gate.begin(admission, rawBody, price, undefined, { deferred: true }));
           if (!payer) throw await gate.challengeFor(admission, price, true);
+          checkCollectionAccess(payer, collection);
           await checkLimits(deps, payer, tierName, tier, maxPages);
           await vetSeeds(asked.seeds, deps.addressPolicy);
           const begun = await gate.begin(admission, rawBody, price, collection, { deferred: true });
