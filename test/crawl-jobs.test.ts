@@ -7,6 +7,14 @@ import { settleCrawlJob } from '../runtime/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import { startCrawlJobSite, until } from './support/crawl-job-site.js';
+import { docExample } from './support/doc-examples.js';
+
+/** The body docs/crawl-jobs.md posts, with this test's site and max_pages. */
+function documentedBody(url: string, maxPages: number): Record<string, unknown> {
+  const match = /-d '([^']+)'/.exec(docExample('crawl-job-post').code);
+  if (!match?.[1]) throw new Error('docs/crawl-jobs.md: no body in the crawl-job-post example');
+  return { ...(JSON.parse(match[1]) as Record<string, unknown>), url, max_pages: maxPages };
+}
 
 /** Crawl jobs over the API, run by the crawl-job worker in this process: real app, real SQLite, a real site on 127.0.0.1. */
 
@@ -67,7 +75,7 @@ describe('POST /v1/crawl', () => {
     cleanups.push(() => site.close());
     const { api, key, tenantId, startWorker } = await harness(config());
     const auth = { authorization: `Bearer ${key}` };
-    const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: { url: `${site.url}/docs/index.html`, collection: 'handbook', max_pages: 50 } });
+    const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: documentedBody(`${site.url}/docs/index.html`, 50) });
     expect(posted.statusCode, posted.body).toBe(202);
     const job = posted.json() as Job;
     expect(job.id).toMatch(/^crawl_[A-Za-z0-9]{20}$/);
