@@ -277,7 +277,7 @@ export class PaidCallGate {
    * possibly by another process: only modes that can hold a payment and settle less may pay it. Refused before any
    * work or reservation, naming the modes that can.
    */
-  private checkDeferred(payer: AuthenticatedPayer | null, price: Price): void {
+  checkDeferred(payer: AuthenticatedPayer | null, price: Price): void {
     const able = this.options.modes.filter(canDefer).map((mode) => mode.name);
     const mode = payer ? this.options.modes.find((m) => m.name === payer.mode) : undefined;
     if (payer ? mode !== undefined && canDefer(mode) : able.length > 0) return;

@@ -113,6 +113,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
           const rawBody = request.rawBody ?? Buffer.alloc(0);
           const collection = await resolveCollection(collections, asked.collection, admission, () => gate.begin(admission, rawBody, price, undefined, { deferred: true }));
           if (!payer) throw await gate.challengeFor(admission, price, true);
+          gate.checkDeferred(payer, price);
           checkCollectionAccess(payer, collection);
           await checkLimits(deps, payer, tierName, tier, maxPages);
           await vetSeeds(asked.seeds, deps.addressPolicy);
