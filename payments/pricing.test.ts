@@ -60,6 +60,7 @@ describe('Pricing', () => {
       { call: 'search depth 2', credits: 1, amount: '0.001 USDC' },
       { call: 'extract (render never or auto)', credits: 1, amount: '0.001 USDC' },
       { call: 'extract (render always)', credits: 2, amount: '0.002 USDC' },
+      { call: 'crawl job (per stored page)', credits: 1, amount: '0.001 USDC' },
     ]);
   });
 
