@@ -202,7 +202,17 @@ export class PaidCallGate {
    * call reads a collection the payer may not (`reads`), a replay for a retried Idempotency-Key, or an authorized call
    * ready to run.
    */
-  async begin(admission: Admission, rawBody: Uint8Array, price: Price, reads?: CollectionRead, options: { deferred?: boolean } = {}): Promise<Begun> {
+  async begin(
+    admission: Admission,
+    rawBody: Uint8Array,
+    price: Price,
+    reads?: CollectionRead,
+    options: {
+      deferred?: boolean;
+      /** The route's own checks (limits, addresses), run once a retried Idempotency-Key is known not to be a replay and before anything is authorized. */
+      check?: (payer: AuthenticatedPayer) => Promise<void>;
+    } = {},
+  ): Promise<Begun> {
     const { request, payer } = admission;
     const deferred = options.deferred === true;
     if (deferred) this.checkDeferred(payer, price);
@@ -236,6 +246,7 @@ export class PaidCallGate {
     }
     let authorization: PaymentAuthorization;
     try {
+      await options.check?.(payer);
       authorization = await payer.authorize({ request, rawBody, price });
     } catch (err) {
       if (lease) await this.options.idempotency.abandon(lease);

@@ -41,7 +41,7 @@ async function api(allowPrivate: boolean): Promise<{ harness: ApiHarness; post(b
 
 describe('POST /v1/crawl refusals', () => {
   it("keeps to the tier's limits and checks the request, charging nothing for a refusal", async () => {
-    const { harness, post, tenantId } = await api(true);
+    const { harness, post, tenantId, key } = await api(true);
     const seed = 'http://127.0.0.1:9/docs/';
     const refused: Array<[object, number, string, string?]> = [
       [{ url: seed, max_pages: 11 }, 429, 'crawl_limit_reached', 'crawl_pages_per_job'],
@@ -61,10 +61,19 @@ describe('POST /v1/crawl refusals', () => {
     }
     expect(await harness.runtime.accounts.balance(tenantId)).toBe(100);
 
-    // Without max_pages, the tier's per-job limit when it is below the default of 100.
-    const first = await post({ url: seed });
+    // Without max_pages, the tier's per-job limit when it is below the default of 100. A retry with the same
+    // Idempotency-Key answers the same job, held once.
+    const keyed = () =>
+      harness.app.inject({ method: 'POST', url: '/v1/crawl', headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'crawl-once' }, payload: { url: seed } });
+    const firstRes = await keyed();
+    const first = { status: firstRes.statusCode, body: firstRes.json() as Record<string, unknown> };
     expect(first.status, JSON.stringify(first.body)).toBe(202);
     expect(first.body).toMatchObject({ max_pages: 10, credits_quoted: 10 });
+    const retried = await keyed();
+    expect(retried.statusCode).toBe(202);
+    expect(retried.headers['idempotency-replayed']).toBe('true');
+    expect((retried.json() as { id: string }).id).toBe(first.body['id']);
+    expect(await harness.runtime.accounts.balance(tenantId)).toBe(90);
     // 10 pages today already: 6 more would pass 15 a day.
     const daily = await post({ url: seed, max_pages: 6 });
     expect(daily.status).toBe(429);

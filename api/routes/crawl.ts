@@ -115,9 +115,14 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
           if (!payer) throw await gate.challengeFor(admission, price, true);
           gate.checkDeferred(payer, price);
           checkCollectionAccess(payer, collection);
-          await checkLimits(deps, payer, tierName, tier, maxPages);
-          await vetSeeds(asked.seeds, deps.addressPolicy);
-          const begun = await gate.begin(admission, rawBody, price, collection, { deferred: true });
+          const begun = await gate.begin(admission, rawBody, price, collection, {
+            deferred: true,
+            // After a replay is ruled out: a retry of an accepted job answers that job whatever the limits say now.
+            check: async () => {
+              await checkLimits(deps, payer, tierName, tier, maxPages);
+              await vetSeeds(asked.seeds, deps.addressPolicy);
+            },
+          });
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
           const id = newId('crawl');
           const response = await begun.call.hold(id, async (held) => {
