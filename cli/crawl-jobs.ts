@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotaryError } from '../core/errors.js';
 import type { CrawlProgress, CrawlRun } from '../crawler/index.js';
-import { processOwner, settleCrawlJob, type CrawlJobRow, type CrawlJobStatus, type JobProgress, type Runtime } from '../runtime/index.js';
+import { processOwner, type CrawlJobRow, type CrawlJobStatus, type JobProgress, type Runtime } from '../runtime/index.js';
 import type { DenseRetrieval } from '../search/request-state.js';
 import { crawlAndIndex } from './crawl.js';
 
@@ -176,7 +176,7 @@ async function settle(
   options: CrawlJobWorkerOptions,
   error?: { code: string; detail: string },
 ): Promise<void> {
-  const { ended, stored, creditsUsed, creditsHeld, already } = await settleCrawlJob(ctx.crawlJobs, ctx.paidCallGate().modes, job, { status, progress, ...(error ? { error } : {}) });
+  const { ended, stored, creditsUsed, creditsHeld, already } = await ctx.settleCrawlJob(job, { status, progress, ...(error ? { error } : {}) });
   if (!ended) return;
   options.log(`crawl job ${job.id} ${ended.status}: ${stored} pages stored, ${creditsUsed} of ${creditsHeld} credits charged${already ? ' (settled before)' : ''}`);
   try {

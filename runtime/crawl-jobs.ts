@@ -1,4 +1,6 @@
 import type { PaymentMode, HeldPayment } from '../payments/mode.js';
+import type { MoneyAmount } from '../payments/pricing.js';
+import type { UsageRecorder } from '../payments/usage.js';
 import type { CrawlJobRow, CrawlJobStatus, CrawlJobStore, JobProgress } from '../storage/crawl-jobs.js';
 
 export type { CrawlJobRow, CrawlJobStatus, JobProgress } from '../storage/crawl-jobs.js';
@@ -23,6 +25,8 @@ export async function settleCrawlJob(
   modes: readonly PaymentMode[],
   job: CrawlJobRow,
   outcome: { status: CrawlJobStatus; progress: JobProgress; error?: { code: string; detail: string } },
+  /** Where the charge is recorded for usage and revenue (once: by the settlement that ended the job). */
+  usage?: { recorder: UsageRecorder; amountFor(credits: number): MoneyAmount },
 ): Promise<JobSettlement> {
   const held = JSON.parse(job.hold) as HeldPayment;
   const mode = modes.find((m) => m.name === held.mode);
@@ -31,5 +35,26 @@ export async function settleCrawlJob(
   const credits = Math.floor((held.credits * stored) / job.max_pages);
   const settled = await mode.settleHold(held, { key: job.id, credits, reason: `crawl job ${job.id}, ${stored} of ${job.max_pages} pages`, requestId: job.request_id });
   const ended = await jobs.end(job.id, { status: outcome.status, creditsUsed: settled.creditsUsed, progress: { ...outcome.progress, stored }, ...(outcome.error ? { error: outcome.error } : {}) });
+  if (ended && usage) {
+    const amount = usage.amountFor(settled.creditsUsed);
+    const keyId = held.record['key_id'];
+    await usage.recorder
+      .record({
+        at: new Date().toISOString(),
+        tenantId: job.tenant_id,
+        keyId: typeof keyId === 'string' ? keyId : null,
+        payer: job.payer,
+        mode: held.mode,
+        environment: held.test === true ? 'test' : 'live',
+        operation: 'crawl',
+        depth: null,
+        render: null,
+        credits: settled.creditsUsed,
+        amount: held.test === true ? '0' : amount.atomic.toString(),
+        asset: amount.asset,
+        requestId: job.request_id,
+      })
+      .catch(() => undefined);
+  }
   return { ended, stored, creditsUsed: settled.creditsUsed, creditsHeld: held.credits, already: settled.already };
 }

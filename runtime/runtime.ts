@@ -30,7 +30,8 @@ import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsS
 import { PageStore } from '../storage/pages.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
 import { CollectionStore } from '../storage/collections.js';
-import { CrawlJobStore } from '../storage/crawl-jobs.js';
+import { CrawlJobStore, type CrawlJobRow } from '../storage/crawl-jobs.js';
+import { settleCrawlJob, type JobSettlement } from './crawl-jobs.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { SettingsRepository } from '../storage/settings.js';
 import { UsageRepository } from '../storage/usage.js';
@@ -181,6 +182,11 @@ export class Runtime {
       catalog: this.catalog,
       addressPolicy: { allowPrivateNetworks: this.config.extract.allow_private_networks, allowedPrivateRanges: this.config.extract.allowed_private_ranges },
     };
+  }
+
+  /** Settles a crawl job's hold once for the pages it stored, and records the charge for usage (runtime/crawl-jobs.ts). */
+  async settleCrawlJob(job: CrawlJobRow, outcome: Parameters<typeof settleCrawlJob>[3]): Promise<JobSettlement> {
+    return settleCrawlJob(this.crawlJobs, this.paidCallGate().modes, job, outcome, { recorder: new SqlUsageRecorder(this.usage), amountFor: (credits) => this.pricing.amountFor(credits) });
   }
 
   /** The price list in force as last read (operators' edits included); a paid call uses the one of its admission. */

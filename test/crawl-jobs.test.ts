@@ -95,6 +95,9 @@ describe('POST /v1/crawl', () => {
     expect(done.credits_used).toBe(16);
     expect(done.ended_at).not.toBeNull();
     expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 16);
+    // Recorded once for usage and revenue, as a crawl of 16 credits.
+    const usage = await api.runtime.storage.db.selectFrom('usage_events').select(['operation', 'credits', 'mode']).where('operation', '=', 'crawl').execute();
+    expect(usage).toEqual([{ operation: 'crawl', credits: 16, mode: 'api_key' }]);
 
     const search = async (collection?: string) => {
       const res = await api.app.inject({ method: 'POST', url: '/v1/search', headers: auth, payload: { query: 'marmalade lighthouse', depth: 1, ...(collection ? { collection } : {}) } });
