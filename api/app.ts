@@ -25,6 +25,7 @@ import { mapRoute } from './routes/map.js';
 import { sitemapReader } from './routes/map-sitemaps.js';
 import type { SiteUrlStore } from '../storage/index.js';
 import type { WebhookOutbox } from '../webhooks/index.js';
+import { crawlRoutes, type CrawlJobsDeps } from './routes/crawl.js';
 
 export interface AppDeps {
   config: NotaryConfig;
@@ -39,6 +40,8 @@ export interface AppDeps {
   resolver?: HostResolver;
   /** Tenants' webhook endpoints (webhooks/); without it /v1/webhooks is not served. */
   webhooks?: WebhookOutbox;
+  /** Crawl jobs (POST/GET/DELETE /v1/crawl); without them, and without `collections`, those routes are not served. */
+  crawl?: CrawlJobsDeps;
   /** Fetch/render/extract dependencies; without them POST /v1/extract is not served. */
   extract?: ExtractDeps;
   health: () => Promise<Record<string, unknown>>;
@@ -162,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   const account: AccountRoute[] = deps.webhooks ? webhookRoutes(deps.webhooks) : [];
   if (account.length > 0) await app.register(accountRoutes, { gate: deps.gate, routes: account });
+  if (deps.crawl && deps.collections) routes.push(crawlRoutes(deps.crawl));
   await app.register(paidRoutes, { context: { gate: deps.gate, ...(deps.collections ? { collections: deps.collections } : {}) }, routes });
 
   const fixedPricing = typeof deps.pricing === 'object' ? deps.pricing : new Pricing(config.pricing);

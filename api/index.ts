@@ -17,3 +17,4 @@ export { searchBodySchema, searchResultItemSchema, searchRoute, type SearchBody 
 export { extractBodySchema, extractRoute } from './routes/extract.js';
 export { pluginPublicRoutes } from './plugin-routes.js';
 export { ApiMetrics } from './metrics.js';
+export { presentJob } from './routes/crawl-job.js';

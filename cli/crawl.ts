@@ -53,6 +53,8 @@ export async function crawlAndIndex(
      * the one it was started with).
      */
     collection?: string;
+    /** False for seeds a tenant submitted (crawl jobs): the address policy alone decides, their origins are not exempt. */
+    exemptSeedOrigins?: boolean;
     onStart?: (runId: string) => void;
     onProgress?: (p: CrawlProgress) => void;
   },
@@ -69,6 +71,7 @@ export async function crawlAndIndex(
       allowedPrivateRanges: ctx.config.extract.allowed_private_ranges,
     },
     frontier: ctx.frontier,
+    ...(options.exemptSeedOrigins === false ? { exemptSeedOrigins: false } : {}),
     ...(collection !== undefined ? { collection } : {}),
     ...(options.seeds ? { seeds: options.seeds } : {}),
     ...(options.skipFresh ? { skipFresh: true } : {}),

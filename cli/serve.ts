@@ -3,6 +3,7 @@ import { buildApp, pluginPublicRoutes, ApiMetrics } from '../api/index.js';
 import { modelRunners, serveWorkers, type NotaryConfig, NotaryError } from '../core/index.js';
 import { Runtime } from '../runtime/index.js';
 import { seedWorker } from './crawl-worker.js';
+import { crawlJobWorker, webhookOnEnded } from './crawl-jobs.js';
 import { logWriter, serverLoggerOptions } from './log-format.js';
 import { RateMeter } from './progress.js';
 
@@ -29,6 +30,7 @@ export async function buildServeApp(ctx: Runtime, options: { logger?: object } =
     webhooks: ctx.webhooks,
     sites: ctx.sites,
     extract: ctx.extract(),
+    crawl: ctx.crawlJobDeps(),
     pricing: () => ctx.pricing,
     publicRoutes: [pluginPublicRoutes(await ctx.pluginRoutes())],
     dashboard: ctx,
@@ -181,11 +183,13 @@ async function startBackground(ctx: Runtime, log: ServeLog): Promise<{ stop(): P
     log.warn('the index is empty and no seeds are configured: run `notary crawl <url>`, set NOTARY_SEEDS, or add seeds in the dashboard');
   }
   const worker = cfg.server.crawl_on_start ? seedWorker(ctx, dense, stop.signal, (msg) => log.info(msg)) : Promise.resolve();
+  // Tenants' crawl jobs (POST /v1/crawl) run whatever server.crawl_on_start says.
+  const jobs = crawlJobWorker(ctx, dense, stop.signal, { log: (msg) => log.info(msg), onEnded: webhookOnEnded(ctx, (msg) => log.info(msg)) });
   return {
     stop: async () => {
       stop.abort();
       clearInterval(reconciler);
-      await Promise.all([worker, backfill, webhooks.stop(webhookStopWaitMs(cfg))]);
+      await Promise.all([worker, jobs, backfill, webhooks.stop(webhookStopWaitMs(cfg))]);
     },
   };
 }
@@ -274,8 +278,9 @@ export async function crawlWorkerCommand(cfg: NotaryConfig): Promise<void> {
   process.once('SIGTERM', shutdown);
   // Crawler processes post the webhook messages too (each claims a message before posting it: never two at once).
   const webhooks = ctx.startWebhookDelivery((_level, message) => log(message));
-  // The serve-time seed worker alone: it idles while no seed is due (a supervisor's restart policy never loops).
-  await seedWorker(ctx, dense, stop.signal, log);
+  // The serve-time seed worker and crawl-job worker: they idle while no seed is due and no job is queued (a
+  // supervisor's restart policy never loops).
+  await Promise.all([seedWorker(ctx, dense, stop.signal, log), crawlJobWorker(ctx, dense, stop.signal, { log, onEnded: webhookOnEnded(ctx, log) })]);
   await webhooks.stop(webhookStopWaitMs(cfg));
   await ctx.close();
 }

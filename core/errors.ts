@@ -85,6 +85,11 @@ export const errorCodes = {
   invalid_collection: { status: 400, title: 'A collection name is invalid', retryable: false },
   // Crawling (CLI).
   nothing_to_resume: { status: 409, title: 'There is no stopped or interrupted crawl to resume', retryable: false },
+  // Crawl jobs over the API (issue 33).
+  crawl_job_not_found: { status: 404, title: 'No such crawl job', retryable: false },
+  crawl_limit_reached: { status: 429, title: "A crawl limit of the payer's tier is reached", retryable: true },
+  invalid_crawl_pattern: { status: 400, title: 'An include or exclude pattern is not a valid regular expression', retryable: false },
+  deferred_payment_unsupported: { status: 422, title: 'This payment mode cannot pay a job charged after it ends', retryable: false },
   // Scaled-out deployment (issue 19): the shared index and stores.
   index_unavailable: { status: 503, title: 'The search index backend could not be reached or did not answer in time', retryable: true },
   store_unavailable: { status: 503, title: 'A shared store (Redis, the database) could not be reached', retryable: true },

@@ -21,7 +21,7 @@ export function toBase62(value: number, width: number): string {
   return out.padStart(width, '0');
 }
 
-export type IdPrefix = 'key' | 'req' | 'rcpt' | 'ten' | 'run' | 'pay' | 'env' | 'usr' | 'seed' | 'col' | 'msg' | 'whe';
+export type IdPrefix = 'key' | 'req' | 'rcpt' | 'ten' | 'run' | 'pay' | 'env' | 'usr' | 'seed' | 'col' | 'msg' | 'whe' | 'crawl';
 
 /** Prefixed, random, URL-safe identifiers: `req_3kT9...` (prefix + 20 base62 characters, ~119 bits). */
 export function newId(prefix: IdPrefix): string {

@@ -57,6 +57,11 @@ export interface RunCrawlOptions {
    * Default: public addresses only.
    */
   addressPolicy?: Omit<AddressPolicy, 'allowedPrivateOrigins'>;
+  /**
+   * Whether the seeds' origins are reachable whatever the address policy says (default true: an operator named them).
+   * False for seeds a tenant submitted (crawl jobs): the policy alone decides.
+   */
+  exemptSeedOrigins?: boolean;
 }
 
 /** How the crawler reaches sites: the one fetcher's address policy, and keep-alive connections for the crawl. */
@@ -144,7 +149,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     policy: {
       allowPrivateNetworks: false,
       ...options.addressPolicy,
-      allowedPrivateOrigins: [...new Set(seeds.map((seed) => new URL(seed).origin))],
+      allowedPrivateOrigins: options.exemptSeedOrigins === false ? [] : [...new Set(seeds.map((seed) => new URL(seed).origin))],
     },
     agents: new AgentPool(config.per_host_concurrency),
   };

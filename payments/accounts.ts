@@ -17,7 +17,7 @@ import './modes/api-key/errors.js'; // registers the API-key error codes this fi
 export type { ApiKeyRecord, LedgerFilter, MultiDebitOutcome, PartyDebit } from '../storage/index.js';
 
 /** What a key may call. */
-export const KEY_SCOPES = ['search', 'extract', 'map'] as const satisfies readonly Operation[];
+export const KEY_SCOPES = ['search', 'extract', 'map', 'crawl'] as const satisfies readonly Operation[];
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
 export interface KeyOptions {
@@ -331,6 +331,12 @@ export class Accounts {
     if (request.debits.length === 0) throw new NotaryError('invalid_request', 'a multi-party debit needs at least one tenant');
     for (const debit of request.debits) requireCredits(debit.credits, true);
     return this.repository.debitMany(request, within);
+  }
+
+  /** Gives credits back once under `key` (the settlement of a hold); see {@link AccountsRepository.creditOnce}. */
+  async creditOnce(request: { credits: readonly PartyDebit[]; key: string; requestId: string | null; keyId?: string | null }): Promise<{ already: boolean; deltas: Map<string, number> }> {
+    for (const credit of request.credits) requireCredits(credit.credits, true);
+    return this.repository.creditOnce(request);
   }
 
   /** Balances of several tenants in one read (a pre-check only: debits are authoritative). */

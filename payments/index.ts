@@ -61,3 +61,6 @@ export { RedisIdempotencyStore, RedisRateLimitStore, openRedis } from './stores/
 export { SqlIdempotencyStore } from './stores/sql-idempotency.js';
 export { SqlRateLimitStore } from './stores/sql-rate-limit.js';
 export { SqlUsageRecorder, type UsageRecorder } from './usage.js';
+export type { CatalogSource, TierSettings } from './catalog.js';
+export type { AuthenticatedPayer, HeldPayment } from './mode.js';
+export type { MoneyAmount, Price } from './pricing.js';

@@ -63,8 +63,36 @@ export interface SettleContext {
 }
 
 /**
- * A payment that was verified (and, where the mode can, reserved) for one priced call. Exactly one of settle or
- * release is called.
+ * A payment held for work that ends after the call that ordered it (a crawl job): the quote is taken or reserved so
+ * nothing else can spend it, and the mode settles it once when the work ends (PaymentMode.settleHold). Plain JSON:
+ * it is stored with the job and may be settled by another process after a restart.
+ */
+export interface HeldPayment {
+  mode: string;
+  /** What the hold covers: the quote's credits. A settlement never charges more. */
+  credits: number;
+  /** A test call's hold: nothing was taken, and the settlement charges nothing. */
+  test?: boolean;
+  /** The mode's own record of the hold (who pays, what was taken). */
+  record: Readonly<Record<string, unknown>>;
+}
+
+export interface HoldContext {
+  requestId: string;
+  /** The id of the work the hold pays for (the job's id): the hold and its settlement are single-use under it. */
+  key: string;
+}
+
+export interface HoldSettlement {
+  /** What the work is charged: the credits given, or, when the hold was settled before, what that settlement charged. */
+  creditsUsed: number;
+  /** True when the hold was settled before (a second settlement after a crash): nothing moved now. */
+  already: boolean;
+}
+
+/**
+ * A payment that was verified (and, where the mode can, reserved) for one priced call. Exactly one of settle,
+ * release or hold is called.
  */
 export interface PaymentAuthorization {
   /**
@@ -82,6 +110,11 @@ export interface PaymentAuthorization {
   settle(context: SettleContext): Promise<Settlement>;
   /** The work failed or the call was abandoned: gives back whatever authorize reserved. Must not throw. */
   release(reason: string): Promise<void>;
+  /**
+   * For modes that can be paid after the call (PaymentMode.settleHold): takes or reserves the quote now, durably, and
+   * returns the record the mode settles later. Throws (402, ...) when it cannot: nothing is held then.
+   */
+  hold?(context: HoldContext): Promise<HeldPayment>;
 }
 
 export interface AuthorizeContext {
@@ -172,6 +205,12 @@ export interface PaymentMode {
    * from the source of truth (the chain), charging none twice. Run periodically by `notary serve`.
    */
   reconcile?(): Promise<ReconcileSummary>;
+  /**
+   * Settles a hold (PaymentAuthorization.hold) once, for `credits` of it (0: nothing, all of it given back; never more
+   * than held): every party's part in one transaction, single-use under `key`, so a second settlement after a crash
+   * moves nothing and reports the first. A mode without it cannot pay work that is charged when it ends.
+   */
+  settleHold?(held: HeldPayment, settlement: { key: string; credits: number; reason: string; requestId: string | null }): Promise<HoldSettlement>;
 }
 
 export interface ReconcileSummary {

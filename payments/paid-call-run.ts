@@ -1,5 +1,5 @@
 import { NotaryError } from '../core/index.js';
-import type { AuthenticatedPayer, PaymentAuthorization, Settlement } from './mode.js';
+import type { AuthenticatedPayer, HeldPayment, PaymentAuthorization, Settlement } from './mode.js';
 import type { Admission, PaidCallGateOptions, PreparedExtension, ResponseExtension, ResponsePresenter } from './paid-call.js';
 import type { Price } from './pricing.js';
 import type { IdempotencyLease, StoredResponse } from './stores/idempotency.js';
@@ -105,6 +105,52 @@ export class PaidCall {
       headers: { 'content-type': 'application/json; charset=utf-8', ...this.admission.rateLimitHeaders, ...(settlement.headers ?? {}) },
       body: presenter.serialize(body),
     };
+    if (this.lease) {
+      try {
+        await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);
+      } catch (err) {
+        options.onError?.('the response could not be stored for Idempotency-Key replays', err);
+      }
+    }
+    return response;
+  }
+
+  /**
+   * For work charged when it ends (a crawl job): holds the quote under `key` (the work's id) instead of charging it,
+   * then `create` records the work with the hold and makes the answer. A failure of `create` gives the hold back in
+   * full; the answer is kept for Idempotency-Key replays like a charged call's.
+   */
+  async hold(key: string, create: (held: HeldPayment) => Promise<StoredResponse>): Promise<StoredResponse> {
+    if (this.done) throw new Error('a paid call runs once');
+    this.done = true;
+    const { request } = this.admission;
+    const options = this.gate.options;
+    const mode = options.modes.find((m) => m.name === this.payer.mode);
+    const hold = this.authorization.hold?.bind(this.authorization);
+    if (!hold || !mode?.settleHold) {
+      await this.release('the mode cannot hold a payment');
+      throw new NotaryError('deferred_payment_unsupported', `${this.payer.mode} cannot hold a payment to settle when the work ends`, { mode: this.payer.mode });
+    }
+    let held: HeldPayment;
+    try {
+      held = await hold({ requestId: request.requestId, key });
+    } catch (err) {
+      await this.abandon();
+      if (err instanceof NotaryError && err.status === 402) throw await this.gate.withChallenges(err);
+      throw err;
+    }
+    let response: StoredResponse;
+    try {
+      response = await create(held);
+    } catch (err) {
+      try {
+        await mode.settleHold(held, { key, credits: 0, reason: `${this.price.description}: not started`, requestId: request.requestId });
+      } catch (releaseErr) {
+        options.onError?.(`giving back the ${this.payer.mode} hold of ${key} failed`, releaseErr);
+      }
+      await this.abandon();
+      throw err;
+    }
     if (this.lease) {
       try {
         await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);

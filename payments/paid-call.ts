@@ -19,6 +19,11 @@ import { checkCollectionAccess, type CollectionRead } from './collection-access.
 
 export { PaidCall } from './paid-call-run.js';
 
+/** Whether a mode can pay work charged when it ends: it holds a payment and settles part of it later. */
+function canDefer(mode: PaymentMode): boolean {
+  return mode.settlesLess === true && mode.settleHold !== undefined;
+}
+
 /** Header a replayed response carries. */
 export const REPLAY_HEADER = 'Idempotency-Replayed';
 
@@ -197,10 +202,22 @@ export class PaidCallGate {
    * call reads a collection the payer may not (`reads`), a replay for a retried Idempotency-Key, or an authorized call
    * ready to run.
    */
-  async begin(admission: Admission, rawBody: Uint8Array, price: Price, reads?: CollectionRead): Promise<Begun> {
+  async begin(
+    admission: Admission,
+    rawBody: Uint8Array,
+    price: Price,
+    reads?: CollectionRead,
+    options: {
+      deferred?: boolean;
+      /** The route's own checks (limits, addresses), run once a retried Idempotency-Key is known not to be a replay and before anything is authorized. */
+      check?: (payer: AuthenticatedPayer) => Promise<void>;
+    } = {},
+  ): Promise<Begun> {
     const { request, payer } = admission;
-    this.checkPartial(payer, price);
-    if (!payer) throw await this.challengeError(request, price, rawBody);
+    const deferred = options.deferred === true;
+    if (deferred) this.checkDeferred(payer, price);
+    else this.checkPartial(payer, price);
+    if (!payer) throw await this.challengeError(request, price, rawBody, deferred);
     if (reads) checkCollectionAccess(payer, reads);
     const idempotencyKey = admission.idempotencyKey ?? payer.idempotencyKey ?? null;
     let lease: IdempotencyLease | null = null;
@@ -229,17 +246,18 @@ export class PaidCallGate {
     }
     let authorization: PaymentAuthorization;
     try {
+      await options.check?.(payer);
       authorization = await payer.authorize({ request, rawBody, price });
     } catch (err) {
       if (lease) await this.options.idempotency.abandon(lease);
-      if (err instanceof NotaryError && err.status === 402) throw await this.withAllChallenges(err, request, price, rawBody);
+      if (err instanceof NotaryError && err.status === 402) throw await this.withAllChallenges(err, request, price, rawBody, deferred);
       throw err;
     }
     const context: GateContext = {
       options: this.options,
       extensions: this.extensions,
       now: this.now,
-      withChallenges: (err) => this.withAllChallenges(err, request, price, rawBody),
+      withChallenges: (err) => this.withAllChallenges(err, request, price, rawBody, deferred),
     };
     return { kind: 'call', call: new PaidCall(context, admission, rawBody, price, payer, authorization, lease) };
   }
@@ -265,6 +283,29 @@ export class PaidCallGate {
     );
   }
 
+  /**
+   * Work charged when it ends (a crawl job, charged for the pages it stored) is held at the quote and settled later,
+   * possibly by another process: only modes that can hold a payment and settle less may pay it. Refused before any
+   * work or reservation, naming the modes that can.
+   */
+  checkDeferred(payer: AuthenticatedPayer | null, price: Price): void {
+    const able = this.options.modes.filter(canDefer).map((mode) => mode.name);
+    const mode = payer ? this.options.modes.find((m) => m.name === payer.mode) : undefined;
+    if (payer ? mode !== undefined && canDefer(mode) : able.length > 0) return;
+    const who = payer ? `${payer.mode} settles exactly the amount the payer authorized, with the call` : `no payment mode of this service (${this.options.modes.map((m) => m.name).join(', ')}) can hold a payment and settle it later`;
+    throw new NotaryError(
+      'deferred_payment_unsupported',
+      `${price.description} is quoted at its maximum (${price.credits} credits) and charged when it ends for what it did, but ${who}` +
+        (able.length > 0 ? `: pay it with ${able.join(' or ')}` : ''),
+      { quoted_credits: price.credits, ...(payer ? { mode: payer.mode } : {}), deferred_payment_modes: able },
+    );
+  }
+
+  /** The challenges of every mode for a call without credentials (those of modes that can pay it when deferred). */
+  async challengeFor(admission: Admission, price: Price, deferred: boolean): Promise<NotaryError> {
+    return this.challengeError(admission.request, price, new Uint8Array(), deferred);
+  }
+
   private async withChallenge<T>(mode: PaymentMode, request: PaymentRequest, step: () => Promise<T>): Promise<T> {
     try {
       return await step();
@@ -275,9 +316,10 @@ export class PaidCallGate {
     }
   }
 
-  private async challenges(request: PaymentRequest, price: Price, rawBody: Uint8Array, error?: NotaryError): Promise<Array<{ mode: string; challenge: PaymentChallenge }>> {
+  private async challenges(request: PaymentRequest, price: Price, rawBody: Uint8Array, error?: NotaryError, deferred = false): Promise<Array<{ mode: string; challenge: PaymentChallenge }>> {
     const out: Array<{ mode: string; challenge: PaymentChallenge }> = [];
     for (const mode of this.options.modes) {
+      if (deferred && !canDefer(mode)) continue;
       // A mode that cannot settle less than it authorized is not offered for a quote of several units.
       if (price.units > 1 && mode.settlesLess !== true) continue;
       const challenge = await mode.challenge({ request, price, rawBody, ...(error ? { error } : {}) });
@@ -286,8 +328,8 @@ export class PaidCallGate {
     return out;
   }
 
-  private async challengeError(request: PaymentRequest, price: Price, rawBody: Uint8Array): Promise<NotaryError> {
-    const all = await this.challenges(request, price, rawBody);
+  private async challengeError(request: PaymentRequest, price: Price, rawBody: Uint8Array, deferred = false): Promise<NotaryError> {
+    const all = await this.challenges(request, price, rawBody, undefined, deferred);
     const payable = all.some((c) => c.challenge.status === 402);
     const modes = all.map((c) => c.mode);
     const detail = payable
@@ -296,8 +338,8 @@ export class PaidCallGate {
     return this.attach(new NotaryError(payable ? 'payment_required' : 'unauthenticated', detail, {}), all, price);
   }
 
-  private async withAllChallenges(err: NotaryError, request: PaymentRequest, price: Price, rawBody: Uint8Array): Promise<NotaryError> {
-    return this.attach(err, await this.challenges(request, price, rawBody, err), price);
+  private async withAllChallenges(err: NotaryError, request: PaymentRequest, price: Price, rawBody: Uint8Array, deferred = false): Promise<NotaryError> {
+    return this.attach(err, await this.challenges(request, price, rawBody, err, deferred), price);
   }
 
   private attach(err: NotaryError, all: Array<{ mode: string; challenge: PaymentChallenge }>, price: Price): NotaryError {

@@ -61,6 +61,7 @@ describe('Pricing', () => {
       { call: 'extract (render never or auto)', credits: 1, amount: '0.001 USDC' },
       { call: 'extract (render always)', credits: 2, amount: '0.002 USDC' },
       { call: 'map (one page of URLs)', credits: 1, amount: '0.001 USDC' },
+      { call: 'crawl job (per stored page)', credits: 1, amount: '0.001 USDC' },
     ]);
     expect(pricing({ map: { credits: 3 } }).price({ operation: 'map' })).toMatchObject({ credits: 3, features: ['map'], claim: 'map_call_consumed' });
   });

@@ -11,7 +11,9 @@ export type PriceRequest =
    * it quotes (each at the per-URL price; absent: one).
    */
   | { operation: 'extract'; render: 'auto' | 'never' | 'always'; urls?: number }
-  | { operation: 'map' };
+  | { operation: 'map' }
+  /** A crawl job: quoted at its page budget, charged for the pages it stored (Pricing.partOf). */
+  | { operation: 'crawl'; pages: number };
 
 export type Operation = PriceRequest['operation'];
 
@@ -20,6 +22,7 @@ export const OPERATION_CLAIMS = {
   search: 'search_call_consumed',
   extract: 'extract_call_consumed',
   map: 'map_call_consumed',
+  crawl: 'crawl_pages_consumed',
 } as const satisfies Record<Operation, string>;
 
 /** An amount of an asset, exact: `atomic` smallest units, `decimal` the same written with the asset's decimals. */
@@ -125,6 +128,11 @@ export class Pricing {
       }
       case 'map':
         return this.quote(request, this.config.map.credits, 'map');
+      case 'crawl': {
+        const pages = request.pages;
+        if (!Number.isSafeInteger(pages) || pages < 1) throw new RangeError(`no price for ${pages} pages`);
+        return this.quote(request, this.config.crawl.credits_per_page * pages, `crawl, ${pages} page${pages === 1 ? '' : 's'}`, pages);
+      }
     }
   }
 
@@ -135,6 +143,10 @@ export class Pricing {
   partOf(quote: Price, units: number): Price {
     if (!Number.isSafeInteger(units) || units < 1 || units > quote.units) throw new RangeError(`${units} of ${quote.units} quoted units`);
     if (units === quote.units) return quote;
+    if (quote.request.operation === 'crawl') {
+      const part = this.price({ operation: 'crawl', pages: units });
+      return { ...part, description: `crawl, ${units} of ${quote.units} pages` };
+    }
     if (quote.request.operation !== 'extract' || quote.request.urls === undefined) throw new RangeError(`${quote.description} is not quoted per unit`);
     const part = this.price({ ...quote.request, urls: units });
     return { ...part, description: `${quote.description.replace(/, \d+ URLs?$/, '')}, ${units} of ${quote.units} URLs` };
@@ -157,6 +169,7 @@ export class Pricing {
     rows.push(this.row('extract (render never or auto)', this.price({ operation: 'extract', render: 'auto' })));
     rows.push(this.row('extract (render always)', this.price({ operation: 'extract', render: 'always' })));
     rows.push(this.row('map (one page of URLs)', this.price({ operation: 'map' })));
+    rows.push(this.row('crawl job (per stored page)', this.price({ operation: 'crawl', pages: 1 })));
     return rows;
   }
 
@@ -198,5 +211,7 @@ export function requiredFeatures(request: PriceRequest): Feature[] {
       return request.render === 'always' ? ['extract', 'extract_render'] : ['extract'];
     case 'map':
       return ['map'];
+    case 'crawl':
+      return ['crawl'];
   }
 }

@@ -21,3 +21,4 @@ export {
 export { installPinnedFrom, pullPinnedModels, type InstallPinnedResult, type PullResult } from './model-fetch.js';
 export { activePins, describeProgress, type DownloadProgress } from '../reranker/index.js';
 export type { Tenant } from '../storage/index.js';
+export { notifyCrawlJobEnded, processOwner, settleCrawlJob, type CrawlJobRow, type CrawlJobStatus, type JobProgress, type JobSettlement } from './crawl-jobs.js';

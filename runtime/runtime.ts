@@ -38,9 +38,12 @@ import {
   SettingsRepository,
   UsageRepository,
   SiteUrlStore,
+  CrawlJobStore,
+  type CrawlJobRow,
 } from '../storage/index.js';
 import { pluginExtensions, pluginLedger, pluginReadiness, pluginRoutes, pluginsServing, pluginStartupChecks } from './plugin-hooks.js';
 import { databaseAnswers, waitForSharedStores } from './start-checks.js';
+import { settleCrawlJob, type JobSettlement } from './crawl-jobs.js';
 import { openIndexBackend, openStores, storedPages, storedPassages, type IndexBackend, type SharedStores } from './backends.js';
 import { exclusiveIndexing } from './indexing-lock.js';
 import { lazy, type Lazy } from './lazy.js';
@@ -93,6 +96,8 @@ export class Runtime {
   readonly users: Users;
   readonly sessions: Sessions;
   readonly seeds: CrawlSeedStore;
+  /** Crawl jobs tenants order over the API (POST /v1/crawl); any crawl worker runs them. */
+  readonly crawlJobs: CrawlJobStore;
   readonly rateLimits: RateLimitStore;
   readonly idempotency: IdempotencyStore;
   readonly queryRewriter: QueryRewriter | undefined;
@@ -143,6 +148,7 @@ export class Runtime {
     this.usage = new UsageRepository(storage.db);
     ({ users: this.users, sessions: this.sessions } = dashboardPeople(config, storage.db));
     this.seeds = new CrawlSeedStore(storage.db);
+    this.crawlJobs = new CrawlJobStore(storage.db);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
     this.rateLimits =
@@ -186,6 +192,20 @@ export class Runtime {
         log,
       }),
     );
+  }
+
+  /** What POST /v1/crawl works with: the job store, the tiers, and the strict address policy of tenants' seeds. */
+  crawlJobDeps(): { jobs: CrawlJobStore; catalog: Catalog; addressPolicy: { allowPrivateNetworks: boolean; allowedPrivateRanges: readonly string[] } } {
+    return {
+      jobs: this.crawlJobs,
+      catalog: this.catalog,
+      addressPolicy: { allowPrivateNetworks: this.config.extract.allow_private_networks, allowedPrivateRanges: this.config.extract.allowed_private_ranges },
+    };
+  }
+
+  /** Settles a crawl job's hold once for the pages it stored, and records the charge for usage (runtime/crawl-jobs.ts). */
+  async settleCrawlJob(job: CrawlJobRow, outcome: Parameters<typeof settleCrawlJob>[3]): Promise<JobSettlement> {
+    return settleCrawlJob(this.crawlJobs, this.paidCallGate().modes, job, outcome, { recorder: new SqlUsageRecorder(this.usage), amountFor: (credits) => this.pricing.amountFor(credits) });
   }
 
   /** The price list in force as last read (operators' edits included); a paid call uses the one of its admission. */

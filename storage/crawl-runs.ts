@@ -193,6 +193,21 @@ export function processOwner(): string {
   return `${hostname()}:${process.pid}`;
 }
 
+/** Whether `owner` (host:pid) names a process of this host that no longer exists. */
+export function ownerProcessGone(owner: string | null): boolean {
+  const [host, pidText] = (owner ?? '').split(':');
+  if (host !== hostname() || !pidText) return false;
+  const pid = Number(pidText);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    // ESRCH: no such process. EPERM: it exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+}
+
 function isAlive(owner: string | null, heartbeatAt: string | null, staleMs: number): boolean {
   const [host, pidText] = (owner ?? '').split(':');
   if (host === hostname() && pidText) {

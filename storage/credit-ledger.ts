@@ -259,6 +259,56 @@ export class CreditLedgerRepository {
     return { ok: true, balances: new Map(rows.map((r) => [r.tenant_id, r.balance_after])), already: true };
   }
 
+  /**
+   * Gives credits back to several tenants in ONE transaction, each with its own ledger row under `key` (a row of 0
+   * credits too: it records that the settlement happened), or, when rows under `key` exist already (a settlement run
+   * again after a crash, or by two processes at once: the unique (tenant, key) index lets one in), nothing: the rows of
+   * the first are reported with `already`.
+   */
+  async creditOnce(entry: { credits: readonly PartyDebit[]; key: string; requestId: string | null; keyId?: string | null }): Promise<{ already: boolean; deltas: Map<string, number> }> {
+    const tenantIds = entry.credits.map((c) => c.tenantId);
+    if (new Set(tenantIds).size !== tenantIds.length) throw new Error('a multi-party credit names a tenant twice');
+    const previous = async (executor: Executor) => {
+      const rows = await executor.selectFrom('credit_ledger').select(['tenant_id', 'delta']).where('tenant_id', 'in', tenantIds).where('idempotency_key', '=', entry.key).execute();
+      return rows.length > 0 ? { already: true, deltas: new Map(rows.map((r) => [r.tenant_id, r.delta])) } : undefined;
+    };
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const done = await previous(trx);
+        if (done) return done;
+        const ordered = [...entry.credits].sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0));
+        const createdAt = nowIso();
+        for (const credit of ordered) {
+          const updated = await trx
+            .updateTable('tenants')
+            .set((eb) => ({ credits: eb('credits', '+', credit.credits) }))
+            .where('id', '=', credit.tenantId)
+            .returning('credits')
+            .executeTakeFirst();
+          if (!updated) throw new Error(`no tenant ${credit.tenantId} to give credits back to`);
+          await trx
+            .insertInto('credit_ledger')
+            .values({
+              tenant_id: credit.tenantId,
+              delta: credit.credits,
+              balance_after: updated.credits,
+              reason: credit.reason,
+              request_id: entry.requestId,
+              key_id: entry.keyId ?? null,
+              idempotency_key: entry.key,
+              created_at: createdAt,
+            })
+            .execute();
+        }
+        return { already: false, deltas: new Map(entry.credits.map((c) => [c.tenantId, c.credits])) };
+      });
+    } catch (err) {
+      const done = await previous(this.db);
+      if (done) return done;
+      throw err;
+    }
+  }
+
   /** Whether any of these tenants has a debit recorded under this Idempotency-Key. */
   async hasKeyedDebits(tenantIds: readonly string[], idempotencyKey: string): Promise<boolean> {
     return (await this.keyedDebits(this.db, tenantIds, idempotencyKey)) !== undefined;

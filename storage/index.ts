@@ -46,3 +46,4 @@ export { UsersRepository } from './users.js';
 export type { Collection } from './schema.js';
 export { SiteUrlStore } from './site-urls.js';
 export type { UsageEventsTable } from './schema.js';
+export { CrawlJobStore, type CrawlJobRow, type CrawlJobStatus, type JobProgress } from './crawl-jobs.js';

@@ -3,6 +3,7 @@ import type { Migration, MigrationProvider } from 'kysely/migration';
 import { sql } from 'kysely';
 import { accountsMigration } from './migrations/accounts.js';
 import { collectionSettingsMigration, collectionsMigration, collectionsPublicMigration } from './migrations/collections.js';
+import { crawlJobsMigration } from './migrations/crawl-jobs.js';
 import { crawlFrontierMigration, crawlHostActiveMigration, crawlHostSlotsMigration } from './migrations/crawl.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -300,6 +301,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0021_passage_vector_facts': passageVectorFacts,
     '0033_collections': collectionsMigration(helpers),
     '0035_collections_public': collectionsPublicMigration(helpers),
+    '0036_crawl_jobs': crawlJobsMigration(helpers),
     '0037_collection_settings': collectionSettingsMigration(helpers),
   };
   for (const [name, factory] of pluginMigrations) {

@@ -302,6 +302,49 @@ export interface CrawlSeedsTable {
   last_crawled_at: Timestamp | null;
 }
 
+/** A crawl job ordered over the API (storage/crawl-jobs.ts); JSON columns: seeds, include, exclude, hold. */
+export interface CrawlJobsTable {
+  id: string;
+  /** The payer's stable identity (AuthenticatedPayer.payerId): whose job it is. */
+  payer: string;
+  tenant_id: string | null;
+  /** The tier whose crawl limits applied when it was ordered. */
+  tier: string;
+  /** queued, running, completed, cancelled, failed. */
+  status: string;
+  collection_id: string;
+  collection_name: string;
+  seeds: string;
+  scope: string;
+  max_pages: number;
+  max_depth: number;
+  include: string;
+  exclude: string;
+  webhook: string | null;
+  credits_quoted: number;
+  /** Null until settled. */
+  credits_used: number | null;
+  /** The payment hold (payments/mode.ts HeldPayment). */
+  hold: string;
+  run_id: string | null;
+  stored: number;
+  queued: number;
+  failed: number;
+  pages_per_minute: number | null;
+  eta_seconds: number | null;
+  error_code: string | null;
+  error_detail: string | null;
+  /** The worker running it (host:pid) and until when its lease holds. */
+  owner: string | null;
+  lease_until: Timestamp | null;
+  request_id: string;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  ended_at: Timestamp | null;
+  /** When its hold was settled: it is over for good. */
+  settled_at: Timestamp | null;
+}
+
 /** PostgreSQL returns bigint columns as strings; SQLite as numbers. Read them through Number(). */
 export type BigIntColumn = ColumnType<number | string, number, number>;
 
@@ -355,6 +398,7 @@ export interface Database {
   crawl_seeds: CrawlSeedsTable;
   collections: CollectionsTable;
   page_collections: PageCollectionsTable;
+  crawl_jobs: CrawlJobsTable;
 }
 
 export type Page = Selectable<PagesTable>;

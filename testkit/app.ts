@@ -69,6 +69,7 @@ export async function startApi(config: NotaryConfig, options: RuntimeOptions & {
     webhooks: runtime.webhooks,
     sites: runtime.sites,
     ...(options.withExtract ? { extract: runtime.extract() } : {}),
+    crawl: runtime.crawlJobDeps(),
     health: async () => ({ status: 'ok', documents: API_DOCUMENTS.length }),
     ...options.deps,
   });

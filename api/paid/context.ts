@@ -110,7 +110,7 @@ declare module 'fastify' {
   }
 }
 
-function sendStored(reply: FastifyReply, response: StoredResponse, replayed: boolean): FastifyReply {
+export function sendStored(reply: FastifyReply, response: StoredResponse, replayed: boolean): FastifyReply {
   reply.code(response.status).headers(response.headers);
   if (replayed) reply.header(REPLAY_HEADER, 'true');
   return reply.send(response.body);
@@ -188,7 +188,7 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
  * not to a caller without credentials (it gets the challenges: names are not told to strangers) nor to one limited to
  * some collections (403 collection_forbidden, as for any collection outside its list).
  */
-async function resolveCollection(
+export async function resolveCollection(
   collections: CollectionResolver,
   given: string | undefined,
   admission: Admission,

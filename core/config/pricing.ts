@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** What a tenant's keys may call: searches, reflection (depth 2 and up), extraction, rendered extraction, test keys, site maps. */
-export const FEATURES = ['search', 'search_reflection', 'extract', 'extract_render', 'test_keys', 'map'] as const;
+/** What a tenant's keys may call: searches, reflection (depth 2 and up), extraction, rendered extraction, test keys, site maps, crawl jobs. */
+export const FEATURES = ['search', 'search_reflection', 'extract', 'extract_render', 'test_keys', 'map', 'crawl'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 export const tierSchema = z.object({
@@ -13,6 +13,12 @@ export const tierSchema = z.object({
   monthly_credits: z.number().int().min(0).max(1_000_000_000).default(0),
   /** What the tier's tenants may call (an operator can narrow or widen it per tenant). */
   features: z.array(z.enum(FEATURES)).default([...FEATURES]),
+  /** Crawl jobs (POST /v1/crawl) a payer may have queued or running at once. */
+  crawl_concurrent_jobs: z.number().int().min(0).max(1_000_000).default(1),
+  /** The largest max_pages of one crawl job. */
+  crawl_pages_per_job: z.number().int().min(1).max(10_000_000).default(100),
+  /** Pages a payer's crawl jobs may take per UTC day: what running jobs may still store plus what ended jobs stored. */
+  crawl_pages_per_day: z.number().int().min(0).max(1_000_000_000).default(500),
 });
 
 /** Tier names: safe in URLs, headers (RateLimit-Policy) and the dashboard. */
@@ -52,6 +58,12 @@ export const pricingSchema = z
       .prefault({}),
     /** POST /v1/map: one page of a site's URLs. */
     map: z.object({ credits: z.number().int().min(0).default(1) }).prefault({}),
+    crawl: z
+      .object({
+        /** A page a crawl job (POST /v1/crawl) stored; a job is quoted at max_pages and charged for the pages it stored. */
+        credits_per_page: z.number().int().min(0).default(1),
+      })
+      .prefault({}),
     /** The money price of one credit for pay-per-call modes, in a named asset. */
     credit_price: z
       .object({
@@ -72,9 +84,17 @@ export const pricingSchema = z
   });
 
 export const tiersSchema = z.record(z.string(), tierSchema).default({
-  free: { requests_per_minute: 60, burst: 10, monthly_credits: 0, features: [...FEATURES] },
-  pro: { requests_per_minute: 600, burst: 60, monthly_credits: 0, features: [...FEATURES] },
-  enterprise: { requests_per_minute: 6000, burst: 600, monthly_credits: 0, features: [...FEATURES] },
+  free: { requests_per_minute: 60, burst: 10, monthly_credits: 0, features: [...FEATURES], crawl_concurrent_jobs: 1, crawl_pages_per_job: 100, crawl_pages_per_day: 500 },
+  pro: { requests_per_minute: 600, burst: 60, monthly_credits: 0, features: [...FEATURES], crawl_concurrent_jobs: 3, crawl_pages_per_job: 1000, crawl_pages_per_day: 10_000 },
+  enterprise: {
+    requests_per_minute: 6000,
+    burst: 600,
+    monthly_credits: 0,
+    features: [...FEATURES],
+    crawl_concurrent_jobs: 10,
+    crawl_pages_per_job: 10_000,
+    crawl_pages_per_day: 100_000,
+  },
 });
 
 /** The payments settings every mode shares; each mode adds its own section under `modes` (its plug-in's fragment). */

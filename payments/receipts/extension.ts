@@ -23,7 +23,8 @@ export function signedReceiptExtension(receipts: () => Promise<Receipts>): Respo
     },
     wantsFacts: (request) => asked(request),
     async prepare({ request, rawBody, price, body }) {
-      if (!asked(request)) return null;
+      // A crawl job is charged when it ends, outside any call: no receipt states it (yet).
+      if (!asked(request) || price.claim === 'crawl_pages_consumed') return null;
       const { issuer, log } = await receipts();
       // A fresh salt per call: the log's request_digest is keyed with it, and only this response carries it.
       const requestSalt = newRequestSalt();

@@ -1,8 +1,7 @@
-import { NotaryError } from '../../../core/index.js';
+import { NotaryError, identifiers } from '../../../core/index.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { withFacts } from '../../hit-facts.js';
 import { selectPerPage } from '../../page-cap.js';
-import { identifiers } from '../../../core/text.js';
 import { analysedWords, queryStems, stemWord } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
 import { chunks, DOC_FIELDS, SCORED_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';

@@ -2,7 +2,11 @@ import { NotaryError } from '../../../core/index.js';
 import { insufficientCredits, type Accounts } from '../../accounts.js';
 import { parseApiKey } from '../../api-keys.js';
 import { effectiveTier, tenantFeatures, type CatalogSource } from '../../catalog.js';
-import { singleHeader, type PaymentCredential, type PaymentMode } from '../../mode.js';
+import { singleHeader, type HeldPayment, type PaymentCredential, type PaymentMode } from '../../mode.js';
+
+/** The ledger keys of a hold and of its settlement: spaces keep them apart from any Idempotency-Key a client sends. */
+const holdKey = (key: string) => `hold ${key}`;
+const settleKey = (key: string) => `settle ${key}`;
 
 const BEARER_SCHEME = /^Bearer(\s|$)/i;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -78,6 +82,9 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
                     return { creditsUsed: 0, headers: { [TEST_MODE_HEADER]: 'true' } };
                   },
                   async release() {},
+                  async hold() {
+                    return { mode: 'api_key', credits: 0, test: true, record: { tenant_id: tenant.id, key_id: keyId } };
+                  },
                 };
               }
               // The balance read with the key moments ago: a cheap pre-check only, the debit itself is authoritative.
@@ -90,11 +97,32 @@ export function apiKeyMode(accounts: Accounts, catalog: CatalogSource): PaymentM
                 },
                 // Nothing was reserved: the debit happens only in settle.
                 async release() {},
+                // The quote is debited now (single-use under the work's id), so no other call can spend it; the
+                // settlement gives back what the work did not use.
+                async hold({ requestId, key }): Promise<HeldPayment> {
+                  await accounts.debit({ tenantId: tenant.id, credits: price.credits, requestId, keyId, reason: `${price.description}: held until it ends`, idempotencyKey: holdKey(key) });
+                  return { mode: 'api_key', credits: price.credits, record: { tenant_id: tenant.id, key_id: keyId } };
+                },
               };
             },
           };
         },
       };
+    },
+
+    async settleHold(held, { key, credits, reason, requestId }) {
+      const tenantId = held.record['tenant_id'];
+      const keyId = held.record['key_id'];
+      if (typeof tenantId !== 'string') throw new Error(`api_key hold ${key} names no tenant`);
+      if (held.test === true) return { creditsUsed: 0, already: false };
+      if (!Number.isSafeInteger(credits) || credits < 0 || credits > held.credits) throw new Error(`api_key hold ${key} of ${held.credits} credits cannot settle ${credits}`);
+      const outcome = await accounts.creditOnce({
+        credits: [{ tenantId, credits: held.credits - credits, reason: `${reason}: ${held.credits - credits} of ${held.credits} held credits given back` }],
+        key: settleKey(key),
+        requestId,
+        keyId: typeof keyId === 'string' ? keyId : null,
+      });
+      return { creditsUsed: held.credits - (outcome.deltas.get(tenantId) ?? 0), already: outcome.already };
     },
 
     async challenge({ error }) {

@@ -10,6 +10,7 @@ import { envelopeParameter, isMppAuthorization, parseEnvelope, type ParsedEnvelo
 import { MPP_REALM, mppError } from './errors.js';
 import type { Parties, VerifiedParty } from './parties.js';
 import { splitCredits } from './shares.js';
+import { mppHoldKey, settleMppHold, type MppHoldRecord } from './holds.js';
 
 /** A settled share of the charge, one per paying party; the receipts add up to credits_used. */
 export interface PartyReceipt {
@@ -210,12 +211,35 @@ export function mppMode(options: MppModeOptions): PaymentMode {
                 },
                 // Nothing was reserved: the debits happen only in settle.
                 async release() {},
+                // Work charged when it ends (a crawl job): every party's share of the quote is debited now, in one
+                // transaction that claims the nonce, single-use under the work's id; settleHold gives back the rest.
+                async hold({ requestId, key }) {
+                  const { debits } = split(parsed, verified, price);
+                  const outcome = await accounts.debitMany({ debits: debits.map((d) => ({ ...d, reason: `${d.reason}: held until it ends` })), requestId, idempotencyKey: mppHoldKey(key) }, async (trx) => {
+                    const claimed = await parties.repository.claimNonce(trx, {
+                      nonce: envelope.nonce,
+                      env_id: envelope.env_id,
+                      request_id: requestId,
+                      expires_at: new Date(parsed.expires * 1000).toISOString(),
+                    });
+                    if (!claimed) throw mppError('mpp_nonce_replayed', `The nonce of envelope ${envelope.env_id} was used by another call`, undefined, { env_id: envelope.env_id });
+                  });
+                  if (!outcome.ok) {
+                    const party = verified.find((v) => v.tenant.id === outcome.tenantId)?.party ?? outcome.tenantId;
+                    if (outcome.reason === 'tenant_not_found') throw mppError('mpp_unknown_party', `Party "${party}" no longer exists`, party);
+                    throw shortOfCredits(party, outcome.required, outcome.available);
+                  }
+                  const record: MppHoldRecord = { env_id: envelope.env_id, parties: debits.map((d) => ({ tenant_id: d.tenantId, held: d.credits })) };
+                  return { mode: 'mpp', credits: price.credits, record: { ...record } };
+                },
               };
             },
           };
         },
       };
     },
+
+    settleHold: (held, settlement) => settleMppHold(accounts, held, settlement),
 
     async challenge({ price, error }) {
       const params = [`realm="${MPP_REALM}"`];

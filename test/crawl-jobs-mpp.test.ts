@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crawlJobWorker } from '../cli/crawl-jobs.js';
+import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
+import { toBase64Url } from '../payments/crypto/encoding.js';
+import { buildEnvelope, mppParties } from '../payments/modes/mpp/index.js';
+import { chargeShares } from '../payments/modes/mpp/holds.js';
+import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import type { StaticServer } from '../testkit/serve-static.js';
+import { startCrawlJobSite, until } from './support/crawl-job-site.js';
+
+/**
+ * A crawl job paid by an MPP envelope: every party's share of the quote is held in one transaction (claiming the
+ * envelope's nonce), and the job's end gives each party back what it was not charged, in one transaction keyed by
+ * the job: the parties together pay exactly the stored pages, each in proportion to its share.
+ */
+describe('POST /v1/crawl paid with an MPP envelope', () => {
+  let dir: string;
+  let site: StaticServer;
+  let api: ApiHarness;
+  const stop = new AbortController();
+  let worker: Promise<void> = Promise.resolve();
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'notary-crawl-mpp-'));
+    site = await startCrawlJobSite(3);
+    api = await startApi(
+      apiTestConfig(dir, {
+        extract: { allow_private_networks: true },
+        crawler: { respect_robots_txt: false, use_sitemaps: false, per_host_delay_ms: 0 },
+        pricing: { crawl: { credits_per_page: 1 } },
+      }),
+    );
+    worker = crawlJobWorker(api.runtime, undefined, stop.signal, { log: () => {}, pollMs: 100 });
+  }, 60_000);
+  afterAll(async () => {
+    stop.abort();
+    await worker;
+    await api?.close();
+    await site?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds each share of the quote, then charges the parties exactly the stored pages, split by their shares', async () => {
+    const parties = [];
+    for (const name of ['crawl-a', 'crawl-b']) {
+      const tenant = await api.runtime.accounts.createTenant(name, { credits: 50, tier: 'bulk' });
+      const seed = new Uint8Array(randomBytes(32));
+      await api.runtime.service(mppParties).addKey(tenant, toBase64Url(publicKeyFromSeed(seed)));
+      parties.push({ name, tenant, seed });
+    }
+    const [a, b] = parties as [(typeof parties)[0], (typeof parties)[0]];
+    const body = JSON.stringify({ url: `${site.url}/docs/index.html`, max_pages: 10 });
+    const envelope = buildEnvelope({
+      method: 'POST',
+      url: 'http://localhost:80/v1/crawl',
+      body,
+      totalCredits: 10,
+      parties: [
+        { party: a.name, seed: a.seed, share: '0.75' },
+        { party: b.name, seed: b.seed, share: '0.25' },
+      ],
+    });
+    const res = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: { 'content-type': 'application/json', authorization: `MPP envelope=${envelope.encoded}` }, payload: body });
+    expect(res.statusCode, res.body).toBe(202);
+    const { id } = res.json() as { id: string };
+    const balances = async () => {
+      const map = await api.runtime.accounts.balances([a.tenant.id, b.tenant.id]);
+      return [map.get(a.tenant.id), map.get(b.tenant.id)];
+    };
+    // 10 credits by 0.75/0.25: 7.5 and 2.5, the leftover credit to the first listed on a tie.
+    const held = await api.runtime.accounts.ledger(a.tenant.id);
+    expect(held.filter((e) => e.idempotency_key === `hold ${id}`).map((e) => e.delta)).toEqual([-8]);
+
+    const done = await until('the job to end', async () => {
+      const row = await api.runtime.crawlJobs.get(id);
+      return row?.settled_at ? row : undefined;
+    });
+    expect(done).toMatchObject({ status: 'completed', stored: 3, credits_used: 3 });
+    // 3 credits over the 8 and 2 held: 2.4 and 0.6, the leftover to the larger remainder.
+    expect(chargeShares([8, 2], 3)).toEqual([2, 1]);
+    expect(await balances()).toEqual([48, 49]);
+    for (const p of [a, b]) {
+      const rows = (await api.runtime.accounts.ledger(p.tenant.id)).filter((e) => e.idempotency_key !== null);
+      expect(rows.map((e) => e.idempotency_key)).toEqual([`hold ${id}`, `settle ${id}`]);
+    }
+    // The envelope's nonce was used by the hold: the same envelope cannot pay a second job.
+    const again = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: { 'content-type': 'application/json', authorization: `MPP envelope=${envelope.encoded}` }, payload: body });
+    expect((again.json() as { code: string }).code).toBe('mpp_nonce_replayed');
+    expect(await balances()).toEqual([48, 49]);
+  }, 60_000);
+
+  it('never charges a party more than was held from it', () => {
+    for (let total = 1; total <= 30; total++) {
+      for (let first = 0; first <= total; first++) {
+        const held = [first, total - first];
+        for (let credits = 0; credits <= total; credits++) {
+          const parts = chargeShares(held, credits);
+          expect(parts.reduce((s, p) => s + p, 0)).toBe(credits);
+          parts.forEach((p, i) => expect(p).toBeLessThanOrEqual(held[i] ?? 0));
+        }
+      }
+    }
+  });
+});
