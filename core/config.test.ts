@@ -20,6 +20,7 @@ describe('loadConfig: pricing and payments', () => {
     expect(cfg.pricing).toEqual({
       search: { credits_by_depth: [1, 1, 2], cross_encoder_credits: 40 },
       extract: { credits: 1, credits_rendered: 2 },
+      map: { credits: 1 },
       crawl: { credits_per_page: 1 },
       credit_price: { amount: '0.001', asset: 'USDC', decimals: 6 },
     });
