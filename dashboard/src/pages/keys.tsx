@@ -4,6 +4,9 @@ import { api } from '../api';
 import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TextField, formatDate, useAction, useLoad } from '../components';
 import type { ApiKey, TenantInfo } from '../types';
 
+/** What a key may call (the server's KEY_SCOPES): each is a /v1 route. */
+const KEY_SCOPES = ['search', 'extract', 'map', 'crawl'] as const;
+
 function keyState(key: ApiKey, now: number): { label: string; kind: 'ok' | 'bad' | 'warn' } {
   if (key.revoked_at) return { label: 'Revoked', kind: 'bad' };
   if (key.expires_at && Date.parse(key.expires_at) <= now) return { label: 'Expired', kind: 'warn' };
@@ -57,7 +60,7 @@ export function Keys(): JSX.Element {
   const keys = useLoad(() => api<{ keys: ApiKey[] }>('GET', '/keys'));
   const tenant = useLoad(() => api<TenantInfo>('GET', '/tenant'));
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<string[]>(['search', 'extract']);
+  const [scopes, setScopes] = useState<string[]>([...KEY_SCOPES]);
   const [expires, setExpires] = useState('');
   const [environment, setEnvironment] = useState<'live' | 'test'>('live');
   const [created, setCreated] = useState<{ secret: string; name: string } | null>(null);
@@ -96,7 +99,7 @@ export function Keys(): JSX.Element {
           <TextField label="Expires on" name="expires" type="date" min={today} value={expires} onInput={setExpires} hint="Optional. The key stops working at the end of that day (UTC)." />
           <fieldset class="field">
             <legend>Scopes</legend>
-            {['search', 'extract'].map((scope) => (
+            {KEY_SCOPES.map((scope) => (
               <label class="check" key={scope}>
                 <input type="checkbox" name="scopes" value={scope} checked={scopes.includes(scope)} onChange={(e) => toggleScope(scope, (e.currentTarget as HTMLInputElement).checked)} />
                 <code>/v1/{scope}</code>
