@@ -97,6 +97,17 @@ export class CrawlJobStore {
     return this.getFor(id, payer);
   }
 
+  /** Every payer's jobs, newest first (the operators' view), at most `limit`. */
+  async recent(limit: number): Promise<CrawlJobRow[]> {
+    return this.db.selectFrom('crawl_jobs').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /** Cancels any payer's job that is not over (an operator's stop), as `cancel` does; the job as it is now. */
+  async cancelAny(id: string): Promise<CrawlJobRow | undefined> {
+    const row = await this.get(id);
+    return row ? this.cancel(id, row.payer) : undefined;
+  }
+
   /**
    * Claims the oldest job not over whose lease is free (never taken, run out, or held by a process of this host that
    * is gone) for `owner`, for `leaseMs`. Null when there is none.

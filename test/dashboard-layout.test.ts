@@ -27,8 +27,8 @@ const VIEWPORTS = [
   { width: 390, height: 844 },
   { width: 1280, height: 860 },
 ];
-const MEMBER_PAGES = ['/', '/keys', '/credits', '/usage', '/plan', '/parties', '/receipts', '/account'];
-const OPERATOR_PAGES = ['/', '/operator/crawl', '/operator/collections', '/operator/index', '/operator/pricing', '/operator/tiers', '/operator/tenants', '/operator/revenue', '/receipts', '/account'];
+const MEMBER_PAGES = ['/', '/keys', '/credits', '/usage', '/crawl-jobs', '/plan', '/parties', '/receipts', '/account'];
+const OPERATOR_PAGES = ['/', '/operator/crawl', '/operator/collections', '/operator/crawl-jobs', '/operator/index', '/operator/pricing', '/operator/tiers', '/operator/tenants', '/operator/revenue', '/receipts', '/account'];
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 

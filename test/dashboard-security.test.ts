@@ -26,6 +26,8 @@ const OPERATOR_ROUTES: Array<[string, string, unknown?]> = [
   ['GET', 'operator/collections'],
   ['POST', 'operator/collections', { name: 'hr' }],
   ['PATCH', 'operator/collections/hr', { public: true }],
+  ['GET', 'operator/crawl-jobs'],
+  ['POST', 'operator/crawl-jobs/crawl_x/cancel'],
 ];
 
 describe('dashboard security', () => {

@@ -4,6 +4,7 @@ import type { SearchIndex } from '../../indexer/index.js';
 import type { Accounts, Catalog, PluginServices } from '../../payments/index.js';
 import type {
   CollectionStore,
+  CrawlJobStore,
   CrawlRunStore,
   CrawlSeedStore,
   PageStore,
@@ -22,6 +23,7 @@ export interface DashboardDeps {
   service: PluginServices;
   seeds: CrawlSeedStore;
   collections: CollectionStore;
+  crawlJobs: CrawlJobStore;
   runs: CrawlRunStore;
   pages: PageStore;
   index: SearchIndex;

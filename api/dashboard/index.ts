@@ -6,6 +6,7 @@ import { authRoutes } from './routes/auth.js';
 import { exampleRoutes } from './routes/example.js';
 import { operatorHealthRoutes, type ServiceStatus } from './routes/operator-health.js';
 import { collectionRoutes } from './routes/collections.js';
+import { crawlJobRoutes } from './routes/crawl-jobs.js';
 import { operatorRoutes } from './routes/operator.js';
 import { tenantRoutes } from './routes/tenant.js';
 import { checkCsrf, sessionToken } from './session.js';
@@ -60,6 +61,7 @@ async function dashboardApi(app: FastifyInstance, { deps, status }: { deps: Dash
   await app.register(exampleRoutes, { deps });
   await app.register(operatorRoutes, { deps, prefix: '/operator' });
   await app.register(collectionRoutes, { deps, prefix: '/operator' });
+  await app.register(crawlJobRoutes, { deps });
   if (status) await app.register(operatorHealthRoutes, { status, prefix: '/operator' });
   app.all('/*', async (request) => {
     throw new NotaryError('not_found', `No dashboard endpoint ${request.method} ${request.url.split('?')[0]}`);

@@ -6,6 +6,7 @@ import { Account, Overview, Parties, Plan, Receipts } from './pages/tenant';
 import { SignIn, SignUp } from './pages/auth';
 import { Credits } from './pages/credits';
 import { Keys } from './pages/keys';
+import { CrawlJobs, OperatorCrawlJobs } from './pages/crawl-jobs';
 import { Collections } from './pages/operator/collections';
 import { Crawl } from './pages/operator/crawl';
 import { IndexStats, OperatorOverview, Revenue } from './pages/operator/overview';
@@ -28,6 +29,7 @@ const MEMBER_ROUTES: Route[] = [
   { path: '/keys', label: 'API keys', page: Keys },
   { path: '/credits', label: 'Credits', page: Credits },
   { path: '/usage', label: 'Usage', page: Usage },
+  { path: '/crawl-jobs', label: 'Crawl jobs', page: CrawlJobs },
   { path: '/plan', label: 'Tier and limits', page: Plan },
   { path: '/parties', label: 'Party keys', page: Parties },
   { path: '/receipts', label: 'Signed receipts', page: Receipts },
@@ -38,6 +40,7 @@ const OPERATOR_ROUTES: Route[] = [
   { path: '/', label: 'Overview', page: OperatorOverview },
   { path: '/operator/crawl', label: 'Crawling', page: Crawl },
   { path: '/operator/collections', label: 'Collections', page: Collections },
+  { path: '/operator/crawl-jobs', label: 'Crawl jobs', page: OperatorCrawlJobs },
   { path: '/operator/index', label: 'Index', page: IndexStats },
   { path: '/operator/pricing', label: 'Prices', page: Pricing },
   { path: '/operator/tiers', label: 'Tiers', page: Tiers },

@@ -200,3 +200,19 @@ export interface CollectionView {
   seeds: string[];
   created_at: string;
 }
+
+export interface CrawlJobView {
+  id: string;
+  status: 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+  collection: string;
+  seeds: string[];
+  max_pages: number;
+  progress: { stored: number; queued: number; failed: number; pages_per_minute: number | null; eta_seconds: number | null };
+  credits_quoted: number;
+  credits_used: number | null;
+  created_at: string;
+  ended_at: string | null;
+  error: { code: string; detail: string } | null;
+  /** Operators' view only: who submitted it. */
+  payer?: string;
+}

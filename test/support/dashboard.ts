@@ -108,7 +108,7 @@ export async function startDashboard(overrides: ConfigInput = {}, deps: Partial<
   // startApi builds the app without the dashboard: rebuild with it, as `notary serve` does.
   await api.app.close();
   const { buildApp } = await import('../../api/app.js');
-  const app = await buildApp({ config, gate: api.runtime.paidCallGate(), search: api.search, extract: api.runtime.extract(), collections: api.runtime.collections, health: async () => ({ status: 'ok' }), dashboard: api.runtime, ...deps });
+  const app = await buildApp({ config, gate: api.runtime.paidCallGate(), search: api.search, extract: api.runtime.extract(), collections: api.runtime.collections, crawl: api.runtime.crawlJobDeps(), webhooks: api.runtime.webhooks, sites: api.runtime.sites, health: async () => ({ status: 'ok' }), dashboard: api.runtime, ...deps });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const harness: DashboardHarness & { dataDir: string } = {
     ...api,
