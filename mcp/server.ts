@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
+import { registerSiteTools } from './site-tools.js';
 import {
   NotaryApiError,
   NotaryClient,
@@ -227,7 +228,7 @@ function paymentMeta(result: SearchResult | ExtractResult | ExtractBatchResult):
   }
 }
 
-/** The MCP server of one notary deployment: the search and extract tools, each call made through the TypeScript SDK. */
+/** The MCP server of one notary deployment: the search, extract, crawl and map tools, each call made through the TypeScript SDK. */
 export function notaryMcpServer(client: NotaryClient): McpServer {
   const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: 'notary search' });
   server.registerTool(
@@ -310,6 +311,7 @@ export function notaryMcpServer(client: NotaryClient): McpServer {
       }
     },
   );
+  registerSiteTools(server, client, { callOptions, toolError });
   return server;
 }
 

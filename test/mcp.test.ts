@@ -5,14 +5,14 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMcpHttp, type McpHttpServer } from '../mcp/server.js';
-import { apiKey } from '../sdk/ts/src/index.js';
+import { apiKey, NotaryClient } from '../sdk/ts/src/index.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import { repoRoot } from '../testkit/cli.js';
 import { html, writeSite } from '../testkit/crawl-site.js';
 import { serveDirectory, type StaticServer } from '../testkit/serve-static.js';
 
 /**
- * `notary mcp` with the official MCP client library: both transports list the two tools with their annotations and
+ * `notary mcp` with the official MCP client library: both transports list the tools with their annotations and
  * call them against a real notary API on 127.0.0.1 (the real search pipeline, a real page to extract).
  */
 interface ToolResult {
@@ -30,7 +30,8 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'notary-mcp-'));
-  api = await startApi(apiTestConfig(dataDir, { extract: { allow_private_networks: true, respect_robots_txt: false, render: 'never' } }), { withExtract: true });
+  // Two crawl jobs at once (one per transport's run; no worker runs here to settle a cancelled one).
+  api = await startApi(apiTestConfig(dataDir, { extract: { allow_private_networks: true, respect_robots_txt: false, render: 'never' }, tiers: { bulk: { requests_per_minute: 60_000, burst: 1000, crawl_concurrent_jobs: 3 } } }), { withExtract: true });
   await api.app.listen({ host: '127.0.0.1', port: 0 });
   // One dated page beside the harness's undated ones, for include: ["published_date"].
   await api.runtime.index.upsert([
@@ -57,9 +58,11 @@ afterAll(async () => {
 
 async function exercise(client: Client): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(['notary_extract', 'notary_extract_batch', 'notary_search']);
+  expect(tools.map((t) => t.name).sort()).toEqual(['notary_crawl', 'notary_crawl_status', 'notary_extract', 'notary_extract_batch', 'notary_map', 'notary_search']);
   for (const tool of tools) {
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false });
+    // notary_crawl spends credits and starts work: neither read-only nor idempotent.
+    const writes = tool.name === 'notary_crawl';
+    expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: !writes, idempotentHint: !writes, destructiveHint: false });
     expect(tool.description?.length).toBeGreaterThan(150);
     expect(tool.outputSchema).toBeDefined();
   }
@@ -122,6 +125,23 @@ async function exercise(client: Client): Promise<void> {
   expect((await comments({ include_comments: true })).content).toContain('number 17');
   const commentsBatch = (await client.callTool({ name: 'notary_extract_batch', arguments: { urls: [`${site.url}/comments.html`], mode: 'text', include_comments: true } })) as ToolResult;
   expect((commentsBatch.structuredContent as { results: Array<{ content?: string }> }).results[0]?.content).toContain('number 17');
+
+  // Crawl jobs (issue 33): submitted (its quote held, nothing charged yet), then polled; no worker runs here.
+  const crawl = (await client.callTool({ name: 'notary_crawl', arguments: { url: `${site.url}/vacuum.html`, max_pages: 2, max_depth: 0 } })) as ToolResult;
+  expect(crawl.isError, crawl.content[0]?.text).toBeFalsy();
+  expect(crawl.structuredContent).toMatchObject({ status: 'queued', max_pages: 2, credits_used: null });
+  const jobId = (crawl.structuredContent as { id: string }).id;
+  expect(crawl.content[0]?.text).toContain(`notary_crawl_status with id ${jobId}`);
+  const status = (await client.callTool({ name: 'notary_crawl_status', arguments: { id: jobId } })) as ToolResult;
+  expect(status.structuredContent).toMatchObject({ id: jobId, status: 'queued' });
+  // Cancelled through the library (the tier allows one job at a time; the other transport's run submits its own).
+  expect((await new NotaryClient({ baseUrl: apiUrl, payment: apiKey(key) }).cancelCrawl(jobId)).status).toBe('cancelled');
+  const unknownJob = (await client.callTool({ name: 'notary_crawl_status', arguments: { id: 'crawl_nope' } })) as ToolResult;
+  expect(unknownJob.isError).toBe(true);
+  expect(unknownJob.content[0]?.text).toMatch(/notary error 404 crawl_job_not_found/);
+  const map = (await client.callTool({ name: 'notary_map', arguments: { url: `${site.url}/`, sitemaps: false } })) as ToolResult;
+  expect(map.isError, map.content[0]?.text).toBeFalsy();
+  expect(map.structuredContent).toMatchObject({ url: `${site.url}/`, cost: { credits_used: 1 } });
 
   // A failure reaches the agent as a tool error naming the code, not as a protocol error.
   const missing = (await client.callTool({ name: 'notary_extract', arguments: { url: `${site.url}/nope.html` } })) as ToolResult;

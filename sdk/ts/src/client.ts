@@ -6,12 +6,19 @@ import { buildEnvelope, type MppParty } from './mpp.js';
 import { verifyReceipt, type ReceiptVerification } from './receipts.js';
 import type { X402Payer } from './x402.js';
 import type {
+  CrawlJob,
+  CrawlJobList,
+  CrawlJobResult,
+  CrawlRequest,
   ExtractBatchRequest,
   ExtractBatchResponseBody,
   ExtractBatchResult,
   ExtractRequest,
   ExtractResponseBody,
   ExtractResult,
+  MapRequest,
+  MapResponseBody,
+  MapResult,
   Problem,
   RawResponse,
   ResultMeta,
@@ -145,6 +152,35 @@ export class NotaryClient {
     return this.paidCall<ExtractBatchResponseBody>('/v1/extract', { ...request }, options);
   }
 
+  /**
+   * `POST /v1/crawl`: asks the service to crawl a site into a collection; answered at once (202) with the job, which
+   * the service's crawl workers run. Quoted at `max_pages`, charged when it ends for the pages it stored. Pay with an
+   * API key or MPP: x402 settles exactly what it signed, so the server refuses it (deferred_payment_unsupported).
+   */
+  async crawl(request: CrawlRequest, options: CallOptions = {}): Promise<CrawlJobResult> {
+    return this.paidCall<CrawlJob>('/v1/crawl', { ...request }, options);
+  }
+
+  /** `GET /v1/crawl/{id}`: a job's state and progress (API key only; not charged). */
+  async crawlJob(id: string, options: CallOptions = {}): Promise<CrawlJob> {
+    return this.accountCall<CrawlJob>('GET', `/v1/crawl/${encodeURIComponent(id)}`, options);
+  }
+
+  /** `GET /v1/crawl`: the caller's jobs, newest first, 50 a page (API key only; not charged). */
+  async crawlJobs(cursor?: string, options: CallOptions = {}): Promise<CrawlJobList> {
+    return this.accountCall<CrawlJobList>('GET', `/v1/crawl${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, options);
+  }
+
+  /** `DELETE /v1/crawl/{id}`: cancels a job; it is charged for the pages stored by then (API key only). */
+  async cancelCrawl(id: string, options: CallOptions = {}): Promise<CrawlJob> {
+    return this.accountCall<CrawlJob>('DELETE', `/v1/crawl/${encodeURIComponent(id)}`, options);
+  }
+
+  /** `POST /v1/map`: one page of the URLs the service knows under a site's folder (1 credit). */
+  async map(request: MapRequest, options: CallOptions = {}): Promise<MapResult> {
+    return this.paidCall<MapResponseBody>('/v1/map', { ...request }, options);
+  }
+
   /** The service's receipt keys (`/.well-known/jwks.json`), cached for 5 minutes. */
   async jwks(options: { refresh?: boolean } = {}): Promise<Jwks> {
     if (!options.refresh && this.jwksCache && Date.now() - this.jwksCache.at < 300_000) return this.jwksCache.jwks;
@@ -222,10 +258,11 @@ export class NotaryClient {
       }
       const { response, text } = exchange;
       if (response.ok) {
-        const parsed = JSON.parse(text) as T & { credits_used: number };
+        // A crawl job answers before its charge: credits_used is null until it ends (nothing taken yet: 0).
+        const parsed = JSON.parse(text) as T & { credits_used: number | null };
         return withMeta(parsed, {
           requestId: response.headers.get('x-request-id') ?? '',
-          creditsUsed: parsed.credits_used,
+          creditsUsed: parsed.credits_used ?? 0,
           idempotencyKey,
           replayed: response.headers.get('idempotency-replayed') === 'true',
           attempts,
@@ -257,6 +294,29 @@ export class NotaryClient {
           retries++;
           continue;
         }
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * An authenticated call that is not charged (a crawl job's state, its cancellation): the API key's Bearer header,
+   * retried like paid calls on 429/5xx (these are safe to repeat), errors typed from the problem.
+   */
+  private async accountCall<T>(method: 'GET' | 'DELETE', path: string, options: CallOptions): Promise<T> {
+    const payment = options.payment ?? this.options.payment;
+    if (payment?.mode !== 'api_key') throw new NotaryError(`${method} ${path} needs an API key (payment: apiKey(...)): the service lists jobs to accounts`);
+    const headers = { accept: 'application/json, application/problem+json', authorization: `Bearer ${payment.key}` };
+    const maxRetries = options.maxRetries ?? this.options.maxRetries ?? 2;
+    for (let retries = 0; ; ) {
+      const { response, text } = await this.send(method, path, undefined, headers, options);
+      if (response.ok) return JSON.parse(text) as T;
+      const error = await this.errorOf(response, text, new Uint8Array());
+      if (RETRY_STATUSES.has(error.status) && retries < maxRetries && !options.signal?.aborted) {
+        const asked = retryAfterMs(response.headers.get('retry-after'));
+        await this.sleep(asked ?? this.backoff(retries));
+        retries++;
+        continue;
       }
       throw error;
     }

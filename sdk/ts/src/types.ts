@@ -174,3 +174,73 @@ export interface Problem {
   challenges?: Record<string, Record<string, unknown>>;
   [member: string]: unknown;
 }
+
+/** `POST /v1/crawl`: exactly one of `url` and `urls` (1 to 20 seeds). See docs/crawl-jobs.md. */
+export interface CrawlRequest {
+  url?: string;
+  urls?: string[];
+  /** The collection the pages join (it must exist); default: the default collection. */
+  collection?: string;
+  /** How far from the seeds: under the seed's folder (default), its host, or its registrable domain. */
+  scope?: 'path' | 'host' | 'domain';
+  /** The page budget: the job is quoted at it and charged for the pages it stored (default 100). */
+  max_pages?: number;
+  max_depth?: number;
+  include?: string[];
+  exclude?: string[];
+  /** A webhook endpoint id (`whe_...`, POST /v1/webhooks) told when the job ends. */
+  webhook?: string;
+}
+
+export type CrawlJobStatus = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+
+/** A crawl job as the API shows it. */
+export interface CrawlJob {
+  id: string;
+  status: CrawlJobStatus;
+  collection: string;
+  seeds: string[];
+  scope: string;
+  max_pages: number;
+  max_depth: number;
+  progress: { stored: number; queued: number; failed: number; pages_per_minute: number | null; eta_seconds: number | null };
+  credits_quoted: number;
+  /** What the job was charged, once it ended; null before. */
+  credits_used: number | null;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  error: { code: string; detail: string } | null;
+  webhook: string | null;
+}
+
+/** A submitted job: `creditsUsed` is 0 (the quote is held; the charge comes when the job ends). */
+export type CrawlJobResult = CrawlJob & ResultMeta;
+
+export interface CrawlJobList {
+  jobs: CrawlJob[];
+  next_cursor: string | null;
+}
+
+/** `POST /v1/map`: the URLs the index, the frontier and the site's sitemaps know under `url`'s folder. See docs/map.md. */
+export interface MapRequest {
+  url: string;
+  /** 1 to 5000 a page (default 1000). */
+  limit?: number;
+  /** `next_cursor` of the previous page. */
+  cursor?: string;
+  /** Read the site's sitemaps live (default true). */
+  sitemaps?: boolean;
+  collection?: string;
+}
+
+export interface MapResponseBody {
+  url: string;
+  urls: Array<{ url: string; source: 'index' | 'frontier' | 'sitemap'; title?: string; last_crawled_at?: string }>;
+  next_cursor: string | null;
+  /** Why the sitemaps could not be read, when they could not (the index and frontier still answer). */
+  sitemap_error?: string;
+  credits_used: number;
+}
+
+export type MapResult = MapResponseBody & ResultMeta;

@@ -54,6 +54,28 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(page.creditsUsed).toBe(1);
   });
 
+  it('crawl jobs and map: a job submitted (202, quote held), read, listed and cancelled; a map page charged 1 credit', async () => {
+    const job = await client().crawl({ url: live('NOTARY_LIVE_PAGE_URL'), max_pages: 2, max_depth: 0 });
+    expect(job.id).toMatch(/^crawl_/);
+    expect(job.raw.status).toBe(202);
+    expect(job.status).toBe('queued');
+    expect(job.credits_quoted).toBeGreaterThan(0);
+    expect(job.creditsUsed).toBe(0);
+    const read = await client().crawlJob(job.id);
+    expect(read.id).toBe(job.id);
+    expect(['queued', 'running', 'completed']).toContain(read.status);
+    expect((await client().crawlJobs()).jobs.map((j) => j.id)).toContain(job.id);
+    const cancelled = await client().cancelCrawl(job.id);
+    expect(['cancelled', 'completed']).toContain(cancelled.status);
+    await expect(client().crawlJob('crawl_nope')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client().crawl({ url: 'http://169.254.169.254/latest/' })).rejects.toBeInstanceOf(PermissionDeniedError);
+    const site = new URL(live('NOTARY_LIVE_PAGE_URL')).origin;
+    const map = await client().map({ url: `${site}/`, sitemaps: false, limit: 5 });
+    expect(map.creditsUsed).toBe(1);
+    expect(Array.isArray(map.urls)).toBe(true);
+    expect(map.url).toBe(`${site}/`);
+  });
+
   it('extractBatch: one page or problem per URL in order, charged for the pages extracted; replayed under one Idempotency-Key', async () => {
     const urls = [live('NOTARY_LIVE_PAGE_URL'), live('NOTARY_LIVE_MISSING_URL'), live('NOTARY_LIVE_EMPTY_URL'), live('NOTARY_LIVE_FORBIDDEN_URL')];
     const batch = await client().extractBatch({ urls, mode: 'text' }, { idempotencyKey: 'ts-batch-1' });
