@@ -5,6 +5,7 @@ import path from 'node:path';
 import { configSchema, type ConfigInput } from '../core/config.js';
 import { generatePartyKey, mppParties as partyKeys } from '../payments/modes/mpp/index.js';
 import { Runtime, silentLog } from '../runtime/index.js';
+import { htmlPageFetched } from '../storage/pages.js';
 import { apiIndexDocs } from './app.js';
 import { repoRoot, startServer, type RunningServer } from './cli.js';
 import { html, writeSite } from './crawl-site.js';
@@ -54,7 +55,7 @@ export async function startSdkWorld(): Promise<SdkWorld> {
     reranker: { download: false },
     embeddings: { model: 'off' },
     extract: { allow_private_networks: true, respect_robots_txt: true, render: 'never' },
-    tiers: { free: { requests_per_minute: 600, burst: 100 }, tiny: { requests_per_minute: 60, burst: 2 }, bulk: { requests_per_minute: 60_000, burst: 1000 } },
+    tiers: { free: { requests_per_minute: 600, burst: 100 }, tiny: { requests_per_minute: 60, burst: 2 }, bulk: { requests_per_minute: 60_000, burst: 1000, crawl_concurrent_jobs: 10 } },
     default_tier: 'free',
     payments: {
       anonymous_tier: 'bulk',
@@ -86,6 +87,8 @@ export async function startSdkWorld(): Promise<SdkWorld> {
       ...apiIndexDocs(),
       { id: 101, pageId: 101, url: 'https://docs.test/tablespaces', title: 'Tablespaces', headingPath: '', text: 'tablespaces let administrators choose directories for relation files', publishedAt: '2024-05-01' },
     ]);
+    // The API documents as stored pages too, so POST /v1/map lists https://docs.test/ from the index.
+    for (const doc of apiIndexDocs()) await runtime.pages.saveFetched({ ...htmlPageFetched(doc.url, `<p>${doc.text}</p>`), title: doc.title });
     const key = async (name: string, credits: number, tier: string) => {
       const tenant = await runtime.accounts.createTenant(name, { credits, tier });
       return runtime.accounts.createKey(tenant.id);

@@ -15,6 +15,7 @@ from notary_client import (
     Client,
     ConflictError,
     ConnectionError,
+    NotaryError,
     NotFoundError,
     PaymentRequiredError,
     PermissionDeniedError,
@@ -227,6 +228,52 @@ async def test_async_client():
         assert (await notary.verify_receipt(batch)).valid
         with pytest.raises(BadRequestError):
             await notary.search("x", depth=9)
+
+
+def test_map_lists_the_indexed_site_charged_one_credit_with_paging():
+    with client() as notary:
+        listing = notary.map("https://docs.test/", sitemaps=False)
+        assert listing.credits_used == 1
+        urls = [item["url"] for item in listing["urls"]]
+        assert "https://docs.test/vacuum" in urls and all(item["source"] == "index" for item in listing["urls"])
+        assert listing["next_cursor"] is None
+        first = notary.map("https://docs.test/", sitemaps=False, limit=1)
+        assert len(first["urls"]) == 1 and first["next_cursor"]
+        second = notary.map("https://docs.test/", sitemaps=False, limit=1, cursor=first["next_cursor"])
+        assert second["urls"][0]["url"] == urls[1] and second.credits_used == 1
+        with pytest.raises(BadRequestError) as bad:
+            notary.map("https://docs.test/", sitemaps=False, cursor="not-a-cursor")
+        assert bad.value.code == "invalid_cursor"
+
+
+def test_crawl_job_submitted_read_listed_and_cancelled():
+    site = live("NOTARY_LIVE_PAGE_URL").rsplit("/", 1)[0] + "/"
+    with client() as notary:
+        job = notary.crawl(site, max_pages=5, max_depth=1)
+        assert job.response.status_code == 202 and job.response.headers["location"] == f"/v1/crawl/{job['id']}"
+        assert job["status"] == "queued" and job["seeds"] == [site] and job["max_pages"] == 5 and job["credits_used"] is None
+        assert job["progress"]["stored"] == 0 and job.credits_used == 0
+        again = notary.crawl_job(job["id"])
+        assert again["id"] == job["id"] and again["status"] in ("queued", "running")
+        listed = notary.crawl_jobs()
+        assert job["id"] in [j["id"] for j in listed["jobs"]]
+        cancelled = notary.cancel_crawl(job["id"])
+        assert cancelled["status"] == "cancelled" and notary.crawl_job(job["id"])["status"] == "cancelled"
+        with pytest.raises(NotFoundError) as missing:
+            notary.crawl_job("crawl_doesnotexist")
+        assert missing.value.code == "crawl_job_not_found"
+    with pytest.raises(NotaryError):
+        Client(LIVE_URL).crawl_jobs()
+
+
+@pytest.mark.anyio
+async def test_async_map_and_crawl_jobs():
+    async with AsyncClient(LIVE_URL, payment=ApiKey(live("NOTARY_LIVE_KEY"))) as notary:
+        assert (await notary.map("https://docs.test/", sitemaps=False, limit=2)).credits_used == 1
+        job = await notary.crawl([live("NOTARY_LIVE_PAGE_URL")], max_pages=1)
+        assert (await notary.crawl_job(job["id"]))["status"] in ("queued", "running")
+        assert job["id"] in [j["id"] for j in (await notary.crawl_jobs())["jobs"]]
+        assert (await notary.cancel_crawl(job["id"]))["status"] == "cancelled"
 
 
 def test_x402_on_the_local_chain_both_flows():

@@ -30,11 +30,13 @@ from ._errors import (
 from ._merkle import leaf_hash, node_hash, root_from_inclusion_proof, verify_consistency, verify_inclusion
 from ._mpp import MppParty, build_envelope, encode_envelope, envelope_signing_input, parse_share, party_kid, sign_envelope, split_credits
 from ._receipts import ReceiptCheck, ReceiptVerification, request_digest_for, receipt_leaf, receipt_signing_input, response_digest, verify_receipt
+from ._types import CrawlJob, CrawlJobError, CrawlJobList, CrawlJobListResult, CrawlJobResult, CrawlProgress, CrawlScope, CrawlStatus, MapResponse, MapResult, MapUrl
 from ._types import ExtractBatchItem, ExtractBatchResponse, ExtractBatchResult, ExtractResponse, ExtractResult, Highlights, IncludeField, Result, SearchHighlight, SearchResponse, SearchResult, SearchResultItem
 
 __all__ = [
     "SDK_VERSION", "Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X402Payer", "MppParty",
     "Result", "SearchResult", "ExtractResult", "ExtractBatchResult", "ExtractBatchResponse", "ExtractBatchItem", "SearchResponse", "ExtractResponse", "SearchResultItem", "SearchHighlight", "Highlights", "IncludeField",
+    "CrawlJob", "CrawlJobError", "CrawlJobList", "CrawlJobListResult", "CrawlJobResult", "CrawlProgress", "CrawlScope", "CrawlStatus", "MapResponse", "MapResult", "MapUrl",
     "NotaryError", "NotaryApiError", "BadRequestError", "AuthenticationError", "PaymentRequiredError", "PermissionDeniedError",
     "NotFoundError", "ConflictError", "UnprocessableError", "RateLimitError", "ServerError", "ConnectionError", "TimeoutError",
     "retry_after_seconds", "verify_receipt", "response_digest", "receipt_signing_input", "receipt_leaf", "ReceiptVerification", "ReceiptCheck",

@@ -10,6 +10,7 @@ import random
 import time
 import uuid
 from typing import Any, Callable, Mapping, Sequence
+from urllib.parse import quote
 
 import httpx
 
@@ -20,7 +21,7 @@ from ._merkle import leaf_hash, verify_consistency, verify_inclusion
 from ._mpp import build_envelope
 from ._payment import ApiKey, Mpp, Payment, X402, X402Challenge, X402Payer
 from ._receipts import ReceiptVerification, receipt_leaf, verify_receipt
-from ._types import ExtractBatchResult, ExtractResponse, ExtractResult, Highlights, IncludeField, Result, SearchResponse, SearchResult
+from ._types import CrawlJobListResult, CrawlJobResult, CrawlScope, ExtractBatchResult, ExtractResponse, ExtractResult, Highlights, IncludeField, MapResult, Result, SearchResponse, SearchResult
 
 __all__ = ["Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X402Payer", "SDK_VERSION"]
 
@@ -41,9 +42,11 @@ def _problem_of(response: httpx.Response) -> dict[str, Any] | None:
 class _Call:
     """One paid call across its attempts: the same body bytes and Idempotency-Key on every one."""
 
-    def __init__(self, base_url: str, path: str, body: dict[str, Any], payment: Payment | None, sign: bool, idempotency_key: str | None, max_retries: int, base_delay: float, max_delay: float) -> None:
+    def __init__(self, base_url: str, path: str, body: dict[str, Any] | None, payment: Payment | None, sign: bool, idempotency_key: str | None, max_retries: int, base_delay: float, max_delay: float, method: str = "POST") -> None:
         self.url = base_url + path
-        self.body = compact_json(body)
+        self.method = method
+        # A GET or DELETE (crawl jobs) has no body and no Idempotency-Key: it is authenticated, never charged.
+        self.body = compact_json(body) if body is not None else b""
         self.payment = payment
         self.idempotency_key = idempotency_key or str(uuid.uuid4())
         self.sign = sign
@@ -59,9 +62,8 @@ class _Call:
     def headers(self) -> dict[str, str]:
         self.attempts += 1
         headers = {
-            "content-type": "application/json",
+            **({"content-type": "application/json", "idempotency-key": f'"{self.idempotency_key}"'} if self.method == "POST" else {}),
             "accept": "application/json, application/problem+json",
-            "idempotency-key": f'"{self.idempotency_key}"',
             **({"x-notary-sign": "required"} if self.sign else {}),
             **(self.credentials or {}),
         }
@@ -88,7 +90,7 @@ class _Call:
             return "done", Result(
                 data=data,
                 request_id=response.headers.get("x-request-id", ""),
-                credits_used=int(data.get("credits_used", 0)),
+                credits_used=int(data.get("credits_used") or 0),
                 idempotency_key=self.idempotency_key,
                 replayed=response.headers.get("idempotency-replayed") == "true",
                 attempts=self.attempts,
@@ -140,6 +142,23 @@ class _Base:
             self.retry_base_delay,
             self.max_retry_delay,
         )
+
+    def _job_call(self, method: str, path: str, what: str, payment: Payment | None, max_retries: int | None) -> _Call:
+        # GET and DELETE /v1/crawl... identify the payer; the library sends an API key for them (an MPP envelope or
+        # an x402 payment is made per paid call, so MPP and x402 payers cannot read or cancel jobs from here yet).
+        chosen = payment if payment is not None else self.payment
+        if not isinstance(chosen, ApiKey):
+            raise NotaryError(f"{what} needs API-key credentials (payment=ApiKey(...)): MPP and x402 payers cannot read or cancel crawl jobs from this library yet")
+        return _Call(self.base_url, path, None, chosen, False, None, self.max_retries if max_retries is None else max_retries, self.retry_base_delay, self.max_retry_delay, method=method)
+
+    @staticmethod
+    def _job_path(job_id: str) -> str:
+        return "/v1/crawl/" + quote(job_id, safe="")
+
+    @staticmethod
+    def _crawl_body(url: str | Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
+        target: dict[str, Any] = {"url": url} if isinstance(url, str) else {"urls": list(url)}
+        return {**target, **{k: list(v) if k in ("include", "exclude") else v for k, v in options.items() if v is not None}}
 
     @staticmethod
     def _search_body(query: str, depth: int, language: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -213,12 +232,44 @@ class Client(_Base):
         extracted. Pay with an API key or MPP: x402 cannot settle less than it signed (batch_payment_unsupported)."""
         return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"urls": list(urls)}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
 
+
+    def crawl(self, url: str | Sequence[str], *, collection: str | None = None, scope: CrawlScope | None = None, max_pages: int | None = None, max_depth: int | None = None, include: Sequence[str] | None = None, exclude: Sequence[str] | None = None, webhook: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
+        """``POST /v1/crawl``: starts a crawl job from one seed (a string) or 1 to 20 (a list) and returns it queued
+        (202, ``Location`` in ``result.response.headers``). Quoted at ``max_pages`` pages and held; charged when it
+        ends for the pages it stored (``credits_used`` is None until then, so ``result.credits_used`` is 0). Pay with
+        an API key or MPP: x402 cannot pay a job (422 deferred_payment_unsupported, UnprocessableError)."""
+        body = self._crawl_body(url, {"collection": collection, "scope": scope, "max_pages": max_pages, "max_depth": max_depth, "include": include, "exclude": exclude, "webhook": webhook})
+        return self._paid("/v1/crawl", self._call("/v1/crawl", body, payment, sign, idempotency_key, max_retries))
+
+    def crawl_job(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
+        """``GET /v1/crawl/{id}``: the job's state and progress; not charged. Unknown (or another payer's):
+        NotFoundError with code crawl_job_not_found. Needs API-key credentials (MPP and x402 payers: not yet)."""
+        return self._paid("/v1/crawl/{id}", self._job_call("GET", self._job_path(job_id), "crawl_job", payment, max_retries))
+
+    def crawl_jobs(self, cursor: str | None = None, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobListResult:
+        """``GET /v1/crawl``: the caller's jobs, newest first, 50 a page (``result["next_cursor"]`` for older ones);
+        not charged. Needs API-key credentials (MPP and x402 payers: not yet)."""
+        path = "/v1/crawl" + ("" if cursor is None else "?cursor=" + quote(cursor, safe=""))
+        return self._paid("/v1/crawl", self._job_call("GET", path, "crawl_jobs", payment, max_retries))
+
+    def cancel_crawl(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
+        """``DELETE /v1/crawl/{id}``: cancels the job (status cancelled; charged for the pages stored until it stops);
+        not charged itself. Needs API-key credentials (MPP and x402 payers: not yet)."""
+        return self._paid("/v1/crawl/{id}", self._job_call("DELETE", self._job_path(job_id), "cancel_crawl", payment, max_retries))
+
+    def map(self, url: str, *, limit: int | None = None, cursor: str | None = None, sitemaps: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> MapResult:
+        """``POST /v1/map``: the URLs known under ``url`` (index, crawl frontier, and its sitemaps unless
+        ``sitemaps=False``), ``limit`` (1-5000) a page; pass ``result["next_cursor"]`` as ``cursor`` for the next page.
+        A paid call like search (1 credit a page)."""
+        body = {"url": url, **{k: v for k, v in {"limit": limit, "cursor": cursor, "sitemaps": sitemaps, "collection": collection}.items() if v is not None}}
+        return self._paid("/v1/map", self._call("/v1/map", body, payment, sign, idempotency_key, max_retries))
+
     def _paid(self, path: str, call: _Call) -> Result[Any]:
         while True:
             try:
-                response = self._http.post(call.url, content=call.body, headers=call.headers())
+                response = self._http.request(call.method, call.url, content=call.body or None, headers=call.headers())
             except httpx.HTTPError as exc:
-                self._sleep(call.after_exception(self._translate(exc, f"POST {path}")))
+                self._sleep(call.after_exception(self._translate(exc, f"{call.method} {path}")))
                 continue
             action, value = call.after_response(response)
             if action == "done":
@@ -311,12 +362,44 @@ class AsyncClient(_Base):
     async def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, include_comments: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
         return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"urls": list(urls)}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
 
+
+    async def crawl(self, url: str | Sequence[str], *, collection: str | None = None, scope: CrawlScope | None = None, max_pages: int | None = None, max_depth: int | None = None, include: Sequence[str] | None = None, exclude: Sequence[str] | None = None, webhook: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
+        """``POST /v1/crawl``: starts a crawl job from one seed (a string) or 1 to 20 (a list) and returns it queued
+        (202, ``Location`` in ``result.response.headers``). Quoted at ``max_pages`` pages and held; charged when it
+        ends for the pages it stored (``credits_used`` is None until then, so ``result.credits_used`` is 0). Pay with
+        an API key or MPP: x402 cannot pay a job (422 deferred_payment_unsupported, UnprocessableError)."""
+        body = self._crawl_body(url, {"collection": collection, "scope": scope, "max_pages": max_pages, "max_depth": max_depth, "include": include, "exclude": exclude, "webhook": webhook})
+        return await self._paid("/v1/crawl", self._call("/v1/crawl", body, payment, sign, idempotency_key, max_retries))
+
+    async def crawl_job(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
+        """``GET /v1/crawl/{id}``: the job's state and progress; not charged. Unknown (or another payer's):
+        NotFoundError with code crawl_job_not_found. Needs API-key credentials (MPP and x402 payers: not yet)."""
+        return await self._paid("/v1/crawl/{id}", self._job_call("GET", self._job_path(job_id), "crawl_job", payment, max_retries))
+
+    async def crawl_jobs(self, cursor: str | None = None, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobListResult:
+        """``GET /v1/crawl``: the caller's jobs, newest first, 50 a page (``result["next_cursor"]`` for older ones);
+        not charged. Needs API-key credentials (MPP and x402 payers: not yet)."""
+        path = "/v1/crawl" + ("" if cursor is None else "?cursor=" + quote(cursor, safe=""))
+        return await self._paid("/v1/crawl", self._job_call("GET", path, "crawl_jobs", payment, max_retries))
+
+    async def cancel_crawl(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
+        """``DELETE /v1/crawl/{id}``: cancels the job (status cancelled; charged for the pages stored until it stops);
+        not charged itself. Needs API-key credentials (MPP and x402 payers: not yet)."""
+        return await self._paid("/v1/crawl/{id}", self._job_call("DELETE", self._job_path(job_id), "cancel_crawl", payment, max_retries))
+
+    async def map(self, url: str, *, limit: int | None = None, cursor: str | None = None, sitemaps: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> MapResult:
+        """``POST /v1/map``: the URLs known under ``url`` (index, crawl frontier, and its sitemaps unless
+        ``sitemaps=False``), ``limit`` (1-5000) a page; pass ``result["next_cursor"]`` as ``cursor`` for the next page.
+        A paid call like search (1 credit a page)."""
+        body = {"url": url, **{k: v for k, v in {"limit": limit, "cursor": cursor, "sitemaps": sitemaps, "collection": collection}.items() if v is not None}}
+        return await self._paid("/v1/map", self._call("/v1/map", body, payment, sign, idempotency_key, max_retries))
+
     async def _paid(self, path: str, call: _Call) -> Result[Any]:
         while True:
             try:
-                response = await self._http.post(call.url, content=call.body, headers=call.headers())
+                response = await self._http.request(call.method, call.url, content=call.body or None, headers=call.headers())
             except httpx.HTTPError as exc:
-                await asyncio.sleep(call.after_exception(self._translate(exc, f"POST {path}")))
+                await asyncio.sleep(call.after_exception(self._translate(exc, f"{call.method} {path}")))
                 continue
             action, value = call.after_response(response)
             if action == "done":

@@ -137,7 +137,72 @@ class ExtractBatchResponse(TypedDict, total=False):
     notary_request_salt: str
 
 
-BodyT = TypeVar("BodyT", SearchResponse, ExtractResponse, ExtractBatchResponse)
+CrawlStatus = Literal["queued", "running", "completed", "cancelled", "failed"]
+CrawlScope = Literal["path", "host", "domain"]
+
+
+class CrawlProgress(TypedDict):
+    stored: int
+    queued: int
+    failed: int
+    pages_per_minute: Optional[float]
+    eta_seconds: Optional[int]
+
+
+class CrawlJobError(TypedDict):
+    code: str
+    detail: str
+
+
+class CrawlJob(TypedDict, total=False):
+    """A crawl job (``POST /v1/crawl``, ``GET``/``DELETE /v1/crawl/{id}``); ``credits_used`` is None until it ends."""
+
+    id: str
+    status: CrawlStatus
+    collection: str
+    seeds: List[str]
+    scope: CrawlScope
+    max_pages: int
+    max_depth: int
+    progress: CrawlProgress
+    credits_quoted: int
+    credits_used: Optional[int]
+    created_at: str
+    started_at: Optional[str]
+    ended_at: Optional[str]
+    error: Optional[CrawlJobError]
+    webhook: Optional[str]
+
+
+class CrawlJobList(TypedDict):
+    """A page of the caller's crawl jobs, newest first; pass ``next_cursor`` for older ones (None on the last page)."""
+
+    jobs: List[CrawlJob]
+    next_cursor: Optional[str]
+
+
+class MapUrl(TypedDict, total=False):
+    url: str
+    source: Literal["index", "frontier", "sitemap"]
+    title: str
+    last_crawled_at: str
+
+
+class MapResponse(TypedDict, total=False):
+    """``POST /v1/map``: the URLs known under ``url``; ``next_cursor`` is None on the last page."""
+
+    url: str
+    urls: List[MapUrl]
+    next_cursor: Optional[str]
+    sitemap_error: str
+    credits_used: int
+    rate_limit: RateLimitInfo
+    receipts: List[PartyReceipt]
+    notary_receipt: NotaryReceipt
+    notary_request_salt: str
+
+
+BodyT = TypeVar("BodyT", SearchResponse, ExtractResponse, ExtractBatchResponse, CrawlJob, CrawlJobList, MapResponse)
 
 
 @dataclass
@@ -160,3 +225,6 @@ class Result(Generic[BodyT]):
 SearchResult = Result[SearchResponse]
 ExtractResult = Result[ExtractResponse]
 ExtractBatchResult = Result[ExtractBatchResponse]
+CrawlJobResult = Result[CrawlJob]
+CrawlJobListResult = Result[CrawlJobList]
+MapResult = Result[MapResponse]
