@@ -1,11 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { crawlJobWorker } from '../cli/crawl-jobs.js';
 import { settleCrawlJob } from '../runtime/index.js';
 import type { NotaryConfig } from '../core/config.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
+import { available } from '../testkit/components.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../testkit/postgres.js';
 import { startCrawlJobSite, until } from './support/crawl-job-site.js';
 import { docExample } from './support/doc-examples.js';
 
@@ -69,84 +71,105 @@ async function harness(cfg: NotaryConfig, credits = 1000): Promise<{ api: ApiHar
   };
 }
 
-describe('POST /v1/crawl', () => {
-  it('runs a job to completion: its pages searchable in its collection only, the tenant charged exactly the stored pages', async () => {
-    const site = await startCrawlJobSite(8);
-    cleanups.push(() => site.close());
-    const { api, key, tenantId, startWorker } = await harness(config());
-    const auth = { authorization: `Bearer ${key}` };
-    const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: documentedBody(`${site.url}/docs/index.html`, 50) });
-    expect(posted.statusCode, posted.body).toBe(202);
-    const job = posted.json() as Job;
-    expect(job.id).toMatch(/^crawl_[A-Za-z0-9]{20}$/);
-    expect(posted.headers['location']).toBe(`/v1/crawl/${job.id}`);
-    expect(job).toMatchObject({ status: 'queued', collection: 'handbook', credits_quoted: 100, credits_used: null, progress: { stored: 0, pages_per_minute: null, eta_seconds: null } });
-    // The quote is held: nothing else can spend it while the job runs.
-    expect(await api.runtime.accounts.balance(tenantId)).toBe(900);
+/** The job's life and its single settlement, on a storage: SQLite (embedded) or PostgreSQL (the scaled topology). */
+function jobLifeSuite(name: string, storage: () => Promise<Record<string, unknown>>): void {
+  describe(`POST /v1/crawl (${name})`, () => {
+    it('runs a job to completion: its pages searchable in its collection only, the tenant charged exactly the stored pages', async () => {
+      const site = await startCrawlJobSite(8);
+      cleanups.push(() => site.close());
+      const { api, key, tenantId, startWorker } = await harness(config(await storage()));
+      const auth = { authorization: `Bearer ${key}` };
+      const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: documentedBody(`${site.url}/docs/index.html`, 50) });
+      expect(posted.statusCode, posted.body).toBe(202);
+      const job = posted.json() as Job;
+      expect(job.id).toMatch(/^crawl_[A-Za-z0-9]{20}$/);
+      expect(posted.headers['location']).toBe(`/v1/crawl/${job.id}`);
+      expect(job).toMatchObject({ status: 'queued', collection: 'handbook', credits_quoted: 100, credits_used: null, progress: { stored: 0, pages_per_minute: null, eta_seconds: null } });
+      // The quote is held: nothing else can spend it while the job runs.
+      expect(await api.runtime.accounts.balance(tenantId)).toBe(900);
 
-    startWorker();
-    const done = await until('the job to complete', async () => {
-      const got = await api.app.inject({ method: 'GET', url: `/v1/crawl/${job.id}`, headers: auth });
-      expect(got.statusCode, got.body).toBe(200);
-      const body = got.json() as Job;
-      return body.status === 'completed' ? body : undefined;
+      startWorker();
+      const done = await until('the job to complete', async () => {
+        const got = await api.app.inject({ method: 'GET', url: `/v1/crawl/${job.id}`, headers: auth });
+        expect(got.statusCode, got.body).toBe(200);
+        const body = got.json() as Job;
+        return body.status === 'completed' ? body : undefined;
+      });
+      expect(done.progress.stored).toBe(8);
+      expect(done.credits_used).toBe(16);
+      expect(done.ended_at).not.toBeNull();
+      expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 16);
+      // Recorded once for usage and revenue, as a crawl of 16 credits.
+      const usage = await api.runtime.storage.db.selectFrom('usage_events').select(['operation', 'credits', 'mode']).where('operation', '=', 'crawl').execute();
+      expect(usage).toEqual([{ operation: 'crawl', credits: 16, mode: 'api_key' }]);
+
+      const search = async (collection?: string) => {
+        const res = await api.app.inject({ method: 'POST', url: '/v1/search', headers: auth, payload: { query: 'marmalade lighthouse', depth: 1, ...(collection ? { collection } : {}) } });
+        expect(res.statusCode, res.body).toBe(200);
+        return (res.json() as { results: Array<{ url: string }> }).results.map((r) => r.url);
+      };
+      const found = await search('handbook');
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.every((url) => url.startsWith(`${site.url}/docs/`))).toBe(true);
+      expect(await search('other')).toEqual([]);
+      expect(await search()).toEqual([]);
+
+      const list = await api.app.inject({ method: 'GET', url: '/v1/crawl', headers: auth });
+      expect((list.json() as { jobs: Job[] }).jobs.map((j) => j.id)).toEqual([job.id]);
+      const stranger = await api.runtime.accounts.createTenant('stranger', { credits: 10 });
+      const { key: strangerKey } = await api.runtime.accounts.createKey(stranger.id);
+      const theirs = await api.app.inject({ method: 'GET', url: `/v1/crawl/${job.id}`, headers: { authorization: `Bearer ${strangerKey}` } });
+      expect(theirs.statusCode).toBe(404);
+      expect((theirs.json() as { code: string }).code).toBe('crawl_job_not_found');
+    }, 90_000);
+
+    it('a job is claimed by one of two racing workers, and two settlements of it charge once', async () => {
+      const site = await startCrawlJobSite(3);
+      cleanups.push(() => site.close());
+      const { api, key, tenantId } = await harness(config(await storage()));
+      const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: { authorization: `Bearer ${key}` }, payload: { url: `${site.url}/docs/index.html`, max_pages: 10 } });
+      expect(posted.statusCode, posted.body).toBe(202);
+      const { id } = posted.json() as Job;
+      const jobs = api.runtime.crawlJobs;
+      const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => jobs.claim(`racer:${i}`, 60_000)));
+      expect(claims.filter((c) => c !== null)).toHaveLength(1);
+      // Held by a live owner, it is nobody else's.
+      expect(await jobs.claim('late:1', 60_000)).toBeNull();
+      const row = await jobs.get(id);
+      if (!row) throw new Error('no job');
+      expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 20);
+      const modes = api.runtime.paidCallGate().modes;
+      const outcome = { status: 'completed' as const, progress: { stored: 3, queued: 0, failed: 0, pages_per_minute: null, eta_seconds: null } };
+      const settled = await Promise.all([settleCrawlJob(jobs, modes, row, outcome), settleCrawlJob(jobs, modes, row, outcome), settleCrawlJob(jobs, modes, row, outcome)]);
+      expect(settled.map((s) => s.creditsUsed)).toEqual([6, 6, 6]);
+      expect(settled.filter((s) => s.ended !== undefined)).toHaveLength(1);
+      expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 6);
+      // After a crash between the settlement and the job's end, a settlement again moves nothing.
+      const again = await settleCrawlJob(jobs, modes, row, { ...outcome, progress: { ...outcome.progress, stored: 9 } });
+      expect(again).toMatchObject({ creditsUsed: 6, already: true, ended: undefined });
+      expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 6);
+      expect((await api.runtime.accounts.ledger(tenantId)).filter((e) => e.idempotency_key === `settle ${id}`)).toHaveLength(1);
     });
-    expect(done.progress.stored).toBe(8);
-    expect(done.credits_used).toBe(16);
-    expect(done.ended_at).not.toBeNull();
-    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 16);
-    // Recorded once for usage and revenue, as a crawl of 16 credits.
-    const usage = await api.runtime.storage.db.selectFrom('usage_events').select(['operation', 'credits', 'mode']).where('operation', '=', 'crawl').execute();
-    expect(usage).toEqual([{ operation: 'crawl', credits: 16, mode: 'api_key' }]);
-
-    const search = async (collection?: string) => {
-      const res = await api.app.inject({ method: 'POST', url: '/v1/search', headers: auth, payload: { query: 'marmalade lighthouse', depth: 1, ...(collection ? { collection } : {}) } });
-      expect(res.statusCode, res.body).toBe(200);
-      return (res.json() as { results: Array<{ url: string }> }).results.map((r) => r.url);
-    };
-    const found = await search('handbook');
-    expect(found.length).toBeGreaterThan(0);
-    expect(found.every((url) => url.startsWith(`${site.url}/docs/`))).toBe(true);
-    expect(await search('other')).toEqual([]);
-    expect(await search()).toEqual([]);
-
-    const list = await api.app.inject({ method: 'GET', url: '/v1/crawl', headers: auth });
-    expect((list.json() as { jobs: Job[] }).jobs.map((j) => j.id)).toEqual([job.id]);
-    const stranger = await api.runtime.accounts.createTenant('stranger', { credits: 10 });
-    const { key: strangerKey } = await api.runtime.accounts.createKey(stranger.id);
-    const theirs = await api.app.inject({ method: 'GET', url: `/v1/crawl/${job.id}`, headers: { authorization: `Bearer ${strangerKey}` } });
-    expect(theirs.statusCode).toBe(404);
-    expect((theirs.json() as { code: string }).code).toBe('crawl_job_not_found');
-  }, 90_000);
-
-  it('a job is claimed by one of two racing workers, and two settlements of it charge once', async () => {
-    const site = await startCrawlJobSite(3);
-    cleanups.push(() => site.close());
-    const { api, key, tenantId } = await harness(config());
-    const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: { authorization: `Bearer ${key}` }, payload: { url: `${site.url}/docs/index.html`, max_pages: 10 } });
-    expect(posted.statusCode, posted.body).toBe(202);
-    const { id } = posted.json() as Job;
-    const jobs = api.runtime.crawlJobs;
-    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => jobs.claim(`racer:${i}`, 60_000)));
-    expect(claims.filter((c) => c !== null)).toHaveLength(1);
-    // Held by a live owner, it is nobody else's.
-    expect(await jobs.claim('late:1', 60_000)).toBeNull();
-    const row = await jobs.get(id);
-    if (!row) throw new Error('no job');
-    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 20);
-    const modes = api.runtime.paidCallGate().modes;
-    const outcome = { status: 'completed' as const, progress: { stored: 3, queued: 0, failed: 0, pages_per_minute: null, eta_seconds: null } };
-    const settled = await Promise.all([settleCrawlJob(jobs, modes, row, outcome), settleCrawlJob(jobs, modes, row, outcome), settleCrawlJob(jobs, modes, row, outcome)]);
-    expect(settled.map((s) => s.creditsUsed)).toEqual([6, 6, 6]);
-    expect(settled.filter((s) => s.ended !== undefined)).toHaveLength(1);
-    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 6);
-    // After a crash between the settlement and the job's end, a settlement again moves nothing.
-    const again = await settleCrawlJob(jobs, modes, row, { ...outcome, progress: { ...outcome.progress, stored: 9 } });
-    expect(again).toMatchObject({ creditsUsed: 6, already: true, ended: undefined });
-    expect(await api.runtime.accounts.balance(tenantId)).toBe(1000 - 6);
-    expect((await api.runtime.accounts.ledger(tenantId)).filter((e) => e.idempotency_key === `settle ${id}`)).toHaveLength(1);
   });
+}
 
+jobLifeSuite('SQLite', async () => ({}));
+
+let databases = 0;
+describe.runIf(available('PostgreSQL (Debian)', existsSync('/usr/lib/postgresql')))('on PostgreSQL storage', () => {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(() => server?.stop());
+  jobLifeSuite('PostgreSQL', async () => {
+    if (!server) throw new Error('PostgreSQL did not start');
+    const url = await createDatabase(server.url, `notary_crawl_jobs_${process.pid}_${databases++}`);
+    return { storage: { driver: 'postgres', postgres_url: url }, indexer: { backend: 'postgres' } };
+  });
+});
+
+describe('POST /v1/crawl', () => {
   it('a job that stores nothing fails and is charged nothing; a cancelled one stops and is charged for what it stored', async () => {
     const site = await startCrawlJobSite(40);
     cleanups.push(() => site.close());
