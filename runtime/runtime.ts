@@ -195,9 +195,17 @@ export class Runtime {
   }
 
   /** What POST /v1/crawl works with: the job store, the tiers, and the strict address policy of tenants' seeds. */
-  crawlJobDeps(): { jobs: CrawlJobStore; catalog: Catalog; addressPolicy: { allowPrivateNetworks: boolean; allowedPrivateRanges: readonly string[] } } {
+  crawlJobDeps(): {
+    jobs: CrawlJobStore;
+    catalog: Catalog;
+    addressPolicy: { allowPrivateNetworks: boolean; allowedPrivateRanges: readonly string[] };
+    checkWebhook(endpointId: string, tenantId: string): Promise<void>;
+  } {
     return {
       jobs: this.crawlJobs,
+      checkWebhook: async (endpointId, tenantId) => {
+        await this.webhooks.endpointOf(endpointId, tenantId);
+      },
       catalog: this.catalog,
       addressPolicy: { allowPrivateNetworks: this.config.extract.allow_private_networks, allowedPrivateRanges: this.config.extract.allowed_private_ranges },
     };

@@ -42,6 +42,15 @@ describe('POST /v1/crawl with a webhook', () => {
     const registered = await api.app.inject({ method: 'POST', url: '/v1/webhooks', headers: auth, payload: JSON.stringify({ url: hooks.url }) });
     expect(registered.statusCode, registered.body).toBe(201);
     const endpoint = registered.json() as { id: string; secret: string };
+    // An endpoint that is not the tenant's (unknown, or another tenant's) is refused before anything is held.
+    const stranger = await api.runtime.accounts.createTenant('stranger', { credits: 10 });
+    const theirs = await api.runtime.webhooks.registerEndpoint({ url: hooks.url, tenantId: stranger.id });
+    for (const webhook of ['whe_doesnotexist', theirs.id]) {
+      const refused = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: JSON.stringify({ url: `${site.url}/docs/index.html`, max_pages: 10, webhook }) });
+      expect(refused.statusCode, refused.body).toBe(404);
+      expect(refused.json()).toMatchObject({ code: 'webhook_not_found' });
+    }
+    expect(await api.runtime.accounts.balance(tenant.id)).toBe(100);
     const posted = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: auth, payload: JSON.stringify({ url: `${site.url}/docs/index.html`, max_pages: 10, webhook: endpoint.id }) });
     expect(posted.statusCode, posted.body).toBe(202);
     const job = posted.json() as { id: string; webhook: string };

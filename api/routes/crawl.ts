@@ -14,6 +14,11 @@ export interface CrawlJobsDeps {
   catalog: CatalogSource;
   /** The address policy tenants' seeds are checked against (the strict one: the seeds' origins are not exempt). */
   addressPolicy: Omit<AddressPolicy, 'allowedPrivateOrigins'>;
+  /**
+   * Checks that a job's `webhook` names an endpoint of the payer's tenant (404 webhook_not_found otherwise, before
+   * anything is held); a payer without an account has no endpoint (400 invalid_request). Absent: not checked.
+   */
+  checkWebhook?(endpointId: string, tenantId: string): Promise<void>;
 }
 
 const LIST_LIMIT = 50;
@@ -117,6 +122,12 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
             check: async () => {
               await checkLimits(deps, payer, tierName, tier, maxPages);
               await vetSeeds(asked.seeds, deps.addressPolicy);
+              if (asked.webhook !== null && deps.checkWebhook) {
+                if (payer.tenantId === undefined) {
+                  throw new NotaryError('invalid_request', 'webhook: payers without an account have no webhook endpoints; leave it out, or pay with an API key');
+                }
+                await deps.checkWebhook(asked.webhook, payer.tenantId);
+              }
             },
           });
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
