@@ -47,11 +47,11 @@ export const crawlBodySchema = {
     urls: { type: 'array', minItems: 1, maxItems: MAX_SEEDS, items: { type: 'string', minLength: 1, maxLength: 2048 }, description: 'Several seeds.' },
     collection: { type: 'string', minLength: 1, maxLength: 64, description: 'The collection the pages join (default: the default collection); it must exist.' },
     scope: { type: 'string', enum: ['path', 'host', 'domain'], description: "How far from the seeds: under the seed's folder (default), its host, or its registrable domain." },
-    max_pages: { type: 'integer', minimum: 1, description: "Pages to store at most (default 100, at most the tier's crawl_pages_per_job): the quote." },
-    max_depth: { type: 'integer', minimum: 0, maximum: MAX_JOB_DEPTH, description: 'Links followed from a seed at most (default 3).' },
+    max_pages: { type: 'integer', format: 'int32', minimum: 1, maximum: 10_000_000, description: "Pages to store at most (default 100, at most the tier's crawl_pages_per_job): the quote." },
+    max_depth: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_JOB_DEPTH, description: 'Links followed from a seed at most (default 3).' },
     include: { ...patterns, description: 'Regular expressions: a URL must match one of them.' },
     exclude: { ...patterns, description: 'Regular expressions: a URL matching one of them is not fetched.' },
-    webhook: { type: 'string', pattern: '^whe_[A-Za-z0-9]{1,64}$', description: 'A webhook endpoint (whe_...) told when the job ends.' },
+    webhook: { type: 'string', maxLength: 68, pattern: '^whe_[A-Za-z0-9]{1,64}$', description: 'A webhook endpoint (whe_...) told when the job ends.' },
   },
 } as const;
 
@@ -66,7 +66,7 @@ export const crawlJobSchema = {
     id: { type: 'string' },
     status: { type: 'string', enum: ['queued', 'running', 'completed', 'cancelled', 'failed'] },
     collection: { type: 'string' },
-    seeds: { type: 'array', items: { type: 'string' } },
+    seeds: { type: 'array', maxItems: MAX_SEEDS, items: { type: 'string' } },
     scope: { type: 'string', enum: ['path', 'host', 'domain'] },
     max_pages: countSchema,
     max_depth: countSchema,
@@ -92,7 +92,7 @@ export const crawlJobListSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['jobs', 'next_cursor'],
-  properties: { jobs: { type: 'array', items: crawlJobSchema }, next_cursor: nullableString },
+  properties: { jobs: { type: 'array', maxItems: 50, items: crawlJobSchema }, next_cursor: nullableString },
 } as const;
 
 /** The job object of the API. */

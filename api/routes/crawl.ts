@@ -169,7 +169,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
             summary: "The caller's crawl jobs, newest first (50 a page; pass next_cursor as cursor for older ones). Not charged.",
             'x-notary-paid': true,
             querystring: { type: 'object', additionalProperties: false, properties: { cursor: { type: 'string', maxLength: 64 } } },
-            response: { 200: crawlJobListSchema, ...problemResponses([400, 401, 404, 429]) },
+            response: { 200: crawlJobListSchema, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, 404]) },
           } as FastifySchema,
         },
         async (request, reply) => {
@@ -191,7 +191,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
             summary: 'A crawl job: its state and progress (stored, queued, failed, rate, time left). Not charged.',
             'x-notary-paid': true,
             params: idParams,
-            response: { 200: crawlJobSchema, ...problemResponses([400, 401, 404, 429]) },
+            response: { 200: crawlJobSchema, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, 404]) },
           } as FastifySchema,
         },
         async (request, reply) => {
@@ -210,7 +210,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
             summary: 'Cancel a crawl job: it stops within a few seconds and is charged for the pages it stored until then. Not charged.',
             'x-notary-paid': true,
             params: idParams,
-            response: { 200: crawlJobSchema, ...problemResponses([400, 401, 404, 429]) },
+            response: { 200: crawlJobSchema, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, 404]) },
           } as FastifySchema,
         },
         async (request, reply) => {

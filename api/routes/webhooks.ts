@@ -1,7 +1,11 @@
+import { NotaryError } from '../../core/index.js';
 import type { Delivery, WebhookEndpoint, WebhookOutbox } from '../../webhooks/index.js';
 import { defineAccountRoute, type AccountRoute } from '../account-routes.js';
 import { countSchema, httpStatusSchema } from '../paid/schemas.js';
 import { ABSOLUTE_HTTP_URL } from './extract.js';
+
+/** Webhook endpoints one tenant may have at once. */
+const MAX_ENDPOINTS = 100;
 
 const endpointIdSchema = { type: 'string', pattern: '^whe_[0-9A-Za-z]{1,64}$', description: 'The endpoint id (`whe_...`).' } as const;
 const idParams = { type: 'object', additionalProperties: false, required: ['id'], properties: { id: endpointIdSchema } } as const;
@@ -31,7 +35,8 @@ const deliverySchema = {
     id: { type: 'string', description: 'The message id, sent as webhook-id with every attempt.' },
     type: { type: 'string', description: 'The event type, e.g. crawl.completed.' },
     state: { type: 'string', enum: ['pending', 'delivering', 'delivered', 'failed'] },
-    attempts: { type: 'array', items: attemptSchema },
+    // webhooks.max_attempts is at most 50.
+    attempts: { type: 'array', maxItems: 50, items: attemptSchema },
     next_attempt_at: { type: ['string', 'null'], description: 'When the next attempt is due, while pending.' },
     created_at: isoTime,
     finished_at: { type: ['string', 'null'] },
@@ -76,6 +81,9 @@ export function webhookRoutes(outbox: WebhookOutbox): AccountRoute[] {
       },
       problems: [422],
       async handle({ body, caller }) {
+        if ((await outbox.listEndpoints(caller.tenantId)).length >= MAX_ENDPOINTS) {
+          throw new NotaryError('invalid_request', `A tenant has at most ${MAX_ENDPOINTS} webhook endpoints: delete one (DELETE /v1/webhooks/{id}) first`, { max_endpoints: MAX_ENDPOINTS });
+        }
         const endpoint = await outbox.registerEndpoint({ url: body.url, tenantId: caller.tenantId });
         return { ...endpointView(endpoint), secret: endpoint.secret };
       },
@@ -85,7 +93,7 @@ export function webhookRoutes(outbox: WebhookOutbox): AccountRoute[] {
       url: '/v1/webhooks',
       summary: "The tenant's webhook endpoints (without their secrets).",
       status: 200,
-      result: { type: 'object', additionalProperties: false, required: ['webhooks'], properties: { webhooks: { type: 'array', items: endpointSchema } } },
+      result: { type: 'object', additionalProperties: false, required: ['webhooks'], properties: { webhooks: { type: 'array', maxItems: MAX_ENDPOINTS, items: endpointSchema } } },
       async handle({ caller }) {
         return { webhooks: (await outbox.listEndpoints(caller.tenantId)).map(endpointView) };
       },
@@ -108,7 +116,7 @@ export function webhookRoutes(outbox: WebhookOutbox): AccountRoute[] {
       summary: "An endpoint's messages, newest first (at most 100): event type, state, each attempt's status and time, the next attempt.",
       params: idParams,
       status: 200,
-      result: { type: 'object', additionalProperties: false, required: ['deliveries'], properties: { deliveries: { type: 'array', items: deliverySchema } } },
+      result: { type: 'object', additionalProperties: false, required: ['deliveries'], properties: { deliveries: { type: 'array', maxItems: 100, items: deliverySchema } } },
       problems: [404],
       async handle({ params, caller }) {
         await outbox.endpointOf(params.id, caller.tenantId);
