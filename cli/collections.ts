@@ -75,3 +75,21 @@ export async function collectionsSetCommand(cfg: NotaryConfig, name: string, opt
     await ctx.close();
   }
 }
+
+/**
+ * `notary collections tenant <tenant> <a,b|all>`: the collections a tenant may read at most: every key it has or
+ * makes (dashboard keys included) and its party keys read only those, whatever their own lists say; `all` lifts it.
+ */
+export async function collectionsTenantCommand(cfg: NotaryConfig, tenantName: string, list: string): Promise<void> {
+  const ctx = await Runtime.open(cfg);
+  try {
+    const tenant = await ctx.accounts.repository.getTenantByName(tenantName);
+    if (!tenant) throw new NotaryError('tenant_not_found', `no tenant named "${tenantName}": see notary keys list`);
+    const ids = list.trim() === 'all' ? null : await ctx.collections.idsOfList(list);
+    await ctx.accounts.updateTenant(tenant.id, { collections: ids });
+    const names = ids === null ? 'every collection' : (await ctx.collections.byIds(ids)).map((c) => c.name).join(', ');
+    process.stdout.write(`${tenant.name}  reads ${names}\n`);
+  } finally {
+    await ctx.close();
+  }
+}

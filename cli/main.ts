@@ -192,6 +192,16 @@ export function buildProgram(): Command {
       await collectionsSetCommand(configFrom(program.opts<GlobalOptions>()), name, opts);
     });
 
+  collections
+    .command('tenant')
+    .description("limit a tenant to some collections: every key it has or makes, and its party keys, read only those ('all' lifts it)")
+    .argument('<tenant>')
+    .argument('<collections>', 'comma-separated names, or all')
+    .action(async (tenant: string, list: string) => {
+      const { collectionsTenantCommand } = await import('./collections.js');
+      await collectionsTenantCommand(configFrom(program.opts<GlobalOptions>()), tenant, list);
+    });
+
   const admin = program.command('admin').description('dashboard accounts: operators');
   admin
     .command('create')

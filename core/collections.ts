@@ -102,3 +102,13 @@ export function parseMaxDepthOption(value: string): number | null {
   if (!/^\d+$/.test(value.trim())) throw new NotaryError('invalid_settings', `--max-depth "${value.slice(0, 80)}": give a whole number, or "default"`);
   return Number(value.trim());
 }
+
+/**
+ * The collections a payer may read under two limits (a key's and its tenant's): those in both; a null limit is no
+ * limit, so the other one holds; both null: every collection (null).
+ */
+export function narrowCollections(a: readonly string[] | null, b: readonly string[] | null): readonly string[] | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.filter((id) => b.includes(id));
+}

@@ -51,6 +51,7 @@ export {
 export { hasUnspacedScript, isUnspacedCode, withWordBreaks, withoutWordBreaks, wordSegmenter } from './unspaced.js';
 export {
   checkCollectionSettings,
+  narrowCollections,
   collectionSettingsOf,
   parseMaxDepthOption,
   parsePricesOption,

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { parseCollectionIds, NotaryError, newId } from '../core/index.js';
+import { narrowCollections, parseCollectionIds, NotaryError, newId } from '../core/index.js';
 import {
   AccountsRepository,
   type ApiKeyRecord,
@@ -230,14 +230,15 @@ export class Accounts {
   }
 
   /** Operators: tier, suspension and feature overrides of a tenant. */
-  async updateTenant(tenantId: string, patch: { tier?: string; suspended?: boolean; features?: readonly string[] | null }): Promise<Tenant> {
-    const update: { tier?: string; suspended_at?: string | null; features?: string | null } = {};
+  async updateTenant(tenantId: string, patch: { tier?: string; suspended?: boolean; features?: readonly string[] | null; collections?: readonly string[] | null }): Promise<Tenant> {
+    const update: { tier?: string; suspended_at?: string | null; features?: string | null; collections?: string | null } = {};
     if (patch.tier !== undefined) {
       this.checkTier(patch.tier);
       update.tier = patch.tier;
     }
     if (patch.suspended !== undefined) update.suspended_at = patch.suspended ? nowIso() : null;
     if (patch.features !== undefined) update.features = patch.features === null ? null : JSON.stringify([...new Set(patch.features)]);
+    if (patch.collections !== undefined) update.collections = patch.collections === null ? null : JSON.stringify([...new Set(patch.collections)]);
     const tenant = await this.repository.updateTenant(tenantId, update);
     if (!tenant) throw new NotaryError('tenant_not_found', `no tenant with id ${tenantId}`);
     return tenant;
@@ -289,7 +290,8 @@ export class Accounts {
       keyId: found.key.id,
       environment: found.key.environment === 'test' ? 'test' : 'live',
       scopes: keyScopes(found.key),
-      collections: keyCollections(found.key),
+      // The key's own list, narrowed by its tenant's (an operator's limit holds for every key the tenant has or makes).
+      collections: narrowCollections(keyCollections(found.key), parseCollectionIds(found.tenant.collections)),
     };
   }
 

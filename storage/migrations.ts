@@ -2,7 +2,7 @@ import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { sql } from 'kysely';
 import { accountsMigration } from './migrations/accounts.js';
-import { collectionSettingsMigration, collectionsMigration, collectionsPublicMigration } from './migrations/collections.js';
+import { collectionSettingsMigration, collectionsMigration, collectionsPublicMigration, tenantCollectionsMigration } from './migrations/collections.js';
 import { crawlJobsMigration } from './migrations/crawl-jobs.js';
 import { crawlFrontierMigration, crawlHostActiveMigration, crawlHostSlotsMigration } from './migrations/crawl.js';
 
@@ -303,6 +303,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0035_collections_public': collectionsPublicMigration(helpers),
     '0036_crawl_jobs': crawlJobsMigration(helpers),
     '0037_collection_settings': collectionSettingsMigration(helpers),
+    '0038_tenant_collections': tenantCollectionsMigration(helpers),
   };
   for (const [name, factory] of pluginMigrations) {
     if (name in migrations) throw new Error(`migration ${name} is registered twice`);

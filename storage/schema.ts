@@ -109,6 +109,8 @@ export interface TenantsTable {
   features: Generated<string | null>;
   /** The last calendar month (YYYY-MM, UTC) whose monthly credit grant the tenant received. */
   grant_period: Generated<string | null>;
+  /** JSON array of the collection ids the tenant's keys may read at most; null: every collection. */
+  collections: Generated<string | null>;
 }
 
 export interface ApiKeysTable {

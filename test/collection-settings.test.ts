@@ -102,6 +102,9 @@ describe('notary collections set --prices / --max-depth', () => {
       const bad = await cli(['collections', 'set', 'docs', '--max-depth', '9']);
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toContain('search.max_depth');
+      expect((await cli(['keys', 'create', '--tenant', 'acme'])).code).toBe(0);
+      const limited = await cli(['collections', 'tenant', 'acme', 'docs']);
+      expect(limited.stdout, limited.stderr).toMatch(/^acme {2}reads docs$/m);
       const list = await cli(['collections', 'list']);
       expect(list.stdout).toMatch(/^docs .* prices default {2}max depth default /m);
     } finally {

@@ -71,4 +71,28 @@ describe('dashboard: collections and the seeds that fill them', () => {
     expect(deep.body).toMatchObject({ code: 'depth_out_of_range', max_depth: 1 });
     expect((await h.runtime.accounts.getTenant(tenant.id)).credits).toBe(45);
   });
+  it("limits a tenant to collections; its members' keys are made within the limit", async () => {
+    const operator = await h.operator();
+    await operator.post('operator/collections', { name: 'wiki' });
+    await operator.post('operator/collections', { name: 'payroll' });
+    const member = await h.member('limited@collections.test', 'Limited Co');
+    const tenantId = ((await member.get('tenant')).body['tenant'] as { id: string }).id;
+    const set = await operator.request('PUT', `operator/tenants/${tenantId}/collections`, { body: { collections: ['wiki'] } });
+    expect(set.status, set.text).toBe(200);
+    const listed = (await operator.get('operator/tenants')).body['tenants'] as Array<{ id: string; collections: string[] | null }>;
+    expect(listed.find((t) => t.id === tenantId)?.collections).toEqual(['wiki']);
+    expect((await operator.request('PUT', `operator/tenants/${tenantId}/collections`, { body: { collections: ['nope'] } })).body['code']).toBe('collection_not_found');
+    expect(((await member.get('tenant')).body['tenant'] as { collections: string[] | null }).collections).toEqual(['wiki']);
+
+    const outside = await member.post('keys', { name: 'payroll key', collections: ['payroll'] });
+    expect(outside.status).toBe(403);
+    expect(outside.body['code']).toBe('collection_forbidden');
+    const inside = await member.post('keys', { name: 'wiki key', collections: ['wiki'] });
+    expect(inside.status, inside.text).toBe(201);
+    // An unlimited key of the tenant still reads only the tenant's collections.
+    const open = await member.post('keys', { name: 'open key' });
+    const searched = await h.call(open.body['key'] as string, { query: 'gearbox', depth: 1, collection: 'payroll' });
+    expect(searched.status).toBe(403);
+    expect(searched.body['code']).toBe('collection_forbidden');
+  });
 });

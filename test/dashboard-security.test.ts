@@ -27,6 +27,7 @@ const OPERATOR_ROUTES: Array<[string, string, unknown?]> = [
   ['POST', 'operator/collections', { name: 'hr' }],
   ['PATCH', 'operator/collections/hr', { public: true }],
   ['GET', 'operator/crawl-jobs'],
+  ['PUT', 'operator/tenants/ten_x/collections', { collections: null }],
   ['POST', 'operator/crawl-jobs/crawl_x/cancel'],
 ];
 

@@ -175,6 +175,8 @@ export interface TenantRow {
   members: string[];
   active_keys: number;
   created_at: string;
+  /** The collections its keys read at most; null: every collection. */
+  collections: string[] | null;
 }
 
 export const FEATURE_LABELS: Record<string, string> = {

@@ -51,6 +51,19 @@ export const collectionsPublicMigration: MigrationFactory = () => ({
 });
 
 /**
+ * 0038_tenant_collections: the collections a tenant may read (JSON array of ids; null: every collection), set by an
+ * operator; every key of the tenant (and its party keys) reads at most those, whatever the key's own list says.
+ */
+export const tenantCollectionsMigration: MigrationFactory = () => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('tenants').addColumn('collections', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('tenants').dropColumn('collections').execute();
+  },
+});
+
+/**
  * 0037_collection_settings: a collection's own search prices (JSON array of credits by depth, as
  * pricing.search.credits_by_depth; null: the price list's) and its own maximum search depth (null: search.max_depth).
  */

@@ -78,6 +78,35 @@ export async function collectionRoutes(app: FastifyInstance, { deps }: { deps: D
     },
   );
 
+  // A tenant's limit: every key it has or makes, and its party keys, read at most these (null: every collection).
+  app.put(
+    '/tenants/:id/collections',
+    {
+      schema: {
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['collections'],
+          properties: { collections: { anyOf: [{ type: 'array', items: { type: 'string', maxLength: 64 }, minItems: 1, maxItems: 50, uniqueItems: true }, { type: 'null' }] } },
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const { collections: names } = request.body as { collections: string[] | null };
+      let ids: string[] | null = null;
+      if (names !== null) {
+        const found = await deps.collections.byNames(names);
+        const missing = names.filter((name) => !found.some((c) => c.name === name));
+        if (missing.length > 0) throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}`, { collections: missing });
+        ids = found.map((c) => c.id);
+      }
+      const tenant = await deps.accounts.updateTenant(id, { collections: ids });
+      return { tenant: { id: tenant.id, name: tenant.name, collections: names } };
+    },
+  );
+
   app.patch('/collections/:name', { schema: { params: nameParam, body: { type: 'object', additionalProperties: false, properties: settingsProperties } } }, async (request) => {
     const { name } = request.params as { name: string };
     const body = request.body as SettingsBody;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { COLLECTION_NAME_PATTERN, FEATURES, NotaryError } from '../../../core/index.js';
+import { COLLECTION_NAME_PATTERN, FEATURES, NotaryError, parseCollectionIds } from '../../../core/index.js';
 import { normaliseUrl } from '../../../crawler/index.js';
 import { tenantFeatures, type CatalogSnapshot, policyFor } from '../../../payments/index.js';
 import {
@@ -206,7 +206,14 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
 
   // Tenants.
   app.get('/tenants', async () => {
-    const [tenants, members, keys, snapshot] = await Promise.all([deps.accounts.listTenants(), deps.users.list({ role: 'member' }), deps.accounts.listKeys(), deps.catalog.current()]);
+    const [tenants, members, keys, snapshot, collections] = await Promise.all([
+      deps.accounts.listTenants(),
+      deps.users.list({ role: 'member' }),
+      deps.accounts.listKeys(),
+      deps.catalog.current(),
+      deps.collections.list(),
+    ]);
+    const nameOf = new Map(collections.map((c) => [c.id, c.name]));
     return {
       tenants: tenants.map((tenant) => ({
         id: tenant.id,
@@ -219,6 +226,8 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
         members: members.filter((m) => m.tenant_id === tenant.id).map((m) => m.email),
         active_keys: keys.filter((k) => k.tenant_id === tenant.id && k.revoked_at === null).length,
         created_at: tenant.created_at,
+        // The collections its keys read at most (PUT operator/tenants/{id}/collections); null: every collection.
+        collections: parseCollectionIds(tenant.collections)?.map((id) => nameOf.get(id) ?? id) ?? null,
       })),
       tiers: Object.keys(snapshot.tiers),
       features: FEATURES,

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { NotaryError } from '../../../core/index.js';
+import { NotaryError, parseCollectionIds } from '../../../core/index.js';
 import {
   KEY_SCOPES,
   type KeyScope,
@@ -64,7 +64,16 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
     const tenant = await deps.accounts.applyMonthlyGrant(found, tier.settings.monthly_credits);
     const table = snapshot.pricing.table(deps.config.search.max_depth);
     return {
-      tenant: { id: tenant.id, name: tenant.name, credits: tenant.credits, tier: tenant.tier, suspended: tenant.suspended_at !== null, created_at: tenant.created_at },
+      tenant: {
+        id: tenant.id,
+        name: tenant.name,
+        credits: tenant.credits,
+        tier: tenant.tier,
+        suspended: tenant.suspended_at !== null,
+        created_at: tenant.created_at,
+        // The collections its keys may read at most (an operator's limit); null: every collection.
+        collections: await collectionNames(deps, tenant.collections),
+      },
       tier: {
         name: tier.name,
         requests_per_minute: tier.settings.requests_per_minute,
@@ -96,6 +105,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
             scopes: { type: 'array', items: { type: 'string', enum: [...KEY_SCOPES] }, minItems: 1, uniqueItems: true },
             expires_at: { anyOf: [{ type: 'string', maxLength: 40 }, { type: 'null' }] },
             environment: { type: 'string', enum: ['live', 'test'] },
+            collections: { type: 'array', items: { type: 'string', maxLength: 64 }, minItems: 1, maxItems: 50, uniqueItems: true },
           },
         },
       },
@@ -103,7 +113,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
     async (request, reply) => {
       const tenant = await tenantOf(request);
       if (tenant.suspended_at !== null) throw new NotaryError('tenant_suspended', 'The tenant is suspended: no new keys');
-      const body = request.body as { name: string; scopes?: KeyScope[]; expires_at?: string | null; environment?: 'live' | 'test' };
+      const body = request.body as { name: string; scopes?: KeyScope[]; expires_at?: string | null; environment?: 'live' | 'test'; collections?: string[] };
       let expiresAt: Date | null = null;
       if (body.expires_at) {
         const parsed = /^\d{4}-\d{2}-\d{2}$/.test(body.expires_at) ? Date.parse(`${body.expires_at}T23:59:59Z`) : Date.parse(body.expires_at);
@@ -114,8 +124,10 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
         const features = tenantFeatures(await deps.catalog.current(), tenant);
         if (!features.includes('test_keys')) throw new NotaryError('feature_not_enabled', 'Test keys are not enabled for this tenant', { feature: 'test_keys' });
       }
+      const collections = body.collections ? await keyCollectionIds(deps, tenant, body.collections) : undefined;
       const created = await deps.accounts.createKey(tenant.id, {
         name: body.name,
+        ...(collections ? { collections } : {}),
         expiresAt,
         ...(body.scopes ? { scopes: body.scopes } : {}),
         environment: body.environment ?? 'live',
@@ -211,4 +223,29 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
       });
     }
   }
+}
+
+/** Collection names of a stored list of ids (null: every collection). */
+async function collectionNames(deps: DashboardDeps, stored: string | null): Promise<string[] | null> {
+  const ids = parseCollectionIds(stored);
+  if (ids === null) return null;
+  return (await deps.collections.byIds(ids)).map((c) => c.name);
+}
+
+/**
+ * The ids of the collections a member limits a new key to: each must exist (404 collection_not_found) and be one the
+ * tenant may read (403 collection_forbidden), so a key never reaches past its tenant's limit.
+ */
+async function keyCollectionIds(deps: DashboardDeps, tenant: Tenant, names: readonly string[]): Promise<string[]> {
+  const found = await deps.collections.byNames(names);
+  const missing = names.filter((name) => !found.some((c) => c.name === name));
+  if (missing.length > 0) throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}`, { collections: missing });
+  const allowed = parseCollectionIds(tenant.collections);
+  const outside = allowed === null ? [] : found.filter((c) => !allowed.includes(c.id));
+  if (outside.length > 0) {
+    throw new NotaryError('collection_forbidden', `This tenant may not read ${outside.map((c) => `"${c.name}"`).join(', ')}: ask the operator (notary collections tenant)`, {
+      collection: outside[0]?.name,
+    });
+  }
+  return found.map((c) => c.id);
 }

@@ -4,6 +4,12 @@ import { api } from '../api';
 import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TextField, formatDate, useAction, useLoad } from '../components';
 import type { ApiKey, TenantInfo } from '../types';
 
+/** A comma-separated list of collection names as the key request's member (none: no limit). */
+function collectionsBody(text: string): { collections?: string[] } {
+  const names = [...new Set(text.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
+  return names.length > 0 ? { collections: names } : {};
+}
+
 /** What a key may call (the server's KEY_SCOPES): each is a /v1 route. */
 const KEY_SCOPES = ['search', 'extract', 'map', 'crawl'] as const;
 
@@ -62,6 +68,7 @@ export function Keys(): JSX.Element {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>([...KEY_SCOPES]);
   const [expires, setExpires] = useState('');
+  const [collections, setCollections] = useState('');
   const [environment, setEnvironment] = useState<'live' | 'test'>('live');
   const [created, setCreated] = useState<{ secret: string; name: string } | null>(null);
   const create = useAction();
@@ -71,10 +78,11 @@ export function Keys(): JSX.Element {
   const submit = (event: Event) => {
     event.preventDefault();
     void create.run(async () => {
-      const answer = await api<{ key: string; record: ApiKey }>('POST', '/keys', { name, scopes, environment, expires_at: expires || null });
+      const answer = await api<{ key: string; record: ApiKey }>('POST', '/keys', { name, scopes, environment, expires_at: expires || null, ...collectionsBody(collections) });
       setCreated({ secret: answer.key, name: answer.record.name ?? name });
       setName('');
       setExpires('');
+      setCollections('');
       await keys.reload();
     });
   };
@@ -97,6 +105,13 @@ export function Keys(): JSX.Element {
         <form onSubmit={submit} class="form-grid">
           <TextField label="Name" name="name" required value={name} onInput={setName} hint="What uses it, e.g. “ci” or “research agent”." />
           <TextField label="Expires on" name="expires" type="date" min={today} value={expires} onInput={setExpires} hint="Optional. The key stops working at the end of that day (UTC)." />
+          <TextField
+            label="Collections"
+            name="key-collections"
+            value={collections}
+            onInput={setCollections}
+            hint="Optional: the only collections the key may search, comma-separated. Empty: every collection your organisation may read."
+          />
           <fieldset class="field">
             <legend>Scopes</legend>
             {KEY_SCOPES.map((scope) => (

@@ -192,6 +192,14 @@ describe('MPP mode', () => {
     expect((await payerOf([{ party: 'dan', seed: limited.dave }, { party: 'alice', seed: seeds.alice }]))?.collections).toEqual(['col_a', 'col_b']);
     // No party limited: every collection (no list).
     expect((await payerOf([{ party: 'alice', seed: seeds.alice }, { party: 'bob', seed: seeds.bob }]))?.collections).toBeUndefined();
+    // A tenant limited by the operator narrows every party key of it, an unlimited one included.
+    const fran = { seed: new Uint8Array(32).fill(24) };
+    const franTenant = await accounts.createTenant('fran', { credits: 10 });
+    await parties.addKey(franTenant, toBase64Url(publicKeyFromSeed(fran.seed)));
+    expect((await payerOf([{ party: 'fran', seed: fran.seed }]))?.collections).toBeUndefined();
+    await accounts.updateTenant(franTenant.id, { collections: ['col_b'] });
+    expect((await payerOf([{ party: 'fran', seed: fran.seed }]))?.collections).toEqual(['col_b']);
+    expect((await payerOf([{ party: 'fran', seed: fran.seed }, { party: 'cara', seed: limited.carol }]))?.collections).toEqual([]);
     await expect(parties.addKey(await accounts.createTenant('erin'), toBase64Url(publicKeyFromSeed(new Uint8Array(32).fill(23))), undefined, [])).rejects.toThrow(/at least one/);
   });
 });

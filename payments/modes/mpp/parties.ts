@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { parseCollectionIds, NotaryError } from '../../../core/index.js';
+import { narrowCollections, parseCollectionIds, NotaryError } from '../../../core/index.js';
 import { nowIso } from '../../../storage/index.js';
 import { PartiesRepository } from './repository.js';
 import type { Database, Tenant } from '../../../storage/index.js';
@@ -118,7 +118,7 @@ export class Parties {
       if (entry.tenant.suspended_at !== null) {
         throw mppError('tenant_suspended', `The party "${party}" is suspended by the operator of this service; nothing was charged`, party);
       }
-      verified.push({ party, tenant: entry.tenant, kid, collections: parseCollectionIds(entry.key.collections) });
+      verified.push({ party, tenant: entry.tenant, kid, collections: narrowCollections(parseCollectionIds(entry.key.collections), parseCollectionIds(entry.tenant.collections)) });
     }
     return verified;
   }

@@ -70,6 +70,7 @@ export class PartiesRepository {
         'tenants.suspended_at',
         'tenants.features',
         'tenants.grant_period',
+        'tenants.collections as tenant_collections',
       ])
       .where('party_keys.kid', 'in', [...kids])
       .execute();
@@ -95,6 +96,7 @@ export class PartiesRepository {
             suspended_at: row.suspended_at,
             features: row.features,
             grant_period: row.grant_period,
+            collections: row.tenant_collections,
           },
         },
       ]),

@@ -8,6 +8,7 @@ function TenantCard(props: { tenant: TenantRow; tiers: string[]; features: strin
   const { tenant } = props;
   const [credits, setCredits] = useState('');
   const [reason, setReason] = useState('');
+  const [collections, setCollections] = useState(tenant.collections?.join(', ') ?? '');
   const action = useAction();
   const id = tenant.id;
   const patch = (body: object, done: string) =>
@@ -65,6 +66,29 @@ function TenantCard(props: { tenant: TenantRow; tiers: string[]; features: strin
           <button type="submit">Grant</button>
         </form>
       </div>
+      <form
+        class="grant"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const names = [...new Set(collections.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
+          void action.run(async () => {
+            await api('PUT', `/operator/tenants/${id}/collections`, { collections: names.length > 0 ? names : null });
+            await props.onChange();
+            return names.length > 0 ? `Its keys read only ${names.join(', ')}.` : 'Its keys read every collection.';
+          });
+        }}
+      >
+        <div class="field">
+          <label for={`collections-${id}`}>Collections its keys may read</label>
+          <input id={`collections-${id}`} value={collections} onInput={(e) => setCollections((e.currentTarget as HTMLInputElement).value)} aria-describedby={`collections-hint-${id}`} />
+          <div class="hint" id={`collections-hint-${id}`}>
+            Comma-separated; empty: every collection. Holds for every key and party key of the tenant.
+          </div>
+        </div>
+        <button type="submit" class="button-small">
+          Save<span class="visually-hidden"> collections of {tenant.name}</span>
+        </button>
+      </form>
       <details>
         <summary>Features{tenant.features_overridden ? ' (set for this tenant)' : ' (from its tier)'}</summary>
         <fieldset class="inline-checks">
