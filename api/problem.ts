@@ -51,7 +51,7 @@ function validationProblem(error: FastifyError, context: ProblemContext): Notary
     return new NotaryError('invalid_batch', `urls ${first.message ?? 'is invalid'}: send 1 to 20 distinct URLs (or one URL in url)`);
   }
   if (where === 'body' && issues.some((issue) => issue.keyword === 'oneOf' && (issue.instancePath ?? '') === '')) {
-    return new NotaryError('invalid_batch', 'Send either url (one page) or urls (a batch of 1 to 20 pages), not both and not neither');
+    return new NotaryError('invalid_batch', 'Send either url (one URL) or urls (1 to 20 URLs), not both and not neither');
   }
   if (first?.instancePath === '/query' && (first.keyword === 'pattern' || first.keyword === 'minLength')) {
     return new NotaryError('invalid_request', 'query must contain at least one letter or digit and no control characters');

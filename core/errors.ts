@@ -88,7 +88,7 @@ export const errorCodes = {
   // Crawl jobs over the API (issue 33).
   crawl_job_not_found: { status: 404, title: 'No such crawl job', retryable: false },
   crawl_limit_reached: { status: 429, title: "A crawl limit of the payer's tier is reached", retryable: true },
-  invalid_crawl_pattern: { status: 400, title: 'An include or exclude pattern is not a valid regular expression', retryable: false },
+  invalid_crawl_pattern: { status: 422, title: 'An include or exclude pattern is not a valid regular expression', retryable: false },
   deferred_payment_unsupported: { status: 422, title: 'This payment mode cannot pay a job charged after it ends', retryable: false },
   // Scaled-out deployment (issue 19): the shared index and stores.
   index_unavailable: { status: 503, title: 'The search index backend could not be reached or did not answer in time', retryable: true },
@@ -97,7 +97,7 @@ export const errorCodes = {
   webhook_address_blocked: { status: 422, title: 'The webhook URL resolves to an address this service does not call', retryable: false },
   webhook_not_found: { status: 404, title: 'No such webhook endpoint', retryable: false },
   // POST /v1/map (issue 33).
-  invalid_cursor: { status: 400, title: 'The cursor is not one this listing gave', retryable: false },
+  invalid_cursor: { status: 422, title: 'The cursor is not one this listing gave', retryable: false },
 } as const satisfies Record<string, { status: number; title: string; retryable: boolean }>;
 
 export interface ErrorEntry {

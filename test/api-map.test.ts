@@ -114,7 +114,7 @@ describe('POST /v1/map', () => {
       expect(bare.body.sitemap_error).toBeUndefined();
       expect(site.hits.length).toBe(hits);
 
-      // A cursor of another listing, or not ours: 400 invalid_cursor, nothing charged.
+      // A cursor of another listing, or not ours: 422 invalid_cursor, nothing charged.
       const first = await post({ url: `${site.origin}/docs/`, limit: 1 });
       const before = await credits();
       for (const body of [
@@ -123,7 +123,7 @@ describe('POST /v1/map', () => {
         { url: `${site.origin}/docs/`, cursor: 'not-a-cursor' },
       ]) {
         const res = await post(body);
-        expect(res.status).toBe(400);
+        expect(res.status).toBe(422);
         expect(res.body.code).toBe('invalid_cursor');
       }
       expect(await credits()).toBe(before);

@@ -46,10 +46,10 @@ describe('POST /v1/crawl refusals', () => {
     const refused: Array<[object, number, string, string?]> = [
       [{ url: seed, max_pages: 11 }, 429, 'crawl_limit_reached', 'crawl_pages_per_job'],
       [{ url: seed, scope: 'any' }, 400, 'invalid_request'],
-      [{ url: seed, urls: [seed] }, 400, 'invalid_request'],
-      [{}, 400, 'invalid_request'],
+      [{ url: seed, urls: [seed] }, 422, 'invalid_batch'],
+      [{}, 422, 'invalid_batch'],
       [{ url: 'ftp://example.org/' }, 400, 'invalid_url'],
-      [{ url: seed, include: ['(unclosed'] }, 400, 'invalid_crawl_pattern'],
+      [{ url: seed, include: ['(unclosed'] }, 422, 'invalid_crawl_pattern'],
       [{ url: seed, max_depth: 21 }, 400, 'invalid_request'],
       [{ url: seed, collection: 'nowhere' }, 404, 'collection_not_found'],
     ];

@@ -2,6 +2,7 @@ import { NotaryError } from '../../core/index.js';
 import { normaliseUrl } from '../../crawler/index.js';
 import type { CrawlJobRow } from '../../storage/index.js';
 import { countSchema } from '../paid/schemas.js';
+import { ABSOLUTE_HTTP_URL } from './extract.js';
 
 /** Most seeds one job may name, and the most include or exclude patterns (each at most MAX_PATTERN characters). */
 export const MAX_SEEDS = 20;
@@ -42,9 +43,11 @@ const patterns = { type: 'array', maxItems: MAX_PATTERNS, items: { type: 'string
 export const crawlBodySchema = {
   type: 'object',
   additionalProperties: false,
+  // Exactly one of url and urls.
+  oneOf: [{ required: ['url'] }, { required: ['urls'] }],
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'The seed: where the crawl starts. Exactly one of url and urls.' },
-    urls: { type: 'array', minItems: 1, maxItems: MAX_SEEDS, items: { type: 'string', minLength: 1, maxLength: 2048 }, description: 'Several seeds.' },
+    url: { type: 'string', minLength: 1, maxLength: 2048, pattern: ABSOLUTE_HTTP_URL, description: 'The seed: where the crawl starts. Exactly one of url and urls.' },
+    urls: { type: 'array', minItems: 1, maxItems: MAX_SEEDS, items: { type: 'string', minLength: 1, maxLength: 2048, pattern: ABSOLUTE_HTTP_URL }, description: 'Several seeds.' },
     collection: { type: 'string', minLength: 1, maxLength: 64, description: 'The collection the pages join (default: the default collection); it must exist.' },
     scope: { type: 'string', enum: ['path', 'host', 'domain'], description: "How far from the seeds: under the seed's folder (default), its host, or its registrable domain." },
     max_pages: { type: 'integer', format: 'int32', minimum: 1, maximum: 10_000_000, description: "Pages to store at most (default 100, at most the tier's crawl_pages_per_job): the quote." },
