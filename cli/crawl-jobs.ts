@@ -134,6 +134,7 @@ async function runJob(ctx: Runtime, job: CrawlJobRow, jc: JobContext): Promise<v
       signal: stop.signal,
       quiet: true,
       exemptSeedOrigins: false,
+      allowPrivateNetworks: job.allow_private === 1 || ctx.config.extract.allow_private_networks,
       crawler: {
         ...base,
         scope: job.scope as 'path' | 'host' | 'domain',

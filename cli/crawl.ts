@@ -55,6 +55,8 @@ export async function crawlAndIndex(
     collection?: string;
     /** False for seeds a tenant submitted (crawl jobs): the address policy alone decides, their origins are not exempt. */
     exemptSeedOrigins?: boolean;
+    /** Private addresses reachable for this crawl (a crawl job of a tenant the operator allowed); default: the config's. */
+    allowPrivateNetworks?: boolean;
     onStart?: (runId: string) => void;
     onProgress?: (p: CrawlProgress) => void;
   },
@@ -67,7 +69,7 @@ export async function crawlAndIndex(
     runs: ctx.runs,
     // The crawler's requests pass the same address policy as /v1/extract.
     addressPolicy: {
-      allowPrivateNetworks: ctx.config.extract.allow_private_networks,
+      allowPrivateNetworks: options.allowPrivateNetworks ?? ctx.config.extract.allow_private_networks,
       allowedPrivateRanges: ctx.config.extract.allowed_private_ranges,
     },
     frontier: ctx.frontier,

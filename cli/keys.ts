@@ -78,3 +78,21 @@ export async function keysListCommand(cfg: NotaryConfig, opts: { tenant?: string
     await ctx.close();
   }
 }
+
+/**
+ * `notary keys private-networks --tenant NAME on|off`: whether the tenant's crawl jobs may reach private addresses (its
+ * intranet) while the deployment's policy (extract.allow_private_networks) stays strict for the others. Cloud
+ * metadata and link-local addresses stay closed either way.
+ */
+export async function keysPrivateNetworksCommand(cfg: NotaryConfig, tenantName: string, value: string): Promise<void> {
+  if (value !== 'on' && value !== 'off') throw new NotaryError('invalid_request', `say on or off, not "${value.slice(0, 20)}"`);
+  const ctx = await Runtime.open(cfg);
+  try {
+    const tenant = await ctx.accounts.repository.getTenantByName(tenantName);
+    if (!tenant) throw new NotaryError('tenant_not_found', `no tenant named "${tenantName}": see notary keys list`);
+    await ctx.accounts.updateTenant(tenant.id, { allowPrivateNetworks: value === 'on' });
+    process.stdout.write(`${tenant.name}  crawl jobs ${value === 'on' ? 'may' : 'may not'} reach private addresses\n`);
+  } finally {
+    await ctx.close();
+  }
+}

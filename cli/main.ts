@@ -162,6 +162,16 @@ export function buildProgram(): Command {
       await keysListCommand(configFrom(program.opts<GlobalOptions>()), opts);
     });
 
+  keys
+    .command('private-networks')
+    .description("let a tenant's crawl jobs reach private addresses (its intranet), or not: the others keep the deployment's policy")
+    .requiredOption('--tenant <name>', 'tenant name')
+    .argument('<on|off>')
+    .action(async (value: string, opts: { tenant: string }) => {
+      const { keysPrivateNetworksCommand } = await import('./keys.js');
+      await keysPrivateNetworksCommand(configFrom(program.opts<GlobalOptions>()), opts.tenant, value);
+    });
+
   const collections = program.command('collections').description('collections: named sets of pages, searched apart (issue 33)');
   collections
     .command('list')

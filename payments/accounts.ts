@@ -230,14 +230,15 @@ export class Accounts {
   }
 
   /** Operators: tier, suspension and feature overrides of a tenant. */
-  async updateTenant(tenantId: string, patch: { tier?: string; suspended?: boolean; features?: readonly string[] | null; collections?: readonly string[] | null }): Promise<Tenant> {
-    const update: { tier?: string; suspended_at?: string | null; features?: string | null; collections?: string | null } = {};
+  async updateTenant(tenantId: string, patch: { tier?: string; suspended?: boolean; features?: readonly string[] | null; collections?: readonly string[] | null; allowPrivateNetworks?: boolean }): Promise<Tenant> {
+    const update: { tier?: string; suspended_at?: string | null; features?: string | null; collections?: string | null; allow_private_networks?: number } = {};
     if (patch.tier !== undefined) {
       this.checkTier(patch.tier);
       update.tier = patch.tier;
     }
     if (patch.suspended !== undefined) update.suspended_at = patch.suspended ? nowIso() : null;
     if (patch.features !== undefined) update.features = patch.features === null ? null : JSON.stringify([...new Set(patch.features)]);
+    if (patch.allowPrivateNetworks !== undefined) update.allow_private_networks = patch.allowPrivateNetworks ? 1 : 0;
     if (patch.collections !== undefined) update.collections = patch.collections === null ? null : JSON.stringify([...new Set(patch.collections)]);
     const tenant = await this.repository.updateTenant(tenantId, update);
     if (!tenant) throw new NotaryError('tenant_not_found', `no tenant with id ${tenantId}`);

@@ -200,9 +200,11 @@ export class Runtime {
     catalog: Catalog;
     addressPolicy: { allowPrivateNetworks: boolean; allowedPrivateRanges: readonly string[] };
     checkWebhook(endpointId: string, tenantId: string): Promise<void>;
+    tenantAllowsPrivate(tenantId: string): Promise<boolean>;
   } {
     return {
       jobs: this.crawlJobs,
+      tenantAllowsPrivate: async (tenantId) => (await this.accounts.getTenant(tenantId)).allow_private_networks === 1,
       checkWebhook: async (endpointId, tenantId) => {
         await this.webhooks.endpointOf(endpointId, tenantId);
       },

@@ -76,7 +76,7 @@ export class AccountsRepository extends CreditLedgerRepository {
     return key && (tenantId === undefined || key.tenant_id === tenantId) ? key : undefined;
   }
 
-  async updateTenant(id: string, patch: { tier?: string; suspended_at?: string | null; features?: string | null; collections?: string | null }): Promise<Tenant | undefined> {
+  async updateTenant(id: string, patch: { tier?: string; suspended_at?: string | null; features?: string | null; collections?: string | null; allow_private_networks?: number }): Promise<Tenant | undefined> {
     if (Object.keys(patch).length > 0) await this.db.updateTable('tenants').set(patch).where('id', '=', id).execute();
     return this.getTenant(id);
   }

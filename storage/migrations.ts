@@ -3,7 +3,7 @@ import type { Migration, MigrationProvider } from 'kysely/migration';
 import { sql } from 'kysely';
 import { accountsMigration } from './migrations/accounts.js';
 import { collectionSettingsMigration, collectionsMigration, collectionsPublicMigration, tenantCollectionsMigration } from './migrations/collections.js';
-import { crawlJobsMigration } from './migrations/crawl-jobs.js';
+import { crawlJobsMigration, tenantPrivateNetworksMigration } from './migrations/crawl-jobs.js';
 import { crawlFrontierMigration, crawlHostActiveMigration, crawlHostSlotsMigration } from './migrations/crawl.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -304,6 +304,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0036_crawl_jobs': crawlJobsMigration(helpers),
     '0037_collection_settings': collectionSettingsMigration(helpers),
     '0038_tenant_collections': tenantCollectionsMigration(helpers),
+    '0039_tenant_private_networks': tenantPrivateNetworksMigration(helpers),
   };
   for (const [name, factory] of pluginMigrations) {
     if (name in migrations) throw new Error(`migration ${name} is registered twice`);

@@ -111,6 +111,8 @@ export interface TenantsTable {
   grant_period: Generated<string | null>;
   /** JSON array of the collection ids the tenant's keys may read at most; null: every collection. */
   collections: Generated<string | null>;
+  /** 1: the operator lets this tenant's crawl jobs reach private addresses (not metadata ones). */
+  allow_private_networks: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -307,6 +309,8 @@ export interface CrawlSeedsTable {
 /** A crawl job ordered over the API (storage/crawl-jobs.ts); JSON columns: seeds, include, exclude, hold. */
 export interface CrawlJobsTable {
   id: string;
+  /** 1: its seeds and pages may be at private addresses (its tenant was allowed when it was ordered). */
+  allow_private: Generated<number>;
   /** The payer's stable identity (AuthenticatedPayer.payerId): whose job it is. */
   payer: string;
   tenant_id: string | null;

@@ -81,6 +81,11 @@ describe('dashboard: collections and the seeds that fill them', () => {
     expect(set.status, set.text).toBe(200);
     const listed = (await operator.get('operator/tenants')).body['tenants'] as Array<{ id: string; collections: string[] | null }>;
     expect(listed.find((t) => t.id === tenantId)?.collections).toEqual(['wiki']);
+    // The operator lets this tenant's crawl jobs reach private addresses (issue 33: per tenant).
+    const opened = await operator.request('PATCH', `operator/tenants/${tenantId}`, { body: { allow_private_networks: true } });
+    expect(opened.status, opened.text).toBe(200);
+    const after = (await operator.get('operator/tenants')).body['tenants'] as Array<{ id: string; allow_private_networks: boolean }>;
+    expect(after.find((t) => t.id === tenantId)?.allow_private_networks).toBe(true);
     expect((await operator.request('PUT', `operator/tenants/${tenantId}/collections`, { body: { collections: ['nope'] } })).body['code']).toBe('collection_not_found');
     expect(((await member.get('tenant')).body['tenant'] as { collections: string[] | null }).collections).toEqual(['wiki']);
 

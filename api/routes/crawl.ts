@@ -19,6 +19,8 @@ export interface CrawlJobsDeps {
    * anything is held); a payer without an account has no endpoint (400 invalid_request). Absent: not checked.
    */
   checkWebhook?(endpointId: string, tenantId: string): Promise<void>;
+  /** Whether the operator lets this tenant's jobs reach private addresses (beyond `addressPolicy`); absent: never. */
+  tenantAllowsPrivate?(tenantId: string): Promise<boolean>;
 }
 
 const LIST_LIMIT = 50;
@@ -116,12 +118,14 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
           if (!payer) throw await gate.challengeFor(admission, price, true);
           gate.checkDeferred(payer, price);
           checkCollectionAccess(payer, collection);
+          // The deployment's policy, or this tenant's allowance (an intranet the operator opened to it alone).
+          const allowPrivate = deps.addressPolicy.allowPrivateNetworks || (payer.tenantId !== undefined && (await deps.tenantAllowsPrivate?.(payer.tenantId)) === true);
           const begun = await gate.begin(admission, rawBody, price, collection, {
             deferred: true,
             // After a replay is ruled out: a retry of an accepted job answers that job whatever the limits say now.
             check: async () => {
               await checkLimits(deps, payer, tierName, tier, maxPages);
-              await vetSeeds(asked.seeds, deps.addressPolicy);
+              await vetSeeds(asked.seeds, { ...deps.addressPolicy, allowPrivateNetworks: allowPrivate });
               if (asked.webhook !== null && deps.checkWebhook) {
                 if (payer.tenantId === undefined) {
                   throw new NotaryError('invalid_request', 'webhook: payers without an account have no webhook endpoints; leave it out, or pay with an API key');
@@ -147,6 +151,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
               include: JSON.stringify(asked.include),
               exclude: JSON.stringify(asked.exclude),
               webhook: asked.webhook,
+              allow_private: allowPrivate ? 1 : 0,
               credits_quoted: held.test === true ? 0 : price.credits,
               hold: JSON.stringify(held),
               request_id: request.id,

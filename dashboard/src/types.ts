@@ -177,6 +177,8 @@ export interface TenantRow {
   created_at: string;
   /** The collections its keys read at most; null: every collection. */
   collections: string[] | null;
+  /** Its crawl jobs may reach private addresses. */
+  allow_private_networks: boolean;
 }
 
 export const FEATURE_LABELS: Record<string, string> = {

@@ -50,3 +50,18 @@ export const crawlJobsMigration: MigrationFactory = () => ({
     await db.schema.dropTable('crawl_jobs').ifExists().execute();
   },
 });
+
+/**
+ * 0039_tenant_private_networks (issue 33): an operator may let one tenant's crawl jobs reach private addresses (its
+ * intranet) while the deployment's policy stays strict for the others; each job records what it was allowed.
+ */
+export const tenantPrivateNetworksMigration: MigrationFactory = () => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('tenants').addColumn('allow_private_networks', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema.alterTable('crawl_jobs').addColumn('allow_private', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('crawl_jobs').dropColumn('allow_private').execute();
+    await db.schema.alterTable('tenants').dropColumn('allow_private_networks').execute();
+  },
+});

@@ -228,6 +228,8 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
         created_at: tenant.created_at,
         // The collections its keys read at most (PUT operator/tenants/{id}/collections); null: every collection.
         collections: parseCollectionIds(tenant.collections)?.map((id) => nameOf.get(id) ?? id) ?? null,
+        // Its crawl jobs may reach private addresses (PATCH allow_private_networks).
+        allow_private_networks: tenant.allow_private_networks === 1,
       })),
       tiers: Object.keys(snapshot.tiers),
       features: FEATURES,
@@ -267,15 +269,16 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Das
             tier: { type: 'string', maxLength: 32 },
             suspended: { type: 'boolean' },
             features: { anyOf: [{ type: 'array', items: { type: 'string', enum: [...FEATURES] }, uniqueItems: true }, { type: 'null' }] },
+            allow_private_networks: { type: 'boolean' },
           },
         },
       },
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      const body = request.body as { tier?: string; suspended?: boolean; features?: string[] | null };
+      const { allow_private_networks: allowPrivate, ...body } = request.body as { tier?: string; suspended?: boolean; features?: string[] | null; allow_private_networks?: boolean };
       await deps.catalog.current();
-      const tenant = await deps.accounts.updateTenant(id, body);
+      const tenant = await deps.accounts.updateTenant(id, { ...body, ...(allowPrivate !== undefined ? { allowPrivateNetworks: allowPrivate } : {}) });
       return { tenant: { id: tenant.id, name: tenant.name, tier: tenant.tier, suspended: tenant.suspended_at !== null, features: tenantFeatures(await deps.catalog.current(), tenant) } };
     },
   );

@@ -71,6 +71,7 @@ export class PartiesRepository {
         'tenants.features',
         'tenants.grant_period',
         'tenants.collections as tenant_collections',
+        'tenants.allow_private_networks',
       ])
       .where('party_keys.kid', 'in', [...kids])
       .execute();
@@ -97,6 +98,7 @@ export class PartiesRepository {
             features: row.features,
             grant_period: row.grant_period,
             collections: row.tenant_collections,
+            allow_private_networks: row.allow_private_networks,
           },
         },
       ]),

@@ -89,6 +89,17 @@ function TenantCard(props: { tenant: TenantRow; tiers: string[]; features: strin
           Save<span class="visually-hidden"> collections of {tenant.name}</span>
         </button>
       </form>
+      <label class="check small">
+        <input
+          type="checkbox"
+          checked={tenant.allow_private_networks}
+          onChange={(e) => {
+            const on = (e.currentTarget as HTMLInputElement).checked;
+            void patch({ allow_private_networks: on }, on ? 'Its crawl jobs may reach private addresses.' : 'Its crawl jobs keep to public addresses.');
+          }}
+        />
+        Its crawl jobs may reach private addresses (an intranet; metadata addresses stay closed)
+      </label>
       <details>
         <summary>Features{tenant.features_overridden ? ' (set for this tenant)' : ' (from its tier)'}</summary>
         <fieldset class="inline-checks">
