@@ -28,7 +28,7 @@ func TestLiveMap(t *testing.T) {
 	}
 	var apiErr *APIError
 	_, err = c.Map(ctx, MapRequest{URL: "https://docs.test/", Sitemaps: &off, Cursor: "not-a-cursor"})
-	if !errors.Is(err, ErrBadRequest) || !errors.As(err, &apiErr) || apiErr.Code != "invalid_cursor" {
+	if !errors.Is(err, ErrUnprocessable) || !errors.As(err, &apiErr) || apiErr.Code != "invalid_cursor" {
 		t.Errorf("bad cursor: %v", err)
 	}
 }

@@ -241,7 +241,7 @@ def test_map_lists_the_indexed_site_charged_one_credit_with_paging():
         assert len(first["urls"]) == 1 and first["next_cursor"]
         second = notary.map("https://docs.test/", sitemaps=False, limit=1, cursor=first["next_cursor"])
         assert second["urls"][0]["url"] == urls[1] and second.credits_used == 1
-        with pytest.raises(BadRequestError) as bad:
+        with pytest.raises(UnprocessableError) as bad:
             notary.map("https://docs.test/", sitemaps=False, cursor="not-a-cursor")
         assert bad.value.code == "invalid_cursor"
 
