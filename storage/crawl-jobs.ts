@@ -97,6 +97,17 @@ export class CrawlJobStore {
     return this.getFor(id, payer);
   }
 
+  /** A tenant's jobs (whatever paid them), newest first, at most `limit`: its members' view. */
+  async listByTenant(tenantId: string, limit: number): Promise<CrawlJobRow[]> {
+    return this.db.selectFrom('crawl_jobs').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /** Cancels a tenant's job that is not over, as `cancel` does; undefined when it is not the tenant's. */
+  async cancelByTenant(id: string, tenantId: string): Promise<CrawlJobRow | undefined> {
+    const row = await this.get(id);
+    return row && row.tenant_id === tenantId ? this.cancel(id, row.payer) : undefined;
+  }
+
   /** Every payer's jobs, newest first (the operators' view), at most `limit`. */
   async recent(limit: number): Promise<CrawlJobRow[]> {
     return this.db.selectFrom('crawl_jobs').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();

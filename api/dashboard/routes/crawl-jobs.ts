@@ -10,26 +10,23 @@ const idParam = { type: 'object', required: ['id'], properties: { id: { type: 's
 /** Jobs a dashboard page lists at most. */
 const LIST_LIMIT = 100;
 
-/** The payer id of a tenant's API-key calls (payments/modes/api-key: `tenant:<id>`): whose jobs a member sees. */
-const tenantPayer = (tenantId: string) => `tenant:${tenantId}`;
-
 function notFound(id: string): NotaryError {
   return new NotaryError('crawl_job_not_found', `No crawl job ${id} of yours`, { id });
 }
 
 /**
- * Crawl jobs in the dashboard (issue 33): a member sees and cancels their tenant's jobs (those its keys submitted);
+ * Crawl jobs in the dashboard (issue 33): a member sees and cancels their tenant's jobs (those it paid for);
  * an operator sees every payer's jobs, with the payer, and cancels any. Cancelling is the API's DELETE: the job shows
  * cancelled at once, its worker stops at its next progress write and it is charged for the pages stored by then.
  */
 export async function crawlJobRoutes(app: FastifyInstance, { deps }: { deps: DashboardDeps }): Promise<void> {
-  const memberPayer = (request: FastifyRequest) => tenantPayer(requireMember(request).tenant_id);
+  const memberTenant = (request: FastifyRequest) => requireMember(request).tenant_id;
   const operatorView = (row: CrawlJobRow) => ({ ...presentJob(row), payer: row.payer, tenant_id: row.tenant_id });
 
-  app.get('/crawl-jobs', async (request) => ({ jobs: (await deps.crawlJobs.list(memberPayer(request), LIST_LIMIT)).map(presentJob) }));
+  app.get('/crawl-jobs', async (request) => ({ jobs: (await deps.crawlJobs.listByTenant(memberTenant(request), LIST_LIMIT)).map(presentJob) }));
   app.post('/crawl-jobs/:id/cancel', { schema: { params: idParam } }, async (request) => {
     const { id } = request.params as { id: string };
-    const row = await deps.crawlJobs.cancel(id, memberPayer(request));
+    const row = await deps.crawlJobs.cancelByTenant(id, memberTenant(request));
     if (!row) throw notFound(id);
     return { job: presentJob(row) };
   });
