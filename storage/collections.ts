@@ -44,6 +44,11 @@ export class CollectionStore {
   async idsOfList(list: string): Promise<string[]> {
     const names = [...new Set(list.split(',').map((n) => n.trim()).filter((n) => n.length > 0))];
     if (names.length === 0) throw new NotaryError('invalid_collection', '--collections names no collection: give one or more names, comma-separated');
+    return this.idsOfNames(names);
+  }
+
+  /** The ids of these collection names, in their order; collection_not_found naming the ones that do not exist. */
+  async idsOfNames(names: readonly string[]): Promise<string[]> {
     const found = new Map((await this.byNames(names)).map((c) => [c.name, c.id]));
     const missing = names.filter((name) => !found.has(name));
     if (missing.length > 0) {

@@ -1,5 +1,6 @@
 import { html, writeSite } from '../../testkit/crawl-site.js';
 import { serveDirectory, type StaticServer } from '../../testkit/serve-static.js';
+import { until as pollUntil } from '../../testkit/until.js';
 
 /** A site of `pages` linked pages under /docs/ on 127.0.0.1, each about a heliotrope-coloured topic only it names. */
 export async function startCrawlJobSite(pages: number): Promise<StaticServer> {
@@ -12,13 +13,7 @@ export async function startCrawlJobSite(pages: number): Promise<StaticServer> {
   return serveDirectory(writeSite(files));
 }
 
-/** Polls until `probe` gives a value, or fails after `timeoutMs`. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Polls until `probe` gives a value, or fails after `timeoutMs` (testkit/until.ts, with the name first). */
+export function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  return pollUntil(probe, what, timeoutMs);
 }

@@ -95,13 +95,7 @@ export async function collectionRoutes(app: FastifyInstance, { deps }: { deps: D
     async (request) => {
       const { id } = request.params as { id: string };
       const { collections: names } = request.body as { collections: string[] | null };
-      let ids: string[] | null = null;
-      if (names !== null) {
-        const found = await deps.collections.byNames(names);
-        const missing = names.filter((name) => !found.some((c) => c.name === name));
-        if (missing.length > 0) throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}`, { collections: missing });
-        ids = found.map((c) => c.id);
-      }
+      const ids = names === null ? null : await deps.collections.idsOfNames(names);
       const tenant = await deps.accounts.updateTenant(id, { collections: ids });
       return { tenant: { id: tenant.id, name: tenant.name, collections: names } };
     },

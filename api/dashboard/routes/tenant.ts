@@ -237,15 +237,13 @@ async function collectionNames(deps: DashboardDeps, stored: string | null): Prom
  * tenant may read (403 collection_forbidden), so a key never reaches past its tenant's limit.
  */
 async function keyCollectionIds(deps: DashboardDeps, tenant: Tenant, names: readonly string[]): Promise<string[]> {
-  const found = await deps.collections.byNames(names);
-  const missing = names.filter((name) => !found.some((c) => c.name === name));
-  if (missing.length > 0) throw new NotaryError('collection_not_found', `no collection named ${missing.map((n) => `"${n}"`).join(', ')}`, { collections: missing });
+  const ids = await deps.collections.idsOfNames(names);
   const allowed = parseCollectionIds(tenant.collections);
-  const outside = allowed === null ? [] : found.filter((c) => !allowed.includes(c.id));
+  const outside = allowed === null ? [] : names.filter((_name, i) => !allowed.includes(ids[i] ?? ''));
   if (outside.length > 0) {
-    throw new NotaryError('collection_forbidden', `This tenant may not read ${outside.map((c) => `"${c.name}"`).join(', ')}: ask the operator (notary collections tenant)`, {
-      collection: outside[0]?.name,
+    throw new NotaryError('collection_forbidden', `This tenant may not read ${outside.map((n) => `"${n}"`).join(', ')}: ask the operator (notary collections tenant)`, {
+      collection: outside[0],
     });
   }
-  return found.map((c) => c.id);
+  return ids;
 }
