@@ -189,43 +189,34 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
         },
       );
 
-      app.get(
-        '/v1/crawl/:id',
-        {
+      // GET reads the caller's job, DELETE cancels it; another payer's job is as absent as an unknown id.
+      const jobRoutes: Array<['GET' | 'DELETE', string, (id: string, payer: string) => Promise<CrawlJobRow | undefined>]> = [
+        ['GET', 'A crawl job: its state and progress (stored, queued, failed, rate, time left). Not charged.', (id, payer) => deps.jobs.getFor(id, payer)],
+        [
+          'DELETE',
+          'Cancel a crawl job: it stops within a few seconds and is charged for the pages it stored until then. Not charged.',
+          (id, payer) => deps.jobs.cancel(id, payer),
+        ],
+      ];
+      for (const [method, summary, act] of jobRoutes) {
+        app.route({
+          method,
+          url: '/v1/crawl/:id',
           schema: {
-            summary: 'A crawl job: its state and progress (stored, queued, failed, rate, time left). Not charged.',
+            summary,
             'x-notary-paid': true,
             params: idParams,
             response: { 200: crawlJobSchema, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, 404]) },
           } as FastifySchema,
-        },
-        async (request, reply) => {
-          const payer = await caller(request);
-          const { id } = request.params as { id: string };
-          const row = await deps.jobs.getFor(id, payer.payerId);
-          if (!row) throw notFound(id);
-          return sendJob(reply, row);
-        },
-      );
-
-      app.delete(
-        '/v1/crawl/:id',
-        {
-          schema: {
-            summary: 'Cancel a crawl job: it stops within a few seconds and is charged for the pages it stored until then. Not charged.',
-            'x-notary-paid': true,
-            params: idParams,
-            response: { 200: crawlJobSchema, ...problemResponses([...PAID_ROUTE_PROBLEM_STATUSES, 404]) },
-          } as FastifySchema,
-        },
-        async (request, reply) => {
-          const payer = await caller(request);
-          const { id } = request.params as { id: string };
-          const row = await deps.jobs.cancel(id, payer.payerId);
-          if (!row) throw notFound(id);
-          return sendJob(reply, row);
-        },
-      );
+          handler: async (request, reply) => {
+            const payer = await caller(request);
+            const { id } = request.params as { id: string };
+            const row = await act(id, payer.payerId);
+            if (!row) throw notFound(id);
+            return sendJob(reply, row);
+          },
+        });
+      }
     },
   };
 }
