@@ -148,7 +148,7 @@ export class Runtime {
     this.usage = new UsageRepository(storage.db);
     ({ users: this.users, sessions: this.sessions } = dashboardPeople(config, storage.db));
     this.seeds = new CrawlSeedStore(storage.db);
-    this.crawlJobs = new CrawlJobStore(storage.db);
+    this.crawlJobs = new CrawlJobStore(storage.db, storage.dialect);
     this.frontier = new FrontierStore(storage.db, storage.dialect);
     this.hostSlots = new SharedHostSlots(storage.db);
     this.rateLimits =

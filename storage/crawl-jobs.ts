@@ -1,5 +1,6 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { nowIso } from './db.js';
+import type { Dialect } from './migrations.js';
 import { ownerProcessGone } from './crawl-runs.js';
 import type { CrawlJobsTable, Database } from './schema.js';
 
@@ -26,9 +27,26 @@ export interface JobProgress {
  * is taken over. A job is over for good once `settled_at` is set, which happens once (a conditional update).
  */
 export class CrawlJobStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect = 'sqlite',
+  ) {}
 
-  async create(job: NewCrawlJob): Promise<CrawlJobRow> {
+  /**
+   * Creates the job only if the payer's jobs still leave room for it (`limits.check` throws otherwise), counted and
+   * inserted as one step: two orders at once cannot both pass a tier's crawl_concurrent_jobs or crawl_pages_per_day.
+   * SQLite's read-write transactions hold the write lock from their start (storage/db.ts); PostgreSQL takes a
+   * transaction-level advisory lock per payer.
+   */
+  async createWithinLimits(job: NewCrawlJob, limits: { since: string; check(active: number, pagesSince: number): void }): Promise<CrawlJobRow> {
+    return this.db.transaction().execute(async (trx) => {
+      if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`notary-crawl-jobs:${job.payer}`}))`.execute(trx);
+      limits.check(await this.activeIn(trx, job.payer), await this.pagesSinceIn(trx, job.payer, limits.since));
+      return this.create(job, trx);
+    });
+  }
+
+  async create(job: NewCrawlJob, executor: Kysely<Database> | Transaction<Database> = this.db): Promise<CrawlJobRow> {
     const row: CrawlJobRow = {
       ...job,
       status: 'queued',
@@ -47,7 +65,7 @@ export class CrawlJobStore {
       ended_at: null,
       settled_at: null,
     };
-    await this.db.insertInto('crawl_jobs').values(row).execute();
+    await executor.insertInto('crawl_jobs').values(row).execute();
     return row;
   }
 
@@ -71,13 +89,21 @@ export class CrawlJobStore {
 
   /** Jobs of a payer not over yet (queued, running, or cancelled and still stopping). */
   async active(payer: string): Promise<number> {
-    const row = await this.db.selectFrom('crawl_jobs').select((eb) => eb.fn.countAll<number | string>().as('n')).where('payer', '=', payer).where('settled_at', 'is', null).executeTakeFirst();
+    return this.activeIn(this.db, payer);
+  }
+
+  private async activeIn(executor: Kysely<Database> | Transaction<Database>, payer: string): Promise<number> {
+    const row = await executor.selectFrom('crawl_jobs').select((eb) => eb.fn.countAll<number | string>().as('n')).where('payer', '=', payer).where('settled_at', 'is', null).executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 
   /** Pages a payer's jobs ordered since `since` may take: what ended ones stored, the budget of the others. */
   async pagesSince(payer: string, since: string): Promise<number> {
-    const rows = await this.db.selectFrom('crawl_jobs').select(['stored', 'max_pages', 'settled_at']).where('payer', '=', payer).where('created_at', '>=', since).execute();
+    return this.pagesSinceIn(this.db, payer, since);
+  }
+
+  private async pagesSinceIn(executor: Kysely<Database> | Transaction<Database>, payer: string, since: string): Promise<number> {
+    const rows = await executor.selectFrom('crawl_jobs').select(['stored', 'max_pages', 'settled_at']).where('payer', '=', payer).where('created_at', '>=', since).execute();
     return rows.reduce((sum, row) => sum + (row.settled_at === null ? row.max_pages : row.stored), 0);
   }
 

@@ -92,6 +92,19 @@ describe('POST /v1/crawl refusals', () => {
     expect(forbidden.body['code']).toBe('collection_forbidden');
   });
 
+  it('eight orders at once: the tier allows two jobs at once and 15 pages a day, and exactly that many are held', async () => {
+    const { post, tenantId, harness } = await api(true);
+    const seed = 'http://127.0.0.1:9/docs/';
+    // 8 jobs of 5 pages: crawl_concurrent_jobs 2 lets two through (10 pages, within crawl_pages_per_day 15).
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post({ url: seed, max_pages: 5 })));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([202, 202, 429, 429, 429, 429, 429, 429]);
+    for (const refused of answers.filter((a) => a.status === 429)) expect(refused.body).toMatchObject({ code: 'crawl_limit_reached' });
+    expect(await harness.runtime.crawlJobs.active(`tenant:${tenantId}`)).toBe(2);
+    // Held: two quotes of 5 pages; every refusal gave its hold back.
+    expect(await harness.runtime.accounts.balance(tenantId)).toBe(100 - 2 * 5);
+  });
+
   it('refuses loopback and metadata seeds before any charge, and never follows a redirect to metadata inside the crawl', async () => {
     const site = await startTestServer({
       '/docs/': (_req, res) => {

@@ -34,16 +34,14 @@ function limitReached(tier: string, limit: 'crawl_pages_per_job' | 'crawl_concur
   return new NotaryError('crawl_limit_reached', `${detail} (tiers.${tier}.${limit} = ${allowed}); nothing was charged`, { limit, allowed, tier });
 }
 
-/** The tier's crawl limits, checked before anything is held: a job over one of them is refused. */
-async function checkLimits(deps: CrawlJobsDeps, payer: AuthenticatedPayer, tierName: string, tier: TierSettings, maxPages: number): Promise<void> {
+/** The tier's limits a new job must keep to, given the payer's active jobs and the pages of its jobs today. */
+function keepsToLimits(tierName: string, tier: TierSettings, maxPages: number, active: number, today: number): void {
   if (maxPages > tier.crawl_pages_per_job) {
     throw limitReached(tierName, 'crawl_pages_per_job', tier.crawl_pages_per_job, `max_pages ${maxPages} is more than one job of this tier may store: ask for at most ${tier.crawl_pages_per_job}`);
   }
-  const active = await deps.jobs.active(payer.payerId);
   if (active >= tier.crawl_concurrent_jobs) {
     throw limitReached(tierName, 'crawl_concurrent_jobs', tier.crawl_concurrent_jobs, `${active} crawl jobs are queued or running: wait for one to end, or cancel one (DELETE /v1/crawl/{id})`);
   }
-  const today = await deps.jobs.pagesSince(payer.payerId, utcDayStart());
   if (today + maxPages > tier.crawl_pages_per_day) {
     throw limitReached(
       tierName,
@@ -54,7 +52,14 @@ async function checkLimits(deps: CrawlJobsDeps, payer: AuthenticatedPayer, tierN
   }
 }
 
-/** Every seed must pass the address policy now (403 blocked_address, before any charge); one that does not resolve may later. */
+/**
+ * The tier's crawl limits, checked before anything is held (a refusal holds nothing); the job's insert checks them
+ * again in the same step as the insert (CrawlJobStore.createWithinLimits), so two orders at once cannot both pass.
+ */
+async function checkLimits(deps: CrawlJobsDeps, payer: AuthenticatedPayer, tierName: string, tier: TierSettings, maxPages: number): Promise<void> {
+  keepsToLimits(tierName, tier, maxPages, await deps.jobs.active(payer.payerId), await deps.jobs.pagesSince(payer.payerId, utcDayStart()));
+}
+
 async function vetSeeds(seeds: readonly string[], policy: CrawlJobsDeps['addressPolicy']): Promise<void> {
   for (const seed of seeds) {
     try {
@@ -137,7 +142,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
           const id = newId('crawl');
           const response = await begun.call.hold(id, async (held) => {
-            const row = await deps.jobs.create({
+            const row = await deps.jobs.createWithinLimits({
               id,
               payer: payer.payerId,
               tenant_id: payer.tenantId ?? null,
@@ -156,7 +161,7 @@ export function crawlRoutes(deps: CrawlJobsDeps): PaidRoute {
               hold: JSON.stringify(held),
               request_id: request.id,
               created_at: new Date().toISOString(),
-            });
+            }, { since: utcDayStart(), check: (active, today) => keepsToLimits(tierName, tier, maxPages, active, today) });
             return {
               status: 202,
               headers: { 'content-type': 'application/json; charset=utf-8', location: `/v1/crawl/${id}`, ...admission.rateLimitHeaders },
