@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { DEFAULT_COLLECTION_ID, NotaryError, newId } from '../core/index.js';
+import { DEFAULT_COLLECTION_ID, NotaryError, newId, parseCollectionIds } from '../core/index.js';
 import { nowIso } from './db.js';
 import type { Collection, Database } from './schema.js';
 
@@ -57,6 +57,30 @@ export class CollectionStore {
       });
     }
     return names.map((name) => found.get(name) ?? '');
+  }
+
+  /**
+   * The ids of the collections a tenant limits a new key (or party key) to: each must exist (404 collection_not_found)
+   * and be one the tenant may read (`tenantLimit`, its stored list; null: every collection), else 403
+   * collection_forbidden, so a key never reaches past its tenant's limit.
+   */
+  async idsWithinTenant(names: readonly string[], tenantLimit: string | null): Promise<string[]> {
+    const ids = await this.idsOfNames(names);
+    const allowed = parseCollectionIds(tenantLimit);
+    const outside = allowed === null ? [] : names.filter((_name, i) => !allowed.includes(ids[i] ?? ''));
+    if (outside.length > 0) {
+      throw new NotaryError('collection_forbidden', `This tenant may not read ${outside.map((n) => `"${n}"`).join(', ')}: ask the operator (notary collections tenant)`, {
+        collection: outside[0],
+      });
+    }
+    return ids;
+  }
+
+  /** Collection names of a stored list of ids (null: every collection); ids of deleted collections are left out. */
+  async namesOf(stored: string | null): Promise<string[] | null> {
+    const ids = parseCollectionIds(stored);
+    if (ids === null) return null;
+    return (await this.byIds(ids)).map((c) => c.name);
   }
 
   /** The ids of the collections payers without an account (pay-per-call) may read. */

@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildEnvelope } from '../payments/modes/mpp/index.js';
+import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
+import { toBase64Url } from '../payments/crypto/encoding.js';
 import { seedWorker } from '../cli/crawl-worker.js';
 import { html, writeSite } from '../testkit/crawl-site.js';
 import { serveDirectory } from '../testkit/serve-static.js';
@@ -99,5 +103,46 @@ describe('dashboard: collections and the seeds that fill them', () => {
     const searched = await h.call(open.body['key'] as string, { query: 'gearbox', depth: 1, collection: 'payroll' });
     expect(searched.status).toBe(403);
     expect(searched.body['code']).toBe('collection_forbidden');
+  });
+
+  it("limits a party key to collections within its tenant's limit; envelopes it signs read only those", async () => {
+    const operator = await h.operator();
+    await operator.post('operator/collections', { name: 'handbook' });
+    await operator.post('operator/collections', { name: 'secrets' });
+    await operator.post('operator/collections', { name: 'archive' });
+    const member = await h.member('parties@collections.test', 'party-co');
+    const tenantId = ((await member.get('tenant')).body['tenant'] as { id: string }).id;
+    expect((await operator.request('PUT', `operator/tenants/${tenantId}/collections`, { body: { collections: ['handbook', 'archive'] } })).status).toBe(200);
+
+    const seed = new Uint8Array(randomBytes(32));
+    const publicKey = toBase64Url(publicKeyFromSeed(seed));
+    const outside = await member.post('party-keys', { public_key: publicKey, collections: ['secrets'] });
+    expect([outside.status, outside.body['code']]).toEqual([403, 'collection_forbidden']);
+    const missing = await member.post('party-keys', { public_key: publicKey, collections: ['nope'] });
+    expect([missing.status, missing.body['code']]).toEqual([404, 'collection_not_found']);
+    expect(((await member.get('party-keys')).body['keys'] as unknown[]).length).toBe(0);
+
+    const made = await member.post('party-keys', { public_key: publicKey, name: 'handbook agent', collections: ['handbook'] });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body['key']).toMatchObject({ name: 'handbook agent', collections: ['handbook'] });
+    const listed = (await member.get('party-keys')).body['keys'] as Array<{ collections: string[] | null }>;
+    expect(listed.map((k) => k.collections)).toEqual([['handbook']]);
+
+    const balance = async () => ((await member.get('tenant')).body['tenant'] as { credits: number }).credits;
+    const before = await balance();
+    const search = async (collection: string) => {
+      const body = JSON.stringify({ query: 'leave policy', depth: 1, collection });
+      const { encoded } = buildEnvelope({ method: 'POST', url: `${h.url}/v1/search`, body, totalCredits: 5, parties: [{ party: 'party-co', share: '1', seed }] });
+      const res = await fetch(`${h.url}/v1/search`, { method: 'POST', headers: { authorization: `MPP envelope=${encoded}`, 'content-type': 'application/json' }, body });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const allowed = await search('handbook');
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    // archive: the tenant may read it, this key may not; secrets: neither.
+    for (const collection of ['archive', 'secrets']) {
+      const refused = await search(collection);
+      expect([refused.status, refused.body['code']], collection).toEqual([403, 'collection_forbidden']);
+    }
+    expect(await balance()).toBe(before - (allowed.body['credits_used'] as number));
   });
 });

@@ -67,6 +67,8 @@ export interface PartyKey {
   tenant: string;
   public_key: string;
   name: string | null;
+  /** The only collections envelopes signed with it may search (names); null: every collection the tenant may read. */
+  collections: string[] | null;
   created_at: string;
   revoked_at: string | null;
 }

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { NotaryError, parseCollectionIds } from '../../../core/index.js';
+import { NotaryError } from '../../../core/index.js';
 import {
   KEY_SCOPES,
   type KeyScope,
@@ -72,7 +72,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
         suspended: tenant.suspended_at !== null,
         created_at: tenant.created_at,
         // The collections its keys may read at most (an operator's limit); null: every collection.
-        collections: await collectionNames(deps, tenant.collections),
+        collections: await deps.collections.namesOf(tenant.collections),
       },
       tier: {
         name: tier.name,
@@ -124,7 +124,7 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
         const features = tenantFeatures(await deps.catalog.current(), tenant);
         if (!features.includes('test_keys')) throw new NotaryError('feature_not_enabled', 'Test keys are not enabled for this tenant', { feature: 'test_keys' });
       }
-      const collections = body.collections ? await keyCollectionIds(deps, tenant, body.collections) : undefined;
+      const collections = body.collections ? await deps.collections.idsWithinTenant(body.collections, tenant.collections) : undefined;
       const created = await deps.accounts.createKey(tenant.id, {
         name: body.name,
         ...(collections ? { collections } : {}),
@@ -223,27 +223,4 @@ export async function tenantRoutes(app: FastifyInstance, { deps }: { deps: Dashb
       });
     }
   }
-}
-
-/** Collection names of a stored list of ids (null: every collection). */
-async function collectionNames(deps: DashboardDeps, stored: string | null): Promise<string[] | null> {
-  const ids = parseCollectionIds(stored);
-  if (ids === null) return null;
-  return (await deps.collections.byIds(ids)).map((c) => c.name);
-}
-
-/**
- * The ids of the collections a member limits a new key to: each must exist (404 collection_not_found) and be one the
- * tenant may read (403 collection_forbidden), so a key never reaches past its tenant's limit.
- */
-async function keyCollectionIds(deps: DashboardDeps, tenant: Tenant, names: readonly string[]): Promise<string[]> {
-  const ids = await deps.collections.idsOfNames(names);
-  const allowed = parseCollectionIds(tenant.collections);
-  const outside = allowed === null ? [] : names.filter((_name, i) => !allowed.includes(ids[i] ?? ''));
-  if (outside.length > 0) {
-    throw new NotaryError('collection_forbidden', `This tenant may not read ${outside.map((n) => `"${n}"`).join(', ')}: ask the operator (notary collections tenant)`, {
-      collection: outside[0],
-    });
-  }
-  return ids;
 }

@@ -5,7 +5,7 @@ import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TextFie
 import type { ApiKey, TenantInfo } from '../types';
 
 /** A comma-separated list of collection names as the key request's member (none: no limit). */
-function collectionsBody(text: string): { collections?: string[] } {
+export function collectionsBody(text: string): { collections?: string[] } {
   const names = [...new Set(text.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
   return names.length > 0 ? { collections: names } : {};
 }

@@ -6,6 +6,7 @@ import { ActionResult, Badge, ConfirmButton, ErrorNotice, Link, Loading, Notice,
 import { useSession } from '../session';
 import { FEATURE_LABELS, type ApiKey, type PartyKey, type SessionInfo, type TenantInfo, type UsageAnswer } from '../types';
 import { usePeriod } from '../period';
+import { collectionsBody } from './keys';
 import { seriesLabel } from './usage';
 
 export function Overview(): JSX.Element {
@@ -132,14 +133,20 @@ export function Parties(): JSX.Element {
   const list = useLoad(() => api<{ party: string; keys: PartyKey[] }>('GET', '/party-keys'));
   const [publicKey, setPublicKey] = useState('');
   const [label, setLabel] = useState('');
+  const [collections, setCollections] = useState('');
   const add = useAction();
   const revoke = useAction();
   const submit = (event: Event) => {
     event.preventDefault();
     void add.run(async () => {
-      const answer = await api<{ key: PartyKey; created: boolean }>('POST', '/party-keys', { public_key: publicKey, ...(label.trim() ? { name: label.trim() } : {}) });
+      const answer = await api<{ key: PartyKey; created: boolean }>('POST', '/party-keys', {
+        public_key: publicKey,
+        ...(label.trim() ? { name: label.trim() } : {}),
+        ...collectionsBody(collections),
+      });
       setPublicKey('');
       setLabel('');
+      setCollections('');
       await list.reload();
       return answer.created ? `Registered; its kid is ${answer.key.kid}.` : `This key is registered already; its kid is ${answer.key.kid}.`;
     });
@@ -173,6 +180,13 @@ export function Parties(): JSX.Element {
             </div>
           </div>
           <TextField label="Label" name="label" value={label} onInput={setLabel} hint="Optional, e.g. “billing agent”." />
+          <TextField
+            label="Collections"
+            name="party-key-collections"
+            value={collections}
+            onInput={setCollections}
+            hint="Optional: the only collections envelopes signed with this key may search, comma-separated. Empty: every collection your organisation may read."
+          />
           <div class="form-actions">
             <button type="submit" class="button-primary" disabled={add.busy}>
               Register key
@@ -191,6 +205,7 @@ export function Parties(): JSX.Element {
               <tr>
                 <th scope="col">Label</th>
                 <th scope="col">kid</th>
+                <th scope="col">Collections</th>
                 <th scope="col">Registered</th>
                 <th scope="col">State</th>
                 <th scope="col">
@@ -203,6 +218,7 @@ export function Parties(): JSX.Element {
                 <tr key={key.kid}>
                   <th scope="row">{key.name ?? '—'}</th>
                   <td class="mono small">{key.kid}</td>
+                  <td>{key.collections ? key.collections.join(', ') : <span class="muted">all</span>}</td>
                   <td>{formatDate(key.created_at)}</td>
                   <td>{key.revoked_at ? <Badge kind="bad">revoked</Badge> : <Badge kind="ok">active</Badge>}</td>
                   <td>
