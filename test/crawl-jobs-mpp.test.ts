@@ -87,6 +87,25 @@ describe('POST /v1/crawl paid with an MPP envelope', () => {
       const rows = (await api.runtime.accounts.ledger(p.tenant.id)).filter((e) => e.idempotency_key !== null);
       expect(rows.map((e) => e.idempotency_key)).toEqual([`hold ${id}`, `settle ${id}`]);
     }
+    // The parties read their job with an envelope for the GET (0 credits: reads are not charged); a party alone is
+    // another payer, to whom the job is as absent as an unknown id.
+    const read = async (signers: typeof parties) => {
+      const shares = signers.length === 1 ? ['1'] : ['0.75', '0.25'];
+      const { encoded } = buildEnvelope({
+        method: 'GET',
+        url: `http://localhost:80/v1/crawl/${id}`,
+        body: '',
+        totalCredits: 0,
+        parties: signers.map((p, i) => ({ party: p.name, seed: p.seed, share: shares[i] ?? '1' })),
+      });
+      return api.app.inject({ method: 'GET', url: `/v1/crawl/${id}`, headers: { authorization: `MPP envelope=${encoded}` } });
+    };
+    const both = await read([a, b]);
+    expect(both.statusCode, both.body).toBe(200);
+    expect(both.json()).toMatchObject({ id, status: 'completed', credits_used: 3, progress: { stored: 3 } });
+    const alone = await read([a]);
+    expect([alone.statusCode, (alone.json() as { code: string }).code]).toEqual([404, 'crawl_job_not_found']);
+    expect(await balances()).toEqual([48, 49]);
     // The envelope's nonce was used by the hold: the same envelope cannot pay a second job.
     const again = await api.app.inject({ method: 'POST', url: '/v1/crawl', headers: { 'content-type': 'application/json', authorization: `MPP envelope=${envelope.encoded}` }, payload: body });
     expect((again.json() as { code: string }).code).toBe('mpp_nonce_replayed');
