@@ -6,3 +6,4 @@ export { CrawlRunStore, type CrawlRunStatus, type CrawlRun, type CrawlSkip, type
 export { HostGate } from './host-gate.js';
 export { collectSitemapUrls } from './sitemaps.js';
 export { seedFolder } from './url.js';
+export { compileUrlPattern, urlPatternProblem, URL_PATTERN_SYNTAX, type UrlPattern } from './url-pattern.js';

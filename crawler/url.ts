@@ -1,5 +1,6 @@
 import { getDomain } from 'tldts';
 import { NotaryError } from '../core/index.js';
+import { compileUrlPattern, urlPatternProblem, type UrlPattern } from './url-pattern.js';
 
 /**
  * The one spelling of a URL the crawler keys pages by: http(s) only, fragment dropped, host lower-cased, default port
@@ -46,13 +47,11 @@ export interface Scope {
   readonly description: string;
 }
 
-function compilePatterns(patterns: string[], key: 'include' | 'exclude'): RegExp[] {
+function compilePatterns(patterns: string[], key: 'include' | 'exclude'): UrlPattern[] {
   return patterns.map((pattern) => {
-    try {
-      return new RegExp(pattern);
-    } catch (err) {
-      throw new NotaryError('invalid_config', `crawler.${key}: "${pattern}" is not a valid regular expression (${(err as Error).message})`);
-    }
+    const problem = urlPatternProblem(pattern);
+    if (problem !== null) throw new NotaryError('invalid_config', `crawler.${key}: "${pattern}" is not a valid pattern (${problem})`);
+    return compileUrlPattern(pattern);
   });
 }
 

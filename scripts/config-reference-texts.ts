@@ -36,7 +36,7 @@ export const CONFIG_TEXTS: readonly SettingRow[] = [
   { keys: ["crawler.seeds"], meaning: "start URLs" },
   { keys: ["crawler.max_pages", "crawler.max_depth"], meaning: "limits of one crawl" },
   { keys: ["crawler.scope"], meaning: "`path` (under each seed's folder), `host`, `domain` or `any`; see [Crawling](crawling.md#crawling)" },
-  { keys: ["crawler.include", "crawler.exclude"], meaning: "regular expressions a URL must match (any) / must not match (all); they narrow the scope" },
+  { keys: ["crawler.include", "crawler.exclude"], meaning: "regular expressions (RE2 syntax: no lookaround or backreferences) a URL must match (any) / must not match (all); they narrow the scope" },
   { keys: ["crawler.user_agent", "crawler.contact_url"], meaning: "sent as `User-Agent: <agent> (+<contact>)` on every request of the crawler and of `/v1/extract`, robots.txt included; robots.txt groups match its product token (`user_agent` up to the first `/`)" },
   { keys: ["crawler.respect_robots_txt"], meaning: "forbidden URLs are logged and recorded as skipped (RFC 9309: an unreachable robots.txt, 429 or 5xx, disallows its site); URLs the address policy refuses are recorded as `blocked_address`" },
   { keys: ["crawler.use_sitemaps"], meaning: "read sitemaps from robots.txt and `/sitemap.xml`" },

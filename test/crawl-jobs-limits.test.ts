@@ -50,6 +50,9 @@ describe('POST /v1/crawl refusals', () => {
       [{}, 422, 'invalid_batch'],
       [{ url: 'ftp://example.org/' }, 400, 'invalid_url'],
       [{ url: seed, include: ['(unclosed'] }, 422, 'invalid_crawl_pattern'],
+      // Valid JavaScript, not RE2: lookaround and backreferences would let a pattern backtrack.
+      [{ url: seed, exclude: ['^(?!.*docs)'] }, 422, 'invalid_crawl_pattern'],
+      [{ url: seed, include: ['(a)\\1'] }, 422, 'invalid_crawl_pattern'],
       [{ url: seed, max_depth: 21 }, 400, 'invalid_request'],
       [{ url: seed, collection: 'nowhere' }, 404, 'collection_not_found'],
     ];

@@ -8,6 +8,7 @@ import { publicKeyFromSeed } from '../payments/crypto/ed25519.js';
 import { toBase64Url } from '../payments/crypto/encoding.js';
 import { buildEnvelope, mppParties } from '../payments/modes/mpp/index.js';
 import { chargeShares } from '../payments/modes/mpp/holds.js';
+import type { Tenant } from '../storage/index.js';
 import { apiTestConfig, startApi, type ApiHarness } from '../testkit/app.js';
 import type { StaticServer } from '../testkit/serve-static.js';
 import { startCrawlJobSite, until } from './support/crawl-job-site.js';
@@ -17,6 +18,8 @@ import { startCrawlJobSite, until } from './support/crawl-job-site.js';
  * envelope's nonce), and the job's end gives each party back what it was not charged, in one transaction keyed by
  * the job: the parties together pay exactly the stored pages, each in proportion to its share.
  */
+type Tenanted = { name: string; tenant: Tenant; seed: Uint8Array };
+
 describe('POST /v1/crawl paid with an MPP envelope', () => {
   let dir: string;
   let site: StaticServer;
@@ -45,14 +48,14 @@ describe('POST /v1/crawl paid with an MPP envelope', () => {
   });
 
   it('holds each share of the quote, then charges the parties exactly the stored pages, split by their shares', async () => {
-    const parties = [];
+    const parties: Tenanted[] = [];
     for (const name of ['crawl-a', 'crawl-b']) {
       const tenant = await api.runtime.accounts.createTenant(name, { credits: 50, tier: 'bulk' });
       const seed = new Uint8Array(randomBytes(32));
       await api.runtime.service(mppParties).addKey(tenant, toBase64Url(publicKeyFromSeed(seed)));
       parties.push({ name, tenant, seed });
     }
-    const [a, b] = parties as [(typeof parties)[0], (typeof parties)[0]];
+    const [a, b] = parties as [Tenanted, Tenanted];
     const body = JSON.stringify({ url: `${site.url}/docs/index.html`, max_pages: 10 });
     const envelope = buildEnvelope({
       method: 'POST',

@@ -1,5 +1,5 @@
 import { NotaryError } from '../../core/index.js';
-import { normaliseUrl } from '../../crawler/index.js';
+import { normaliseUrl, urlPatternProblem } from '../../crawler/index.js';
 import type { CrawlJobRow } from '../../storage/index.js';
 import { countSchema } from '../paid/schemas.js';
 import { ABSOLUTE_HTTP_URL } from './extract.js';
@@ -121,10 +121,9 @@ export function presentJob(row: CrawlJobRow): Record<string, unknown> {
 
 function checkPatterns(list: readonly string[], key: 'include' | 'exclude'): void {
   for (const [i, pattern] of list.entries()) {
-    try {
-      new RegExp(pattern);
-    } catch (err) {
-      throw new NotaryError('invalid_crawl_pattern', `${key}[${i}] "${pattern.slice(0, 80)}" is not a valid regular expression (${(err as Error).message})`, { member: key, index: i });
+    const problem = urlPatternProblem(pattern);
+    if (problem !== null) {
+      throw new NotaryError('invalid_crawl_pattern', `${key}[${i}] "${pattern.slice(0, 80)}" is not a valid pattern (${problem})`, { member: key, index: i });
     }
   }
 }

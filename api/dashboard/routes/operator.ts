@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { COLLECTION_NAME_PATTERN, FEATURES, NotaryError, parseCollectionIds } from '../../../core/index.js';
-import { normaliseUrl } from '../../../crawler/index.js';
+import { normaliseUrl, urlPatternProblem } from '../../../crawler/index.js';
 import { tenantFeatures, type CatalogSnapshot, policyFor } from '../../../payments/index.js';
 import {
   DEFAULT_SEED_OPTIONS,
@@ -45,11 +45,8 @@ const STALE_MS = 60_000;
 
 function checkPatterns(patterns: readonly string[] | undefined, field: string): string[] {
   for (const pattern of patterns ?? []) {
-    try {
-      new RegExp(pattern);
-    } catch (err) {
-      throw new NotaryError('invalid_request', `${field}: "${pattern}" is not a regular expression (${(err as Error).message})`);
-    }
+    const problem = urlPatternProblem(pattern);
+    if (problem !== null) throw new NotaryError('invalid_request', `${field}: "${pattern}" is not a valid pattern (${problem})`);
   }
   return [...(patterns ?? [])];
 }
