@@ -52,8 +52,8 @@ export const crawlBodySchema = {
     scope: { type: 'string', enum: ['path', 'host', 'domain'], description: "How far from the seeds: under the seed's folder (default), its host, or its registrable domain." },
     max_pages: { type: 'integer', format: 'int32', minimum: 1, maximum: 10_000_000, description: "Pages to store at most (default 100, at most the tier's crawl_pages_per_job): the quote." },
     max_depth: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_JOB_DEPTH, description: 'Links followed from a seed at most (default 3).' },
-    include: { ...patterns, description: 'Regular expressions: a URL must match one of them.' },
-    exclude: { ...patterns, description: 'Regular expressions: a URL matching one of them is not fetched.' },
+    include: { ...patterns, description: 'Regular expressions in RE2 syntax (no lookaround or backreferences): a URL must match one of them.' },
+    exclude: { ...patterns, description: 'Regular expressions in RE2 syntax (no lookaround or backreferences): a URL matching one of them is not fetched.' },
     webhook: { type: 'string', maxLength: 68, pattern: '^whe_[A-Za-z0-9]{1,64}$', description: 'A webhook endpoint (whe_...) told when the job ends.' },
   },
 } as const;
