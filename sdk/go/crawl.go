@@ -135,9 +135,10 @@ func (c *Client) Map(ctx context.Context, req MapRequest, opts ...CallOptions) (
 	return out, nil
 }
 
-// CrawlJob is GET /v1/crawl/{id}: not charged; an unknown id (or another payer's) is ErrNotFound, code
-// crawl_job_not_found. Like CrawlJobs and CancelCrawl it needs API-key credentials: MPP and x402 payers cannot read
-// or cancel jobs from this library yet.
+// CrawlJob is GET /v1/crawl/{id}: not charged. Read it with the payment that ordered the job: its APIKey, or MPP with
+// the same parties (in any order; an envelope for this GET, 0 credits, signed afresh per attempt). An unknown id, or
+// another payer's job (another party set too), is ErrNotFound, code crawl_job_not_found. Like CrawlJobs and
+// CancelCrawl it refuses X402 payment with ErrCrawlJobPayment: x402 payers cannot order jobs.
 func (c *Client) CrawlJob(ctx context.Context, id string, opts ...CallOptions) (*CrawlJobResult, error) {
 	out := &CrawlJobResult{}
 	meta, err := c.authenticated(ctx, http.MethodGet, "/v1/crawl/"+url.PathEscape(id), &out.CrawlJob, opts)
@@ -148,7 +149,8 @@ func (c *Client) CrawlJob(ctx context.Context, id string, opts ...CallOptions) (
 	return out, nil
 }
 
-// CrawlJobs is GET /v1/crawl: the caller's jobs, newest first, 50 a page (cursor "" for the first, then NextCursor).
+// CrawlJobs is GET /v1/crawl: the payer's jobs, newest first, 50 a page (cursor "" for the first, then NextCursor);
+// not charged. Paid as CrawlJob (APIKey or MPP).
 func (c *Client) CrawlJobs(ctx context.Context, cursor string, opts ...CallOptions) (*CrawlJobListResult, error) {
 	path := "/v1/crawl"
 	if cursor != "" {
@@ -163,7 +165,8 @@ func (c *Client) CrawlJobs(ctx context.Context, cursor string, opts ...CallOptio
 	return out, nil
 }
 
-// CancelCrawl is DELETE /v1/crawl/{id}: the job, cancelled (charged for the pages stored until it stops).
+// CancelCrawl is DELETE /v1/crawl/{id}: the job, cancelled (charged for the pages stored until it stops; the cancel
+// itself is not). Paid as CrawlJob (APIKey or MPP, the payer that ordered the job).
 func (c *Client) CancelCrawl(ctx context.Context, id string, opts ...CallOptions) (*CrawlJobResult, error) {
 	out := &CrawlJobResult{}
 	meta, err := c.authenticated(ctx, http.MethodDelete, "/v1/crawl/"+url.PathEscape(id), &out.CrawlJob, opts)
@@ -174,11 +177,17 @@ func (c *Client) CancelCrawl(ctx context.Context, id string, opts ...CallOptions
 	return out, nil
 }
 
-// ErrNeedsAPIKey: reading and cancelling crawl jobs is authenticated with an API key (not MPP or x402) here.
-var ErrNeedsAPIKey = errors.New("notary: crawl jobs are read and cancelled with API-key credentials (WithPayment(notary.APIKey(...))): MPP and x402 payers cannot from this library yet")
+// ErrCrawlJobPayment: crawl jobs are read, listed and cancelled by the payer that ordered them, an API key or MPP
+// parties; without a payment, or with X402, these calls are refused before anything is sent.
+var ErrCrawlJobPayment = errors.New("notary: crawl jobs are read and cancelled with the payment that ordered them: WithPayment(notary.APIKey(...)) or WithPayment(notary.MPP{Parties: ...}) (x402 payers cannot order crawl jobs, so they have none to read)")
 
-// authenticated is an unpaid call under the API key (no body, no Idempotency-Key), retried like a paid one on
-// 429, 503 and connection errors.
+// ErrNeedsAPIKey is ErrCrawlJobPayment.
+//
+// Deprecated: MPP parties read their jobs too; use ErrCrawlJobPayment.
+var ErrNeedsAPIKey = ErrCrawlJobPayment
+
+// authenticated is an unpaid call (no body, no Idempotency-Key) under the API key or an MPP envelope for exactly
+// this method and URL (0 credits, a fresh one per attempt), retried like a paid one on 429, 503 and connection errors.
 func (c *Client) authenticated(ctx context.Context, method, path string, into any, opts []CallOptions) (*Meta, error) {
 	payment, maxRetries := c.Payment, c.MaxRetries
 	if len(opts) > 0 && opts[0].Payment != nil {
@@ -187,14 +196,24 @@ func (c *Client) authenticated(ctx context.Context, method, path string, into an
 	if len(opts) > 0 && opts[0].MaxRetries != nil {
 		maxRetries = *opts[0].MaxRetries
 	}
-	key, ok := payment.(APIKey)
-	if !ok {
-		return nil, ErrNeedsAPIKey
+	switch payment.(type) {
+	case APIKey, MPP:
+	default:
+		return nil, ErrCrawlJobPayment
 	}
 	for retries, attempts := 0, 1; ; attempts++ {
 		header := http.Header{}
 		header.Set("Accept", "application/json, application/problem+json")
-		header.Set("Authorization", "Bearer "+string(key))
+		switch p := payment.(type) {
+		case APIKey:
+			header.Set("Authorization", "Bearer "+string(p))
+		case MPP:
+			_, auth, err := BuildEnvelope(EnvelopeOptions{Method: method, URL: c.BaseURL + path, Body: []byte{}, TotalCredits: 0, Parties: p.Parties, TTL: p.TTL})
+			if err != nil {
+				return nil, err
+			}
+			header.Set("Authorization", auth)
+		}
 		raw, err := c.exchange(ctx, method, c.BaseURL+path, nil, header)
 		if err != nil {
 			if ctx.Err() == nil && retries < maxRetries && sleep(ctx, c.backoff(retries)) == nil {

@@ -2,9 +2,13 @@ package notary
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLiveMap(t *testing.T) {
@@ -70,7 +74,81 @@ func TestLiveCrawlJob(t *testing.T) {
 		t.Errorf("unknown job: %v", err)
 	}
 	anonymous, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"))
-	if _, err := anonymous.CrawlJobs(ctx, ""); !errors.Is(err, ErrNeedsAPIKey) {
-		t.Errorf("without an API key: %v", err)
+	if _, err := anonymous.CrawlJobs(ctx, ""); !errors.Is(err, ErrCrawlJobPayment) {
+		t.Errorf("without a payment: %v", err)
+	}
+}
+
+// liveMPPParties are the world's two registered parties (name=share:seedhex, comma-separated).
+func liveMPPParties(t *testing.T) []MPPParty {
+	t.Helper()
+	var parties []MPPParty
+	for _, entry := range strings.Split(liveEnv(t, "NOTARY_LIVE_MPP_PARTIES"), ",") {
+		party, rest, _ := strings.Cut(entry, "=")
+		share, seed, _ := strings.Cut(rest, ":")
+		raw, err := hex.DecodeString(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parties = append(parties, MPPParty{Party: party, Share: share, PrivateKey: ed25519.NewKeyFromSeed(raw)})
+	}
+	return parties
+}
+
+// The parties of an MPP job read, list and cancel it with envelopes (0 credits); the job's payer is the set of the
+// parties, so they may list themselves in any order, and another party set (one of them alone) does not see it.
+func TestLiveCrawlJobMPP(t *testing.T) {
+	ctx := context.Background()
+	parties := liveMPPParties(t)
+	both := MPP{Parties: parties}
+	c, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(both), WithRetryBaseDelay(50*time.Millisecond))
+	depth := 0
+	job, err := c.Crawl(ctx, CrawlRequest{URL: liveEnv(t, "NOTARY_LIVE_PAGE_URL"), MaxPages: 2, MaxDepth: &depth})
+	if err != nil || job.Raw.Status != 202 || job.Attempts != 2 {
+		t.Fatalf("crawl: %+v %v", job, err)
+	}
+	got, err := c.CrawlJob(ctx, job.ID)
+	if err != nil || got.ID != job.ID || got.Status != "queued" || got.MaxPages != 2 || got.Attempts != 1 {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	listed := func(payment Payment) []string {
+		list, err := c.CrawlJobs(ctx, "", CallOptions{Payment: payment})
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		var ids []string
+		for _, j := range list.Jobs {
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	reversed := MPP{Parties: []MPPParty{parties[1], parties[0]}}
+	if !slices.Contains(listed(reversed), job.ID) || !slices.Contains(listed(both), job.ID) {
+		t.Errorf("the parties' list lacks %s", job.ID)
+	}
+	alone := MPP{Parties: []MPPParty{{Party: parties[0].Party, Share: "1", PrivateKey: parties[0].PrivateKey}}}
+	var apiErr *APIError
+	if _, err := c.CrawlJob(ctx, job.ID, CallOptions{Payment: alone}); !errors.Is(err, ErrNotFound) || !errors.As(err, &apiErr) || apiErr.Code != "crawl_job_not_found" {
+		t.Errorf("one party alone reads: %v", err)
+	}
+	if _, err := c.CancelCrawl(ctx, job.ID, CallOptions{Payment: alone}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("one party alone cancels: %v", err)
+	}
+	if slices.Contains(listed(alone), job.ID) {
+		t.Errorf("one party alone lists %s", job.ID)
+	}
+	if still, err := c.CrawlJob(ctx, job.ID); err != nil || still.Status != "queued" {
+		t.Errorf("after the other payer's cancel: %+v %v", still, err)
+	}
+	cancelled, err := c.CancelCrawl(ctx, job.ID, CallOptions{Payment: reversed})
+	if err != nil || cancelled.Status != "cancelled" {
+		t.Errorf("cancel: %+v %v", cancelled, err)
+	}
+	wallet, err := NewEVMWallet(liveEnv(t, "NOTARY_LIVE_X402_KEY_GO"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CrawlJob(ctx, job.ID, CallOptions{Payment: X402{Payer: &WalletPayer{Wallet: wallet}}}); !errors.Is(err, ErrCrawlJobPayment) || !strings.Contains(err.Error(), "x402 payers cannot order crawl jobs") {
+		t.Errorf("x402: %v", err)
 	}
 }

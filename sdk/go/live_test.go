@@ -2,9 +2,7 @@ package notary
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -336,17 +334,7 @@ func TestLiveX402BothFlows(t *testing.T) {
 }
 
 func TestLiveMPP(t *testing.T) {
-	spec := liveEnv(t, "NOTARY_LIVE_MPP_PARTIES")
-	var parties []MPPParty
-	for _, entry := range strings.Split(spec, ",") {
-		party, rest, _ := strings.Cut(entry, "=")
-		share, seed, _ := strings.Cut(rest, ":")
-		raw, err := hex.DecodeString(seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parties = append(parties, MPPParty{Party: party, Share: share, PrivateKey: ed25519.NewKeyFromSeed(raw)})
-	}
+	parties := liveMPPParties(t)
 	ctx := context.Background()
 	shared, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(MPP{Parties: parties}), WithSign(true))
 	result, err := shared.Search(ctx, SearchRequest{Query: "vacuum dead tuples", Depth: 2}, CallOptions{IdempotencyKey: "go-mpp-1"})

@@ -2,9 +2,13 @@ package notary
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +26,9 @@ func scriptedServer(t *testing.T, responses []scripted) (*httptest.Server, func(
 	var seen []http.Header
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		seen = append(seen, r.Header.Clone())
+		h := r.Header.Clone()
+		h.Set("X-Test-Request", r.Method+" "+r.URL.RequestURI()) // what was asked, for the envelope checks
+		seen = append(seen, h)
 		next := responses[min(len(seen)-1, len(responses)-1)]
 		mu.Unlock()
 		for k, v := range next.header {
@@ -88,6 +94,43 @@ func TestA500IsNotRetried(t *testing.T) {
 	c, _ := NewClient(srv.URL, WithPayment(testKey))
 	if _, err := c.Search(context.Background(), SearchRequest{Query: "q"}); !errors.Is(err, ErrServer) || len(seen()) != 1 {
 		t.Errorf("%v after %d requests", err, len(seen()))
+	}
+}
+
+func TestMPPCrawlJobCallsSignAFreshZeroCreditEnvelopePerAttempt(t *testing.T) {
+	job := `{"id":"crawl_x","status":"queued"}`
+	srv, seen := scriptedServer(t, []scripted{{503, map[string]string{"Retry-After": "0"}, problemBody("503", "service_unavailable")}, {200, nil, job}})
+	_, key, _ := ed25519.GenerateKey(nil)
+	c, _ := NewClient(srv.URL, WithPayment(MPP{Parties: []MPPParty{{Party: "alice", Share: "1", PrivateKey: key}}, MaxCredits: 5}), WithRetryBaseDelay(time.Millisecond))
+	ctx := context.Background()
+	got, err := c.CrawlJob(ctx, "crawl_x")
+	if err != nil || got.ID != "crawl_x" || got.Attempts != 2 {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := c.CancelCrawl(ctx, "crawl_x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CrawlJobs(ctx, "crawl_y"); err != nil {
+		t.Fatal(err)
+	}
+	asked := []string{"GET /v1/crawl/crawl_x", "GET /v1/crawl/crawl_x", "DELETE /v1/crawl/crawl_x", "GET /v1/crawl?cursor=crawl_y"}
+	headers := seen()
+	nonces := map[string]bool{}
+	for i, h := range headers {
+		scheme, value, _ := strings.Cut(h.Get("Authorization"), " envelope=")
+		raw, err := base64.RawURLEncoding.DecodeString(value)
+		var e Envelope
+		if scheme != "MPP" || err != nil || json.Unmarshal(raw, &e) != nil {
+			t.Fatalf("attempt %d: %q %v", i, h.Get("Authorization"), err)
+		}
+		method, target, _ := strings.Cut(asked[i], " ")
+		if h.Get("X-Test-Request") != asked[i] || e.Htm != method || e.Htu != srv.URL+target || e.TotalCredits != 0 || e.BodyDigest != SHA256Digest(nil) || h.Get("Idempotency-Key") != "" {
+			t.Errorf("attempt %d (%s): %+v", i, h.Get("X-Test-Request"), e)
+		}
+		nonces[e.Nonce] = true
+	}
+	if len(headers) != 4 || len(nonces) != 4 {
+		t.Errorf("%d requests, %d nonces: one fresh envelope per attempt", len(headers), len(nonces))
 	}
 }
 

@@ -161,17 +161,24 @@ export class NotaryClient {
     return this.paidCall<CrawlJob>('/v1/crawl', { ...request }, options);
   }
 
-  /** `GET /v1/crawl/{id}`: a job's state and progress (API key only; not charged). */
+  /**
+   * `GET /v1/crawl/{id}`: a job's state and progress; not charged. Read with the payment that ordered the job: its API
+   * key, or MPP with the same parties (an envelope for this GET, 0 credits); another payer gets NotFoundError
+   * (crawl_job_not_found). x402 payers cannot order jobs, so this refuses x402 payment.
+   */
   async crawlJob(id: string, options: CallOptions = {}): Promise<CrawlJob> {
     return this.accountCall<CrawlJob>('GET', `/v1/crawl/${encodeURIComponent(id)}`, options);
   }
 
-  /** `GET /v1/crawl`: the caller's jobs, newest first, 50 a page (API key only; not charged). */
+  /** `GET /v1/crawl`: the payer's jobs, newest first, 50 a page; not charged. Paid as {@link crawlJob} (API key or MPP). */
   async crawlJobs(cursor?: string, options: CallOptions = {}): Promise<CrawlJobList> {
     return this.accountCall<CrawlJobList>('GET', `/v1/crawl${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, options);
   }
 
-  /** `DELETE /v1/crawl/{id}`: cancels a job; it is charged for the pages stored by then (API key only). */
+  /**
+   * `DELETE /v1/crawl/{id}`: cancels a job; the job is charged for the pages stored by then, the cancel itself is not.
+   * Paid as {@link crawlJob} (API key or MPP, the payer that ordered the job).
+   */
   async cancelCrawl(id: string, options: CallOptions = {}): Promise<CrawlJob> {
     return this.accountCall<CrawlJob>('DELETE', `/v1/crawl/${encodeURIComponent(id)}`, options);
   }
@@ -301,15 +308,29 @@ export class NotaryClient {
 
   /**
    * An authenticated call that is not charged (a crawl job's state, its cancellation): the API key's Bearer header,
-   * retried like paid calls on 429/5xx (these are safe to repeat), errors typed from the problem.
+   * or an MPP envelope signed by every party for this method and URL (empty body, 0 credits), a fresh one per attempt.
+   * Retried like paid calls on 429/503 and connection errors (these are safe to repeat); errors typed from the problem.
    */
   private async accountCall<T>(method: 'GET' | 'DELETE', path: string, options: CallOptions): Promise<T> {
     const payment = options.payment ?? this.options.payment;
-    if (payment?.mode !== 'api_key') throw new NotaryError(`${method} ${path} needs an API key (payment: apiKey(...)): the service lists jobs to accounts`);
-    const headers = { accept: 'application/json, application/problem+json', authorization: `Bearer ${payment.key}` };
+    if (payment?.mode !== 'api_key' && payment?.mode !== 'mpp') {
+      const why = payment?.mode === 'x402' ? 'x402 payers cannot order crawl jobs, so they have none to read or cancel' : 'the service shows a job only to whoever paid it';
+      throw new NotaryError(`${method} ${path} needs the credentials that paid for the job: payment: apiKey(...) or mpp([...parties]) (${why})`);
+    }
     const maxRetries = options.maxRetries ?? this.options.maxRetries ?? 2;
     for (let retries = 0; ; ) {
-      const { response, text } = await this.send(method, path, undefined, headers, options);
+      const headers = { accept: 'application/json, application/problem+json', authorization: await this.accountAuthorization(payment, method, path) };
+      let exchange: { response: Response; text: string };
+      try {
+        exchange = await this.send(method, path, undefined, headers, options);
+      } catch (err) {
+        if (err instanceof NotaryError && retries < maxRetries && !options.signal?.aborted) {
+          await this.sleep(this.backoff(retries++));
+          continue;
+        }
+        throw err;
+      }
+      const { response, text } = exchange;
       if (response.ok) return JSON.parse(text) as T;
       const error = await this.errorOf(response, text, new Uint8Array());
       if (RETRY_STATUSES.has(error.status) && retries < maxRetries && !options.signal?.aborted) {
@@ -320,6 +341,20 @@ export class NotaryClient {
       }
       throw error;
     }
+  }
+
+  /** The Authorization of one attempt of an uncharged call: the API key, or an envelope for exactly this request. */
+  private async accountAuthorization(payment: Extract<Payment, { mode: 'api_key' | 'mpp' }>, method: string, path: string): Promise<string> {
+    if (payment.mode === 'api_key') return `Bearer ${payment.key}`;
+    const { header } = await buildEnvelope({
+      method,
+      url: `${this.baseUrl}${path}`,
+      body: new Uint8Array(),
+      totalCredits: 0,
+      parties: payment.parties,
+      ...(payment.ttlSeconds ? { ttlSeconds: payment.ttlSeconds } : {}),
+    });
+    return header;
   }
 
   private backoff(retry: number): number {

@@ -263,14 +263,17 @@ describe.runIf(url)('TypeScript library against a live server', () => {
   });
 
   // The world registers two parties and passes their names, shares and private keys.
-  it('MPP: each party signs every call, the receipts split the price, retries re-sign under one Idempotency-Key', async () => {
-    const parties = live('NOTARY_LIVE_MPP_PARTIES')
+  const mppParties = () =>
+    live('NOTARY_LIVE_MPP_PARTIES')
       .split(',')
       .map((entry) => {
         const [party = '', rest = ''] = entry.split('=');
         const [share = '', seed = ''] = rest.split(':');
         return { party, share, privateKey: fromHex(seed) };
       });
+
+  it('MPP: each party signs every call, the receipts split the price, retries re-sign under one Idempotency-Key', async () => {
+    const parties = mppParties();
     const shared = new NotaryClient({ baseUrl: url, payment: mpp(parties), sign: true });
     const result = await shared.search({ query: 'vacuum dead tuples', depth: 2 }, { idempotencyKey: 'ts-mpp-1' });
     expect(result.creditsUsed).toBe(2);
@@ -286,5 +289,31 @@ describe.runIf(url)('TypeScript library against a live server', () => {
     expect(batch.creditsUsed).toBe(1);
     expect(batch.receipts?.reduce((sum, r) => sum + r.credits, 0)).toBe(1);
     expect((await shared.verifyReceipt(batch)).valid).toBe(true);
+  });
+
+  it('MPP: the parties read, list and cancel the crawl job they ordered; another party set does not see it; x402 is refused', async () => {
+    const parties = mppParties();
+    const both = new NotaryClient({ baseUrl: url, payment: mpp(parties), retryBaseDelayMs: 50 });
+    const job = await both.crawl({ url: live('NOTARY_LIVE_PAGE_URL'), max_pages: 2, max_depth: 0 });
+    expect(job.raw.status).toBe(202);
+    expect(job.attempts).toBe(2); // the quote, then the signed envelope
+    const read = await both.crawlJob(job.id);
+    expect(read).toMatchObject({ id: job.id, status: 'queued', max_pages: 2 });
+    // The payer is the set of the parties: listed the other way round, they are the same payer.
+    const reversed = new NotaryClient({ baseUrl: url, payment: mpp([...parties].reverse()) });
+    expect((await reversed.crawlJobs()).jobs.map((j) => j.id)).toContain(job.id);
+    expect((await both.crawlJobs()).jobs.map((j) => j.id)).toContain(job.id);
+    const [first] = parties;
+    const alone = new NotaryClient({ baseUrl: url, payment: mpp([{ ...(first as (typeof parties)[number]), share: '1' }]) });
+    for (const call of [alone.crawlJob(job.id), alone.cancelCrawl(job.id)]) {
+      await expect(call).rejects.toMatchObject({ status: 404, code: 'crawl_job_not_found' });
+    }
+    expect((await alone.crawlJobs()).jobs.map((j) => j.id)).not.toContain(job.id);
+    expect((await both.crawlJob(job.id)).status).toBe('queued');
+    expect((await reversed.cancelCrawl(job.id)).status).toBe('cancelled');
+    expect((await both.crawlJob(job.id, { payment: mpp(parties) })).status).toBe('cancelled');
+    const wallet = privateKeyToAccount(live('NOTARY_LIVE_X402_KEY_TS') as `0x${string}`);
+    const byX402 = new NotaryClient({ baseUrl: url, payment: x402(walletPayer(wallet, { maxAmountPerCall: 1 })) });
+    await expect(byX402.crawlJob(job.id)).rejects.toThrow(/apiKey\(\.\.\.\) or mpp\(.*x402 payers cannot order crawl jobs/);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NotaryClient, RateLimitError, ServerError, apiKey, retryAfterMs } from '../src/index.js';
+import { NotaryClient, RateLimitError, ServerError, apiKey, mpp, randomSeed, retryAfterMs, sha256Digest } from '../src/index.js';
 
 /** Retry behaviour against a real HTTP server on 127.0.0.1 that answers from a script of responses. */
 const KEY = 'sk_live_000000000000000000000000000000002wjyrI';
@@ -66,6 +66,30 @@ describe('retries', () => {
     const client = new NotaryClient({ baseUrl: url, payment: apiKey(KEY), sleep: async () => {} });
     await expect(client.search({ query: 'q' })).rejects.toBeInstanceOf(ServerError);
     expect(seen).toHaveLength(1);
+  });
+
+  it('an MPP crawl-job read signs a fresh envelope per attempt: 0 credits, bound to the GET, the full URL and the empty body', async () => {
+    const job = { id: 'crawl_x', status: 'queued' };
+    const { url, seen } = await scripted([{ status: 503, headers: { 'retry-after': '0' }, body: problem(503, 'service_unavailable', true) }, { status: 200, body: job }]);
+    const parties = [{ party: 'alice', share: '1', privateKey: randomSeed() }];
+    const client = new NotaryClient({ baseUrl: url, payment: mpp(parties, { maxCredits: 5 }), sleep: async () => {} });
+    expect(await client.crawlJob('crawl_x')).toEqual(job);
+    const envelopes = seen.map((h) => {
+      const [scheme, value = ''] = (h['authorization'] ?? '').split(' envelope=');
+      expect(scheme).toBe('MPP');
+      return JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Record<string, unknown>;
+    });
+    expect(envelopes).toHaveLength(2);
+    for (const e of envelopes) {
+      expect(e).toMatchObject({ htm: 'GET', htu: `${url}/v1/crawl/crawl_x`, total_credits: 0, body_digest: await sha256Digest(new Uint8Array()) });
+    }
+    expect(envelopes[0]?.['nonce']).not.toBe(envelopes[1]?.['nonce']);
+    expect(seen.every((h) => h['idempotency-key'] === undefined)).toBe(true);
+    await client.cancelCrawl('crawl_x');
+    await client.crawlJobs('crawl_y');
+    const [cancel, list] = seen.slice(2).map((h) => JSON.parse(Buffer.from((h['authorization'] ?? '').split('=')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>);
+    expect(cancel).toMatchObject({ htm: 'DELETE', htu: `${url}/v1/crawl/crawl_x`, total_credits: 0 });
+    expect(list).toMatchObject({ htm: 'GET', htu: `${url}/v1/crawl?cursor=crawl_y`, total_credits: 0 });
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {

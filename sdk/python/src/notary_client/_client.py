@@ -10,18 +10,18 @@ import random
 import time
 import uuid
 from typing import Any, Callable, Mapping, Sequence
-from urllib.parse import quote
 
 import httpx
 
 from ._checkpoint import Checkpoint, open_checkpoint, parse_verifier_key
+from ._crawl_jobs import AsyncCrawlJobs, CrawlJobs, job_payment
 from ._encoding import b64, compact_json, unb64
 from ._errors import ConnectionError, NotaryApiError, NotaryError, TimeoutError, error_for, retry_after_seconds
 from ._merkle import leaf_hash, verify_consistency, verify_inclusion
 from ._mpp import build_envelope
 from ._payment import ApiKey, Mpp, Payment, X402, X402Challenge, X402Payer
 from ._receipts import ReceiptVerification, receipt_leaf, verify_receipt
-from ._types import CrawlJobListResult, CrawlJobResult, CrawlScope, ExtractBatchResult, ExtractResponse, ExtractResult, Highlights, IncludeField, MapResult, Result, SearchResponse, SearchResult
+from ._types import ExtractBatchResult, ExtractResponse, ExtractResult, Highlights, IncludeField, MapResult, Result, SearchResponse, SearchResult
 
 __all__ = ["Client", "AsyncClient", "ApiKey", "Mpp", "X402", "X402Challenge", "X402Payer", "SDK_VERSION"]
 
@@ -54,7 +54,8 @@ class _Call:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.credentials: dict[str, str] | None = {"authorization": f"Bearer {payment.key}"} if isinstance(payment, ApiKey) else None
-        self.mpp_credits = payment.max_credits if isinstance(payment, Mpp) else None
+        # A job read or cancel is not charged: its envelope is for 0 credits from the first attempt.
+        self.mpp_credits = (payment.max_credits if method == "POST" else 0) if isinstance(payment, Mpp) else None
         self.retries = 0
         self.attempts = 0
         self.paid_round = False
@@ -68,7 +69,8 @@ class _Call:
             **(self.credentials or {}),
         }
         if isinstance(self.payment, Mpp) and self.mpp_credits is not None:
-            _, header = build_envelope(method="POST", url=self.url, body=self.body, total_credits=self.mpp_credits, parties=self.payment.parties, ttl_seconds=self.payment.ttl_seconds)
+            # A fresh envelope (nonce, times) per attempt, bound to this method, URL and body.
+            _, header = build_envelope(method=self.method, url=self.url, body=self.body, total_credits=self.mpp_credits, parties=self.payment.parties, ttl_seconds=self.payment.ttl_seconds)
             headers["authorization"] = header
         return headers
 
@@ -144,21 +146,9 @@ class _Base:
         )
 
     def _job_call(self, method: str, path: str, what: str, payment: Payment | None, max_retries: int | None) -> _Call:
-        # GET and DELETE /v1/crawl... identify the payer; the library sends an API key for them (an MPP envelope or
-        # an x402 payment is made per paid call, so MPP and x402 payers cannot read or cancel jobs from here yet).
-        chosen = payment if payment is not None else self.payment
-        if not isinstance(chosen, ApiKey):
-            raise NotaryError(f"{what} needs API-key credentials (payment=ApiKey(...)): MPP and x402 payers cannot read or cancel crawl jobs from this library yet")
+        # GET and DELETE /v1/crawl... identify the payer that ordered the job: its API key or its parties' envelope.
+        chosen = job_payment(payment if payment is not None else self.payment, what)
         return _Call(self.base_url, path, None, chosen, False, None, self.max_retries if max_retries is None else max_retries, self.retry_base_delay, self.max_retry_delay, method=method)
-
-    @staticmethod
-    def _job_path(job_id: str) -> str:
-        return "/v1/crawl/" + quote(job_id, safe="")
-
-    @staticmethod
-    def _crawl_body(url: str | Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
-        target: dict[str, Any] = {"url": url} if isinstance(url, str) else {"urls": list(url)}
-        return {**target, **{k: list(v) if k in ("include", "exclude") else v for k, v in options.items() if v is not None}}
 
     @staticmethod
     def _search_body(query: str, depth: int, language: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -183,7 +173,7 @@ class _Base:
             raise error_for(response.status_code, _problem_of(response), response)
 
 
-class Client(_Base):
+class Client(CrawlJobs, _Base):
     """The notary client (sync): typed search and extract, paid by API key, MPP or x402, with an Idempotency-Key on
     every paid call (the same on every retry), retries with jittered backoff honouring Retry-After, timeouts, typed
     errors, and offline verification of signed receipts."""
@@ -231,31 +221,6 @@ class Client(_Base):
         """``POST /v1/extract`` with ``urls`` (1 to 20): each page or its problem, in order; charged for the pages
         extracted. Pay with an API key or MPP: x402 cannot settle less than it signed (batch_payment_unsupported)."""
         return self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"urls": list(urls)}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
-
-
-    def crawl(self, url: str | Sequence[str], *, collection: str | None = None, scope: CrawlScope | None = None, max_pages: int | None = None, max_depth: int | None = None, include: Sequence[str] | None = None, exclude: Sequence[str] | None = None, webhook: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
-        """``POST /v1/crawl``: starts a crawl job from one seed (a string) or 1 to 20 (a list) and returns it queued
-        (202, ``Location`` in ``result.response.headers``). Quoted at ``max_pages`` pages and held; charged when it
-        ends for the pages it stored (``credits_used`` is None until then, so ``result.credits_used`` is 0). Pay with
-        an API key or MPP: x402 cannot pay a job (422 deferred_payment_unsupported, UnprocessableError)."""
-        body = self._crawl_body(url, {"collection": collection, "scope": scope, "max_pages": max_pages, "max_depth": max_depth, "include": include, "exclude": exclude, "webhook": webhook})
-        return self._paid("/v1/crawl", self._call("/v1/crawl", body, payment, sign, idempotency_key, max_retries))
-
-    def crawl_job(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
-        """``GET /v1/crawl/{id}``: the job's state and progress; not charged. Unknown (or another payer's):
-        NotFoundError with code crawl_job_not_found. Needs API-key credentials (MPP and x402 payers: not yet)."""
-        return self._paid("/v1/crawl/{id}", self._job_call("GET", self._job_path(job_id), "crawl_job", payment, max_retries))
-
-    def crawl_jobs(self, cursor: str | None = None, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobListResult:
-        """``GET /v1/crawl``: the caller's jobs, newest first, 50 a page (``result["next_cursor"]`` for older ones);
-        not charged. Needs API-key credentials (MPP and x402 payers: not yet)."""
-        path = "/v1/crawl" + ("" if cursor is None else "?cursor=" + quote(cursor, safe=""))
-        return self._paid("/v1/crawl", self._job_call("GET", path, "crawl_jobs", payment, max_retries))
-
-    def cancel_crawl(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
-        """``DELETE /v1/crawl/{id}``: cancels the job (status cancelled; charged for the pages stored until it stops);
-        not charged itself. Needs API-key credentials (MPP and x402 payers: not yet)."""
-        return self._paid("/v1/crawl/{id}", self._job_call("DELETE", self._job_path(job_id), "cancel_crawl", payment, max_retries))
 
     def map(self, url: str, *, limit: int | None = None, cursor: str | None = None, sitemaps: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> MapResult:
         """``POST /v1/map``: the URLs known under ``url`` (index, crawl frontier, and its sitemaps unless
@@ -324,7 +289,7 @@ class Client(_Base):
         return verify_consistency(older.size, newer.size, older.root_hash, newer.root_hash, [unb64(h) for h in proof["hashes"]])
 
 
-class AsyncClient(_Base):
+class AsyncClient(AsyncCrawlJobs, _Base):
     """The notary client for asyncio: the same calls as :class:`Client`, awaited."""
 
     def __init__(
@@ -361,31 +326,6 @@ class AsyncClient(_Base):
 
     async def extract_batch(self, urls: Sequence[str], *, mode: str | None = None, query: str | None = None, render: str | None = None, max_age: int | None = None, include_comments: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> ExtractBatchResult:
         return await self._paid("/v1/extract", self._call("/v1/extract", self._extract_body({"urls": list(urls)}, {"mode": mode, "query": query, "render": render, "max_age": max_age, "include_comments": include_comments, "collection": collection}), payment, sign, idempotency_key, max_retries))
-
-
-    async def crawl(self, url: str | Sequence[str], *, collection: str | None = None, scope: CrawlScope | None = None, max_pages: int | None = None, max_depth: int | None = None, include: Sequence[str] | None = None, exclude: Sequence[str] | None = None, webhook: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
-        """``POST /v1/crawl``: starts a crawl job from one seed (a string) or 1 to 20 (a list) and returns it queued
-        (202, ``Location`` in ``result.response.headers``). Quoted at ``max_pages`` pages and held; charged when it
-        ends for the pages it stored (``credits_used`` is None until then, so ``result.credits_used`` is 0). Pay with
-        an API key or MPP: x402 cannot pay a job (422 deferred_payment_unsupported, UnprocessableError)."""
-        body = self._crawl_body(url, {"collection": collection, "scope": scope, "max_pages": max_pages, "max_depth": max_depth, "include": include, "exclude": exclude, "webhook": webhook})
-        return await self._paid("/v1/crawl", self._call("/v1/crawl", body, payment, sign, idempotency_key, max_retries))
-
-    async def crawl_job(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
-        """``GET /v1/crawl/{id}``: the job's state and progress; not charged. Unknown (or another payer's):
-        NotFoundError with code crawl_job_not_found. Needs API-key credentials (MPP and x402 payers: not yet)."""
-        return await self._paid("/v1/crawl/{id}", self._job_call("GET", self._job_path(job_id), "crawl_job", payment, max_retries))
-
-    async def crawl_jobs(self, cursor: str | None = None, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobListResult:
-        """``GET /v1/crawl``: the caller's jobs, newest first, 50 a page (``result["next_cursor"]`` for older ones);
-        not charged. Needs API-key credentials (MPP and x402 payers: not yet)."""
-        path = "/v1/crawl" + ("" if cursor is None else "?cursor=" + quote(cursor, safe=""))
-        return await self._paid("/v1/crawl", self._job_call("GET", path, "crawl_jobs", payment, max_retries))
-
-    async def cancel_crawl(self, job_id: str, *, payment: Payment | None = None, max_retries: int | None = None) -> CrawlJobResult:
-        """``DELETE /v1/crawl/{id}``: cancels the job (status cancelled; charged for the pages stored until it stops);
-        not charged itself. Needs API-key credentials (MPP and x402 payers: not yet)."""
-        return await self._paid("/v1/crawl/{id}", self._job_call("DELETE", self._job_path(job_id), "cancel_crawl", payment, max_retries))
 
     async def map(self, url: str, *, limit: int | None = None, cursor: str | None = None, sitemaps: bool | None = None, collection: str | None = None, idempotency_key: str | None = None, sign: bool | None = None, payment: Payment | None = None, max_retries: int | None = None) -> MapResult:
         """``POST /v1/map``: the URLs known under ``url`` (index, crawl frontier, and its sitemaps unless
