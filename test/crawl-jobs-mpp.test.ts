@@ -158,7 +158,7 @@ describe('GET /v1/crawl and DELETE /v1/crawl/{id} with an MPP envelope', () => {
   });
 
   /** A request under an envelope signed by `signers` for exactly this method, path and body. */
-  const send = (method: 'GET' | 'POST' | 'DELETE', url: string, signers: Party[], options: { body?: string; credits?: number; signedFor?: string } = {}) => {
+  const send = (method: 'GET' | 'POST' | 'DELETE', url: string, signers: Party[], options: { body?: string; credits?: number; signedFor?: string; issuedAt?: Date } = {}) => {
     const shares = signers.length === 1 ? ['1'] : ['0.5', '0.5'];
     const { encoded } = buildEnvelope({
       method: options.signedFor ?? method,
@@ -166,6 +166,7 @@ describe('GET /v1/crawl and DELETE /v1/crawl/{id} with an MPP envelope', () => {
       body: options.body ?? '',
       totalCredits: options.credits ?? 0,
       parties: signers.map((p, i) => ({ party: p.name, seed: p.seed, share: shares[i] ?? '1' })),
+      ...(options.issuedAt ? { issuedAt: options.issuedAt } : {}),
     });
     const headers = { authorization: `MPP envelope=${encoded}`, ...(options.body ? { 'content-type': 'application/json' } : {}) };
     return api.app.inject({ method, url, headers, ...(options.body ? { payload: options.body } : {}) });
@@ -184,6 +185,9 @@ describe('GET /v1/crawl and DELETE /v1/crawl/{id} with an MPP envelope', () => {
     const listed = await send('GET', '/v1/crawl', [b, a]);
     expect(listed.statusCode, listed.body).toBe(200);
     expect((listed.json() as { jobs: Array<{ id: string }> }).jobs.map((j) => j.id)).toEqual([id]);
+    // An old envelope reads nothing, though these reads charge nothing: times are checked on every call.
+    const stale = await send('GET', '/v1/crawl', [a, b], { issuedAt: new Date(Date.now() - 24 * 3_600_000) });
+    expect([stale.statusCode, (stale.json() as { code: string }).code]).toEqual([401, 'mpp_envelope_expired']);
     const alonesList = await send('GET', '/v1/crawl', [a]);
     expect((alonesList.json() as { jobs: unknown[] }).jobs).toEqual([]);
 

@@ -167,6 +167,8 @@ export function mppMode(options: MppModeOptions): PaymentMode {
         mode: 'mpp',
         async authenticate() {
           bindToRequest(parsed, request);
+          // Here, not only when a call is charged: an uncharged read (a crawl job's state) must not take an old envelope.
+          checkTimes(parsed);
           const verified = await parties.verify(parsed);
           const payerId = mppPayerId(verified.map((v) => v.tenant.id));
           const collections = readableByAll(verified);
