@@ -20,14 +20,19 @@ const bin = path.join(root, 'bin/notary.js');
 
 /** `notary admin create`: an operator account, the password given on standard input as docs/dashboard.md says. */
 export function adminCreate(dataDir: string, email: string, password: string): Promise<string> {
+  return notaryCommand(dataDir, ['admin', 'create', '--email', email], `${password}\n`);
+}
+
+/** A `notary` command on the data folder (beside a running server); its output, or an error with it. */
+function notaryCommand(dataDir: string, args: readonly string[], stdin = ''): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, '--data', dataDir, 'admin', 'create', '--email', email], { cwd: root });
+    const child = spawn(process.execPath, [bin, '--data', dataDir, ...args], { cwd: root });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`admin create exited ${code}: ${out}`))));
-    child.stdin.end(`${password}\n`);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`notary ${args.join(' ')} exited ${code}: ${out}`))));
+    child.stdin.end(stdin);
   });
 }
 
@@ -109,6 +114,17 @@ async function serve(dataDir: string): Promise<{ url: string; child: ChildProces
     await new Promise((r) => setTimeout(r, 200));
   }
   return { url, child, log: () => log };
+}
+
+/** POST /v1/crawl with an API key; the job's id. */
+async function orderCrawl(server: string, key: string, url: string): Promise<string> {
+  const response = await fetch(`${server}/v1/crawl`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url, max_pages: 6 }),
+  });
+  if (response.status !== 202) throw new Error(`POST /v1/crawl answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { id: string }).id;
 }
 
 async function search(server: string, key: string, query: string, depth: number): Promise<void> {
@@ -208,9 +224,18 @@ async function main(): Promise<void> {
     await navLink(member, 'Party keys').click();
     await member.getByRole('textbox', { name: 'Public key' }).fill(String(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x));
     await member.getByRole('textbox', { name: 'Label' }).fill('billing agent');
+    await member.getByRole('textbox', { name: 'Collections' }).fill('default');
     await member.getByRole('button', { name: 'Register key' }).click();
     await member.getByText(/its kid is/).waitFor();
     await shot(member, 'parties');
+
+    // The member's agent asks for a crawl of the site over the API (the operator lets this tenant reach 127.0.0.1).
+    await notaryCommand(dataDir, ['keys', 'private-networks', '--tenant', 'acme', 'on']);
+    const job = await orderCrawl(server.url, live, `${site.url}/`);
+    await navLink(member, 'Crawl jobs').click();
+    await member.locator(`[data-job-status="completed"]`).first().waitFor({ timeout: 120_000 });
+    await shot(member, 'crawl-jobs');
+    process.stdout.write(`crawl job ${job} completed\n`);
 
     // The operator's other pages, with the member's calls in them.
     for (const [link, name] of [
@@ -219,6 +244,7 @@ async function main(): Promise<void> {
       ['Prices', 'operator-prices'],
       ['Tiers', 'operator-tiers'],
       ['Tenants', 'operator-tenants'],
+      ['Collections', 'operator-collections'],
       ['Revenue', 'operator-revenue'],
     ] as const) {
       await navLink(operator, link).click();
