@@ -20,3 +20,4 @@ export { factsPass, hasFactFilter, hostOf, publishedMs, type FactFilter } from '
 export type { HostRule, IndexFilter, PageDoc, PageHit } from './search-index.js';
 export { storedSiteTitles } from './site-titles.js';
 export { sqlVectorAnn } from './sql-vector-store.js';
+export { defaultVectorStore, registerVectorStores, type VectorStorePlugin, type VectorIndexFactory } from './vector-store-plugin.js';

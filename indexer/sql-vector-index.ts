@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import './sql-vector-migrations.js'; // its tables exist wherever it is used, with or without the plug-in lists
 import { NotaryError } from '../core/index.js';
 import type { Storage, Database } from '../storage/index.js';
 import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';

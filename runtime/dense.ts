@@ -1,12 +1,13 @@
 import path from 'node:path';
 import { modelRunners, type NotaryConfig, NotaryError } from '../core/index.js';
-import { SqlVectorIndex, sqlVectorAnn } from '../indexer/index.js';
+import { defaultVectorStore } from '../indexer/index.js';
 import { OnnxReranker, resolveModelFiles } from '../reranker/index.js';
 import type { Reranker } from '../reranker/index.js';
 import type { DenseRetrieval } from '../search/index.js';
 import type { VectorIndex } from '../indexer/index.js';
 import type { Storage } from '../storage/index.js';
 import type { Log } from './log.js';
+import './plugins.js'; // the registered vector stores (defaultVectorStore)
 
 /** Dense retrieval as configured, and what to release when done. */
 export interface OpenedDense {
@@ -110,7 +111,7 @@ export async function openDense(
   const rerankerIsBi = reranker instanceof OnnxReranker && reranker.kind === 'bi-encoder';
   const rerankerModel = reranker === model ? embedder.model : rerankerIsBi ? (await reranker.embedder()).model : reranker ? embedder.model : null;
   const vectorOptions = { model: embedder.model, dimensions: embedder.dimensions };
-  const index = options.vectors ? await options.vectors(vectorOptions) : new SqlVectorIndex(storage, { ...vectorOptions, ann: sqlVectorAnn(cfg, storage, options.log) });
+  const index = await (options.vectors ?? defaultVectorStore().open(cfg, storage, options.log))(vectorOptions);
   options.log('info', `dense retrieval: ${embedder.model} (${embedder.dimensions} dimensions) in ${index.name} beside the full-text index`);
   return {
     dense: { index, embedder, scoresFromVectors: rerankerModel === embedder.model },

@@ -18,7 +18,7 @@ describe('migration 0033_collections', () => {
     try {
       // A database as the release before collections left it, with two pages.
       const migrator = new Migrator({ db: storage.db, provider: migrationProvider('sqlite'), allowUnorderedMigrations: true });
-      const before = await migrator.migrateTo('0021_passage_vector_facts');
+      const before = await migrator.migrateTo('0019_crawl_host_active');
       expect(before.error).toBeUndefined();
       const pages = new PageStore(storage.db);
       const a = await pages.saveFetched(htmlPageFetched('https://a.test/', '<p>a</p>'));

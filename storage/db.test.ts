@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
+import { DEFAULT_COLLECTION_ID } from '../core/index.js';
 import { migrateToLatest, openSqlite, preparedStatementCache } from './db.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-db-'));
@@ -18,10 +19,12 @@ describe('openSqlite', () => {
     // The second connection gives up at once instead of waiting (better-sqlite3 is synchronous: waiting here would
     // only stall this one thread).
     second.sqlite!.pragma('busy_timeout = 0');
-    const bump = (db: typeof first.db) => db.updateTable('passage_vector_generation').set((eb) => ({ generation: eb('generation', '+', 1) })).where('id', '=', 1).execute();
+    // A one-row counter of the shared schema: the default collection's `public` flag, 1 after the migrations.
+    const bump = (db: typeof first.db) => db.updateTable('collections').set((eb) => ({ public: eb('public', '+', 1) })).where('id', '=', DEFAULT_COLLECTION_ID).execute();
+    const read = (db: typeof first.db) => db.selectFrom('collections').select('public').where('id', '=', DEFAULT_COLLECTION_ID).executeTakeFirstOrThrow();
     let secondWrite: unknown = null;
     await first.db.transaction().execute(async (trx) => {
-      await trx.selectFrom('passage_vector_generation').select('generation').executeTakeFirstOrThrow();
+      await read(trx);
       // Another process writes between this transaction's read and its write.
       try {
         await bump(second.db);
@@ -31,14 +34,13 @@ describe('openSqlite', () => {
       await bump(trx);
     });
     expect(secondWrite).toMatchObject({ code: 'SQLITE_BUSY' });
-    const { generation } = await first.db.selectFrom('passage_vector_generation').select('generation').executeTakeFirstOrThrow();
-    expect(generation).toBe(1);
+    expect((await read(first.db)).public).toBe(2);
     // A transaction marked read only does not take the write lock.
     await first.db
       .transaction()
       .setAccessMode('read only')
       .execute(async (trx) => {
-        await trx.selectFrom('passage_vector_generation').select('generation').executeTakeFirstOrThrow();
+        await read(trx);
         await bump(second.db);
       });
     await first.close();

@@ -26,7 +26,7 @@ export {
 export { nowIso, openStorage, type Storage } from './db.js';
 export { FrontierStore, type FrontierEntry } from './frontier.js';
 export { SharedHostSlots } from './host-slots.js';
-export { registerMigrations, type MigrationFactory } from './migrations.js';
+export { registerMigrations, type MigrationFactory, type MigrationHelpers } from './migrations.js';
 export { PageStore, type InTransaction, type PageAnalysis } from './pages.js';
 export type {
   BigIntColumn,

@@ -25,10 +25,8 @@ export const collectionsMigration: MigrationFactory = () => ({
     await db.schema.createIndex('page_collections_collection').on('page_collections').columns(['collection_id', 'page_id']).execute();
     await sql`insert into page_collections (page_id, collection_id) select id, ${DEFAULT_COLLECTION_ID} from pages`.execute(db);
     await db.schema.alterTable('api_keys').addColumn('collections', 'text').execute();
-    await db.schema.alterTable('passage_vectors').addColumn('collections', 'text').execute();
   },
   async down(db: Kysely<unknown>) {
-    await db.schema.alterTable('passage_vectors').dropColumn('collections').execute();
     await db.schema.alterTable('api_keys').dropColumn('collections').execute();
     await db.schema.dropTable('page_collections').ifExists().execute();
     await db.schema.dropTable('collections').ifExists().execute();
