@@ -103,12 +103,14 @@ func TestLiveCrawlJobMPP(t *testing.T) {
 	both := MPP{Parties: parties}
 	c, _ := NewClient(liveEnv(t, "NOTARY_LIVE_URL"), WithPayment(both), WithRetryBaseDelay(50*time.Millisecond))
 	depth := 0
-	job, err := c.Crawl(ctx, CrawlRequest{URL: liveEnv(t, "NOTARY_LIVE_PAGE_URL"), MaxPages: 2, MaxDepth: &depth})
+	// A seed that answers 404: the service's crawl worker may take the job at once, and it must store nothing that the
+	// other suites' searches would then find.
+	job, err := c.Crawl(ctx, CrawlRequest{URL: liveEnv(t, "NOTARY_LIVE_MISSING_URL"), MaxPages: 2, MaxDepth: &depth})
 	if err != nil || job.Raw.Status != 202 || job.Attempts != 2 {
 		t.Fatalf("crawl: %+v %v", job, err)
 	}
 	got, err := c.CrawlJob(ctx, job.ID)
-	if err != nil || got.ID != job.ID || got.Status != "queued" || got.MaxPages != 2 || got.Attempts != 1 {
+	if err != nil || got.ID != job.ID || !slices.Contains([]string{"queued", "running", "completed", "failed"}, got.Status) || got.MaxPages != 2 || got.Attempts != 1 {
 		t.Fatalf("get: %+v %v", got, err)
 	}
 	listed := func(payment Payment) []string {
@@ -137,11 +139,11 @@ func TestLiveCrawlJobMPP(t *testing.T) {
 	if slices.Contains(listed(alone), job.ID) {
 		t.Errorf("one party alone lists %s", job.ID)
 	}
-	if still, err := c.CrawlJob(ctx, job.ID); err != nil || still.Status != "queued" {
+	if still, err := c.CrawlJob(ctx, job.ID); err != nil || still.Status == "cancelled" {
 		t.Errorf("after the other payer's cancel: %+v %v", still, err)
 	}
 	cancelled, err := c.CancelCrawl(ctx, job.ID, CallOptions{Payment: reversed})
-	if err != nil || cancelled.Status != "cancelled" {
+	if err != nil || !slices.Contains([]string{"cancelled", "completed", "failed"}, cancelled.Status) {
 		t.Errorf("cancel: %+v %v", cancelled, err)
 	}
 	wallet, err := NewEVMWallet(liveEnv(t, "NOTARY_LIVE_X402_KEY_GO"))

@@ -23,10 +23,12 @@ def test_mpp_parties_read_list_and_cancel_their_crawl_job_and_another_party_set_
     both = parties()
     alone = Mpp([MppParty(both[0].party, "1", both[0].private_key)])
     with Client(LIVE_URL, payment=Mpp(both), retry_base_delay=0.05) as notary:
-        job = notary.crawl(live("NOTARY_LIVE_PAGE_URL"), max_pages=2, max_depth=0)
+        # A seed that answers 404: the service's crawl worker may take the job at once, and it must store nothing
+        # that the other suites' searches would then find.
+        job = notary.crawl(live("NOTARY_LIVE_MISSING_URL"), max_pages=2, max_depth=0)
         assert job.response.status_code == 202 and job.attempts == 2  # the quote, then the signed envelope
         read = notary.crawl_job(job["id"])
-        assert read["id"] == job["id"] and read["status"] == "queued" and read["max_pages"] == 2 and read.credits_used == 0
+        assert read["id"] == job["id"] and read["status"] in ("queued", "running", "completed", "failed") and read["max_pages"] == 2
         # The payer is the set of the parties: listed the other way round, they are the same payer.
         assert job["id"] in [j["id"] for j in notary.crawl_jobs(payment=Mpp(list(reversed(both))))["jobs"]]
         for call in (notary.crawl_job, notary.cancel_crawl):
@@ -34,9 +36,10 @@ def test_mpp_parties_read_list_and_cancel_their_crawl_job_and_another_party_set_
                 call(job["id"], payment=alone)
             assert missing.value.code == "crawl_job_not_found"
         assert job["id"] not in [j["id"] for j in notary.crawl_jobs(payment=alone)["jobs"]]
-        assert notary.crawl_job(job["id"])["status"] == "queued"
-        assert notary.cancel_crawl(job["id"])["status"] == "cancelled"
-        assert notary.crawl_job(job["id"])["status"] == "cancelled"
+        assert notary.crawl_job(job["id"])["status"] != "cancelled"
+        cancelled = notary.cancel_crawl(job["id"])["status"]
+        assert cancelled in ("cancelled", "completed", "failed")
+        assert notary.crawl_job(job["id"])["status"] == cancelled
         wallet = X402(WalletPayer(live("NOTARY_LIVE_X402_KEY_PY"), max_amount_per_call=1))
         with pytest.raises(NotaryError, match=r"payment=ApiKey\(\.\.\.\) or payment=Mpp\(parties\) \(x402 payers cannot order crawl jobs"):
             notary.crawl_job(job["id"], payment=wallet)
@@ -45,7 +48,7 @@ def test_mpp_parties_read_list_and_cancel_their_crawl_job_and_another_party_set_
 @pytest.mark.anyio
 async def test_async_mpp_parties_read_list_and_cancel_their_crawl_job():
     async with AsyncClient(LIVE_URL, payment=Mpp(parties())) as notary:
-        job = await notary.crawl([live("NOTARY_LIVE_PAGE_URL")], max_pages=1)
-        assert (await notary.crawl_job(job["id"]))["status"] == "queued"
+        job = await notary.crawl([live("NOTARY_LIVE_MISSING_URL")], max_pages=1)
+        assert (await notary.crawl_job(job["id"]))["status"] in ("queued", "running", "completed", "failed")
         assert job["id"] in [j["id"] for j in (await notary.crawl_jobs())["jobs"]]
-        assert (await notary.cancel_crawl(job["id"]))["status"] == "cancelled"
+        assert (await notary.cancel_crawl(job["id"]))["status"] in ("cancelled", "completed", "failed")
