@@ -23,6 +23,18 @@ def live(name: str) -> str:
     return value
 
 
+def live_mpp_parties():
+    """The MPP parties the live service knows (NOTARY_LIVE_MPP_PARTIES: party=share:seed-hex, comma-separated)."""
+    from notary_client import MppParty
+
+    out = []
+    for entry in live("NOTARY_LIVE_MPP_PARTIES").split(","):
+        party, rest = entry.split("=")
+        share, seed = rest.split(":")
+        out.append(MppParty(party, share, bytes.fromhex(seed)))
+    return out
+
+
 LIVE_URL = os.environ.get("NOTARY_LIVE_URL")
 if not LIVE_URL and os.environ.get("CI") == "true":
     raise RuntimeError("NOTARY_LIVE_URL is not set and CI=true: run through test/sdk-conformance.test.ts")

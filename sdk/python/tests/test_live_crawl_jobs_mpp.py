@@ -3,24 +3,15 @@
 
 import pytest
 
-from conftest import LIVE_URL, live
+from conftest import LIVE_URL, live, live_mpp_parties
 from notary_client import AsyncClient, Client, Mpp, MppParty, NotaryError, NotFoundError, X402
 from notary_client.x402 import WalletPayer
 
 pytestmark = pytest.mark.skipif(not LIVE_URL, reason="NOTARY_LIVE_URL is not set (run through test/sdk-conformance.test.ts)")
 
 
-def parties():
-    out = []
-    for entry in live("NOTARY_LIVE_MPP_PARTIES").split(","):
-        party, rest = entry.split("=")
-        share, seed = rest.split(":")
-        out.append(MppParty(party, share, bytes.fromhex(seed)))
-    return out
-
-
 def test_mpp_parties_read_list_and_cancel_their_crawl_job_and_another_party_set_does_not_see_it():
-    both = parties()
+    both = live_mpp_parties()
     alone = Mpp([MppParty(both[0].party, "1", both[0].private_key)])
     with Client(LIVE_URL, payment=Mpp(both), retry_base_delay=0.05) as notary:
         # A seed that answers 404: the service's crawl worker may take the job at once, and it must store nothing
@@ -47,7 +38,7 @@ def test_mpp_parties_read_list_and_cancel_their_crawl_job_and_another_party_set_
 
 @pytest.mark.anyio
 async def test_async_mpp_parties_read_list_and_cancel_their_crawl_job():
-    async with AsyncClient(LIVE_URL, payment=Mpp(parties())) as notary:
+    async with AsyncClient(LIVE_URL, payment=Mpp(live_mpp_parties())) as notary:
         job = await notary.crawl([live("NOTARY_LIVE_MISSING_URL")], max_pages=1)
         assert (await notary.crawl_job(job["id"]))["status"] in ("queued", "running", "completed", "failed")
         assert job["id"] in [j["id"] for j in (await notary.crawl_jobs())["jobs"]]

@@ -234,7 +234,6 @@ export class NotaryClient {
     };
     let credentials: Record<string, string> | null = payment?.mode === 'api_key' ? { authorization: `Bearer ${payment.key}` } : null;
     let mppCredits = payment?.mode === 'mpp' ? payment.maxCredits : undefined;
-    const maxRetries = options.maxRetries ?? this.options.maxRetries ?? 2;
     let retries = 0;
     let attempts = 0;
     let paymentRounds = 0;
@@ -257,11 +256,11 @@ export class NotaryClient {
       try {
         exchange = await this.send('POST', path, requestBody, headers, options);
       } catch (err) {
-        if (err instanceof NotaryError && retries < maxRetries && !options.signal?.aborted) {
-          await this.sleep(this.backoff(retries++));
-          continue;
-        }
-        throw err;
+        const delay = err instanceof NotaryError ? this.retryDelay(retries, options) : null;
+        if (delay === null) throw err;
+        await this.sleep(delay);
+        retries++;
+        continue;
       }
       const { response, text } = exchange;
       if (response.ok) {
@@ -292,17 +291,10 @@ export class NotaryClient {
         }
       }
       const retryable = RETRY_STATUSES.has(error.status) || error.code === 'idempotency_in_progress';
-      if (retryable && retries < maxRetries && !options.signal?.aborted) {
-        const asked = retryAfterMs(response.headers.get('retry-after'));
-        const maxDelay = this.options.maxRetryDelayMs ?? 60_000;
-        if (asked === null || asked <= maxDelay) {
-          // Honour Retry-After exactly, plus up to 10% so a crowd of clients does not come back in step.
-          await this.sleep(asked === null ? this.backoff(retries) : asked + Math.random() * asked * 0.1);
-          retries++;
-          continue;
-        }
-      }
-      throw error;
+      const delay = retryable ? this.retryDelay(retries, options, response) : null;
+      if (delay === null) throw error;
+      await this.sleep(delay);
+      retries++;
     }
   }
 
@@ -317,29 +309,25 @@ export class NotaryClient {
       const why = payment?.mode === 'x402' ? 'x402 payers cannot order crawl jobs, so they have none to read or cancel' : 'the service shows a job only to whoever paid it';
       throw new NotaryError(`${method} ${path} needs the credentials that paid for the job: payment: apiKey(...) or mpp([...parties]) (${why})`);
     }
-    const maxRetries = options.maxRetries ?? this.options.maxRetries ?? 2;
     for (let retries = 0; ; ) {
       const headers = { accept: 'application/json, application/problem+json', authorization: await this.accountAuthorization(payment, method, path) };
       let exchange: { response: Response; text: string };
       try {
         exchange = await this.send(method, path, undefined, headers, options);
       } catch (err) {
-        if (err instanceof NotaryError && retries < maxRetries && !options.signal?.aborted) {
-          await this.sleep(this.backoff(retries++));
-          continue;
-        }
-        throw err;
+        const delay = err instanceof NotaryError ? this.retryDelay(retries, options) : null;
+        if (delay === null) throw err;
+        await this.sleep(delay);
+        retries++;
+        continue;
       }
       const { response, text } = exchange;
       if (response.ok) return JSON.parse(text) as T;
       const error = await this.errorOf(response, text, new Uint8Array());
-      if (RETRY_STATUSES.has(error.status) && retries < maxRetries && !options.signal?.aborted) {
-        const asked = retryAfterMs(response.headers.get('retry-after'));
-        await this.sleep(asked ?? this.backoff(retries));
-        retries++;
-        continue;
-      }
-      throw error;
+      const delay = RETRY_STATUSES.has(error.status) ? this.retryDelay(retries, options, response) : null;
+      if (delay === null) throw error;
+      await this.sleep(delay);
+      retries++;
     }
   }
 
@@ -355,6 +343,18 @@ export class NotaryClient {
       ...(payment.ttlSeconds ? { ttlSeconds: payment.ttlSeconds } : {}),
     });
     return header;
+  }
+
+  /**
+   * The wait before retry number `retries`, or null when the call must not be retried (retries spent, caller aborted,
+   * or a Retry-After beyond maxRetryDelayMs). Without a Retry-After: jittered exponential backoff. With one: honoured
+   * exactly, plus up to 10% so a crowd of clients does not come back in step.
+   */
+  private retryDelay(retries: number, options: CallOptions, response?: Response): number | null {
+    if (retries >= (options.maxRetries ?? this.options.maxRetries ?? 2) || options.signal?.aborted) return null;
+    const asked = response ? retryAfterMs(response.headers.get('retry-after')) : null;
+    if (asked === null) return this.backoff(retries);
+    return asked <= (this.options.maxRetryDelayMs ?? 60_000) ? asked + Math.random() * asked * 0.1 : null;
   }
 
   private backoff(retry: number): number {
