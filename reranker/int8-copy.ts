@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { NotaryError } from '../core/index.js';
+import { findInt8Copy } from './model-cache.js';
+import { acquireModelLock } from './model-lock.js';
+import { quantizeDynamicInt8 } from './quantize-int8.js';
+import { sha256File } from './sha256.js';
+
+/** Making the int8 copy of a bi-encoder, `<cacheDir>/<name>-int8/`, the folder scripts/quantize-minilm.sh writes. */
+
+export type Int8Log = (level: 'info' | 'warn', msg: string) => void;
+
+/** Files of the model folder copied beside the int8 model (as scripts/quantize-minilm.py copies them). */
+const COPIED = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt', 'config.json'] as const;
+const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
+
+export const INT8_METHOD =
+  'notary TypeScript port of onnxruntime.quantization.quantize_dynamic(weight_type=QInt8, per_channel=True, reduce_range=False): ' +
+  'MatMul weights int8 per column, symmetric; Gather tables uint8 per tensor';
+
+export interface MadeInt8Copy {
+  dir: string;
+  onnxFile: string;
+  /** False when another process had made it (or it was already there). */
+  made: boolean;
+  ms: number;
+}
+
+/**
+ * Makes the int8 copy of the fp32 bi-encoder in `srcDir` as `<cacheDir>/<basename>-int8/` unless one exists: under the
+ * model lock `<cacheDir>/.<basename>-int8.lock` (two processes starting at once make it once: the second waits, then
+ * finds it), written into a temporary folder renamed into place. Throws model_unavailable with the reason on failure.
+ */
+export async function makeInt8Copy(
+  srcDir: string,
+  cacheDir: string,
+  options: { log: Int8Log; lockTimeoutMs?: number },
+): Promise<MadeInt8Copy> {
+  const started = Date.now();
+  const name = `${path.basename(srcDir)}-int8`;
+  const target = path.join(cacheDir, name);
+  const present = (): MadeInt8Copy | null => {
+    const copy = findInt8Copy(srcDir, cacheDir);
+    return 'dir' in copy ? { dir: copy.dir, onnxFile: copy.onnxFile, made: false, ms: Date.now() - started } : null;
+  };
+  const already = present();
+  if (already) return already;
+  const source = path.join(srcDir, 'onnx', 'model.onnx');
+  if (!existsSync(source)) throw new NotaryError('model_unavailable', `no ${source} to make an int8 copy from`);
+  await mkdir(cacheDir, { recursive: true });
+  const release = await acquireModelLock(cacheDir, name, {
+    timeoutMs: options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+    onWait: (owner) => options.log('info', `embeddings: waiting for ${owner ? `pid ${owner.pid} on ${owner.host}` : 'another process'}, which is making ${name}`),
+  });
+  const temp = path.join(cacheDir, `.${name}.making-${process.pid}`);
+  try {
+    const again = present();
+    if (again) return again;
+    options.log('info', `embeddings: making the int8 copy of ${srcDir} in ${target} (dynamic quantisation, once; a few seconds)`);
+    await rm(temp, { recursive: true, force: true });
+    await mkdir(path.join(temp, 'onnx'), { recursive: true });
+    const { bytes, stats } = quantizeDynamicInt8(await readFile(source));
+    await writeFile(path.join(temp, 'onnx', 'model_int8.onnx'), bytes);
+    for (const file of COPIED) {
+      if (existsSync(path.join(srcDir, file))) await copyFile(path.join(srcDir, file), path.join(temp, file));
+    }
+    const files: Record<string, { bytes: number; sha256: string }> = {};
+    for (const rel of ['config.json', 'onnx/model_int8.onnx', ...COPIED.filter((f) => f !== 'config.json')].sort()) {
+      const file = path.join(temp, rel);
+      if (existsSync(file)) files[rel] = { bytes: (await stat(file)).size, sha256: await sha256File(file) };
+    }
+    const report = {
+      source: srcDir,
+      source_onnx_sha256: await sha256File(source),
+      method: INT8_METHOD,
+      made_by: 'notary (TypeScript, no Python)',
+      made_at: new Date().toISOString(),
+      quantized: stats,
+      files,
+    };
+    await writeFile(path.join(temp, 'quantize-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await rm(target, { recursive: true, force: true });
+    await rename(temp, target);
+    const ms = Date.now() - started;
+    options.log('info', `embeddings: made ${path.join(target, 'onnx', 'model_int8.onnx')} (${(bytes.length / 1e6).toFixed(1)} MB, ${stats.matmuls} MatMul and ${stats.gathers} Gather weights) in ${(ms / 1000).toFixed(1)} s`);
+    return { dir: target, onnxFile: path.join('onnx', 'model_int8.onnx'), made: true, ms };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new NotaryError('model_unavailable', `cannot make the int8 copy of ${srcDir} in ${target}: ${reason}`);
+  } finally {
+    await rm(temp, { recursive: true, force: true });
+    release();
+  }
+}
