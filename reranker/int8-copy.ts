@@ -84,12 +84,23 @@ export async function makeInt8Copy(
     options.log('info', `embeddings: making the int8 copy of ${srcDir} in ${target} (dynamic quantisation, once; a few seconds)`);
     await rm(temp, { recursive: true, force: true });
     await mkdir(path.join(temp, 'onnx'), { recursive: true });
-    const { bytes, stats } = quantizeDynamicInt8(await readFile(source));
+    const fp32 = await readFile(source);
+    let { bytes, stats } = quantizeDynamicInt8(fp32);
     await writeFile(path.join(temp, 'onnx', 'model_int8.onnx'), bytes);
     for (const file of COPIED) {
       if (existsSync(path.join(srcDir, file))) await copyFile(path.join(srcDir, file), path.join(temp, file));
     }
-    const check = await probeCosine(srcDir, temp);
+    let check: number;
+    try {
+      check = await probeCosine(srcDir, temp);
+    } catch (err) {
+      // Shapes this inference got wrong for an unfamiliar graph make onnxruntime refuse it: the copy without them
+      // computes the same thing, only without the fusions the shapes allow.
+      options.log('warn', `embeddings: the int8 copy with inferred shapes does not load (${err instanceof Error ? err.message : String(err)}); making it without them`);
+      ({ bytes, stats } = quantizeDynamicInt8(fp32, { shapes: false }));
+      await writeFile(path.join(temp, 'onnx', 'model_int8.onnx'), bytes);
+      check = await probeCosine(srcDir, temp);
+    }
     if (!(check >= MIN_PROBE_COSINE)) throw new Error(`its vector of a probe sentence has cosine ${check.toFixed(4)} to the fp32 model's (below ${MIN_PROBE_COSINE})`);
     const files: Record<string, { bytes: number; sha256: string }> = {};
     for (const rel of ['config.json', 'onnx/model_int8.onnx', ...COPIED.filter((f) => f !== 'config.json')].sort()) {

@@ -33,6 +33,8 @@ const FLOAT32_TINY = 1.1754943508222875e-38;
 const UNSUPPORTED_OPS = new Set(['Conv', 'Attention', 'LSTM', 'EmbedLayerNormalization', 'Gemm']);
 
 export interface QuantizeStats {
+  /** Whether the model carries the inferred tensor shapes (value_info). */
+  shapes: boolean;
   matmuls: number;
   gathers: number;
   dynamicQuantizeNodes: number;
@@ -120,7 +122,7 @@ function node(opType: string, name: string, input: string[], output: string[], a
  * The int8 model of an fp32 ONNX bi-encoder (the bytes of model.onnx). Refuses graphs it does not reproduce
  * faithfully (operators quantize_dynamic handles otherwise, external data, opset below 11, subgraphs).
  */
-export function quantizeDynamicInt8(fp32: Uint8Array): { bytes: Uint8Array; stats: QuantizeStats } {
+export function quantizeDynamicInt8(fp32: Uint8Array, options: { shapes?: boolean } = {}): { bytes: Uint8Array; stats: QuantizeStats } {
   const model: ModelProto = onnx.ModelProto.decode(fp32);
   const graph = model.graph;
   if (!graph) throw new NotaryError('model_unavailable', 'the ONNX file has no graph');
@@ -133,7 +135,7 @@ export function quantizeDynamicInt8(fp32: Uint8Array): { bytes: Uint8Array; stat
     if ((n.attribute ?? []).some((a) => a.g || (a.graphs && a.graphs.length > 0))) throw new NotaryError('model_unavailable', `node ${n.name} has a subgraph; not supported`);
   }
   // The shapes ONNX shape inference gives (quantize_dynamic keeps them): onnxruntime's fusions depend on them.
-  const valueInfo = graph.valueInfo && graph.valueInfo.length > 0 ? graph.valueInfo : valueInfoOf(graph);
+  const valueInfo = graph.valueInfo && graph.valueInfo.length > 0 ? graph.valueInfo : options.shapes === false ? [] : valueInfoOf(graph);
   const initializers = new Map<string, TensorProto>(graphInitializers.map((t) => [t.name ?? '', t as TensorProto]));
   const isFloatInit = (name: string): TensorProto | undefined => {
     const t = initializers.get(name);
@@ -142,7 +144,7 @@ export function quantizeDynamicInt8(fp32: Uint8Array): { bytes: Uint8Array; stat
   const replaced = new Map<string, ITensorProto[]>(); // float initializer -> its quantized, scale and zero point
   const quantizedOutputs = new Set<string>(); // Gather outputs now produced through DequantizeLinear
   const dynamic = new Set<string>();
-  const stats: QuantizeStats = { matmuls: 0, gathers: 0, dynamicQuantizeNodes: 0 };
+  const stats: QuantizeStats = { shapes: valueInfo.length > 0, matmuls: 0, gathers: 0, dynamicQuantizeNodes: 0 };
   const nodes: INodeProto[] = [];
 
   for (const n of graphNodes) {
