@@ -14,6 +14,7 @@ import {
   installModelFolder,
   isCachedModelComplete,
   listCachedModels,
+  makeInt8Copy,
   modelCacheDir,
   recentDownloadFailure,
   Runtime,
@@ -158,6 +159,19 @@ export async function modelsPullCommand(cfg: NotaryConfig, opts: { to?: string }
       ? `FAILED  ${r.model.name} (${r.model.repo}@${r.model.revision}) from ${cfg.reranker.hub_url}: ${r.error ?? ''}`
       : `${r.outcome === 'fetched' ? 'fetched' : 'present'} ${r.model.name} (${r.model.kind}, ${r.model.repo}@${r.model.revision}) in ${r.dir}, sha256 of ${r.model.files.length} files match the pins`,
   );
+  // embeddings.precision int8 embeds with the bi-encoder's int8 copy: made here, once, beside the pulled model (also
+  // with --to: an image's model volume then has it), rather than at the first start.
+  if (cfg.embeddings.precision === 'int8') {
+    for (const r of results.filter((x) => x.outcome !== 'failed' && x.model.kind === 'bi-encoder')) {
+      try {
+        const made = await makeInt8Copy(r.dir, path.dirname(r.dir), { log: (_level, message) => process.stderr.write(`  ${message}\n`) });
+        lines.push(`${made.made ? 'made   ' : 'present'} ${path.basename(made.dir)} (int8 copy of ${r.model.name} for embeddings.precision int8) in ${made.dir}`);
+      } catch (err) {
+        lines.push(`FAILED  int8 copy of ${r.model.name}: ${err instanceof Error ? err.message : String(err)}; searches embed with fp32 (slower). Fix: embeddings.precision fp32, or bash scripts/quantize-minilm.sh --src ${r.dir}`);
+        process.exitCode = 1;
+      }
+    }
+  }
   if (results.some((r) => r.outcome === 'failed')) {
     lines.push(`fix: reach ${cfg.reranker.hub_url} (or a mirror: reranker.hub_url / NOTARY_HUB_URL) and run notary models pull again (it resumes), or notary models install <dir> with a copy`);
     process.exitCode = 1;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,7 +59,9 @@ describe.runIf(present)('a named cross-encoder and the pinned bi-encoder fetched
     const runtime = await Runtime.open(config, { log: () => {}, env });
     try {
       const { assignment } = await runtime.scorers();
-      expect(assignment).toMatchObject({ retrieval: 'hybrid', bi_encoder: 'all-MiniLM-L6-v2', cross_encoder: 'ms-marco-MiniLM-L-6-v2' });
+      // embeddings.precision int8 (the default): the fetched fp32 bi-encoder's int8 copy, made in the cache at this start.
+      expect(assignment).toMatchObject({ retrieval: 'hybrid', bi_encoder: 'all-MiniLM-L6-v2-int8', cross_encoder: 'ms-marco-MiniLM-L-6-v2' });
+      expect(existsSync(path.join(root, 'models', 'all-MiniLM-L6-v2-int8', 'onnx', 'model_int8.onnx'))).toBe(true);
       expect(assignment.depths.map((d) => [d.from, d.scorer])).toEqual([
         [1, 'bi-encoder'],
         [2, 'cross-encoder'],

@@ -31,4 +31,6 @@ export {
   type DownloadFailure,
   type ModelFolder,
 } from './model-cache.js';
+export { INT8_METHOD, makeInt8Copy, type MadeInt8Copy } from './int8-copy.js';
+export { quantizeDynamicInt8, type QuantizeStats } from './quantize-int8.js';
 export { PairBatcher, type PairScorer } from './pair-batcher.js';

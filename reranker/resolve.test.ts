@@ -119,9 +119,13 @@ describe('loadReranker: embeddings.precision', () => {
     const none = recorder();
     const fallbackToExact = await loadReranker(config(cacheDir, { model_dir: exact }), { env: {}, log: none.log, precision: 'int8' });
     expect((fallbackToExact as OnnxReranker).onnxPath).toBe(path.join(exact, 'onnx', 'model.onnx'));
+    // The tiny model has no MatMul weights: its int8 copy cannot be made, which is said once, with the fix.
     expect(none.warnings).toHaveLength(1);
+    expect(none.warnings[0]).toContain(`cannot make the int8 copy of ${exact} in ${path.join(cacheDir, 'mini-bi-int8')}: the graph has no MatMul`);
+    expect(none.warnings[0]).toContain(`embeddings.precision to fp32 (NOTARY_EMBEDDING_PRECISION=fp32)`);
     expect(none.warnings[0]).toContain(`bash scripts/quantize-minilm.sh --src ${exact} --out ${path.join(cacheDir, 'mini-bi-int8')}`);
-    expect(fallbackToExact.info.why).toContain('fp32 (no int8 copy found)');
+    expect(fallbackToExact.info.why).toContain('fp32 (no int8 copy: it could not be made)');
+    expect(readdirSync(cacheDir).filter((f) => f.includes('mini-bi'))).toEqual([]); // no half-made folder, no lock left
     await fallbackToExact.close();
 
     // An int8 copy in the cache, as `notary models install <dir> --name mini-bi-int8` leaves it.

@@ -4,6 +4,7 @@ import { modelRunners, type NotaryConfig, NotaryError } from '../core/index.js';
 import { describeError, downloadPinnedModel, isCachedModelComplete, type DownloadOptions, type DownloadProgress } from './download.js';
 import { ensurePinnedModels, type PinnedStatus } from './ensure.js';
 import { LexicalReranker } from './lexical.js';
+import { makeInt8Copy } from './int8-copy.js';
 import { findInt8Copy } from './model-cache.js';
 import { pinnedModel, type PinnedModel } from './models.js';
 import { activePins } from './pins.js';
@@ -64,7 +65,7 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
   const explicit = envModel ? { given: envModel, source: 'env' } : cfg.model_dir ? { given: cfg.model_dir, source: 'config' } : undefined;
   if (explicit) {
     const origin = explicit.source === 'env' ? 'NOTARY_RERANKER_MODEL' : 'reranker.model_dir';
-    const where = resolveModelFiles(explicit.given, { onnxFile, precision: options.precision, cacheDir: cfg.cache_dir, log, origin: `named by ${origin}` });
+    const where = await resolveModelFiles(explicit.given, { onnxFile, precision: options.precision, cacheDir: cfg.cache_dir, log, origin: `named by ${origin}` });
     const why = where.why;
     try {
       const reranker = await OnnxReranker.load(where.dir, { ...onnxOptions, source: explicit.source, onnxFile: where.onnxFile, why });
@@ -113,22 +114,35 @@ export async function loadReranker(cfg: NotaryConfig['reranker'], options: LoadR
 
 /**
  * The folder and .onnx file to load for a model path: a path naming an .onnx file stands for itself; with precision
- * int8 a bi-encoder folder is swapped for its int8 copy when one exists (else a one-line warning and the fp32 file).
+ * int8 a bi-encoder folder is swapped for its int8 copy, made once (in TypeScript, under the model lock) into
+ * `<cacheDir>/<name>-int8/` when there is none; if that fails, a one-line warning and the fp32 file.
  */
-export function resolveModelFiles(
+export async function resolveModelFiles(
   given: string,
   options: { onnxFile?: string | undefined; precision?: 'int8' | 'fp32' | undefined; cacheDir?: string | undefined; log: RerankerLog; origin: string },
-): { dir: string; onnxFile: string | undefined; why: string } {
+): Promise<{ dir: string; onnxFile: string | undefined; why: string }> {
   const where = splitModelPath(given, options.onnxFile);
   if (options.precision !== 'int8' || where.onnxFile || !isBiEncoderFolder(where.dir)) return { ...where, why: options.origin };
-  const copy = findInt8Copy(where.dir, options.cacheDir ? path.resolve(options.cacheDir) : undefined);
+  const cacheDir = options.cacheDir ? path.resolve(options.cacheDir) : undefined;
+  const copy = findInt8Copy(where.dir, cacheDir);
   if ('dir' in copy) return { dir: copy.dir, onnxFile: copy.onnxFile, why: `${options.origin}; its int8 copy (embeddings.precision int8)` };
+  let reason = `no int8 copy (looked at ${copy.looked.join(', ')}) and no reranker.cache_dir to make one in`;
+  if (cacheDir) {
+    try {
+      const made = await makeInt8Copy(where.dir, cacheDir, { log: options.log });
+      const how = made.made ? `made now in ${(made.ms / 1000).toFixed(1)} s` : 'made by another process';
+      return { dir: made.dir, onnxFile: made.onnxFile, why: `${options.origin}; its int8 copy (embeddings.precision int8, ${how})` };
+    } catch (err) {
+      reason = err instanceof Error ? err.message : String(err);
+    }
+  }
   options.log(
     'warn',
-    `embeddings.precision is int8 but ${where.dir} has no int8 copy (looked at ${copy.looked.join(', ')}): using the exact fp32 model, ` +
-      `slower to embed. Make one: bash scripts/quantize-minilm.sh --src ${where.dir} --out ${path.join(options.cacheDir ?? '<data>/models', `${path.basename(where.dir)}-int8`)}`,
+    `embeddings.precision is int8 but ${where.dir} has no int8 copy: ${reason}. Using the exact fp32 model, slower to embed. ` +
+      `Fix: set embeddings.precision to fp32 (NOTARY_EMBEDDING_PRECISION=fp32) to keep fp32 without this warning, or make the copy with ` +
+      `bash scripts/quantize-minilm.sh --src ${where.dir} --out ${path.join(cacheDir ?? '<data>/models', `${path.basename(where.dir)}-int8`)}`,
   );
-  return { ...where, why: `${options.origin}; fp32 (no int8 copy found)` };
+  return { ...where, why: `${options.origin}; fp32 (no int8 copy: it could not be made)` };
 }
 
 /** Whether a folder's config.json names a bi-encoder (an unreadable one is left for the loader to report). */

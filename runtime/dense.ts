@@ -24,10 +24,9 @@ export interface OpenedDense {
 
 /** Loads a bi-encoder folder as configured (embeddings.precision picks its int8 copy when there is one). */
 async function loadModel(cfg: NotaryConfig, given: string, source: string, log: Log): Promise<OnnxReranker> {
-  // The pinned model is fp32 as published: no int8 copy of it is not worth a warning.
-  const quiet: Log = (level, message) => log(source === 'pinned' ? 'info' : level, message);
+  // The pinned model is fp32 as published: its int8 copy is made in the model cache at the first start.
   const origin = source === 'pinned' ? `the pinned ${path.basename(given)} in the model cache` : `named by ${source}`;
-  const where = resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log: quiet, origin });
+  const where = await resolveModelFiles(given, { precision: cfg.embeddings.precision, cacheDir: cfg.reranker.cache_dir, log, origin });
   return OnnxReranker.load(where.dir, {
     ...modelRunners(cfg.reranker),
     spinWait: cfg.reranker.spin_wait,

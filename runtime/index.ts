@@ -19,6 +19,6 @@ export {
   type VerifyResult,
 } from './models.js';
 export { installPinnedFrom, pullPinnedModels, type InstallPinnedResult, type PullResult } from './model-fetch.js';
-export { activePins, describeProgress, type DownloadProgress } from '../reranker/index.js';
+export { activePins, describeProgress, makeInt8Copy, type DownloadProgress } from '../reranker/index.js';
 export type { Tenant } from '../storage/index.js';
 export { notifyCrawlJobEnded, processOwner, settleCrawlJob, type CrawlJobRow, type CrawlJobStatus, type JobProgress, type JobSettlement } from './crawl-jobs.js';

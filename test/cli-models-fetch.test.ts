@@ -52,14 +52,16 @@ describe.runIf(present)('fetching both pinned models', () => {
       const status = JSON.parse(run.stdout) as Status;
       expect(status.reranker.kind).toBe('cross-encoder');
       expect(status.reranker.model).toMatch(/^ms-marco-MiniLM-L-6-v2 /);
-      expect(status.retrieval).toMatchObject({ mode: 'hybrid', vectors: { model: expect.stringMatching(/^all-MiniLM-L6-v2@sha256:/) } });
+      // embeddings.precision int8 (the default): vectors of the int8 copy made at this first start.
+      expect(status.retrieval).toMatchObject({ mode: 'hybrid', vectors: { model: expect.stringMatching(/^all-MiniLM-L6-v2-int8@sha256:/) } });
       expect(run.stderr).not.toMatch(/WARNING/);
     }
     const urls = hub.requests.map((r) => r.url).sort();
     expect(urls).toEqual([...files.keys()].sort());
     const cache = path.join(data, 'models');
     expect(readFileSync(modelFile(cache, 'all-MiniLM-L6-v2')).equals(served('all-MiniLM-L6-v2'))).toBe(true);
-    expect(readdirSync(cache).sort()).toEqual(['all-MiniLM-L6-v2', 'ms-marco-MiniLM-L-6-v2']);
+    // embeddings.precision int8 (the default): the bi-encoder's int8 copy, made once beside them.
+    expect(readdirSync(cache).sort()).toEqual(['all-MiniLM-L6-v2', 'all-MiniLM-L6-v2-int8', 'ms-marco-MiniLM-L-6-v2']);
   });
 
   it('models pull fetches with progress, says what is present, and fails with the remedy when the hub is gone', async () => {
@@ -73,8 +75,12 @@ describe.runIf(present)('fetching both pinned models', () => {
     expect(pulled.stderr).toMatch(/all-MiniLM-L6-v2 onnx\/model\.onnx: [\d.]+ MB of 90\.\d MB \(\d+%\), [\d.]+ MB\/s, \d+ s left/);
     expect(pulled.stderr).toMatch(/all-MiniLM-L6-v2 onnx\/model\.onnx: 90\.\d MB of 90\.\d MB \(100%\), done/);
 
+    expect(pulled.stdout).toMatch(/^made {4}all-MiniLM-L6-v2-int8 \(int8 copy of all-MiniLM-L6-v2 for embeddings\.precision int8\) in /m);
+    expect(pulled.stderr).toMatch(/embeddings: making the int8 copy of .*all-MiniLM-L6-v2/);
+
     const again = await runCli(['--data', data, 'models', 'pull'], env);
-    expect(again.stdout).toMatch(/^present all-MiniLM-L6-v2/m);
+    expect(again.stdout).toMatch(/^present all-MiniLM-L6-v2 /m);
+    expect(again.stdout).toMatch(/^present all-MiniLM-L6-v2-int8 /m);
 
     const gone = await runCli(['--data', path.join(root, 'pull-gone'), 'models', 'pull'], { ...env, NOTARY_HUB_URL: 'http://127.0.0.1:9' });
     expect(gone.code).toBe(1);

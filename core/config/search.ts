@@ -58,7 +58,7 @@ export const embeddingsSection = z
     batch_size: z.number().int().positive().default(64),
     /**
      * int8: the bi-encoder's dynamically quantised copy (onnx/model_int8.onnx beside the model, or
-     * <cache_dir>/<name>-int8, made by scripts/quantize-minilm.sh); fp32: the exact model. Applies to the
+     * <cache_dir>/<name>-int8, made there in TypeScript when missing); fp32: the exact model. Applies to the
      * bi-encoder of dense retrieval, which is also the reranker when the reranker is a bi-encoder.
      */
     precision: z.enum(['int8', 'fp32']).default('int8'),
