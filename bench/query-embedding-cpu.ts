@@ -6,7 +6,7 @@
  *   npx tsx bench/query-embedding-cpu.ts [--queries 400] [--rounds 4] [--out FILE]
  *
  * The models: $NOTARY_SHARED_DIR/models/all-MiniLM-L6-v2 (default ../shared) and its int8 copy (NOTARY_INT8_MODEL, else
- * ~/.cache/notary/models/all-MiniLM-L6-v2-int8, made by scripts/quantize-minilm.sh when absent).
+ * the copy notary makes at first start, in ~/.cache/notary/models/all-MiniLM-L6-v2-int8).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,9 +20,10 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 const { values } = parseArgs({ options: { queries: { type: 'string', default: '400' }, rounds: { type: 'string', default: '4' }, out: { type: 'string' } } });
 const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
 const fp32Dir = path.join(sharedDir, 'models', BI_ENCODER_NAME);
+const int8Dir = await int8ModelDir(fp32Dir);
 const models = {
   fp32: await OnnxReranker.load(fp32Dir, { threads: 1, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model.onnx') }),
-  int8: await OnnxReranker.load(int8ModelDir(fp32Dir), { threads: 1, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model_int8.onnx') }),
+  int8: await OnnxReranker.load(int8Dir, { threads: 1, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model_int8.onnx') }),
 };
 
 // Distinct queries of 3 to 8 words from a database vocabulary (no query repeats within a model's rounds).
@@ -57,7 +58,7 @@ const result = {
   date: new Date().toISOString(),
   machine: machineInfo(),
   load_average: { before: loadBefore, after: loadAverage() },
-  settings: { threads: 1, queries_per_round: count, rounds, fp32: fp32Dir, int8: int8ModelDir(fp32Dir) },
+  settings: { threads: 1, queries_per_round: count, rounds, fp32: fp32Dir, int8: int8Dir },
   distinct_cpu_ms_per_query: distinct,
   by_length_cpu_ms_per_query: byLength,
 };

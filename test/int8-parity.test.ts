@@ -13,7 +13,9 @@ import { repoRoot } from '../testkit/cli.js';
  * quantize_dynamic(QInt8, per_channel=True) makes (scripts/quantize-minilm.sh, what every published benchmark used):
  * the same vectors, bit for bit, for 250 real texts (Cranfield abstracts and queries), and close to fp32.
  * The Python copy: NOTARY_INT8_REFERENCE, else ~/.cache/notary/models/all-MiniLM-L6-v2-int8, else made here with
- * scripts/quantize-minilm.sh when its venv is already there (seconds); without any, only the fp32 bound is checked.
+ * scripts/quantize-minilm.sh when its venv is already there (seconds) or under CI=true (the script makes the venv);
+ * without any, only the fp32 bound is checked, and CI fails. The CPU a query of each copy is a benchmark
+ * (bench/query-embedding-cpu.ts), not a test.
  */
 
 const work = mkdtempSync(path.join(tmpdir(), 'notary-int8-parity-'));
@@ -24,7 +26,8 @@ function pythonCopy(): string | undefined {
   if (named) return named;
   const usual = path.join(homedir(), '.cache/notary/models/all-MiniLM-L6-v2-int8');
   if (existsSync(path.join(usual, 'onnx', 'model_int8.onnx'))) return usual;
-  if (!existsSync(path.join(venv, 'bin', 'python'))) return undefined;
+  // Under CI the venv is made (pip, about 60 MB): the bitwise comparison is the point of this suite.
+  if (!existsSync(path.join(venv, 'bin', 'python')) && process.env['CI'] !== 'true') return undefined;
   const out = path.join(work, 'python-int8');
   execFileSync('bash', [path.join(repoRoot, 'scripts/quantize-minilm.sh'), '--src', biEncoderDir, '--out', out], { stdio: 'ignore', timeout: 300_000 });
   return out;
@@ -91,6 +94,7 @@ describe('the int8 copy made in TypeScript', () => {
       console.log(`TS int8 vs fp32 over ${texts.length} texts: min cosine ${toFp32.minCos.toFixed(6)}, max |diff| ${toFp32.maxAbs.toExponential(2)}`);
       expect(toFp32.minCos).toBeGreaterThan(0.97);
       if (!reference) {
+        if (process.env['CI'] === 'true') throw new Error('CI=true and no Python-made int8 copy: set NOTARY_INT8_REFERENCE or let scripts/quantize-minilm.sh make its venv');
         console.log('no Python-made int8 copy here (and no quantize venv to make one): only the fp32 bound was checked');
         return;
       }
@@ -109,37 +113,6 @@ describe('the int8 copy made in TypeScript', () => {
     } finally {
       await ours.close();
       await fp32.close();
-    }
-  });
-
-  it('costs no more CPU a query than the Python-made copy (both well under fp32), one ONNX thread, alternating', async () => {
-    const models = [
-      { name: 'ts-int8', model: await load(tsCopy.dir, tsCopy.onnxFile) },
-      ...(reference ? [{ name: 'python-int8', model: await load(reference, 'onnx/model_int8.onnx') }] : []),
-      { name: 'fp32', model: await load(biEncoderDir, 'onnx/model.onnx') },
-    ];
-    const cpu = new Map<string, number>(models.map((m) => [m.name, 0]));
-    try {
-      for (const m of models) await m.model.embed(queries.slice(0, 10)); // warm-up
-      const rounds = 3;
-      for (let round = 0; round < rounds; round++) {
-        for (const [i, q] of queries.entries()) {
-          // The order turns with each query, so no model is always the first to run after another's caches.
-          for (const m of [...models.slice(i % models.length), ...models.slice(0, i % models.length)]) {
-            const before = process.cpuUsage();
-            await m.model.embed([q]);
-            const used = process.cpuUsage(before);
-            cpu.set(m.name, (cpu.get(m.name) ?? 0) + (used.user + used.system) / 1000);
-          }
-        }
-      }
-      const perQuery = Object.fromEntries([...cpu].map(([name, ms]) => [name, ms / (rounds * queries.length)]));
-      console.log(`CPU ms a query (${rounds}×${queries.length} Cranfield queries, alternating): ${JSON.stringify(perQuery)}`);
-      const ts = perQuery['ts-int8'] ?? 0;
-      expect(ts).toBeLessThan((perQuery['fp32'] ?? 0) * 0.85);
-      if (reference) expect(ts).toBeLessThan((perQuery['python-int8'] ?? 0) * 1.25);
-    } finally {
-      for (const m of models) await m.model.close();
     }
   });
 });

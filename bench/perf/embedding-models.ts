@@ -8,6 +8,7 @@ import type { Runtime } from '../../runtime/index.js';
 import type { BenchArgs } from './args.js';
 import { embeddingVariants, measureEmbedding, type EmbeddingBench, type EmbeddingVariant } from './embedding.js';
 import { passageModelText } from '../../indexer/index.js';
+import { makeInt8Copy } from '../../reranker/index.js';
 import { note } from './note.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -15,17 +16,14 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 export const BI_ENCODER_NAME = 'all-MiniLM-L6-v2';
 
 /**
- * The int8 copy of the shared bi-encoder: NOTARY_INT8_MODEL, else ~/.cache/notary/models/all-MiniLM-L6-v2-int8,
- * made there by scripts/quantize-minilm.sh (onnxruntime's quantisation tooling in a venv outside the repository)
- * when missing.
+ * The int8 copy of the shared bi-encoder: NOTARY_INT8_MODEL, else the one notary itself makes at first start
+ * (reranker/int8-copy.ts, in TypeScript: what a user's install embeds with) in ~/.cache/notary/models/.
  */
-export function int8ModelDir(fp32Dir: string): string {
-  const dir = process.env['NOTARY_INT8_MODEL'] ?? path.join(homedir(), '.cache', 'notary', 'models', `${BI_ENCODER_NAME}-int8`);
-  if (existsSync(path.join(dir, 'onnx', 'model_int8.onnx'))) return dir;
-  note(`embedding: no int8 model in ${dir}; making it with scripts/quantize-minilm.sh`);
-  const made = spawnSync('bash', [path.join(repoRoot, 'scripts', 'quantize-minilm.sh'), '--src', fp32Dir, '--out', dir], { stdio: 'inherit' });
-  if (made.status !== 0) throw new Error(`scripts/quantize-minilm.sh failed (exit ${made.status})`);
-  return dir;
+export async function int8ModelDir(fp32Dir: string): Promise<string> {
+  const named = process.env['NOTARY_INT8_MODEL'];
+  if (named) return named;
+  const made = await makeInt8Copy(fp32Dir, path.join(homedir(), '.cache', 'notary', 'models'), { log: (_level, line) => note(`embedding: ${line}`) });
+  return made.dir;
 }
 
 /**
@@ -51,7 +49,7 @@ export function derivedModelDirs(fp32Dir: string, variants: readonly EmbeddingVa
 
 export async function embeddingPhase(runtime: Runtime, sharedDir: string, args: BenchArgs): Promise<EmbeddingBench> {
   const fp32Dir = path.join(sharedDir, 'models', BI_ENCODER_NAME);
-  const int8Dir = int8ModelDir(fp32Dir);
+  const int8Dir = await int8ModelDir(fp32Dir);
   const rows = await runtime.storage.db.selectFrom('passages').select(['title', 'heading_path', 'text']).orderBy('id').execute();
   // Evenly spaced over the corpus, in index order (as the indexer meets them: runs of passages of one page).
   const step = Math.max(1, Math.floor(rows.length / args.embedPassages));
