@@ -137,6 +137,55 @@ export function Stat(props: { label: string; value: ComponentChildren; hint?: Co
   );
 }
 
+/** A column of a table's head: its label, or the label of a right-aligned numeric column. */
+export type TableColumn = string | { label: string; num: true };
+
+/** A table's head row, each column a `th scope="col"`; `actions` adds a last column, its label for screen readers only. */
+export function TableHead(props: { columns: readonly TableColumn[]; actions?: boolean }): JSX.Element {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((column) =>
+          typeof column === 'string' ? (
+            <th scope="col" key={column}>
+              {column}
+            </th>
+          ) : (
+            <th scope="col" class="num" key={column.label}>
+              {column.label}
+            </th>
+          ),
+        )}
+        {props.actions ? (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        ) : null}
+      </tr>
+    </thead>
+  );
+}
+
+/** The price of each call in credits and in the pay-per-call amount (the operator's Prices page, a member's Plan). */
+export function PriceTable(props: { rows: readonly { call: string; credits: number; amount: string }[]; amountLabel: string; testid?: string }): JSX.Element {
+  return (
+    <div class="table-wrap" tabIndex={0}>
+      <table data-testid={props.testid}>
+        <TableHead columns={['Call', { label: 'Credits', num: true }, { label: props.amountLabel, num: true }]} />
+        <tbody>
+          {props.rows.map((row) => (
+            <tr key={row.call}>
+              <th scope="row">{row.call}</th>
+              <td class="num">{row.credits}</td>
+              <td class="num">{row.amount}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Badge(props: { kind?: 'ok' | 'warn' | 'bad' | 'neutral' | 'test'; children: ComponentChildren }): JSX.Element {
   return <span class={`badge badge-${props.kind ?? 'neutral'}`}>{props.children}</span>;
 }

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { api } from '../api';
-import { ActionResult, Badge, ErrorNotice, Loading, Page, formatDate, formatNumber, useAction, useLoad } from '../components';
+import { ActionResult, Badge, ErrorNotice, Loading, Page, TableHead, formatDate, formatNumber, useAction, useLoad } from '../components';
 import type { CrawlJobView } from '../types';
 
 const STATUS_KIND: Record<CrawlJobView['status'], 'ok' | 'warn' | 'bad' | 'neutral'> = { queued: 'neutral', running: 'ok', completed: 'neutral', cancelled: 'warn', failed: 'bad' };
@@ -26,18 +26,7 @@ function JobsTable(props: { path: string; operator: boolean }): JSX.Element {
       {jobs.data && jobs.data.jobs.length > 0 ? (
         <div class="table-wrap" tabIndex={0}>
           <table data-testid="crawl-jobs-table" aria-live="polite" aria-busy={jobs.loading}>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Seeds and collection</th>
-                <th scope="col">State</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Credits</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Job', 'Seeds and collection', 'State', 'Progress', 'Credits']} actions />
             <tbody>
               {jobs.data.jobs.map((job) => (
                 <tr key={job.id} data-job-status={job.status}>

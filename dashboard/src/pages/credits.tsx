@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { API_BASE, api, query } from '../api';
-import { ErrorNotice, Loading, Page, Stat, formatDate, formatNumber, useLoad } from '../components';
+import { ErrorNotice, Loading, Page, Stat, TableHead, formatDate, formatNumber, useLoad } from '../components';
 import type { ApiKey, LedgerEntry, TenantInfo } from '../types';
 
 export function Credits(): JSX.Element {
@@ -77,20 +77,7 @@ export function Credits(): JSX.Element {
       {entries.length > 0 ? (
         <div class="table-wrap" tabIndex={0}>
           <table data-testid="ledger-table">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">What</th>
-                <th scope="col" class="num">
-                  Credits
-                </th>
-                <th scope="col" class="num">
-                  Balance after
-                </th>
-                <th scope="col">Key</th>
-                <th scope="col">Request</th>
-              </tr>
-            </thead>
+            <TableHead columns={['When', 'What', { label: 'Credits', num: true }, { label: 'Balance after', num: true }, 'Key', 'Request']} />
             <tbody>
               {entries.map((entry) => (
                 <tr key={entry.id}>

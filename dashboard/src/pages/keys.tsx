@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TextField, formatDate, useAction, useLoad } from '../components';
+import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TableHead, TextField, formatDate, useAction, useLoad } from '../components';
 import type { ApiKey, TenantInfo } from '../types';
 
 /** A comma-separated list of collection names as the key request's member (none: no limit). */
@@ -153,20 +153,7 @@ export function Keys(): JSX.Element {
         {keys.data && keys.data.keys.length > 0 ? (
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="keys-table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={['Name', 'Key', 'Scopes', 'Created', 'Last used', 'Expires', 'State']} actions />
               <tbody>
                 {[...keys.data.keys].reverse().map((key) => {
                   const state = keyState(key, now);

@@ -2,7 +2,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, query } from '../api';
 import { StackedBars } from '../chart';
-import { ActionResult, Badge, ConfirmButton, ErrorNotice, Link, Loading, Notice, Page, Stat, TextField, formatDate, formatNumber, useAction, useLoad } from '../components';
+import { ActionResult, Badge, ConfirmButton, ErrorNotice, Link, Loading, Notice, Page, PriceTable, Stat, TableHead, TextField, formatDate, formatNumber, useAction, useLoad } from '../components';
 import { useSession } from '../session';
 import { FEATURE_LABELS, type ApiKey, type PartyKey, type SessionInfo, type TenantInfo, type UsageAnswer } from '../types';
 import { usePeriod } from '../period';
@@ -99,30 +99,7 @@ export function Plan(): JSX.Element {
             })}
           </ul>
           <h2>Prices</h2>
-          <div class="table-wrap" tabIndex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Call</th>
-                  <th scope="col" class="num">
-                    Credits
-                  </th>
-                  <th scope="col" class="num">
-                    Pay-per-call amount
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {info.prices.map((row) => (
-                  <tr key={row.call}>
-                    <th scope="row">{row.call}</th>
-                    <td class="num">{row.credits}</td>
-                    <td class="num">{row.amount}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <PriceTable rows={info.prices} amountLabel="Pay-per-call amount" />
         </>
       ) : null}
     </Page>
@@ -201,18 +178,7 @@ export function Parties(): JSX.Element {
       {list.data && list.data.keys.length > 0 ? (
         <div class="table-wrap" tabIndex={0}>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Label</th>
-                <th scope="col">kid</th>
-                <th scope="col">Collections</th>
-                <th scope="col">Registered</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Label', 'kid', 'Collections', 'Registered', 'State']} actions />
             <tbody>
               {list.data.keys.map((key) => (
                 <tr key={key.kid}>
@@ -284,14 +250,7 @@ export function Receipts(): JSX.Element {
       {jwks.data ? (
         <div class="table-wrap" tabIndex={0}>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">kid</th>
-                <th scope="col">Algorithm</th>
-                <th scope="col">Public key (x)</th>
-                <th scope="col">Validity</th>
-              </tr>
-            </thead>
+            <TableHead columns={['kid', 'Algorithm', 'Public key (x)', 'Validity']} />
             <tbody>
               {jwks.data.keys.map((key) => (
                 <tr key={key.kid}>

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
-import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TextField, formatDate, formatNumber, useAction, useLoad } from '../../components';
+import { ActionResult, Badge, ConfirmButton, ErrorNotice, Loading, Page, TableHead, TextField, formatDate, formatNumber, useAction, useLoad } from '../../components';
 import type { CrawlRunView, Seed, SeedScope } from '../../types';
 
 function lines(text: string): string[] {
@@ -110,15 +110,7 @@ export function Crawl(): JSX.Element {
         {runs.data && runs.data.runs.length > 0 ? (
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="runs-table" aria-live="polite" aria-busy={runs.loading}>
-              <thead>
-                <tr>
-                  <th scope="col">Run</th>
-                  <th scope="col">Seeds</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Progress</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Run', 'Seeds', 'Started', 'State', 'Progress']} />
               <tbody>
                 {runs.data.runs.slice(0, 10).map((run) => (
                   <tr key={run.id} data-run-state={run.state} data-fetched={run.stats?.fetched ?? 0}>
@@ -174,18 +166,7 @@ export function Crawl(): JSX.Element {
         {seeds.data && seeds.data.seeds.length > 0 ? (
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="seeds-table">
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Recrawl</th>
-                  <th scope="col">Last crawled</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={['URL', 'Scope', 'Recrawl', 'Last crawled', 'State']} actions />
               <tbody>
                 {seeds.data.seeds.map((seed) => (
                   <tr key={seed.id}>

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { api, query } from '../../api';
 import { StackedBars } from '../../chart';
-import { Badge, ErrorNotice, Link, Loading, Page, Stat, formatDate, formatNumber, useLoad } from '../../components';
+import { Badge, ErrorNotice, Link, Loading, Page, Stat, TableHead, formatDate, formatNumber, useLoad } from '../../components';
 import { PeriodSelect, usePeriod } from '../../period';
 import type { CrawlRunView } from '../../types';
 
@@ -132,23 +132,7 @@ export function Revenue(): JSX.Element {
         <>
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="revenue-table">
-              <thead>
-                <tr>
-                  <th scope="col">Payment mode</th>
-                  <th scope="col" class="num">
-                    Calls
-                  </th>
-                  <th scope="col" class="num">
-                    Credits
-                  </th>
-                  <th scope="col" class="num">
-                    Payments settled
-                  </th>
-                  <th scope="col" class="num">
-                    Money settled
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={['Payment mode', { label: 'Calls', num: true }, { label: 'Credits', num: true }, { label: 'Payments settled', num: true }, { label: 'Money settled', num: true }]} />
               <tbody>
                 {d.modes.length === 0 ? (
                   <tr>

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api';
-import { ActionResult, ConfirmButton, ErrorNotice, Loading, Page, TextField, formatDate, useAction, useLoad } from '../../components';
+import { ActionResult, ConfirmButton, ErrorNotice, Loading, Page, PriceTable, TextField, formatDate, useAction, useLoad } from '../../components';
 import type { Origin, PricingAnswer, PricingSettings } from '../../types';
 
 export function OriginNote(props: { origin: Origin; what: string }): JSX.Element {
@@ -118,30 +118,7 @@ export function Pricing(): JSX.Element {
             <ActionResult action={save} />
           </form>
           <h2>In force</h2>
-          <div class="table-wrap" tabIndex={0}>
-            <table data-testid="price-table">
-              <thead>
-                <tr>
-                  <th scope="col">Call</th>
-                  <th scope="col" class="num">
-                    Credits
-                  </th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.table.map((row) => (
-                  <tr key={row.call}>
-                    <th scope="row">{row.call}</th>
-                    <td class="num">{row.credits}</td>
-                    <td class="num">{row.amount}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <PriceTable rows={data.table} amountLabel="Amount" testid="price-table" />
         </>
       ) : null}
     </Page>

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api';
-import { ActionResult, ErrorNotice, Loading, Page, useAction, useLoad } from '../../components';
+import { ActionResult, ErrorNotice, Loading, Page, TableHead, useAction, useLoad } from '../../components';
 import { FEATURE_LABELS, type TierSettings, type TiersAnswer } from '../../types';
 import { OriginNote } from './pricing';
 
@@ -48,19 +48,7 @@ export function Tiers(): JSX.Element {
           <OriginNote origin={data.origin} what="tiers" />
           <div class="table-wrap" tabIndex={0}>
             <table data-testid="tiers-table">
-              <thead>
-                <tr>
-                  <th scope="col">Tier</th>
-                  <th scope="col">Requests / min</th>
-                  <th scope="col">Burst</th>
-                  <th scope="col">Monthly credits</th>
-                  <th scope="col">Features</th>
-                  <th scope="col">Tenants</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={['Tier', 'Requests / min', 'Burst', 'Monthly credits', 'Features', 'Tenants']} actions />
               <tbody>
                 {rows.map((row, i) => {
                   const known = row.name in data.tiers;
