@@ -1,10 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { htmlPageFetched } from '../storage/pages.js';
-import { payerClient, startChainWorld, startFacilitatorInProcess, startListeningApi, x402ApiConfig, type ChainWorld, type ListeningApi, type RunningFacilitator } from '../testkit/x402.js';
+import {
+  chainBalances,
+  payerClient,
+  startListeningApi,
+  startX402Stack,
+  x402ApiConfig,
+  type ChainWorld,
+  type ListeningApi,
+  type RunningFacilitator,
+  type X402Stack,
+} from '../testkit/x402.js';
 
 /** A page of one paragraph about `topic`, long enough to make passages. */
 function page(title: string, topic: string): string {
@@ -19,15 +27,15 @@ function page(title: string, topic: string): string {
  * moves on the local chain.
  */
 describe('collections and x402 payers', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
   let api: ListeningApi;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-collections-x402-'));
-    world = await startChainWorld({ payers: 1, mint: 1_000_000n });
-    facilitator = await startFacilitatorInProcess(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('collections-x402', { payers: 1 });
+    ({ dir, world, facilitator } = stack);
     api = await startListeningApi(x402ApiConfig(path.join(dir, 'api'), world, facilitator));
     const { runtime } = api;
     const open = await runtime.collections.ensure('open');
@@ -46,12 +54,10 @@ describe('collections and x402 payers', () => {
   }, 120_000);
   afterAll(async () => {
     await api?.close();
-    await facilitator?.stop();
-    await world?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
-  const balances = async (payer: Address) => ({ payer: await world.token.balanceOf(payer), payTo: await world.token.balanceOf(world.payTo) });
+  const balances = (payer: Address) => chainBalances(world, payer);
   const paidSearch = async (collection?: string) => {
     const payer = world.payers[0];
     if (!payer) throw new Error('no payer');

@@ -1,19 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import {
+  chainBalances,
   challengeFor,
   payerClient,
   signPayment,
-  startChainWorld,
-  startFacilitatorInProcess,
   startListeningApi,
+  startX402Stack,
   x402ApiConfig,
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
+  type X402Stack,
 } from '../testkit/x402.js';
 import { startBatchSite, type BatchSite } from './support/batch-site.js';
 
@@ -24,6 +23,7 @@ import { startBatchSite, type BatchSite } from './support/batch-site.js';
  * read from a local EVM chain.
  */
 describe('x402 and crawl jobs', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
@@ -31,22 +31,19 @@ describe('x402 and crawl jobs', () => {
   let api: ListeningApi;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-crawl-x402-'));
-    world = await startChainWorld({ payers: 1, mint: 1_000_000n });
-    facilitator = await startFacilitatorInProcess(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('crawl-x402', { payers: 1 });
+    ({ dir, world, facilitator } = stack);
     site = await startBatchSite();
     const extract = { allow_private_networks: true, respect_robots_txt: false, render: 'never' } as const;
     api = await startListeningApi(x402ApiConfig(path.join(dir, 'api'), world, facilitator, { extract, crawler: { per_host_delay_ms: 0 } }));
   }, 120_000);
   afterAll(async () => {
     await api?.close();
-    await facilitator?.stop();
     await site?.close();
-    await world?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
-  const balances = async (payer: Address) => ({ payer: await world.token.balanceOf(payer), payTo: await world.token.balanceOf(world.payTo) });
+  const balances = (payer: Address) => chainBalances(world, payer);
   const crawl = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${api.url}/v1/crawl`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 

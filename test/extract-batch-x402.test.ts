@@ -1,19 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import {
+  chainBalances,
   challengeFor,
   payerClient,
   signPayment,
-  startChainWorld,
-  startFacilitatorInProcess,
   startListeningApi,
+  startX402Stack,
   x402ApiConfig,
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
+  type X402Stack,
 } from '../testkit/x402.js';
 import { startBatchSite, type BatchSite } from './support/batch-site.js';
 
@@ -25,6 +24,7 @@ import { startBatchSite, type BatchSite } from './support/batch-site.js';
  * Balances are read from a local EVM chain.
  */
 describe('x402 and batch extraction', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
@@ -33,9 +33,8 @@ describe('x402 and batch extraction', () => {
   let only: ListeningApi;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-extract-batch-x402-'));
-    world = await startChainWorld({ payers: 2, mint: 1_000_000n });
-    facilitator = await startFacilitatorInProcess(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('extract-batch-x402', { payers: 2 });
+    ({ dir, world, facilitator } = stack);
     site = await startBatchSite();
     const extract = { allow_private_networks: true, respect_robots_txt: false, render: 'never', total_timeout_ms: 1_500 } as const;
     api = await startListeningApi(x402ApiConfig(path.join(dir, 'api'), world, facilitator, { extract, crawler: { per_host_delay_ms: 0 } }));
@@ -47,13 +46,11 @@ describe('x402 and batch extraction', () => {
   afterAll(async () => {
     await only?.close();
     await api?.close();
-    await facilitator?.stop();
     await site?.close();
-    await world?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
-  const balances = async (payer: Address) => ({ payer: await world.token.balanceOf(payer), payTo: await world.token.balanceOf(world.payTo) });
+  const balances = (payer: Address) => chainBalances(world, payer);
   const post = (base: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${base}/v1/extract`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 

@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,16 +9,17 @@ import { repoRoot, runChild, runCli } from '../testkit/cli.js';
 import { commandLines, docExample, shownHeaders } from './support/doc-examples.js';
 import { startTestServer, type TestServer } from '../testkit/upstream-server.js';
 import {
+  chainBalances,
   challengeFor,
   payerClient,
   signPayment,
-  startChainWorld,
-  startFacilitatorCli,
   startListeningApi,
+  startX402Stack,
   x402ApiConfig,
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
+  type X402Stack,
 } from '../testkit/x402.js';
 
 const article = `<!doctype html><html lang="en"><head><title>Tides explained</title></head><body><article><h1>Tides explained</h1>
@@ -34,6 +34,7 @@ tide, with a range smaller than the average range of the tides at that place.</p
  * client (@x402/fetch with a viem account) paying for /v1/search and /v1/extract. Balances are read from the chain.
  */
 describe('x402 end to end on a local EVM chain', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
@@ -41,9 +42,8 @@ describe('x402 end to end on a local EVM chain', () => {
   let upstream: TestServer;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-x402-e2e-'));
-    world = await startChainWorld({ payers: 3, mint: 1_000_000n });
-    facilitator = await startFacilitatorCli(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('x402-e2e', { payers: 3, facilitator: 'cli' });
+    ({ dir, world, facilitator } = stack);
     upstream = await startTestServer({
       '/article': (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -54,13 +54,11 @@ describe('x402 end to end on a local EVM chain', () => {
   });
   afterAll(async () => {
     await api?.close();
-    await facilitator?.stop();
     await upstream?.close();
-    await world?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
-  const balances = async (payer: Address) => ({ payer: await world.token.balanceOf(payer), payTo: await world.token.balanceOf(world.payTo) });
+  const balances = (payer: Address) => chainBalances(world, payer);
 
   it('answers a call without credentials with 402: WWW-Authenticate x402, PAYMENT-REQUIRED and a problem holding both, priced by depth', async () => {
     const one = await challengeFor(`${api.url}/v1/search`, { query: 'vacuum', depth: 1 });

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';
@@ -17,13 +15,13 @@ import {
   challengeFor,
   payerClient,
   signPayment,
-  startChainWorld,
-  startFacilitatorInProcess,
   startListeningApi,
+  startX402Stack,
   x402ApiConfig,
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
+  type X402Stack,
 } from '../testkit/x402.js';
 
 interface Problem {
@@ -38,6 +36,7 @@ interface Problem {
  * replays. "Nothing settled" is always read from the chain and the ledger, not from notary's answer.
  */
 describe('x402 money safety', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
@@ -46,9 +45,8 @@ describe('x402 money safety', () => {
   let flakyCalls = 0;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-x402-safety-'));
-    world = await startChainWorld({ payers: 8, mint: 1_000_000n });
-    facilitator = await startFacilitatorInProcess(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('x402-safety', { payers: 8 });
+    ({ dir, world, facilitator } = stack);
     upstream = await startTestServer({
       '/article': (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -74,10 +72,8 @@ describe('x402 money safety', () => {
   });
   afterAll(async () => {
     await api?.close();
-    await facilitator?.stop();
     await upstream?.close();
-    await world?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   const payer = (i: number): FundedAccount => {

@@ -1,36 +1,32 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   runPaidSearches,
-  startChainWorld,
-  startFacilitatorInProcess,
   startListeningApi,
+  startX402Stack,
   x402ApiConfig,
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
+  type X402Stack,
 } from '../testkit/x402.js';
 
 /** The must-show: 200 paid searches on the local chain, and the books against the chain. */
 describe('200 paid searches on the local chain', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
   let api: ListeningApi;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-x402-200-'));
-    world = await startChainWorld({ payers: 4, mint: 1_000_000n });
-    facilitator = await startFacilitatorInProcess(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('x402-200', { payers: 4 });
+    ({ dir, world, facilitator } = stack);
     api = await startListeningApi(x402ApiConfig(path.join(dir, 'api'), world, facilitator));
   });
   afterAll(async () => {
     await api?.close();
-    await facilitator?.stop();
-    await world?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   it('payTo grows by exactly the sum of the quoted prices, and the ledger matches the Transfer events one to one', async () => {

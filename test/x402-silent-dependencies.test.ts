@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../core/config.js';
@@ -10,13 +8,13 @@ import {
   challengeFor,
   payerClient,
   signPayment,
-  startChainWorld,
-  startFacilitatorInProcess,
   startListeningApi,
+  startX402Stack,
   x402ApiConfig,
   type ChainWorld,
   type ListeningApi,
   type RunningFacilitator,
+  type X402Stack,
 } from '../testkit/x402.js';
 
 /**
@@ -25,6 +23,7 @@ import {
  * call ends within the configured bound with a problem that names what did not answer.
  */
 describe('x402 with a dependency that never answers', () => {
+  let stack: X402Stack;
   let dir: string;
   let world: ChainWorld;
   let facilitator: RunningFacilitator;
@@ -37,9 +36,8 @@ describe('x402 with a dependency that never answers', () => {
   const search = { query: 'vacuum', depth: 1 };
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'notary-x402-silent-'));
-    world = await startChainWorld({ payers: 4, mint: 1_000_000n });
-    facilitator = await startFacilitatorInProcess(world, path.join(dir, 'facilitator'));
+    stack = await startX402Stack('x402-silent', { payers: 4 });
+    ({ dir, world, facilitator } = stack);
     hole = await startBlackHole();
     settleHole = http.createServer((req, res) => {
       if (req.url?.startsWith('/settle')) {
@@ -67,9 +65,7 @@ describe('x402 with a dependency that never answers', () => {
     for (const res of held) res.destroy();
     await new Promise<void>((resolve) => settleHole?.close(() => resolve()));
     await hole?.close();
-    await facilitator?.stop();
-    await world?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   const payer = (i: number): FundedAccount => {

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
@@ -105,6 +107,37 @@ export async function startFacilitatorCli(world: ChainWorld, dataDir: string): P
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** What most x402 suites start from: a temporary folder, the chain world and a facilitator whose data is in the folder. */
+export interface X402Stack {
+  dir: string;
+  world: ChainWorld;
+  facilitator: RunningFacilitator;
+  /** Stops the facilitator and the chain and removes the folder (after the suite closed its APIs). */
+  close(): Promise<void>;
+}
+
+export async function startX402Stack(name: string, options: { payers: number; mint?: bigint; facilitator?: 'in-process' | 'cli' }): Promise<X402Stack> {
+  const dir = mkdtempSync(path.join(tmpdir(), `notary-${name}-`));
+  const world = await startChainWorld({ payers: options.payers, mint: options.mint ?? 1_000_000n });
+  const start = options.facilitator === 'cli' ? startFacilitatorCli : startFacilitatorInProcess;
+  const facilitator = await start(world, path.join(dir, 'facilitator'));
+  return {
+    dir,
+    world,
+    facilitator,
+    close: async () => {
+      await facilitator.stop();
+      await world.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The token balances of a payer and of the service's payTo, read from the chain. */
+export async function chainBalances(world: ChainWorld, payer: Address): Promise<{ payer: bigint; payTo: bigint }> {
+  return { payer: await world.token.balanceOf(payer), payTo: await world.token.balanceOf(world.payTo) };
 }
 
 /** An API config with x402 enabled against this chain, facilitator and trusted receipt keys (plus `overrides`). */
