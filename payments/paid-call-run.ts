@@ -105,14 +105,19 @@ export class PaidCall {
       headers: { 'content-type': 'application/json; charset=utf-8', ...this.admission.rateLimitHeaders, ...(settlement.headers ?? {}) },
       body: presenter.serialize(body),
     };
-    if (this.lease) {
-      try {
-        await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);
-      } catch (err) {
-        options.onError?.('the response could not be stored for Idempotency-Key replays', err);
-      }
-    }
+    await this.keepForReplays(response);
     return response;
+  }
+
+  /** Stores the answer for Idempotency-Key replays; a failure here is reported, never undoes the charge. */
+  private async keepForReplays(response: StoredResponse): Promise<void> {
+    if (!this.lease) return;
+    const options = this.gate.options;
+    try {
+      await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);
+    } catch (err) {
+      options.onError?.('the response could not be stored for Idempotency-Key replays', err);
+    }
   }
 
   /**
@@ -151,13 +156,7 @@ export class PaidCall {
       await this.abandon();
       throw err;
     }
-    if (this.lease) {
-      try {
-        await options.idempotency.complete(this.lease, response, this.gate.now() + options.idempotencyTtlMs);
-      } catch (err) {
-        options.onError?.('the response could not be stored for Idempotency-Key replays', err);
-      }
-    }
+    await this.keepForReplays(response);
     return response;
   }
 

@@ -1,6 +1,6 @@
 import type { MppSettings } from './config.js';
 import { NotaryError } from '../../../core/index.js';
-import type { Accounts } from '../../accounts.js';
+import type { Accounts, MultiDebitOutcome } from '../../accounts.js';
 import { singleHeader, type PaymentCredential, type PaymentMode, type PaymentRequest } from '../../mode.js';
 import { parseIdempotencyKey } from '../../paid-call.js';
 import type { Price } from '../../pricing.js';
@@ -180,6 +180,22 @@ export function mppMode(options: MppModeOptions): PaymentMode {
             async authorize({ request: call, rawBody, price }) {
               const { receipts } = await authorizeCall(parsed, verified, payerId, call, rawBody, price);
               const { envelope } = parsed;
+              // Inside the debit's transaction: the envelope's nonce is single-use, so a replay debits nobody.
+              const claimNonce = async (trx: Parameters<Parties['repository']['claimNonce']>[0], requestId: string): Promise<void> => {
+                const claimed = await parties.repository.claimNonce(trx, {
+                  nonce: envelope.nonce,
+                  env_id: envelope.env_id,
+                  request_id: requestId,
+                  expires_at: new Date(parsed.expires * 1000).toISOString(),
+                });
+                if (!claimed) throw mppError('mpp_nonce_replayed', `The nonce of envelope ${envelope.env_id} was used by another call`, undefined, { env_id: envelope.env_id });
+              };
+              // A debit refused for one party (gone, or short of credits), named by its party name.
+              const refusal = (outcome: Extract<MultiDebitOutcome, { ok: false }>): NotaryError => {
+                const party = verified.find((v) => v.tenant.id === outcome.tenantId)?.party ?? outcome.tenantId;
+                if (outcome.reason === 'tenant_not_found') return mppError('mpp_unknown_party', `Party "${party}" no longer exists`, party);
+                return shortOfCredits(party, outcome.required, outcome.available);
+              };
               return {
                 members: { receipts },
                 // A charge below the quote (a batch with failed URLs) is split by the same shares.
@@ -189,21 +205,9 @@ export function mppMode(options: MppModeOptions): PaymentMode {
                   const { debits } = split(parsed, verified, charge);
                   const outcome = await accounts.debitMany(
                     { debits, requestId, idempotencyKey: idempotencyKey === null ? null : `${payerId}:${idempotencyKey}` },
-                    async (trx) => {
-                      const claimed = await parties.repository.claimNonce(trx, {
-                        nonce: envelope.nonce,
-                        env_id: envelope.env_id,
-                        request_id: requestId,
-                        expires_at: new Date(parsed.expires * 1000).toISOString(),
-                      });
-                      if (!claimed) throw mppError('mpp_nonce_replayed', `The nonce of envelope ${envelope.env_id} was used by another call`, undefined, { env_id: envelope.env_id });
-                    },
+                    (trx) => claimNonce(trx, requestId),
                   );
-                  if (!outcome.ok) {
-                    const party = verified.find((v) => v.tenant.id === outcome.tenantId)?.party ?? outcome.tenantId;
-                    if (outcome.reason === 'tenant_not_found') throw mppError('mpp_unknown_party', `Party "${party}" no longer exists`, party);
-                    throw shortOfCredits(party, outcome.required, outcome.available);
-                  }
+                  if (!outcome.ok) throw refusal(outcome);
                   try {
                     await pruneNonces();
                   } catch {
@@ -217,20 +221,11 @@ export function mppMode(options: MppModeOptions): PaymentMode {
                 // transaction that claims the nonce, single-use under the work's id; settleHold gives back the rest.
                 async hold({ requestId, key }) {
                   const { debits } = split(parsed, verified, price);
-                  const outcome = await accounts.debitMany({ debits: debits.map((d) => ({ ...d, reason: `${d.reason}: held until it ends` })), requestId, idempotencyKey: mppHoldKey(key) }, async (trx) => {
-                    const claimed = await parties.repository.claimNonce(trx, {
-                      nonce: envelope.nonce,
-                      env_id: envelope.env_id,
-                      request_id: requestId,
-                      expires_at: new Date(parsed.expires * 1000).toISOString(),
-                    });
-                    if (!claimed) throw mppError('mpp_nonce_replayed', `The nonce of envelope ${envelope.env_id} was used by another call`, undefined, { env_id: envelope.env_id });
-                  });
-                  if (!outcome.ok) {
-                    const party = verified.find((v) => v.tenant.id === outcome.tenantId)?.party ?? outcome.tenantId;
-                    if (outcome.reason === 'tenant_not_found') throw mppError('mpp_unknown_party', `Party "${party}" no longer exists`, party);
-                    throw shortOfCredits(party, outcome.required, outcome.available);
-                  }
+                  const outcome = await accounts.debitMany(
+                    { debits: debits.map((d) => ({ ...d, reason: `${d.reason}: held until it ends` })), requestId, idempotencyKey: mppHoldKey(key) },
+                    (trx) => claimNonce(trx, requestId),
+                  );
+                  if (!outcome.ok) throw refusal(outcome);
                   const record: MppHoldRecord = { env_id: envelope.env_id, parties: debits.map((d) => ({ tenant_id: d.tenantId, held: d.credits })) };
                   return { mode: 'mpp', credits: price.credits, record: { ...record } };
                 },

@@ -3,7 +3,7 @@ import { NotaryError } from '../../../core/index.js';
 import { formatSignature, generateSeed, parseSignature, publicKeyFromSeed, signBytes, verifyBytes } from '../../crypto/ed25519.js';
 import { fromBase64Url, toBase64Url } from '../../crypto/encoding.js';
 import { canonicalJson } from '../../crypto/jcs.js';
-import { jwkThumbprint } from '../../crypto/jwk.js';
+import { jwkThumbprint, type PublicJwk } from '../../crypto/jwk.js';
 import './errors.js'; // registers the x402_* error codes this file throws
 
 export { generateSeed };
@@ -47,15 +47,8 @@ export const settlementReceiptSchema = z
 export type SettlementReceipt = z.infer<typeof settlementReceiptSchema>;
 export type ReceiptClaims = Omit<SettlementReceipt, 'v' | 'typ' | 'kid' | 'signature'>;
 
-/** An Ed25519 public key as a JWK (RFC 8037), with its RFC 7638 thumbprint as `kid`. */
-export interface Ed25519Jwk {
-  kty: 'OKP';
-  crv: 'Ed25519';
-  x: string;
-  kid: string;
-  alg: 'EdDSA';
-  use: 'sig';
-}
+/** An Ed25519 public key as a JWK (RFC 8037), with its RFC 7638 thumbprint as `kid` (no validity window). */
+export type Ed25519Jwk = Omit<PublicJwk, 'nbf' | 'exp'>;
 
 export function publicJwk(publicKey: Uint8Array): Ed25519Jwk {
   return { kty: 'OKP', crv: 'Ed25519', x: toBase64Url(publicKey), kid: jwkThumbprint(publicKey), alg: 'EdDSA', use: 'sig' };
