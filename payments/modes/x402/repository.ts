@@ -1,24 +1,14 @@
 import type { Kysely } from 'kysely';
 import { nowIso } from '../../../storage/index.js';
 import type { Database } from '../../../storage/index.js';
-import type { PaymentLedgerRow, X402PaymentRow, X402PaymentState } from './tables.js';
+import type { PaymentLedgerRow, PaymentLedgerTable, X402PaymentRow, X402PaymentState } from './tables.js';
 
 export type NewX402Payment = Omit<X402PaymentRow, 'served' | 'attempts' | 'last_error' | 'created_at' | 'updated_at'>;
 
 export type ReserveOutcome = { reserved: true } | { reserved: false; existing: X402PaymentRow | undefined };
 
-export interface LedgerEntryInput {
-  mode: string;
-  payer: string;
-  amount: string;
-  asset: string;
-  network: string;
-  pay_to: string | null;
-  transaction_hash: string | null;
-  credits: number;
-  request_id: string;
-  reference: string | null;
-}
+/** A payment_ledger row as a mode writes it (the id and the time are the database's). */
+export type LedgerEntryInput = Omit<PaymentLedgerTable, 'id' | 'created_at'>;
 
 /**
  * Repository for x402 payments and the payment ledger. Plain SQL through Kysely that runs unchanged on SQLite and
