@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
@@ -46,6 +48,26 @@ describe('openSqlite', () => {
     await first.close();
     await second.close();
   });
+});
+
+describe('migrateToLatest', () => {
+  it('four processes starting on one new SQLite file at once: each migrates or finds the migrations done, none fails', async () => {
+    const run = promisify(execFile);
+    const fixture = path.join(import.meta.dirname, 'migrate-concurrently.fixture.ts');
+    for (let round = 0; round < 3; round++) {
+      const file = path.join(dir, `race-${round}.sqlite`);
+      const runs = await Promise.allSettled(
+        Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', fixture, file], { timeout: 120_000 })),
+      );
+      const failed = runs.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as { stderr?: string }).stderr ?? r.reason)] : []));
+      expect(failed).toEqual([]);
+      const storage = openSqlite(file);
+      const executed = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(storage.db);
+      const names = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
+      expect(new Set(names.rows.map((r) => r.name)).size).toBe(executed.rows[0]?.n);
+      await storage.close();
+    }
+  }, 300_000);
 });
 
 describe('preparedStatementCache', () => {

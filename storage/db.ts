@@ -1,7 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type TransactionSettings } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  sql,
+  PostgresDialect,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  type SqliteDatabase,
+  type TransactionSettings,
+} from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { NotaryConfig } from '../core/index.js';
@@ -64,6 +77,19 @@ export function preparedStatementCache(sqlite: BetterSqlite3.Database, kept = PR
   };
 }
 
+/**
+ * SQLite's DDL is transactional, but Kysely's adapter says otherwise and takes no lock across processes, so two
+ * processes starting on a new database at once ran the same migrations side by side (one failed with "duplicate
+ * column name", and a migration half done by each could be left half done). Saying so makes the migrator run all
+ * pending migrations in one transaction, which begins IMMEDIATE: the second process waits for the write lock, then
+ * finds them recorded.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
   private readonly database: SqliteDatabase;
 
@@ -75,6 +101,10 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new ImmediateSqliteDriver({ database: this.database });
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 
@@ -126,10 +156,9 @@ export function openPostgres(connectionString: string, connectTimeoutMs = 5_000)
 export async function migrateToLatest(storage: Storage): Promise<void> {
   // Migrations are named by the issue that added them, so they may land out of name order.
   const migrator = new Migrator({ db: storage.db, provider: migrationProvider(storage.dialect), allowUnorderedMigrations: true });
-  // Kysely takes no lock across processes on SQLite: two processes starting on a new data folder at once both begin
-  // migrating, and the one that loses fails on a table the other made. Its transaction rolled back, so running again
-  // finds the winner's migrations recorded.
-  const attempts = storage.dialect === 'sqlite' ? 5 : 1;
+  // On SQLite the pending migrations run in one IMMEDIATE transaction (TransactionalDdlSqliteAdapter): a process
+  // starting beside another waits busy_timeout for the write lock, and tries again if the other holds it longer.
+  const attempts = storage.dialect === 'sqlite' ? 10 : 1;
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     const failed = results?.find((r) => r.status === 'Error');
