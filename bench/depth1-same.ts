@@ -67,6 +67,7 @@ async function main(): Promise<void> {
   const servers: ServerHandle[] = [];
   const stamp = Date.now().toString(36);
   let differences = 0;
+  let compared = 0;
   try {
     for (const given of args.configs) {
       const [repo, config] = given.includes('::') ? (given.split('::') as [string, string]) : [repoRoot, given];
@@ -78,7 +79,9 @@ async function main(): Promise<void> {
         const ids = servers.map((_, s) => `same_${stamp}_${s}_${i}`);
         const answers: Answer[] = [];
         for (const [s, server] of servers.entries()) answers.push(await ask(server, key, ids[s]!, query, args.depth));
+        if (answers.some((answer) => answer.status !== 200 || !Array.isArray(answer.results))) throw new Error(`not answered: ${JSON.stringify(answers)}`);
         const [a, b] = answers.map((answer, s) => JSON.stringify({ ...answer, rows: rowsOf(db, ids[s]!) }));
+        compared += (answers[0]!.results as unknown[]).length;
         if (a !== b) {
           differences++;
           console.log(JSON.stringify({ query, a: JSON.parse(a!), b: JSON.parse(b!) }));
@@ -91,7 +94,7 @@ async function main(): Promise<void> {
   } finally {
     for (const server of servers) await server.stop();
   }
-  console.log(JSON.stringify({ queries: queries.length, depth: args.depth, configs: args.configs, same: differences === 0 }));
+  console.log(JSON.stringify({ queries: queries.length, depth: args.depth, configs: args.configs, results: compared, same: differences === 0 }));
   if (differences > 0) process.exitCode = 1;
 }
 
