@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import './sql-vector-migrations.js'; // its tables exist wherever it is used, with or without the plug-in lists
 import { NotaryError } from '../core/index.js';
-import type { Storage, Database } from '../storage/index.js';
+import { QueryShape, type Storage, type Database } from '../storage/index.js';
 import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
 import { exactSearch, factsAllow, VectorCache } from './vector-cache.js';
 import { hasFactFilter, hostOf, publishedMs } from './filter-facts.js';
@@ -55,6 +55,8 @@ export class SqlVectorIndex implements VectorIndex {
   private closed = false;
   /** The approximate path: null when exact only. */
   readonly approximate: ApproximateSearch | null;
+  /** writeStamp's query, read before every search: compiled once (storage/query-shape.ts). */
+  private readonly stampQuery = new QueryShape(0, () => this.db.selectFrom('passage_vector_changes').select('changes').where('id', '=', 1));
 
   constructor(storage: Storage, options: SqlVectorIndexOptions) {
     if (!options.model) throw new NotaryError('invalid_config', 'vector index needs a model name');
@@ -114,7 +116,8 @@ export class SqlVectorIndex implements VectorIndex {
    */
   private async writeStamp(db: Db): Promise<number | null> {
     if (!this.countsChanges) return null;
-    const row = await db.selectFrom('passage_vector_changes').select('changes').where('id', '=', 1).executeTakeFirstOrThrow();
+    const row = await this.stampQuery.first(db);
+    if (!row) throw new NotaryError('internal_error', 'passage_vector_changes has no row');
     return Number(row.changes);
   }
 

@@ -2,6 +2,7 @@ import { VectorMatrix } from './wasm/dot-scanner.js';
 import { PageCap, selectPerPage } from './page-cap.js';
 import type { VectorHit } from './vector-index.js';
 import { factsPass, hasFactFilter, type FactFilter } from './filter-facts.js';
+import { prunedSearch } from './pruned-scan.js';
 
 /**
  * What SqlVectorIndex keeps in memory, as ann-search.ts reads it (VectorCache below): row i is matrix[i*d..), with its
@@ -74,6 +75,8 @@ export class VectorCache {
       this.position.set(id, row);
       this.ids[row] = id;
     }
+    // The caller writes the row's vector next: its int8 copy is made again before the next search.
+    this.store.changed(row);
     this.pageIds[row] = pageId;
     this.seqs[row] = seq;
     this.hosts[row] = host;
@@ -90,6 +93,7 @@ export class VectorCache {
     if (row !== last) {
       const d = this.dimensions;
       this.matrix.copyWithin(row * d, last * d, last * d + d);
+      this.store.changed(row);
       const lastId = this.ids[last]!;
       this.ids[row] = lastId;
       this.pageIds[row] = this.pageIds[last]!;
@@ -189,6 +193,11 @@ export function exactSearch(
   pageIds?: readonly number[],
   allow?: (row: number) => boolean,
 ): VectorHit[] {
+  if (!pageIds) {
+    // Most rows pruned by the int8 first pass (pruned-scan.ts): the same answer from the float scores of the rest.
+    const pruned = prunedSearch(cache, query, limit, perPage, allow);
+    if (pruned) return pruned;
+  }
   const scores = cache.store.scores(query, cache.size);
   if (!pageIds && allow) {
     // Rows the filter leaves out score -Infinity, so the best `limit` are taken among those that pass.
@@ -215,7 +224,7 @@ export function exactSearch(
 }
 
 /** The best `limit` rows, at most `perPage` of them from one page, best first (ties: lower id). */
-function selectHits(cache: VectorCache, scores: Float32Array, limit: number, perPage: number): VectorHit[] {
+export function selectHits(cache: VectorCache, scores: Float32Array, limit: number, perPage: number): VectorHit[] {
   const n = cache.size;
   const hit = (row: number): VectorHit => ({ id: cache.ids[row]!, pageId: cache.pageIds[row]!, score: scores[row]! });
   if (perPage >= limit) return topK(scores, cache.ids, n, limit).map(hit);

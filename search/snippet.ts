@@ -19,6 +19,27 @@ export function queryTerms(query: string): Set<string> {
   return terms;
 }
 
+/** The query terms of the last query asked for, with their two-character heads (a search makes ten snippets of one query). */
+let lastQuery: { query: string; terms: Map<string, number>; heads: Set<number>; singles: Set<number> } | null = null;
+
+function termsOf(query: string): { terms: Map<string, number>; heads: Set<number>; singles: Set<number> } {
+  if (lastQuery?.query === query) return lastQuery;
+  // Each term by its number (the window counts hits in an array).
+  const terms = new Map<string, number>();
+  for (const term of queryTerms(query)) terms.set(term, terms.size);
+  // Porter rewrites endings only: a stem of two or more letters begins with its word's first two (checked over
+  // Cranfield's and the PostgreSQL docs' words in core/text.test.ts). A word that begins no query term so cannot
+  // match one and is not stemmed: most words of a passage are skipped by comparing two character codes.
+  const heads = new Set<number>();
+  const singles = new Set<number>();
+  for (const term of terms.keys()) {
+    if (term.length >= 2) heads.add(pairCode(term.charCodeAt(0), term.charCodeAt(1)));
+    else singles.add(term.charCodeAt(0));
+  }
+  lastQuery = { query, terms, heads, singles };
+  return lastQuery;
+}
+
 /**
  * The window of about `maxChars` characters of `text` holding the most distinct query terms (ties: the earliest),
  * cut at word boundaries, with an ellipsis where text was cut.
@@ -26,26 +47,21 @@ export function queryTerms(query: string): Set<string> {
 export function makeSnippet(text: string, query: string, maxChars: number): string {
   const clean = text.replace(/\s+/gu, ' ').trim();
   if (clean.length <= maxChars) return clean;
-  const terms = queryTerms(query);
-  // Porter rewrites endings only: a stem of two or more letters begins with its word's first two (checked over
-  // Cranfield's and the PostgreSQL docs' words in core/text.test.ts). A word that begins no query term so cannot
-  // match one and is not stemmed: most words of a passage are skipped by comparing two character codes.
-  const heads = new Set<number>();
-  const singles = new Set<number>();
-  for (const term of terms) {
-    if (term.length >= 2) heads.add(pairCode(term.charCodeAt(0), term.charCodeAt(1)));
-    else singles.add(term.charCodeAt(0));
-  }
+  const { terms, heads, singles } = termsOf(query);
   const mayMatch = (first: number, second: number): boolean => heads.has(pairCode(first, second)) || singles.has(first);
-  const words: Array<{ start: number; end: number; hit: string | null }> = [];
-  const addWord = (start: number, end: number, candidate: boolean, word: () => string) => {
-    const key = candidate ? stem(word()) : null;
-    words.push({ start, end, hit: key !== null && terms.has(key) ? key : null });
+  // The words: where each starts and ends, and the number of the query term it is (-1: none).
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const hits: number[] = [];
+  const addWord = (start: number, end: number, folded: string | null): void => {
+    starts.push(start);
+    ends.push(end);
+    hits.push(folded === null ? -1 : (terms.get(stem(folded)) ?? -1));
   };
   if (NON_ASCII.test(clean)) {
     for (const m of clean.matchAll(WORD)) {
       const folded = foldCase(m[0]);
-      addWord(m.index, m.index + m[0].length, mayMatch(folded.charCodeAt(0), folded.charCodeAt(1)), () => folded);
+      addWord(m.index, m.index + m[0].length, mayMatch(folded.charCodeAt(0), folded.charCodeAt(1)) ? folded : null);
     }
   } else {
     // ASCII text folds by lower-casing, which keeps every offset: fold it once, and find its words ([a-z0-9]+, as
@@ -58,54 +74,50 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
       }
       const start = i;
       while (i < lower.length && isAsciiWordCode(lower.charCodeAt(i))) i++;
-      const end = i;
-      addWord(start, end, mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)), () => lower.slice(start, end));
+      addWord(start, i, mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)) ? lower.slice(start, i) : null);
     }
   }
+  const n = starts.length;
   let bestStart = 0;
   let bestScore = -1;
   let right = 0;
-  const counts = new Map<string, number>();
-  for (let left = 0; left < words.length; left++) {
-    const leftWord = words[left];
-    if (!leftWord) break;
-    while (right < words.length) {
-      const next = words[right];
-      if (!next || next.end - leftWord.start > maxChars) break;
-      if (next.hit) counts.set(next.hit, (counts.get(next.hit) ?? 0) + 1);
+  // Hits of each term in the window, and how many terms have one.
+  const counts = new Int32Array(terms.size);
+  let distinct = 0;
+  for (let left = 0; left < n; left++) {
+    const leftStart = starts[left]!;
+    while (right < n) {
+      if (ends[right]! - leftStart > maxChars) break;
+      const hit = hits[right]!;
+      if (hit >= 0 && counts[hit]!++ === 0) distinct++;
       right++;
     }
-    if (counts.size > bestScore) {
-      bestScore = counts.size;
+    if (distinct > bestScore) {
+      bestScore = distinct;
       bestStart = left;
     }
-    if (leftWord.hit) {
-      const n = (counts.get(leftWord.hit) ?? 1) - 1;
-      if (n <= 0) counts.delete(leftWord.hit);
-      else counts.set(leftWord.hit, n);
-    }
+    const hit = hits[left]!;
+    // A word leaves the window (one that never entered it, longer than the window, counts nothing).
+    if (hit >= 0 && counts[hit]! > 0 && --counts[hit]! === 0) distinct--;
   }
   // Begin at the first hit of the best window, backed up a few words so the snippet reads as a phrase.
   let firstHit = bestStart;
   let lastHit = bestStart;
-  for (let i = bestStart; i < words.length; i++) {
-    const w = words[i];
-    const first = words[bestStart];
-    if (!w || !first || w.end - first.start > maxChars) break;
-    if (w.hit) {
-      if (!words[firstHit]?.hit) firstHit = i;
+  for (let i = bestStart; i < n; i++) {
+    if (ends[i]! - (starts[bestStart] ?? 0) > maxChars) break;
+    if (hits[i]! >= 0) {
+      if (!(hits[firstHit]! >= 0)) firstHit = i;
       lastHit = i;
     }
   }
   let startWord = firstHit;
-  const lastEnd = words[lastHit]?.end ?? 0;
-  while (startWord > 0 && firstHit - startWord < 3 && lastEnd - (words[startWord - 1]?.start ?? 0) <= maxChars - 2) startWord--;
-  const from = words[startWord]?.start ?? 0;
+  const lastEnd = ends[lastHit] ?? 0;
+  while (startWord > 0 && firstHit - startWord < 3 && lastEnd - (starts[startWord - 1] ?? 0) <= maxChars - 2) startWord--;
+  const from = starts[startWord] ?? 0;
   let to = from;
-  for (let i = startWord; i < words.length; i++) {
-    const w = words[i];
-    if (!w || w.end - from > maxChars - 2) break;
-    to = w.end;
+  for (let i = startWord; i < n; i++) {
+    if (ends[i]! - from > maxChars - 2) break;
+    to = ends[i]!;
   }
   const body = clean.slice(from, to).trim();
   return `${from > 0 ? '…' : ''}${body}${to < clean.length ? '…' : ''}`;

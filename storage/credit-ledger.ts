@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { nowIso } from './db.js';
+import { debitShapes, type DebitShapes } from './credit-ledger-shapes.js';
 import type { Database, LedgerEntry, Tenant, UsageEventsTable } from './schema.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -50,7 +51,12 @@ export interface LedgerFilter {
  * A balance change and its ledger row are always written in one transaction.
  */
 export class CreditLedgerRepository {
-  constructor(protected readonly db: Kysely<Database>) {}
+  /** The debit's statements, compiled once (a paid call runs them every time). */
+  private readonly shapes: DebitShapes;
+
+  constructor(protected readonly db: Kysely<Database>) {
+    this.shapes = debitShapes(db);
+  }
 
   async getTenant(id: string, executor: Executor = this.db): Promise<Tenant | undefined> {
     return executor.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
@@ -126,12 +132,7 @@ export class CreditLedgerRepository {
   }
 
   private async keyedDebit(executor: Executor, tenantId: string, idempotencyKey: string): Promise<DebitOutcome | undefined> {
-    const row = await executor
-      .selectFrom('credit_ledger')
-      .select(['id', 'balance_after'])
-      .where('tenant_id', '=', tenantId)
-      .where('idempotency_key', '=', idempotencyKey)
-      .executeTakeFirst();
+    const row = await this.shapes.keyedDebit.first(executor, tenantId, idempotencyKey);
     return row ? { ok: true, balance: row.balance_after, ledgerId: row.id, already: true } : undefined;
   }
 
@@ -142,7 +143,9 @@ export class CreditLedgerRepository {
     return this.db.transaction().execute(async (trx): Promise<DebitOutcome> => {
       const withUsage = async (outcome: DebitOutcome & { ok: true }): Promise<DebitOutcome> => {
         if (!entry.usage) return outcome;
-        await trx.insertInto('usage_events').values(entry.usage).execute();
+        const usage = this.shapes.usageRow(entry.usage);
+        if (usage) await usage.shape.run(trx, ...usage.values);
+        else await trx.insertInto('usage_events').values(entry.usage).execute();
         return { ...outcome, usageRecorded: true };
       };
       if (idempotencyKey !== null) {
@@ -150,31 +153,13 @@ export class CreditLedgerRepository {
         if (previous?.ok) return withUsage(previous);
         if (previous) return previous;
       }
-      const updated = await trx
-        .updateTable('tenants')
-        .set((eb) => ({ credits: eb('credits', '-', entry.credits) }))
-        .where('id', '=', entry.tenantId)
-        .where('credits', '>=', entry.credits)
-        .returning('credits')
-        .executeTakeFirst();
+      const updated = await this.shapes.takeCredits.first(trx, entry.tenantId, entry.credits);
       if (!updated) {
         const tenant = await this.getTenant(entry.tenantId, trx);
         return tenant ? { ok: false, reason: 'insufficient_credits', available: tenant.credits } : { ok: false, reason: 'tenant_not_found' };
       }
-      const ledger = await trx
-        .insertInto('credit_ledger')
-        .values({
-          tenant_id: entry.tenantId,
-          delta: -entry.credits,
-          balance_after: updated.credits,
-          reason: entry.reason,
-          request_id: entry.requestId,
-          key_id: entry.keyId,
-          idempotency_key: idempotencyKey,
-          created_at: nowIso(),
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const ledger = await this.shapes.ledgerRow.first(trx, entry.tenantId, -entry.credits, updated.credits, entry.reason, entry.requestId, entry.keyId, idempotencyKey, nowIso());
+      if (!ledger) throw new Error('the ledger row was not written');
       return withUsage({ ok: true, balance: updated.credits, ledgerId: ledger.id, already: false });
     });
   }

@@ -47,3 +47,4 @@ export type { Collection } from './schema.js';
 export { SiteUrlStore } from './site-urls.js';
 export type { UsageEventsTable } from './schema.js';
 export { CrawlJobStore, type CrawlJobRow, type CrawlJobStatus, type JobProgress } from './crawl-jobs.js';
+export { QueryShape, type ShapeExecutor } from './query-shape.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../storage/index.js';
+import { QueryShape, type Database } from '../../storage/index.js';
 import { gcra, type RateLimitDecision, type RateLimitStore, type RateLimitTier } from '../rate-limit.js';
 
 /**
@@ -9,11 +9,27 @@ import { gcra, type RateLimitDecision, type RateLimitStore, type RateLimitTier }
  * store and uses one clock.
  */
 export class SqlRateLimitStore implements RateLimitStore {
+  /** SQLite's two statements a call, compiled once (storage/query-shape.ts). */
+  private readonly shapes: {
+    read: QueryShape<[key: string], { tat: number }>;
+    write: QueryShape<[key: string, tat: number], unknown>;
+  };
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: 'sqlite' | 'postgres',
     private readonly now: () => number = () => Date.now(),
-  ) {}
+  ) {
+    this.shapes = {
+      read: new QueryShape(1, (key: string) => db.selectFrom('rate_limit_buckets').select('tat').where('key', '=', key)),
+      write: new QueryShape(2, (key: string, tat: number) =>
+        db
+          .insertInto('rate_limit_buckets')
+          .values({ key, tat })
+          .onConflict((oc) => oc.column('key').doUpdateSet({ tat })),
+      ),
+    };
+  }
 
   async consume(key: string, tier: RateLimitTier): Promise<RateLimitDecision> {
     gcra(0, undefined, tier);
@@ -29,15 +45,9 @@ export class SqlRateLimitStore implements RateLimitStore {
       }
       // SQLite: the transaction holds the database's write lock from its start (BEGIN IMMEDIATE), so a read then one
       // upsert is as safe as the row lock, two statements a call instead of three.
-      const row = await sql<{ tat: number }>`select tat from rate_limit_buckets where key = ${key}`.execute(trx);
-      const step = gcra(now, Number(row.rows[0]?.tat ?? 0) || undefined, tier);
-      if (step.decision.allowed) {
-        await trx
-          .insertInto('rate_limit_buckets')
-          .values({ key, tat: step.tat })
-          .onConflict((oc) => oc.column('key').doUpdateSet({ tat: step.tat }))
-          .execute();
-      }
+      const row = await this.shapes.read.first(trx, key);
+      const step = gcra(now, Number(row?.tat ?? 0) || undefined, tier);
+      if (step.decision.allowed) await this.shapes.write.run(trx, key, step.tat);
       return step.decision;
     });
   }

@@ -25,6 +25,13 @@ searchIndexContract('sqlite-fts5 with a ranking cache', async () => {
   return new Fts5SearchIndex(db, { ownsHandle: true, rankingCache: 100 });
 });
 
+// And without passages' stored fields kept between searches (every hit read from its row).
+searchIndexContract('sqlite-fts5 without stored rows kept', async () => {
+  const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));
+  db.pragma('journal_mode = WAL');
+  return new Fts5SearchIndex(db, { ownsHandle: true, storedRows: 0 });
+});
+
 // And with whole pages ranked by the worker-thread reader (a file database).
 searchIndexContract('sqlite-fts5 with a page reader', async () => {
   const db = new BetterSqlite3(path.join(dir, `index-${counter++}.sqlite`));

@@ -14,6 +14,10 @@ import { Fts5Writes } from './writes.js';
 import { createFactTables, factCondition, PAGE_FACTS, PASSAGE_FACTS } from './fact-tables.js';
 import { createCollectionTables } from './collection-tables.js';
 import { factFilterKey } from '../../filter-facts.js';
+import { StoredRows } from './stored-rows.js';
+
+/** Passages whose stored fields a process keeps between searches (stored-rows.ts): about 2 KB each. */
+const STORED_ROWS_KEPT = 8_192;
 
 /** A row's text fields as they were given (the word breaks of unspaced scripts taken out). */
 function storedText(row: Pick<HitRow, 'title' | 'heading_path' | 'body'>): { title: string; headingPath: string; text: string } {
@@ -26,6 +30,18 @@ export interface Fts5IndexOptions extends Fts5ReaderOptions, Fts5MemoryOptions {
   pageWeights?: Partial<typeof FTS5_PAGE_WEIGHTS>;
   /** Rankings kept for repeated queries (0 = none; default none, the plug-in passes indexer.sqlite-fts5.ranking_cache). */
   rankingCache?: number;
+  /** Passages whose stored fields are kept between searches until the next write (default 8,192; 0 = none). */
+  storedRows?: number;
+}
+
+/** A passage's stored fields as a hit shows them: its text fields without word breaks, its facts as IndexDoc members. */
+interface StoredPassage {
+  pageId: number;
+  url: string;
+  title: string;
+  headingPath: string;
+  text: string;
+  facts: Pick<IndexDoc, 'language' | 'navigation' | 'translationKey' | 'publishedAt'>;
 }
 
 /** The stored columns a hit is made of. */
@@ -74,6 +90,8 @@ export class Fts5SearchIndex implements SearchIndex {
   private readonly averagesStmt: BetterSqlite3.Statement<[], Buffer | undefined>;
   private readonly countStmt: BetterSqlite3.Statement<[]>;
   private readonly getManyStmt: BetterSqlite3.Statement<[string]>;
+  /** Stored fields of passages read by recent searches, until the next write. */
+  private readonly stored: StoredRows<StoredPassage>;
   private readonly readers: Fts5ReaderPool;
   private readonly sql: SqlRanking;
   private readonly memory: Fts5MemoryRankings;
@@ -94,6 +112,12 @@ export class Fts5SearchIndex implements SearchIndex {
       `SELECT rowid AS id, page_id, url, title, headings AS heading_path, body, lang, nav, tkey,
          (SELECT published FROM ${PASSAGE_FACTS} WHERE ${PASSAGE_FACTS}.id = ${TABLE}.rowid) AS published
        FROM ${TABLE} WHERE rowid IN (SELECT value FROM json_each(?))`,
+    );
+    this.stored = new StoredRows(options.storedRows ?? STORED_ROWS_KEPT, (ids) =>
+      (this.getManyStmt.all(JSON.stringify(ids)) as HitRow[]).map((r) => ({
+        id: r.id,
+        row: { pageId: r.page_id, url: r.url, ...storedText(r), facts: withFacts({}, facts(r)) },
+      })),
     );
     const passageCount = (): number => this.passageCount();
     this.readers = new Fts5ReaderPool(db, options, passageCount);
@@ -140,6 +164,11 @@ export class Fts5SearchIndex implements SearchIndex {
     return this.hitsOf(ranked);
   }
 
+  /** The stored fields of these passages as of the index's current write generation (kept ones are not read again). */
+  private storedPassages(ids: readonly number[]): Map<number, StoredPassage> {
+    return this.stored.get(ids, this.generationStmt.get() ?? '0');
+  }
+
   /** The index's write generation, read when a ranking cache is kept (a few microseconds). */
   private generation(): string {
     return this.rankings.capacity > 0 ? this.generationStmt.get() ?? '0' : '0';
@@ -148,10 +177,11 @@ export class Fts5SearchIndex implements SearchIndex {
   /** The stored fields of ranked rows, in their order. */
   private hitsOf(ranked: readonly RankedRow[]): IndexHit[] {
     if (ranked.length === 0) return [];
-    const rows = new Map((this.getManyStmt.all(JSON.stringify(ranked.map((r) => r.id))) as HitRow[]).map((r) => [r.id, r]));
+    const rows = this.storedPassages(ranked.map((r) => r.id));
+    // The members in withFacts' order (id .. score, then the facts), as when each hit was made from its row.
     return ranked.flatMap(({ id, page_id: pageId, score }) => {
       const r = rows.get(id);
-      return r ? [withFacts({ id, pageId, url: r.url, ...storedText(r), score }, facts(r))] : [];
+      return r ? [{ id, pageId, url: r.url, title: r.title, headingPath: r.headingPath, text: r.text, score, ...r.facts }] : [];
     });
   }
 
@@ -182,11 +212,11 @@ export class Fts5SearchIndex implements SearchIndex {
   async get(ids: readonly number[]): Promise<IndexDoc[]> {
     const wanted = [...new Set(ids)].filter((id) => Number.isSafeInteger(id));
     if (wanted.length === 0) return [];
-    // One statement for the whole list: a search asks for every vector hit missing from its full-text hits.
-    const rows = new Map((this.getManyStmt.all(JSON.stringify(wanted)) as HitRow[]).map((r) => [r.id, r]));
+    // One statement for the ones not kept: a search asks for every vector hit missing from its full-text hits.
+    const rows = this.storedPassages(wanted);
     return wanted.flatMap((id) => {
-      const row = rows.get(id);
-      return row ? [withFacts({ id: row.id, pageId: row.page_id, url: row.url, ...storedText(row) }, facts(row))] : [];
+      const r = rows.get(id);
+      return r ? [{ id, pageId: r.pageId, url: r.url, title: r.title, headingPath: r.headingPath, text: r.text, ...r.facts }] : [];
     });
   }
 
