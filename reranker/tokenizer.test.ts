@@ -68,6 +68,31 @@ describe('BertPairTokenizer', () => {
     expect(bi.encodeSingle('word '.repeat(500), 128).inputIds).toHaveLength(128);
   });
 
+  it('tokenizes a text as the tokenizer itself does, piece by remembered piece, for both models of ../shared', () => {
+    // Whitespace of every kind, controls, accents (composed and combining), CJK, emoji, Greek final sigma, punctuation
+    // glued to words, words longer than WordPiece's 100 characters, added tokens in the text, repeated spaces.
+    const alphabet = [
+      'vacuum', 'VACUUM', 'Ünïcödé', 'e\u0301', '\u0301x', '東京都', 'ΟΔΟΣ', 'Σ', '🚀', 'a.b', '(x)', "don't", '3,520,031',
+      'pg_stat_user_tables.n_dead_tup', 'x'.repeat(120), '[SEP]', '[MASK]x', '\t', '\n', '\u00a0', '\u3000', '\u200b',
+      '\ufeff', '\u2028', '\u000b', '\u0000', '\ufffd', '\u0085', ' ', '  ', '—', '½', 'ﬁ', 'Ⅳ',
+    ];
+    let seed = 7;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const texts = [
+      ...reference.cases.flatMap((c) => [c.query, c.passage]),
+      ...Array.from({ length: 300 }, () => Array.from({ length: 1 + next(40) }, () => alphabet[next(alphabet.length)]).join(next(3) === 0 ? '' : ' ')),
+    ];
+    for (const dir of [crossEncoderDir, biEncoderDir]) {
+      const fresh = BertPairTokenizer.fromDir(dir);
+      for (const text of texts) {
+        const expected = fresh.encodeText(text);
+        expect(fresh.tokenIds(text)).toEqual(expected);
+        expect(fresh.tokenIds(text)).toEqual(expected); // the second time from remembered pieces
+      }
+      expect(fresh.rememberedPieces).toBeGreaterThan(alphabet.length);
+    }
+  });
+
   it('encodes empty texts as the bare template', () => {
     expect(tokenizer.encodePair('', '', 256).inputIds).toEqual([101, 102, 102]);
   });

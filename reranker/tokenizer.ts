@@ -94,6 +94,26 @@ export function longestFirstLengths(lengthA: number, lengthB: number, budget: nu
   return [Math.min(a, lengthA), Math.min(b, lengthB)];
 }
 
+/**
+ * Whether a text's tokens are those of its space-separated pieces, one after the other: a BERT normaliser (per
+ * character), a pre-tokenizer that splits at whitespace (and punctuation), WordPiece within each piece, and no added
+ * token holding a space. Byte-level BPE, for one, is not: it keeps the space with the word after it.
+ */
+function splitsAtSpaces(json: Record<string, unknown>): boolean {
+  const type = (value: unknown): unknown => (isRecord(value) ? value['type'] : undefined);
+  const added = Array.isArray(json['added_tokens']) ? json['added_tokens'] : [];
+  return (
+    type(json['normalizer']) === 'BertNormalizer' &&
+    ['BertPreTokenizer', 'Whitespace', 'WhitespaceSplit'].includes(String(type(json['pre_tokenizer']))) &&
+    type(json['model']) === 'WordPiece' &&
+    added.every((token: unknown) => isRecord(token) && typeof token['content'] === 'string' && !/\s/u.test(token['content']))
+  );
+}
+
+/** Space-separated pieces whose token ids a tokenizer remembers (then it starts again), and the longest piece remembered. */
+const PIECE_CACHE = 50_000;
+const PIECE_CACHE_CHARS = 48;
+
 /** Characters of passage looked at per content token before the whole text is tokenized (see encodeHead). */
 const HEAD_CHARS_PER_TOKEN = 8;
 const HEAD_MIN_CHARS = 2048;
@@ -107,6 +127,11 @@ export class BertPairTokenizer {
   private readonly tokenizer: Tokenizer;
   private readonly template: PostProcessorTemplate;
   readonly padId: number;
+  /**
+   * Token ids of space-separated pieces seen before, when the tokenizer splits at spaces (splitsAtSpaces): the
+   * cross-encoder's texts are made of a corpus's words, which tokenizing again costs far more than a lookup.
+   */
+  private readonly pieces: Map<string, readonly number[]> | null;
 
   constructor(tokenizerJson: unknown, tokenizerConfig: unknown = {}) {
     if (!isRecord(tokenizerJson)) throw new Error('tokenizer.json is not an object');
@@ -115,6 +140,7 @@ export class BertPairTokenizer {
     const padding = tokenizerJson['padding'];
     const padFromJson = isRecord(padding) ? padding['pad_id'] : undefined;
     this.padId = typeof padFromJson === 'number' ? padFromJson : (this.tokenizer.token_to_id('[PAD]') ?? 0);
+    this.pieces = splitsAtSpaces(tokenizerJson) ? new Map() : null;
   }
 
   /** Reads `<dir>/tokenizer.json` (and tokenizer_config.json when present). */
@@ -132,6 +158,31 @@ export class BertPairTokenizer {
 
   /** Content token ids of `text`, without special tokens. */
   tokenIds(text: string): number[] {
+    const pieces = this.pieces;
+    if (!pieces) return this.encodeText(text);
+    const ids: number[] = [];
+    for (const piece of text.split(' ')) {
+      if (piece.length === 0) continue;
+      let found = pieces.get(piece);
+      if (found === undefined) {
+        found = this.encodeText(piece);
+        if (piece.length <= PIECE_CACHE_CHARS) {
+          if (pieces.size >= PIECE_CACHE) pieces.clear();
+          pieces.set(piece, found);
+        }
+      }
+      for (const id of found) ids.push(id);
+    }
+    return ids;
+  }
+
+  /** Space-separated pieces whose ids are remembered now. */
+  get rememberedPieces(): number {
+    return this.pieces?.size ?? 0;
+  }
+
+  /** Content token ids of `text` from the tokenizer itself (no cache). */
+  encodeText(text: string): number[] {
     return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
   }
 

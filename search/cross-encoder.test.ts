@@ -4,7 +4,7 @@ import { OnnxReranker } from '../reranker/onnx-reranker.js';
 import { fileAvailable } from '../testkit/components.js';
 import { crossEncoderDir } from '../testkit/models.js';
 import { BertPairTokenizer } from '../reranker/tokenizer.js';
-import { CrossEncoderStage, crossEncoderText, MIN_PASSAGE_TOKENS, queryWindow, type WordTokens } from './cross-encoder.js';
+import { CrossEncoderStage, crossEncoderText, MIN_PASSAGE_TOKENS, queryWindow, wordStems, type WordTokens } from './cross-encoder.js';
 
 const filler = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 
@@ -20,6 +20,13 @@ describe('queryWindow', () => {
     const window = queryWindow(text, 'how does vacuum reclaim storage', 10);
     expect(window.split(' ')).toHaveLength(10);
     expect(window).toContain('vacuuming reclaims storage');
+  });
+
+  it('matches query stems with the stems stemsOf gives a word (a stage passes its remembered ones)', () => {
+    const text = `${filler(30, 'a')} vacuum ${filler(30, 'b')} zzz ${filler(30, 'c')}`;
+    expect(queryWindow(text, 'vacuum', 5, undefined, wordStems)).toBe(queryWindow(text, 'vacuum', 5));
+    expect(queryWindow(text, 'vacuum', 5, undefined, (word) => (word === 'zzz' ? ['vacuum'] : wordStems(word)))).toContain('vacuum');
+    expect(queryWindow(text, 'vacuum', 5, undefined, (word) => (word === 'zzz' ? ['vacuum'] : []))).toContain('zzz');
   });
 
   it('starts at the beginning when no query word occurs', () => {

@@ -23,6 +23,12 @@ export interface CrossEncoderTiming {
 /** The model tokens a word (a whitespace-separated piece of text) becomes; the tokens of a text are the sum over its words. */
 export type WordTokens = (word: string) => number;
 
+/** The distinct stems of a word (a whitespace-separated piece of text): what queryWindow matches query stems with. */
+export type WordStems = (word: string) => readonly string[];
+
+/** A word's distinct stems, computed each time (CrossEncoderStage remembers them). */
+export const wordStems: WordStems = (word) => [...new Set(words(word).map(stem))];
+
 /** A token budget for the text the cross-encoder reads of a passage (title, headings and window). */
 export interface TokenBudget {
   tokens: number;
@@ -34,7 +40,7 @@ export interface TokenBudget {
  * window wins ties), of at most `windowWords` words (0: no limit) and, with a budget, of at most `budget.tokens`
  * tokens. Text within both limits comes back unchanged (its whitespace collapsed).
  */
-export function queryWindow(text: string, query: string, windowWords: number, budget?: TokenBudget): string {
+export function queryWindow(text: string, query: string, windowWords: number, budget?: TokenBudget, stemsOf: WordStems = wordStems): string {
   const tokens = text.split(/\s+/).filter((t) => t.length > 0);
   const maxWords = windowWords > 0 ? windowWords : tokens.length;
   const cost = budget ? tokens.map((t) => budget.count(t)) : null;
@@ -43,7 +49,7 @@ export function queryWindow(text: string, query: string, windowWords: number, bu
   const total = cost ? cost.reduce((sum, c) => sum + c, 0) : 0;
   if (tokens.length <= maxWords && total <= limit) return tokens.join(' ');
   const wanted = queryStems(query);
-  const hits = tokens.map((token) => [...new Set(words(token).map(stem))].filter((s) => wanted.has(s)));
+  const hits = tokens.map((token) => stemsOf(token).filter((s) => wanted.has(s)));
   const counts = new Map<string, number>();
   let distinct = 0;
   let occurrences = 0;
@@ -106,13 +112,19 @@ function headWithin(text: string, limit: number, count: WordTokens): { text: str
  * With a budget (tokens for this whole text), the place takes at most half of it (cut from its end) and the window
  * the rest.
  */
-export function crossEncoderText(doc: Pick<IndexDoc, 'title' | 'headingPath' | 'text'>, query: string, windowWords: number, budget?: TokenBudget): string {
-  if (!budget) return `${whereOf(doc)}. ${queryWindow(doc.text, query, windowWords)}`;
+export function crossEncoderText(
+  doc: Pick<IndexDoc, 'title' | 'headingPath' | 'text'>,
+  query: string,
+  windowWords: number,
+  budget?: TokenBudget,
+  stemsOf: WordStems = wordStems,
+): string {
+  if (!budget) return `${whereOf(doc)}. ${queryWindow(doc.text, query, windowWords, undefined, stemsOf)}`;
   const full = whereOf(doc);
   // The "." after the place is a token of its own.
   const room = Math.max(0, budget.tokens - 1);
   const where = headWithin(full, Math.floor(room / 2), budget.count);
-  const window = queryWindow(doc.text, query, windowWords, { tokens: room - where.tokens, count: budget.count });
+  const window = queryWindow(doc.text, query, windowWords, { tokens: room - where.tokens, count: budget.count }, stemsOf);
   return `${where.text}. ${window}`;
 }
 
@@ -120,6 +132,8 @@ export function crossEncoderText(doc: Pick<IndexDoc, 'title' | 'headingPath' | '
 export const MIN_PASSAGE_TOKENS = 24;
 /** Distinct words whose token counts a stage remembers (then it starts again). */
 const WORD_CACHE = 100_000;
+/** Distinct words whose stems a stage remembers. */
+const STEM_CACHE = 50_000;
 
 export interface CrossEncoderStageOptions {
   fromDepth: number;
@@ -159,6 +173,17 @@ export class CrossEncoderStage {
   /** The model's token counts, when it tells them (an ONNX model does). */
   private readonly counter: TokenCounter | null;
   private readonly wordCache = new Map<string, number>();
+  /** Words' stems (foldCase, the word pattern and the stemmer cost more than a lookup). */
+  private readonly stemCache = new Map<string, readonly string[]>();
+  private readonly stemsOf: WordStems = (word) => {
+    let found = this.stemCache.get(word);
+    if (found === undefined) {
+      found = wordStems(word);
+      if (this.stemCache.size >= STEM_CACHE) this.stemCache.clear();
+      this.stemCache.set(word, found);
+    }
+    return found;
+  };
   /** Concurrent searches' pairs in shared model calls (a model that scores pairs of any queries, batchWaitMs > 0). */
   readonly batcher: PairBatcher | null;
 
@@ -200,7 +225,7 @@ export class CrossEncoderStage {
   async score(query: string, docs: ReadonlyArray<Pick<IndexDoc, 'title' | 'headingPath' | 'text'>>): Promise<{ scores: number[]; timing: CrossEncoderTiming }> {
     const started = performance.now();
     const budget = this.passageBudget(query);
-    const texts = docs.map((doc) => crossEncoderText(doc, query, this.options.windowWords, budget));
+    const texts = docs.map((doc) => crossEncoderText(doc, query, this.options.windowWords, budget, this.stemsOf));
     const keys = texts.map((text) => `${query}\u0000${text}`);
     const scores: number[] = keys.map((key) => this.cache?.get(key) ?? Number.NaN);
     const missing = scores.flatMap((s, i) => (Number.isNaN(s) ? [i] : []));
