@@ -12,6 +12,7 @@ import { startEngineProbe, stopEngineProbe } from '../engine-probe.js';
 import { Fts5SearchIndex } from '../fts5/search-index.js';
 import { MeilisearchConnection } from './connection.js';
 import { MeilisearchSearchIndex } from './search-index.js';
+import { WordFrequencies } from './query-words.js';
 import { passageIndexSettings } from './settings.js';
 import { MeilisearchVectorIndex } from './vector-index.js';
 
@@ -180,6 +181,20 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect((await reader.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([]);
   });
 
+  it('keeps the rarest stems for the all-words query (Meilisearch reads 10 words), in their query order', async () => {
+    const connection = connect();
+    const index = await MeilisearchSearchIndex.open(connection);
+    // "tupl" in 4 passages, "vacuum" in 3, "heap" in 2, "freez" in 1.
+    await index.upsert(
+      ['tuple vacuum heap freeze', 'tuple vacuum heap', 'tuple vacuum', 'tuple'].map((text, i) => ({ id: i + 1, pageId: i + 1, url: `http://a.test/${i}`, title: 'T', headingPath: '', text })),
+    );
+    const words = new WordFrequencies();
+    const uid = connection.options.index;
+    await words.count(connection.client, uid, ['tupl', 'vacuum', 'heap', 'freez'], (fn) => fn());
+    expect(words.rarest(uid, ['tupl', 'vacuum', 'heap', 'freez', 'uncount'], 3)).toEqual(['heap', 'freez', 'uncount']);
+    expect(words.rarest(uid, ['tupl', 'vacuum'], 3)).toEqual(['tupl', 'vacuum']);
+  });
+
   it('ranks a passage holding only the rarer of two words above one holding only the frequent word (OR weighted by rarity)', async () => {
     const index = await MeilisearchSearchIndex.open(connect());
     // "tuple" is in five passages, "freeze" in one; neither passage 1 nor 2 holds both. Query order puts the frequent word first.
@@ -211,9 +226,20 @@ describe.runIf(run)('Meilisearch backend', () => {
     const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `fts-${counter++}.sqlite`)), { ownsHandle: true });
     await fts.upsert(docs);
     try {
-      for (const query of ['vacuum storage tuples', 'heap storage', 'freeze vacuum replication', 'lc_numeric formatting']) {
-        const expected = await fts.search(query, { limit: 10 });
-        const got = await meili.search(query, { limit: 10 });
+      const queries = [
+        'vacuum storage tuples',
+        'heap storage',
+        'freeze vacuum replication',
+        'lc_numeric formatting',
+        // More than Meilisearch's 10 query words: FTS5 scores every word (up to 32), the last ones too.
+        'vacuum storage heap freeze replication numbers formatting collation precision transaction btree sorted order',
+        // Two words of one stem are two terms of FTS5's OR query: the stem weighs twice.
+        'indexes index tuples',
+      ];
+      for (const query of queries) {
+        // Every match (the candidates are then the same): this compares the scores, not the candidates.
+        const expected = await fts.search(query, { limit: 20 });
+        const got = await meili.search(query, { limit: 20 });
         expect(got.map((h) => h.id), query).toEqual(expected.map((h) => h.id));
         const ratios = (hits: readonly { score: number }[]) => hits.map((h) => h.score / hits[0]!.score);
         ratios(got).forEach((r, i) => expect(r, `${query} #${i}`).toBeCloseTo(ratios(expected)[i]!, 6));

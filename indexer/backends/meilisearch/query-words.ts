@@ -72,6 +72,23 @@ export class WordFrequencies {
   }
 
   /**
+   * At most `max` of `stems`, the rarest (fewest documents as last counted; a stem not counted yet counts as rarest),
+   * in their query order.
+   */
+  rarest(uid: string, stems: readonly string[], max: number): string[] {
+    if (stems.length <= max) return [...stems];
+    const rank = (s: string) => this.get(uid, s)?.count ?? 0;
+    const kept = new Set(
+      stems
+        .map((s, i) => ({ s, i, n: rank(s) }))
+        .sort((a, b) => a.n - b.n || a.i - b.i)
+        .slice(0, max)
+        .map((x) => x.s),
+    );
+    return stems.filter((s) => kept.has(s));
+  }
+
+  /**
    * Each stem's weight for the OR query: its BM25 idf (from the counts) over the sum of the query's; 1/n for all when
    * a count is missing.
    */
