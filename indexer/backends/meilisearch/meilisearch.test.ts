@@ -283,6 +283,49 @@ describe.runIf(run)('Meilisearch backend', () => {
     }
   });
 
+  it('takes the dot products a vector search of the same query vector has just computed: only the others go to the engine', async () => {
+    const uid = `similar_recent_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open(connect(uid), storage, options));
+    try {
+      const index = (await harness.openIndex({ model: 'm', dimensions: 4 })) as MeilisearchVectorIndex;
+      const { page, passageIds } = await harness.addPage(3);
+      const [a, b, c] = passageIds as [number, number, number];
+      await index.upsert([
+        { id: a, pageId: page.id, vector: Float32Array.from([2, 0, 0, 0]) },
+        { id: b, pageId: page.id, vector: Float32Array.from([0.6, 0.8, 0, 0]) },
+        { id: c, pageId: page.id, vector: Float32Array.from([-1, 1, 1, 0.5]) },
+      ]);
+      const query = Float32Array.from([1.5, -0.5, 0.25, 1]);
+      const fromEngine = await index.similarities(query, [a, b, c]);
+      const hits = await index.search(query, { limit: 2 });
+      expect(hits.map((h) => h.id)).toEqual([a, b]);
+      const probe = startEngineProbe();
+      try {
+        // The search asked for more than 2 (firstK): c's dot product is known too.
+        const known = await index.similarities(query, [a, b, c]);
+        expect(probe.calls).toEqual([]);
+        for (const id of [a, b, c]) expect(known.get(id)).toBe(fromEngine.get(id));
+        // Another vector (equal values in another array are the same vector): asked.
+        expect((await index.similarities(Float32Array.from(query), [c])).get(c)).toBe(fromEngine.get(c));
+        expect(probe.calls).toEqual([]);
+        const other = Float32Array.from([0, 1, 0, 0]);
+        expect((await index.similarities(other, [b])).get(b)).toBeCloseTo(0.8, 5);
+        expect(probe.calls.map((x) => x.what)).toEqual(['vector similarities']);
+        // A vector written since: asked again.
+        await index.upsert([{ id: a, pageId: page.id, vector: Float32Array.from([0, 0, 0, 1]) }]);
+        const from = probe.calls.length;
+        expect((await index.similarities(query, [a])).get(a)).toBeCloseTo(1, 5);
+        expect(fromEngine.get(a)).toBeCloseTo(3, 5);
+        expect(probe.calls.slice(from).map((x) => x.what)).toEqual(['vector similarities']);
+      } finally {
+        stopEngineProbe();
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+
   it('keeps each vector norm beside it and scores vector hits from the engine similarity, exactly for any length', async () => {
     const uid = `norms_${process.pid}_${counter++}`;
     const file = path.join(dir, `${uid}.sqlite`);
