@@ -11,9 +11,12 @@
  * holds (another process may index it). A search whose all-words query finds nothing although every stem was held has
  * a stale count: the stems are counted again.
  *
- * What it cannot express exactly: FTS5's OR scores a document by the sum over the words it holds; here by the best of
- * the all-words query and its words alone, ranked by Meilisearch's rules, not BM25 (bench/results holds the measured
- * difference).
+ * Meilisearch reads only the first 10 words of a query: a longer query's all-words query holds its 10 rarest stems
+ * (`rarest`), and each of its stems (up to FTS5's 32) still has its own query.
+ *
+ * What it cannot express exactly: FTS5's OR scores a document by the sum over the words it holds; here the candidates
+ * are the best of the all-words query and its words alone, ranked by Meilisearch's rules, and only then scored by
+ * notary's BM25 (bm25.ts; bench/results holds the measured difference).
  */
 import type { Meilisearch } from 'meilisearch';
 
