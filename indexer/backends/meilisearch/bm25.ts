@@ -66,7 +66,8 @@ export function phraseKey(phrase: readonly string[]): string {
  * `doc`, and the doc's length.
  */
 function frequencies(stems: readonly string[], phrases: readonly (readonly string[])[], doc: Bm25Fields): { tf: number[]; length: number } {
-  const at = new Map(stems.map((s, i) => [s, i]));
+  const at = new Map<string, number[]>();
+  stems.forEach((s, i) => at.set(s, [...(at.get(s) ?? []), i]));
   const tf = [...stems, ...phrases].map(() => 0);
   let length = facetTokens(doc);
   // Analysing a passage costs about 3 us a word; its stored stems are only split (issue 34: 240 candidates of the
@@ -81,8 +82,8 @@ function frequencies(stems: readonly string[], phrases: readonly (readonly strin
   ] as const) {
     length += tokens.length;
     for (const t of tokens) {
-      const i = at.get(t);
-      if (i !== undefined) tf[i]! += weight;
+      const terms = at.get(t);
+      if (terms !== undefined) for (const i of terms) tf[i]! += weight;
     }
     phrases.forEach((phrase, p) => {
       for (let i = 0; i + phrase.length <= tokens.length; i++) {
@@ -95,7 +96,8 @@ function frequencies(stems: readonly string[], phrases: readonly (readonly strin
 
 /**
  * BM25 of each doc for the query's stems and phrases (0 for a doc holding none of them). A phrase is a term of its
- * own, as the identifiers of a query are in FTS5 (fts5/query.ts): its df is counted under phraseKey.
+ * own, as the identifiers of a query are in FTS5 (fts5/query.ts): its df is counted under phraseKey. A stem listed
+ * twice (two words of the query with one stem) is two terms, as FTS5's two phrases are.
  */
 export function bm25Scores(stems: readonly string[], docs: readonly Bm25Fields[], stats: Bm25Stats, phrases: readonly (readonly string[])[] = []): number[] {
   const n = Math.max(1, stats.documents);

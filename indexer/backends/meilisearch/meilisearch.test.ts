@@ -12,6 +12,7 @@ import { startEngineProbe, stopEngineProbe } from '../engine-probe.js';
 import { Fts5SearchIndex } from '../fts5/search-index.js';
 import { MeilisearchConnection } from './connection.js';
 import { MeilisearchSearchIndex } from './search-index.js';
+import { WordFrequencies } from './query-words.js';
 import { passageIndexSettings } from './settings.js';
 import { MeilisearchVectorIndex } from './vector-index.js';
 
@@ -180,6 +181,20 @@ describe.runIf(run)('Meilisearch backend', () => {
     expect((await reader.search('vacuum', { limit: 5 })).map((h) => h.id)).toEqual([]);
   });
 
+  it('keeps the rarest stems for the all-words query (Meilisearch reads 10 words), in their query order', async () => {
+    const connection = connect();
+    const index = await MeilisearchSearchIndex.open(connection);
+    // "tupl" in 4 passages, "vacuum" in 3, "heap" in 2, "freez" in 1.
+    await index.upsert(
+      ['tuple vacuum heap freeze', 'tuple vacuum heap', 'tuple vacuum', 'tuple'].map((text, i) => ({ id: i + 1, pageId: i + 1, url: `http://a.test/${i}`, title: 'T', headingPath: '', text })),
+    );
+    const words = new WordFrequencies();
+    const uid = connection.options.index;
+    await words.count(connection.client, uid, ['tupl', 'vacuum', 'heap', 'freez'], (fn) => fn());
+    expect(words.rarest(uid, ['tupl', 'vacuum', 'heap', 'freez', 'uncount'], 3)).toEqual(['heap', 'freez', 'uncount']);
+    expect(words.rarest(uid, ['tupl', 'vacuum'], 3)).toEqual(['tupl', 'vacuum']);
+  });
+
   it('ranks a passage holding only the rarer of two words above one holding only the frequent word (OR weighted by rarity)', async () => {
     const index = await MeilisearchSearchIndex.open(connect());
     // "tuple" is in five passages, "freeze" in one; neither passage 1 nor 2 holds both. Query order puts the frequent word first.
@@ -211,9 +226,20 @@ describe.runIf(run)('Meilisearch backend', () => {
     const fts = new Fts5SearchIndex(new BetterSqlite3(path.join(dir, `fts-${counter++}.sqlite`)), { ownsHandle: true });
     await fts.upsert(docs);
     try {
-      for (const query of ['vacuum storage tuples', 'heap storage', 'freeze vacuum replication', 'lc_numeric formatting']) {
-        const expected = await fts.search(query, { limit: 10 });
-        const got = await meili.search(query, { limit: 10 });
+      const queries = [
+        'vacuum storage tuples',
+        'heap storage',
+        'freeze vacuum replication',
+        'lc_numeric formatting',
+        // More than Meilisearch's 10 query words: FTS5 scores every word (up to 32), the last ones too.
+        'vacuum storage heap freeze replication numbers formatting collation precision transaction btree sorted order',
+        // Two words of one stem are two terms of FTS5's OR query: the stem weighs twice.
+        'indexes index tuples',
+      ];
+      for (const query of queries) {
+        // Every match (the candidates are then the same): this compares the scores, not the candidates.
+        const expected = await fts.search(query, { limit: 20 });
+        const got = await meili.search(query, { limit: 20 });
         expect(got.map((h) => h.id), query).toEqual(expected.map((h) => h.id));
         const ratios = (hits: readonly { score: number }[]) => hits.map((h) => h.score / hits[0]!.score);
         ratios(got).forEach((r, i) => expect(r, `${query} #${i}`).toBeCloseTo(ratios(expected)[i]!, 6));
@@ -251,6 +277,49 @@ describe.runIf(run)('Meilisearch backend', () => {
       for (const id of [a, b, c]) {
         const expected = read.get(id)!.reduce((sum, x, i) => sum + x * query[i]!, 0);
         expect(similarities.get(id)).toBeCloseTo(expected, 5);
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('takes the dot products a vector search of the same query vector has just computed: only the others go to the engine', async () => {
+    const uid = `similar_recent_${process.pid}_${counter++}`;
+    const file = path.join(dir, `${uid}.sqlite`);
+    const harness = await vectorHarness(() => openSqlite(file), async (storage, options) => MeilisearchVectorIndex.open(connect(uid), storage, options));
+    try {
+      const index = (await harness.openIndex({ model: 'm', dimensions: 4 })) as MeilisearchVectorIndex;
+      const { page, passageIds } = await harness.addPage(3);
+      const [a, b, c] = passageIds as [number, number, number];
+      await index.upsert([
+        { id: a, pageId: page.id, vector: Float32Array.from([2, 0, 0, 0]) },
+        { id: b, pageId: page.id, vector: Float32Array.from([0.6, 0.8, 0, 0]) },
+        { id: c, pageId: page.id, vector: Float32Array.from([-1, 1, 1, 0.5]) },
+      ]);
+      const query = Float32Array.from([1.5, -0.5, 0.25, 1]);
+      const fromEngine = await index.similarities(query, [a, b, c]);
+      const hits = await index.search(query, { limit: 2 });
+      expect(hits.map((h) => h.id)).toEqual([a, b]);
+      const probe = startEngineProbe();
+      try {
+        // The search asked for more than 2 (firstK): c's dot product is known too.
+        const known = await index.similarities(query, [a, b, c]);
+        expect(probe.calls).toEqual([]);
+        for (const id of [a, b, c]) expect(known.get(id)).toBe(fromEngine.get(id));
+        // Another vector (equal values in another array are the same vector): asked.
+        expect((await index.similarities(Float32Array.from(query), [c])).get(c)).toBe(fromEngine.get(c));
+        expect(probe.calls).toEqual([]);
+        const other = Float32Array.from([0, 1, 0, 0]);
+        expect((await index.similarities(other, [b])).get(b)).toBeCloseTo(0.8, 5);
+        expect(probe.calls.map((x) => x.what)).toEqual(['vector similarities']);
+        // A vector written since: asked again.
+        await index.upsert([{ id: a, pageId: page.id, vector: Float32Array.from([0, 0, 0, 1]) }]);
+        const from = probe.calls.length;
+        expect((await index.similarities(query, [a])).get(a)).toBeCloseTo(1, 5);
+        expect(fromEngine.get(a)).toBeCloseTo(3, 5);
+        expect(probe.calls.slice(from).map((x) => x.what)).toEqual(['vector similarities']);
+      } finally {
+        stopEngineProbe();
       }
     } finally {
       await harness.close();

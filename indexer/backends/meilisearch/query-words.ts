@@ -11,9 +11,12 @@
  * holds (another process may index it). A search whose all-words query finds nothing although every stem was held has
  * a stale count: the stems are counted again.
  *
- * What it cannot express exactly: FTS5's OR scores a document by the sum over the words it holds; here by the best of
- * the all-words query and its words alone, ranked by Meilisearch's rules, not BM25 (bench/results holds the measured
- * difference).
+ * Meilisearch reads only the first 10 words of a query: a longer query's all-words query holds its 10 rarest stems
+ * (`rarest`), and each of its stems (up to FTS5's 32) still has its own query.
+ *
+ * What it cannot express exactly: FTS5's OR scores a document by the sum over the words it holds; here the candidates
+ * are the best of the all-words query and its words alone, ranked by Meilisearch's rules, and only then scored by
+ * notary's BM25 (bm25.ts; bench/results holds the measured difference).
  */
 import type { Meilisearch } from 'meilisearch';
 
@@ -69,6 +72,23 @@ export class WordFrequencies {
   /** A search over all of `stems` found documents: each is held (its count, if known, stays). */
   sawAll(uid: string, stems: readonly string[]): void {
     for (const s of stems) if (!this.get(uid, s)?.count) this.set(uid, s, null);
+  }
+
+  /**
+   * At most `max` of `stems`, the rarest (fewest documents as last counted; a stem not counted yet counts as rarest),
+   * in their query order.
+   */
+  rarest(uid: string, stems: readonly string[], max: number): string[] {
+    if (stems.length <= max) return [...stems];
+    const rank = (s: string) => this.get(uid, s)?.count ?? 0;
+    const kept = new Set(
+      stems
+        .map((s, i) => ({ s, i, n: rank(s) }))
+        .sort((a, b) => a.n - b.n || a.i - b.i)
+        .slice(0, max)
+        .map((x) => x.s),
+    );
+    return stems.filter((s) => kept.has(s));
   }
 
   /**

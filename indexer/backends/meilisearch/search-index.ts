@@ -2,7 +2,7 @@ import { NotaryError, identifiers } from '../../../core/index.js';
 import type { IndexDoc, IndexFilter, IndexHit, IndexSearchOptions, IndexStats, PageDoc, PageHit, SearchIndex } from '../../search-index.js';
 import { withFacts } from '../../hit-facts.js';
 import { selectPerPage } from '../../page-cap.js';
-import { analysedWords, queryStems, stemWord } from '../analysis.js';
+import { analysedWords, QUERY_STOPWORDS, stemWord } from '../analysis.js';
 import { asIndexError, type MeilisearchConnection } from './connection.js';
 import { chunks, DOC_FIELDS, SCORED_FIELDS, factFilter, ID_CHUNK, idsFilter, PAGE_FIELDS, pageDocument, passageDocument, toIndexDoc, type PassageDocument } from './documents.js';
 import { WordFrequencies } from './query-words.js';
@@ -16,13 +16,28 @@ import { MAX_TOTAL_HITS, pageIndexSettings } from './settings.js';
 function queryPhrases(query: string): string[][] {
   if (typeof query !== 'string') return [];
   return identifiers(query)
-    .slice(0, MAX_QUERY_WORDS)
+    .slice(0, MAX_QUERY_TERMS)
     .map((parts) => analysedWords(parts.join(' ')).map(stemWord))
     .filter((phrase) => phrase.length > 1);
 }
 
 /** Meilisearch considers only the first 10 words of a query. */
-const MAX_QUERY_WORDS = 10;
+const ENGINE_QUERY_WORDS = 10;
+
+/** The words of a query FTS5 searches for and scores (fts5/query.ts): at most 32. */
+const MAX_QUERY_TERMS = 32;
+
+/**
+ * The query's BM25 terms as FTS5's OR query has them (fts5/query.ts): its distinct words, stopwords dropped unless
+ * nothing else is left, at most MAX_QUERY_TERMS, each as its stem; two words of one stem stay two terms. Empty when
+ * the query holds no word.
+ */
+export function queryTerms(query: string): string[] {
+  if (typeof query !== 'string') return [];
+  const all = [...new Set(analysedWords(query))];
+  const meaningful = all.filter((w) => !QUERY_STOPWORDS.has(w));
+  return (meaningful.length > 0 ? meaningful : all).slice(0, MAX_QUERY_TERMS).map(stemWord);
+}
 
 /**
  * The passage index in Meilisearch. Writes wait for their task (task_timeout_ms), so a search after upsert() sees
@@ -71,7 +86,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
   async searchPages(query: string, options: { limit: number; filter?: IndexFilter }): Promise<PageHit[]> {
     const limit = Math.floor(options.limit);
     if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
-    const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
+    const stems = [...new Set(queryTerms(query))];
     if (stems.length === 0 || limit === 0) return [];
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
     const found = await this.orSearch(this.pagesUid, stems, limit, factFilter(options.filter, 'id'), PAGE_FIELDS);
@@ -108,25 +123,29 @@ export class MeilisearchSearchIndex implements SearchIndex {
   async search(query: string, options: IndexSearchOptions): Promise<IndexHit[]> {
     const limit = Math.floor(options.limit);
     if (!Number.isFinite(limit) || limit < 0) throw new NotaryError('invalid_request', `search limit must be >= 0, got ${options.limit}`);
-    const stems = typeof query === 'string' ? queryStems(query, MAX_QUERY_WORDS) : [];
-    if (stems.length === 0 || limit === 0) return [];
+    const terms = queryTerms(query);
+    if (terms.length === 0 || limit === 0) return [];
     const perPage = options.perPageLimit === undefined ? limit : Math.max(1, Math.floor(options.perPageLimit));
     if (options.filter?.pageIds && options.filter.pageIds.length === 0) return [];
-    const { hits } = await this.searchOnce(stems, queryPhrases(query), limit, perPage, factFilter(options.filter));
+    const { hits } = await this.searchOnce(terms, queryPhrases(query), limit, perPage, factFilter(options.filter));
     return selectPerPage(hits, limit, perPage, (hit) => hit.pageId);
   }
 
-  /** Candidates scored, best first, widened until `limit` survive the per-page cap (or every match is in). */
+  /**
+   * Candidates scored, best first, widened until `limit` survive the per-page cap (or every match is in). `terms`: the
+   * query's BM25 terms (queryTerms); the engine searches their distinct stems.
+   */
   private async searchOnce(
-    stems: readonly string[],
+    terms: readonly string[],
     phrases: readonly (readonly string[])[],
     limit: number,
     perPage: number,
     filter: string | undefined,
   ): Promise<{ hits: IndexHit[]; complete: boolean }> {
+    const stems = [...new Set(terms)];
     for (let k = perPage >= limit ? limit : limit * 4; ; k = Math.min(MAX_TOTAL_HITS, k * 2)) {
       const found = await this.orSearch(this.uid, stems, k, filter, [...DOC_FIELDS, ...SCORED_FIELDS], phrases.map(phraseKey));
-      const hits = await this.rescored(stems, phrases, found);
+      const hits = await this.rescored(terms, phrases, found);
       const complete = found.length < k;
       if (complete || k >= MAX_TOTAL_HITS || selectPerPage(hits, limit, perPage, (hit) => hit.pageId).length >= limit) return { hits, complete };
     }
@@ -180,8 +199,8 @@ export class MeilisearchSearchIndex implements SearchIndex {
         await counting;
         return [];
       }
-      const { hits, fromAllWords } = await this.federated(uid, words, k, common);
-      if (fromAllWords) this.words.sawAll(uid, words);
+      const { hits, fromAllWords, allWords } = await this.federated(uid, words, k, common);
+      if (fromAllWords) this.words.sawAll(uid, allWords);
       if (counting) {
         const held = await counting;
         counting = null;
@@ -204,14 +223,17 @@ export class MeilisearchSearchIndex implements SearchIndex {
     words: readonly string[],
     k: number,
     common: { showRankingScore: boolean; attributesToRetrieve: string[]; filter?: string },
-  ): Promise<{ hits: Array<PassageDocument & { score: number }>; fromAllWords: boolean }> {
+  ): Promise<{ hits: Array<PassageDocument & { score: number }>; fromAllWords: boolean; allWords: readonly string[] }> {
     if (words.length === 1) {
       const response = await this.connection.call('search', () => this.connection.client.index<PassageDocument>(uid).search(words[0]!, { ...common, limit: k }));
-      return { hits: response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 })), fromAllWords: response.hits.length > 0 };
+      return { hits: response.hits.map((h) => ({ ...h, score: h._rankingScore ?? 0 })), fromAllWords: response.hits.length > 0, allWords: words };
     }
     const weights = this.words.weights(uid, words);
+    // Meilisearch reads only the first 10 words of a query: the all-words query holds the 10 rarest (the ones the
+    // frequency strategy keeps longest anyway); every word still has its own query.
+    const allWords = this.words.rarest(uid, words, ENGINE_QUERY_WORDS);
     const queries = [
-      { indexUid: uid, q: words.join(' '), matchingStrategy: 'frequency' as const, ...common, federationOptions: { weight: 1 } },
+      { indexUid: uid, q: allWords.join(' '), matchingStrategy: 'frequency' as const, ...common, federationOptions: { weight: 1 } },
       ...words.map((q, i) => ({ indexUid: uid, q, ...common, federationOptions: { weight: weights[i]! } })),
     ];
     const response = await this.connection.call('search', () => this.connection.client.multiSearch<{ federation: { limit: number }; queries: typeof queries }, PassageDocument>({ federation: { limit: k }, queries }));
@@ -221,7 +243,7 @@ export class MeilisearchSearchIndex implements SearchIndex {
       if (federation?.queriesPosition === 0) fromAllWords = true;
       return { ...h, score: federation?.weightedRankingScore ?? h._rankingScore ?? 0 };
     });
-    return { hits, fromAllWords };
+    return { hits, fromAllWords, allWords };
   }
 
   async get(ids: readonly number[]): Promise<IndexDoc[]> {

@@ -29,6 +29,10 @@ export function firstK(limit: number, perPage: number): number {
   return perPage >= limit ? limit + 8 : Math.ceil(limit * 1.5);
 }
 
+/** How long the dot products of a vector search are taken as current by similarities(), and for how many vectors. */
+const COMPUTED_MS = 5_000;
+const COMPUTED_MAX = 256;
+
 export interface MeilisearchVectorIndexOptions {
   model: string;
   dimensions: number;
@@ -62,6 +66,30 @@ export class MeilisearchVectorIndex implements VectorIndex {
     this.embedder = `v_${createHash('sha256').update(this.tag).digest('hex').slice(0, 16)}`;
   }
 
+  /**
+   * The dot products recent searches computed, by query vector (a copy, compared whole), for similarities(): the
+   * pipeline scores a search's candidates with the same vector right after it (search/pipeline.ts scoreNew), and those
+   * the vector search returned need no request. Forgotten after COMPUTED_MS and on this index's writes; another
+   * process's writes show after COMPUTED_MS at most (as the connection's recent passages).
+   */
+  private computed: Array<{ vector: Float32Array; at: number; scores: Map<number, number> }> = [];
+
+  private remembered(vector: Float32Array): Map<number, number> | undefined {
+    const now = Date.now();
+    this.computed = this.computed.filter((c) => now - c.at <= COMPUTED_MS);
+    return this.computed.find((c) => c.vector.length === vector.length && c.vector.every((x, i) => x === vector[i]))?.scores;
+  }
+
+  private remember(vector: Float32Array, hits: readonly VectorHit[]): void {
+    const known = this.remembered(vector);
+    if (known) {
+      for (const h of hits) known.set(h.id, h.score);
+      return;
+    }
+    if (this.computed.length >= COMPUTED_MAX) this.computed.shift();
+    this.computed.push({ vector: Float32Array.from(vector), at: Date.now(), scores: new Map(hits.map((h) => [h.id, h.score])) });
+  }
+
   static async open(connection: MeilisearchConnection, storage: Storage, options: MeilisearchVectorIndexOptions): Promise<MeilisearchVectorIndex> {
     const index = new MeilisearchVectorIndex(connection, storage, options);
     if (await connection.ensureIndex()) await connection.ensureEmbedder(index.embedder, index.dimensions);
@@ -78,6 +106,7 @@ export class MeilisearchVectorIndex implements VectorIndex {
 
   async upsert(items: readonly PassageVector[]): Promise<void> {
     const unique = checkedVectors(items, this.dimensions);
+    this.computed = [];
     // One vector per passage, as in the SQL backends: writing this model's vector clears any other model's.
     const docs = unique.map((item) => ({
       id: item.id,
@@ -95,6 +124,7 @@ export class MeilisearchVectorIndex implements VectorIndex {
     for (const id of ids) if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
     const unique = [...new Set(ids)];
     if (unique.length === 0) return;
+    this.computed = [];
     const embedders = await this.connection.embedderNames(this.connection.options.index, true);
     for (const chunk of chunks(unique, ID_CHUNK)) {
       const { results } = await this.connection.call('reading documents', () =>
@@ -138,7 +168,13 @@ export class MeilisearchVectorIndex implements VectorIndex {
     for (const id of ids) if (!Number.isSafeInteger(id)) throw new NotaryError('invalid_request', `passage id must be an integer, got ${id}`);
     const queryNorm = Math.sqrt(dot(query, query));
     const out = new Map<number, number>();
-    for (const chunk of chunks([...new Set(ids)], ID_CHUNK)) {
+    const known = this.remembered(query);
+    const asked = [...new Set(ids)].filter((id) => {
+      const score = known?.get(id);
+      if (score !== undefined) out.set(id, score);
+      return score === undefined;
+    });
+    for (const chunk of chunks(asked, ID_CHUNK)) {
       const response = await this.connection.call('vector similarities', () =>
         this.index.search('', {
           vector: Array.from(query),
@@ -201,7 +237,9 @@ export class MeilisearchVectorIndex implements VectorIndex {
       const alive = await existingPassageIds(this.storage, candidates.map((c) => c.id));
       const gone = candidates.filter((c) => !alive.has(c.id)).map((c) => c.id);
       if (gone.length > 0) await this.delete(gone);
-      return { candidates: candidates.filter((c) => alive.has(c.id)), exhausted: response.hits.length < k };
+      const kept = candidates.filter((c) => alive.has(c.id));
+      this.remember(query, kept);
+      return { candidates: kept, exhausted: response.hits.length < k };
     }, firstK(limit, perPage));
   }
 
