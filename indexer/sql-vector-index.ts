@@ -13,18 +13,15 @@ export interface SqlVectorIndexOptions {
   /** Embedding model name; rows written by another model (or with other dimensions) are stale to this index. */
   model: string;
   dimensions: number;
-  /**
-   * Approximate search (HNSW) from `above` vectors on (indexer/ann-search.ts); absent or above 0: exact only.
-   * `directory`: the graph of this model is saved there and loaded at the next start instead of built.
-   */
+  /** Approximate search (HNSW, indexer/ann-search.ts) from `above` vectors on (absent or 0: exact only); its graph is saved
+   * in `directory` and loaded at the next start instead of built. */
   ann?: Omit<ApproximateSearchOptions, 'dimensions' | 'persist'> & { directory?: string };
 }
 
 /** Rows per INSERT and ids per IN list: well under SQLite's and PostgreSQL's bound-parameter limits. */
 const WRITE_CHUNK = 500;
 const ID_CHUNK = 1000;
-/** Vectors fetched per query while (re)loading the cache. */
-const LOAD_CHUNK = 2000;
+const LOAD_CHUNK = 2000; // vectors fetched per query while (re)loading the cache
 
 type Db = Kysely<Database> | Transaction<Database>;
 
