@@ -52,7 +52,8 @@ if [ "$profile" = test ]; then
   . scripts/go-env.sh
 fi
 
-# onnxruntime-node's install script downloads CUDA files; its CPU library ships inside the package.
+# onnxruntime-node's install script downloads CUDA files; its CPU library ships inside the package. package.json's
+# allowScripts denies that script (npm 11.16+; npm 12 runs only the scripts listed there); older npm reads this.
 export ONNXRUNTIME_NODE_INSTALL=skip
 # node_modules records the Node ABI it was built for: a switch of Node version (20 -> 24) rebuilds it.
 node_abi="$(node -p process.versions.modules)"
