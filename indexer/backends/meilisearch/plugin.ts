@@ -21,12 +21,14 @@ const meilisearchSchema = z
     request_timeout_ms: z.number().int().positive().default(10_000),
     batch_size: z.number().int().positive().max(10_000).default(1000),
     /**
-     * Where passage vectors are kept: meilisearch (the engine's vector store, HNSW, beside the passages) or service
-     * (the service database's SQL vector store, as with sqlite-fts5). NOTARY_MEILISEARCH_VECTORS overrides.
+     * Where passage vectors are kept: service (the service database's SQL vector store, as with sqlite-fts5) or
+     * meilisearch (the engine's vector store, HNSW, beside the passages). service is the default: the engine's
+     * vector search was the floor of a depth-1 search (issue 34, docs/benchmarks.md, fifth round).
+     * NOTARY_MEILISEARCH_VECTORS overrides.
      */
     vectors: z
-      .enum(['meilisearch', 'service'], { error: 'meilisearch (the engine\'s vector store) or service (the service database\'s vector store)' })
-      .default('meilisearch'),
+      .enum(['service', 'meilisearch'], { error: 'meilisearch (the engine\'s vector store) or service (the service database\'s vector store)' })
+      .default('service'),
   })
   .prefault({});
 
