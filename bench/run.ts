@@ -16,7 +16,7 @@ import { knownItemQueries, requirePgDocs, sample } from '../testkit/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { embeddingVariants, SHIPPED_EMBEDDING_VARIANT } from './perf/embedding.js';
 import { backendTargets } from './perf/load-runner.js';
-import { servePhase } from './perf/serve-phase.js';
+import { servePhase, withVectors } from './perf/serve-phase.js';
 import { crossEncoderTokens, twoModelPhase, type TwoModelPhase } from './perf/two-models.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
 import { checkTargets, formatSearchTable, formatTable, formatTargets } from './perf/report.js';
@@ -53,10 +53,13 @@ async function main(args: BenchArgs): Promise<number> {
     overrides: {
       data_dir: dataDir,
       embeddings: { model: 'off' },
-      indexer: {
-        backend: args.backend,
-        ...(args.meilisearchUrl ? { meilisearch: { url: args.meilisearchUrl, index: stamp, ...(args.meilisearchKey ? { api_key: args.meilisearchKey } : {}) } } : {}),
-      },
+      indexer: withVectors(
+        {
+          backend: args.backend,
+          ...(args.meilisearchUrl ? { meilisearch: { url: args.meilisearchUrl, index: stamp, ...(args.meilisearchKey ? { api_key: args.meilisearchKey } : {}) } } : {}),
+        },
+        args.vectors[0],
+      ),
       ...(databaseUrl ? { storage: { driver: 'postgres', postgres_url: databaseUrl } } : {}),
     },
   });
@@ -112,6 +115,7 @@ async function main(args: BenchArgs): Promise<number> {
       args.serveSeconds > 0
         ? await servePhase({
             only: args.serveSettings,
+            vectors: args.vectors.slice(1),
             after: async (key, distinct, settings) => {
               if (!wantTwoModels) return;
               if (!existsSync(path.join(crossDir, 'tokenizer.json'))) {

@@ -1,4 +1,3 @@
-import { SqlVectorIndex } from '../../indexer/sql-vector-index.js';
 import type { Embedder } from '../../reranker/embedder.js';
 import type { DenseRetrieval } from '../../search/request-state.js';
 import type { Runtime } from '../../runtime/index.js';
@@ -11,14 +10,18 @@ export interface EvalDenseOptions {
   indexEmbedder?: Embedder;
 }
 
-/** Embeds every stored passage through the runtime's Indexer (the real indexing path) into a SqlVectorIndex on its storage. */
+/**
+ * Embeds every stored passage through the runtime's Indexer (the real indexing path) into its backend's vector store
+ * as configured (indexer.<backend>.vectors: the engine's own or the service database's; until 2026-11-28 always the
+ * SQL vector store, whatever the backend).
+ */
 export async function embedStoredPassages(
   runtime: Runtime,
   options: EvalDenseOptions,
   log: (msg: string) => void,
   setName: string,
 ): Promise<{ dense: DenseRetrieval; embedMs: number; embedded: number }> {
-  const vectors = new SqlVectorIndex(runtime.storage, { model: options.embedder.model, dimensions: options.embedder.dimensions });
+  const vectors = await runtime.backend.vectors({ model: options.embedder.model, dimensions: options.embedder.dimensions });
   const started = performance.now();
   let lastShown = started;
   const embedded = await runtime.indexer({ index: vectors, embedder: options.indexEmbedder ?? options.embedder, scoresFromVectors: options.scoresFromVectors }).embedPending(

@@ -40,4 +40,11 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(['--two-model-variants', 'cross_encoder_window_words'])).toThrow(/setting=number/);
     expect(() => parseBenchArgs(['--two-model-variants', ';'])).toThrow(/at least one/);
   });
+
+  it('reads the vector stores to serve beside FTS5, for a backend that has a store of its own', () => {
+    const shared = ['--backend', 'meilisearch', '--meilisearch-url', 'http://127.0.0.1:7700'];
+    expect(parseBenchArgs([...shared, '--vectors', 'meilisearch, service']).vectors).toEqual(['meilisearch', 'service']);
+    expect(() => parseBenchArgs([...shared, '--vectors', ''])).toThrow(/--vectors needs a list/);
+    expect(() => parseBenchArgs(['--vectors', 'service'])).toThrow(/--vectors is for --backend postgres or meilisearch/);
+  });
 });

@@ -32,6 +32,8 @@ export interface BenchArgs {
   databaseUrl: string | null;
   meilisearchUrl: string | null;
   meilisearchKey: string | null;
+  /** Values of `indexer.<backend>.vectors` (issue 34): the first for the run, every one served beside FTS5; empty: the default. */
+  vectors: string[];
 }
 
 export const DEFAULT_ARGS: BenchArgs = {
@@ -53,6 +55,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   databaseUrl: null,
   meilisearchUrl: null,
   meilisearchKey: null,
+  vectors: [],
 };
 
 export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FILE] [--concurrency N] [--rerank 0,20,50] [--throughput-queries N]
@@ -75,7 +78,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
                          each a list of search settings: "cross_encoder_window_words=40,cross_encoder_batch_wait_ms=5"
   --backend NAME         the index backend: sqlite-fts5 (default), postgres (pages and index in PostgreSQL; needs
                          --database-url of a server, where a database of its own is made and dropped) or meilisearch
-                         (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)`;
+                         (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)
+  --vectors LIST         where postgres or meilisearch keep passage vectors (indexer.<backend>.vectors), comma-separated:
+                         the first for the run, each measured beside FTS5 (e.g. meilisearch,service)`;
 
 export class BenchArgsError extends Error {}
 
@@ -176,6 +181,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--meilisearch-key':
         args.meilisearchKey = value() ?? null;
         break;
+      case '--vectors':
+        args.vectors = (value() ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        if (args.vectors.length === 0) throw new BenchArgsError('--vectors needs a list such as meilisearch,service');
+        break;
       case '--rerank': {
         const raw = value();
         const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
@@ -195,5 +204,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   args.throughputQueries = Math.min(args.throughputQueries, args.queries);
   if (args.backend === 'postgres' && !args.databaseUrl) throw new BenchArgsError('--backend postgres needs --database-url');
   if (args.backend === 'meilisearch' && !args.meilisearchUrl) throw new BenchArgsError('--backend meilisearch needs --meilisearch-url');
+  if (args.vectors.length > 0 && args.backend === 'sqlite-fts5') throw new BenchArgsError('--vectors is for --backend postgres or meilisearch');
   return args;
 }

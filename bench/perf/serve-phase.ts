@@ -62,6 +62,8 @@ export async function servePhase(options: {
   connections: readonly number[];
   /** Server settings to run by name (SERVE_SETTINGS); empty: all. */
   only?: readonly string[];
+  /** More values of `indexer.<backend>.vectors`, each measured beside the run's own (issue 34). */
+  vectors?: readonly string[];
   /** Runs after the settings with the API key and the distinct queries (the two-model server of issue 28). */
   after?: (key: string, distinct: readonly string[], settings: Record<string, unknown>) => Promise<void>;
   note: (message: string) => void;
@@ -83,6 +85,7 @@ export async function servePhase(options: {
   });
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   let baseline: Baseline | null = null;
+  const others: Array<{ backend: string; runtime: Runtime; indexer: NotaryConfig['indexer'] }> = [];
   try {
     const { dense, off } = await runtime.dense();
     if (!dense) throw new Error(`the serve phase needs dense retrieval: ${off ?? 'unknown reason'}`);
@@ -153,6 +156,20 @@ export async function servePhase(options: {
       ...(baseline ? [{ backend: 'sqlite-fts5', index: baseline.runtime.index, dense: baseline.dense, pipeline: baseline.runtime.searchPipeline({ reranker: await baseline.runtime.reranker(), dense: baseline.dense, search: { query_vector_cache: 0 } }) }] : []),
       { backend: config.indexer.backend, index: runtime.index, dense, pipeline },
     ];
+    // The same backend with its vectors elsewhere: vectors through the indexer as above (the cache has them all).
+    for (const value of options.vectors ?? []) {
+      const indexer = withVectors(config.indexer, value);
+      const other = await Runtime.open(configSchema.parse({ ...config, indexer }), { env: {}, log: (level, message) => (level === 'warn' ? note(`warning (vectors ${value}): ${message}`) : undefined) });
+      const backend = `${config.indexer.backend}, vectors ${value}`;
+      others.push({ backend, runtime: other, indexer });
+      const opened = await other.dense();
+      if (!opened.dense) throw new Error(`${backend}: no dense retrieval (${opened.off ?? 'unknown reason'})`);
+      const cached = cachedEmbedder(opened.dense.embedder);
+      await other.indexer({ ...opened.dense, embedder: cached }).embedPending();
+      cached.close();
+      underTest.push({ backend, index: other.index, dense: opened.dense, pipeline: other.searchPipeline({ reranker: await other.reranker(), dense: opened.dense, search: { query_vector_cache: 0 } }) });
+      note(`${backend}: ${(await opened.dense.index.stats()).vectors} vectors in ${opened.dense.index.name}`);
+    }
     const backendRows = await backendStages(underTest, stageQueries, limit);
     for (const r of backendRows) note(`stages: ${r.backend}, ${r.stage}: p50 ${r.p50_ms} ms, mean ${r.mean_ms} ms, ${r.engine_calls} engine calls, engine ${r.engine_ms} ms, round trips ${r.round_trip_ms} ms`);
 
@@ -166,6 +183,7 @@ export async function servePhase(options: {
     const servers = [
       ...(baseline ? [{ backend: 'sqlite-fts5', indexer: baseline.config.indexer }] : []),
       { backend: config.indexer.backend, indexer: config.indexer },
+      ...others.map(({ backend, indexer }) => ({ backend, indexer })),
     ];
     for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) for (const { backend, indexer } of servers) {
       const file = path.join(options.dataDir, `bench-serve-${backend}-${setting.workers}-${setting.queryVectorCache}-${setting.modelWorkers ?? 'default'}.json`);
@@ -205,6 +223,7 @@ export async function servePhase(options: {
       notes,
     };
   } finally {
+    for (const other of others) await other.runtime.close();
     await baseline?.runtime.close();
     await runtime.close();
   }
@@ -214,4 +233,11 @@ export async function servePhase(options: {
 function withRankingCache(indexer: NotaryConfig['indexer'], rankingCache: number): Record<string, unknown> {
   const fts5 = (indexer as Record<string, unknown>)['sqlite-fts5'];
   return { ...indexer, 'sqlite-fts5': { ...(typeof fts5 === 'object' ? fts5 : {}), ranking_cache: rankingCache } };
+}
+
+/** An indexer section with the backend's `vectors` setting (indexer.<backend>.vectors) set; undefined leaves it. */
+export function withVectors<T extends { backend: string }>(indexer: T, vectors: string | undefined): T {
+  if (vectors === undefined) return indexer;
+  const own = (indexer as Record<string, unknown>)[indexer.backend];
+  return { ...indexer, [indexer.backend]: { ...(typeof own === 'object' ? own : {}), vectors } };
 }

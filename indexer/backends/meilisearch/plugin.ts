@@ -20,6 +20,15 @@ const meilisearchSchema = z
     task_timeout_ms: z.number().int().positive().default(60_000),
     request_timeout_ms: z.number().int().positive().default(10_000),
     batch_size: z.number().int().positive().max(10_000).default(1000),
+    /**
+     * Where passage vectors are kept: service (the service database's SQL vector store, as with sqlite-fts5) or
+     * meilisearch (the engine's vector store, HNSW, beside the passages). service is the default: the engine's
+     * vector search was the floor of a depth-1 search (issue 34, docs/benchmarks.md, fifth round).
+     * NOTARY_MEILISEARCH_VECTORS overrides.
+     */
+    vectors: z
+      .enum(['service', 'meilisearch'], { error: 'meilisearch (the engine\'s vector store) or service (the service database\'s vector store)' })
+      .default('service'),
   })
   .prefault({});
 
@@ -36,6 +45,7 @@ export const meilisearchConfig: ConfigFragment<MeilisearchSettings> = {
     { env: 'NOTARY_MEILISEARCH_URL', path: ['indexer', 'meilisearch', 'url'], kind: 'string' },
     { env: 'NOTARY_MEILISEARCH_API_KEY', path: ['indexer', 'meilisearch', 'api_key'], kind: 'string' },
     { env: 'NOTARY_MEILISEARCH_INDEX', path: ['indexer', 'meilisearch', 'index'], kind: 'string' },
+    { env: 'NOTARY_MEILISEARCH_VECTORS', path: ['indexer', 'meilisearch', 'vectors'], kind: 'string' },
   ],
 };
 
@@ -63,21 +73,38 @@ async function searchKeyCommand(config: NotaryConfig): Promise<void> {
   process.stdout.write(`${key}\n`);
 }
 
-/** Passages, pages and vectors in a Meilisearch server (waited for at start). Its modules load when it opens. */
+/**
+ * Passages and pages in a Meilisearch server (waited for at start), vectors there or in the service database
+ * (indexer.meilisearch.vectors). Its modules load when it opens.
+ */
 export const meilisearchBackend: IndexBackendPlugin = {
   name: 'meilisearch',
   config: [meilisearchConfig],
-  async open({ config, storage }) {
-    const [{ MeilisearchSearchIndex }, { MeilisearchVectorIndex }] = await Promise.all([import('./search-index.js'), import('./vector-index.js')]);
+  async open({ config, storage, log }) {
+    const [{ MeilisearchSearchIndex }, { MeilisearchVectorIndex }, { chosenVectorStore }] = await Promise.all([
+      import('./search-index.js'),
+      import('./vector-index.js'),
+      import('../vector-choice.js'),
+    ]);
     const connection = await meilisearchConnection(config);
-    const url = configSection(config, meilisearchConfig).url ?? '';
+    const section = configSection(config, meilisearchConfig);
+    const url = section.url ?? '';
     const index = await waitAtStart(
       { what: `Meilisearch at ${endpointOf(url)}`, setting: 'indexer.meilisearch.url (NOTARY_MEILISEARCH_URL)', waitMs: config.server.start_wait_ms },
       () => MeilisearchSearchIndex.open(connection),
     );
     return {
       index,
-      vectors: (options) => MeilisearchVectorIndex.open(connection, storage, options),
+      vectors: chosenVectorStore({
+        setting: 'indexer.meilisearch.vectors',
+        value: section.vectors,
+        own: {
+          value: 'meilisearch',
+          open: (options) => MeilisearchVectorIndex.open(connection, storage, options),
+          peek: async (options) => MeilisearchVectorIndex.attach(connection, storage, options),
+        },
+        deps: { config, storage, log },
+      }),
       rebuild: (source, onProgress, pages) => index.rebuild(source, onProgress, pages),
       ready: () => connection.healthy(),
     };

@@ -91,9 +91,14 @@ export class MeilisearchVectorIndex implements VectorIndex {
   }
 
   static async open(connection: MeilisearchConnection, storage: Storage, options: MeilisearchVectorIndexOptions): Promise<MeilisearchVectorIndex> {
-    const index = new MeilisearchVectorIndex(connection, storage, options);
+    const index = MeilisearchVectorIndex.attach(connection, storage, options);
     if (await connection.ensureIndex()) await connection.ensureEmbedder(index.embedder, index.dimensions);
     return index;
+  }
+
+  /** The index as it is, making nothing (no index, no embedder): for reading what it holds. */
+  static attach(connection: MeilisearchConnection, storage: Storage, options: MeilisearchVectorIndexOptions): MeilisearchVectorIndex {
+    return new MeilisearchVectorIndex(connection, storage, options);
   }
 
   private get index() {

@@ -10,6 +10,14 @@ const postgresSchema = z
      * NOTARY_POSTGRES_RANKING overrides.
      */
     ranking: z.enum(['bm25', 'ts_rank', 'ts_rank_cd', 'ts_rank_nonorm']).default('bm25'),
+    /**
+     * Where passage vectors are kept: pgvector (its HNSW index, in the same database) or service (the service
+     * database's SQL vector store, as with sqlite-fts5: an exact scan of an in-memory copy, HNSW above
+     * embeddings.ann_above). NOTARY_POSTGRES_VECTORS overrides.
+     */
+    vectors: z
+      .enum(['pgvector', 'service'], { error: 'pgvector (a pgvector HNSW index) or service (the service database\'s vector store)' })
+      .default('pgvector'),
   })
   .prefault({});
 
@@ -22,19 +30,32 @@ export const postgresConfig: ConfigFragment<z.infer<typeof postgresSchema>> = {
       issue(['indexer', 'backend'], 'postgres needs storage.driver postgres (NOTARY_STORAGE=postgres)');
     }
   },
-  env: [{ env: 'NOTARY_POSTGRES_RANKING', path: ['indexer', 'postgres', 'ranking'], kind: 'string' }],
+  env: [
+    { env: 'NOTARY_POSTGRES_RANKING', path: ['indexer', 'postgres', 'ranking'], kind: 'string' },
+    { env: 'NOTARY_POSTGRES_VECTORS', path: ['indexer', 'postgres', 'vectors'], kind: 'string' },
+  ],
 };
 
-/** Full text in PostgreSQL (the state's database), vectors with pgvector. Its modules load when it opens. */
+/** Full text in PostgreSQL (the state's database), vectors with pgvector or in the service's vector store. Its modules load when it opens. */
 export const postgresBackend: IndexBackendPlugin = {
   name: 'postgres',
   config: [postgresConfig],
-  async open({ config, storage }) {
-    const [{ PostgresSearchIndex }, { PgVectorIndex }] = await Promise.all([import('./search-index.js'), import('./vector-index.js')]);
-    const index = await PostgresSearchIndex.open(storage, { ranking: configSection(config, postgresConfig).ranking });
+  async open({ config, storage, log }) {
+    const [{ PostgresSearchIndex }, { PgVectorIndex }, { chosenVectorStore }] = await Promise.all([
+      import('./search-index.js'),
+      import('./vector-index.js'),
+      import('../vector-choice.js'),
+    ]);
+    const section = configSection(config, postgresConfig);
+    const index = await PostgresSearchIndex.open(storage, { ranking: section.ranking });
     return {
       index,
-      vectors: (options) => PgVectorIndex.open(storage, options),
+      vectors: chosenVectorStore({
+        setting: 'indexer.postgres.vectors',
+        value: section.vectors,
+        own: { value: 'pgvector', open: (options) => PgVectorIndex.open(storage, options), peek: async (options) => PgVectorIndex.attach(storage, options) },
+        deps: { config, storage, log },
+      }),
       rebuild: (source, onProgress, pages) => index.rebuild(source, onProgress, pages),
       ready: async () => true,
     };

@@ -53,9 +53,14 @@ export class PgVectorIndex implements VectorIndex {
   }
 
   static async open(storage: Storage, options: { model: string; dimensions: number }): Promise<PgVectorIndex> {
-    const index = new PgVectorIndex(storage, options);
+    const index = PgVectorIndex.attach(storage, options);
     await index.ensureSchema();
     return index;
+  }
+
+  /** The table as it is, making nothing (no extension, table or index): for reading what it holds. */
+  static attach(storage: Storage, options: { model: string; dimensions: number }): PgVectorIndex {
+    return new PgVectorIndex(storage, options);
   }
 
   private get typed() {
@@ -69,7 +74,7 @@ export class PgVectorIndex implements VectorIndex {
       try {
         await sql`create extension if not exists vector`.execute(trx);
       } catch (err) {
-        throw new NotaryError('invalid_config', `pgvector is not available in this PostgreSQL (${err instanceof Error ? err.message : String(err)}): install it, or use embeddings in the SQL table (indexer.vectors sql)`);
+        throw new NotaryError('invalid_config', `pgvector is not available in this PostgreSQL (${err instanceof Error ? err.message : String(err)}): install it, or keep the vectors in the service's SQL vector store (indexer.postgres.vectors service)`);
       }
       await sql`create table if not exists passage_embeddings (
         passage_id integer primary key references passages(id) on delete cascade,
