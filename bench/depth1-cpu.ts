@@ -9,7 +9,9 @@
  *     [--connections 10] [--depth 1] [--workers 2] [--settle 20] [--out FILE]
  *
  * A config given as REPO::FILE runs that checkout's `notary serve` (e.g. an unpacked `git archive` of the commit before a
- * change, with node_modules linked), so before and after alternate in one run.
+ * change, with node_modules linked), so before and after alternate in one run. REPO::FILE::DATA serves its own data
+ * folder (a copy: an older checkout cannot open a database a newer one has migrated); then give `--key` (a key made
+ * in the data folder before it was copied; one `--key` a config, in order, where the folders hold different keys), since the key is otherwise made with this checkout's CLI in --data.
  *
  * BENCH_SERVE_NODE_OPTIONS reaches the servers (e.g. "--cpu-prof --cpu-prof-dir=DIR").
  */
@@ -35,10 +37,12 @@ interface Args {
   out: string | null;
   /** Seconds of rest after the warm-up (each process builds its full-text copy and loads its vectors then). */
   settle: number;
+  /** API keys already in the data folders, one a config in order (the last for the rest); none: one is made with this checkout's CLI in --data. */
+  keys: string[];
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { data: '', configs: [], seconds: 10, rounds: 3, connections: 10, depth: 1, workers: 2, out: null, settle: 20 };
+  const args: Args = { data: '', configs: [], seconds: 10, rounds: 3, connections: 10, depth: 1, workers: 2, out: null, settle: 20, keys: [] };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -53,6 +57,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--workers') args.workers = Number(value);
     else if (flag === '--out') args.out = value;
     else if (flag === '--settle') args.settle = Number(value);
+    else if (flag === '--key') args.keys.push(value);
     else throw new Error(`unknown flag ${flag}`);
   }
   if (!args.data || args.configs.length === 0) throw new Error('usage: --data DIR --config FILE [--config FILE ...]');
@@ -106,18 +111,19 @@ function threadCpu(rootPid: number): Map<string, number> {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const key = await createBenchKey(repoRoot, args.configs[0]!.split('::').at(-1)!, args.data);
+  const made = args.keys.length > 0 ? null : await createBenchKey(repoRoot, args.configs[0]!.split('::')[1] ?? args.configs[0]!, args.data);
+  const keyOf = (i: number): string => made ?? args.keys[Math.min(i, args.keys.length - 1)]!;
   const queries = distinctQueries(sample(knownItemQueries(requirePgDocs()), 100_000).map((q) => q.query));
-  const servers: Array<{ config: string; server: ServerHandle; used: number }> = [];
+  const servers: Array<{ config: string; server: ServerHandle; used: number; key: string }> = [];
   const rows: Array<Record<string, unknown>> = [];
   try {
     for (const given of args.configs) {
-      const [repo, config] = given.includes('::') ? (given.split('::') as [string, string]) : [repoRoot, given];
-      const server = await startServe(path.resolve(repo), config, args.data, args.workers);
-      servers.push({ config: given, server, used: 0 });
+      const [repo, config, data = args.data] = given.includes('::') ? (given.split('::') as [string, string, string?]) : [repoRoot, given];
+      const server = await startServe(path.resolve(repo), config, data, args.workers);
+      servers.push({ config: given, server, used: 0, key: keyOf(servers.length) });
     }
     // Warm-up: JIT, connections, the full-text copy each process builds at start (a few seconds in its own thread).
-    for (const s of servers) await load(s.server.url, key, queries.slice(-300), 2, 3, args.depth);
+    for (const s of servers) await load(s.server.url, s.key, queries.slice(-300), 2, 3, args.depth);
     await new Promise((r) => setTimeout(r, args.settle * 1000));
     for (let round = 0; round < args.rounds; round++) {
       for (const s of servers) {
@@ -127,7 +133,9 @@ async function main(): Promise<void> {
         const loadBefore = loadAverage();
         // Each server gets its own slice: the same queries for every server, never repeated within one.
         const pool = queries.slice(s.used);
-        const result = await load(s.server.url, key, pool, args.connections, args.seconds, args.depth);
+        // The run's window on the monotonic clock a --cpu-prof profile's timestamps use (µs), to cut a profile to it.
+        const startUs = Number(process.hrtime.bigint() / 1000n);
+        const result = await load(s.server.url, s.key, pool, args.connections, args.seconds, args.depth);
         const after = threadCpu(pid);
         const totalAfter = processTreeCpuMs(pid) ?? 0;
         s.used += result.requests.total;
@@ -149,6 +157,7 @@ async function main(): Promise<void> {
           server_cpu_ms_per_search: round2(total / n),
           cpu_ms_per_search_by_thread: cpu,
           load_before: loadBefore,
+          window_us: [startUs, Number(process.hrtime.bigint() / 1000n)],
         };
         rows.push(row);
         console.log(JSON.stringify(row));
