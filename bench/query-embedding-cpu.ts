@@ -3,12 +3,15 @@
  * loads it (OnnxReranker, one ONNX thread, one query a run), embedding distinct queries in rounds that alternate the
  * two models, then synthetic queries of 1, 6, 14 and 30 words (is the cost the query's length or the model's?).
  *
- *   npx tsx bench/query-embedding-cpu.ts [--queries 400] [--rounds 4] [--out FILE]
+ *   npx tsx bench/query-embedding-cpu.ts [--queries 400] [--rounds 4] [--workers 0] [--out FILE]
+ *
+ * --workers 1 runs each model in a worker thread as the service does (0: in this thread); the main thread's own share
+ * (tokenizing, the message hops, pooling) is then reported apart, from /proc/thread-self/schedstat (Linux).
  *
  * The models: $NOTARY_SHARED_DIR/models/all-MiniLM-L6-v2 (default ../shared) and its int8 copy (NOTARY_INT8_MODEL, else
  * the copy notary makes at first start, in ~/.cache/notary/models/all-MiniLM-L6-v2-int8).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -17,13 +20,14 @@ import { BI_ENCODER_NAME, int8ModelDir } from './perf/embedding-models.js';
 import { loadAverage, machineInfo } from './perf/machine.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { queries: { type: 'string', default: '400' }, rounds: { type: 'string', default: '4' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { queries: { type: 'string', default: '400' }, rounds: { type: 'string', default: '4' }, workers: { type: 'string', default: '0' }, out: { type: 'string' } } });
 const sharedDir = process.env['NOTARY_SHARED_DIR'] ?? path.resolve(repoRoot, '../shared');
 const fp32Dir = path.join(sharedDir, 'models', BI_ENCODER_NAME);
 const int8Dir = await int8ModelDir(fp32Dir);
+const workers = Number(values.workers);
 const models = {
-  fp32: await OnnxReranker.load(fp32Dir, { threads: 1, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model.onnx') }),
-  int8: await OnnxReranker.load(int8Dir, { threads: 1, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model_int8.onnx') }),
+  fp32: await OnnxReranker.load(fp32Dir, { threads: 1, workers, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model.onnx') }),
+  int8: await OnnxReranker.load(int8Dir, { threads: 1, workers, batchSize: 1, maxSeqLength: 256, source: 'bench', onnxFile: path.join('onnx', 'model_int8.onnx') }),
 };
 
 // Distinct queries of 3 to 8 words from a database vocabulary (no query repeats within a model's rounds).
@@ -32,10 +36,17 @@ const count = Number(values.queries);
 const rounds = Number(values.rounds);
 const queriesOf = (round: number) => Array.from({ length: count }, (_, i) => Array.from({ length: 3 + (i % 6) }, (_, j) => words[(i * 7 + j * 13 + round * 5) % words.length]).join(' ') + ` q${round}-${i}`);
 
-async function cpuMsPerQuery(model: OnnxReranker, queries: readonly string[]): Promise<number> {
+/** CPU nanoseconds this thread has run (exact over a long interval; null where /proc has no schedstat). */
+const threadNs = (): number | null => (existsSync('/proc/thread-self/schedstat') ? Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]) : null);
+const mainThread: Record<'fp32' | 'int8', number[]> = { fp32: [], int8: [] };
+
+async function cpuMsPerQuery(model: OnnxReranker, queries: readonly string[], main?: number[]): Promise<number> {
   const start = process.cpuUsage();
+  const mainStart = threadNs();
   for (const query of queries) await model.embed([query]);
   const used = process.cpuUsage(start);
+  const mainEnd = threadNs();
+  if (main && mainStart !== null && mainEnd !== null) main.push((mainEnd - mainStart) / 1e6 / queries.length);
   return (used.user + used.system) / 1000 / queries.length;
 }
 
@@ -44,7 +55,7 @@ const loadBefore = loadAverage();
 const distinct: Record<'fp32' | 'int8', number[]> = { fp32: [], int8: [] };
 for (let round = 0; round < rounds; round++) {
   for (const name of ['fp32', 'int8'] as const) {
-    distinct[name].push(await cpuMsPerQuery(models[name], queriesOf(round * 2 + (name === 'int8' ? 1 : 0))));
+    distinct[name].push(await cpuMsPerQuery(models[name], queriesOf(round * 2 + (name === 'int8' ? 1 : 0)), mainThread[name]));
     process.stderr.write(`[query-embedding] round ${round + 1}: ${name} ${distinct[name].at(-1)?.toFixed(2)} ms CPU a query\n`);
   }
 }
@@ -58,8 +69,9 @@ const result = {
   date: new Date().toISOString(),
   machine: machineInfo(),
   load_average: { before: loadBefore, after: loadAverage() },
-  settings: { threads: 1, queries_per_round: count, rounds, fp32: fp32Dir, int8: int8Dir },
+  settings: { threads: 1, workers, queries_per_round: count, rounds, fp32: fp32Dir, int8: int8Dir },
   distinct_cpu_ms_per_query: distinct,
+  ...(workers > 0 ? { distinct_main_thread_cpu_ms_per_query: mainThread } : {}),
   by_length_cpu_ms_per_query: byLength,
 };
 for (const model of Object.values(models)) await model.close();
