@@ -49,63 +49,34 @@ function termsOf(query: string): { terms: Map<string, number>; heads: Set<number
   return lastQuery;
 }
 
-/** A text's words, found once for every query: a search shows passages that recent searches showed too. */
-interface Scan {
-  /** The text with its whitespace collapsed to single spaces and trimmed. */
-  clean: string;
-  /** Where each word of `clean` starts and ends. */
-  starts: Int32Array;
-  ends: Int32Array;
-  /** Each word's first character and its first two as pairCode gives them, case-folded (NaN past the text's end). */
-  firsts: Int32Array;
-  pairs: Float64Array;
-  /** The case-folded word. */
-  folded(i: number): string;
-}
-
-/** About 4 KB a passage of 150 words: 16 MB at most. */
-const SCANS_KEPT = 4_096;
-const scans = new Map<string, Scan>();
-
-function scanned(text: string): Scan {
-  let scan = scans.get(text);
-  if (scan === undefined) {
-    scan = scanText(text);
-    if (scans.size >= SCANS_KEPT) scans.delete(scans.keys().next().value!);
-    scans.set(text, scan);
-  }
-  return scan;
-}
-
-function scanText(text: string): Scan {
+/**
+ * The window of about `maxChars` characters of `text` holding the most distinct query terms (ties: the earliest),
+ * cut at word boundaries, with an ellipsis where text was cut.
+ */
+export function makeSnippet(text: string, query: string, maxChars: number): string {
   const clean = text.replace(/\s+/gu, ' ').trim();
+  if (clean.length <= maxChars) return clean;
+  const { terms, heads, singles } = termsOf(query);
+  const mayMatch = (first: number, second: number): boolean => heads.has(pairCode(first, second)) || singles.has(first);
+  // The words: where each starts and ends, and the number of the query term it is (-1: none).
   const starts: number[] = [];
   const ends: number[] = [];
-  const firsts: number[] = [];
-  const pairs: number[] = [];
-  let folded: (i: number) => string;
+  const hits: number[] = [];
   if (NON_ASCII.test(clean)) {
-    // Non-ASCII words are case-folded with NFKC here (foldCase); ASCII ones by lower-casing when needed.
-    const foldedWords = new Map<number, string>();
     for (const m of clean.matchAll(WORD)) {
       const word = m[0];
-      let first: number;
-      let second: number;
+      let folded: string | null;
       if (isAsciiWord(word)) {
-        first = lowerAscii(word.charCodeAt(0));
-        second = lowerAscii(word.charCodeAt(1));
+        // foldCase of an ASCII word is its lower case: it is made only for a word that may match.
+        folded = mayMatch(lowerAscii(word.charCodeAt(0)), lowerAscii(word.charCodeAt(1))) ? word.toLowerCase() : null;
       } else {
         const f = foldCase(word);
-        foldedWords.set(starts.length, f);
-        first = f.charCodeAt(0);
-        second = f.charCodeAt(1);
+        folded = mayMatch(f.charCodeAt(0), f.charCodeAt(1)) ? f : null;
       }
       starts.push(m.index);
       ends.push(m.index + word.length);
-      firsts.push(first);
-      pairs.push(pairCode(first, second));
+      hits.push(folded === null ? -1 : (terms.get(stem(folded)) ?? -1));
     }
-    folded = (i) => foldedWords.get(i) ?? clean.slice(starts[i], ends[i]).toLowerCase();
   } else {
     // ASCII text folds by lower-casing, which keeps every offset: fold it once, and find its words ([a-z0-9]+, as
     // WORD finds them there) by character code.
@@ -120,28 +91,8 @@ function scanText(text: string): Scan {
       while (i < length && isAsciiWordCode(lower.charCodeAt(i))) i++;
       starts.push(start);
       ends.push(i);
-      firsts.push(lower.charCodeAt(start));
-      pairs.push(pairCode(lower.charCodeAt(start), lower.charCodeAt(start + 1)));
+      hits.push(mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)) ? (terms.get(stem(lower.slice(start, i))) ?? -1) : -1);
     }
-    folded = (i) => clean.slice(starts[i], ends[i]).toLowerCase();
-  }
-  return { clean, starts: Int32Array.from(starts), ends: Int32Array.from(ends), firsts: Int32Array.from(firsts), pairs: Float64Array.from(pairs), folded };
-}
-
-/**
- * The window of about `maxChars` characters of `text` holding the most distinct query terms (ties: the earliest),
- * cut at word boundaries, with an ellipsis where text was cut.
- */
-export function makeSnippet(text: string, query: string, maxChars: number): string {
-  const scan = scanned(text);
-  const clean = scan.clean;
-  if (clean.length <= maxChars) return clean;
-  const { terms, heads, singles } = termsOf(query);
-  const { starts, ends, firsts, pairs } = scan;
-  // The number of the query term each word is (-1: none). A word that begins no query term is not stemmed.
-  const hits = new Int32Array(starts.length).fill(-1);
-  for (let i = 0; i < hits.length; i++) {
-    if (heads.has(pairs[i]!) || singles.has(firsts[i]!)) hits[i] = terms.get(stem(scan.folded(i))) ?? -1;
   }
   const n = starts.length;
   let bestStart = 0;
