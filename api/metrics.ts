@@ -64,14 +64,11 @@ export function bearerMatches(header: string | undefined, token: string): boolea
 export async function metricsPlugin(app: FastifyInstance, options: { metrics: ApiMetrics; token?: string | undefined }): Promise<void> {
   const { metrics, token } = options;
   app.addHook('onSend', async (request, reply, payload) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    if (reply.statusCode === 200 && request.admission?.payer && reply.getHeader('Idempotency-Replayed') === undefined && typeof payload === 'string') {
-      try {
-        const credits = (JSON.parse(payload) as { credits_used?: unknown }).credits_used;
-        if (typeof credits === 'number') metrics.credits.inc({ route, mode: request.admission.payer.mode }, credits);
-      } catch {
-        // not JSON: nothing charged
-      }
+    // The paid route notes the credits_used of the answer it made (reading it back from the body cost a JSON.parse of
+    // every answer); a replay's header says it was not charged now.
+    const credits = request.creditsCharged;
+    if (reply.statusCode === 200 && request.admission?.payer && typeof credits === 'number' && reply.getHeader('Idempotency-Replayed') === undefined) {
+      metrics.credits.inc({ route: request.routeOptions.url ?? 'unmatched', mode: request.admission.payer.mode }, credits);
     }
     return payload;
   });

@@ -35,7 +35,7 @@ export function policyFor(tier: RateLimitTier): string {
 }
 
 /** Float slack: TATs are sums of fractional intervals on ~1.7e12 ms timestamps, so exact ties can miss by ulps. */
-const EPSILON_MS = 0.001;
+export const EPSILON_MS = 0.001;
 
 function checkTier(tier: RateLimitTier): void {
   if (!(tier.requests_per_minute > 0) || !Number.isInteger(tier.burst) || tier.burst < 1) {
@@ -69,16 +69,20 @@ export function gcra(now: number, tat: number | undefined, tier: RateLimitTier):
       tat: base,
     };
   }
+  return { decision: allowedDecision(now, newTat, tier), tat: newTat };
+}
+
+/** The decision of an allowed call whose step moved the key's TAT to `newTat` (gcra's, for stores that step elsewhere). */
+export function allowedDecision(now: number, newTat: number, tier: RateLimitTier): RateLimitDecision {
+  const interval = emissionIntervalMs(tier);
+  const capacity = interval * tier.burst;
   return {
-    decision: {
-      allowed: true,
-      limit: tier.burst,
-      remaining: Math.max(0, Math.floor((capacity - (newTat - now) + EPSILON_MS) / interval)),
-      resetMs: Math.ceil(newTat - now),
-      retryAfterMs: 0,
-      policy,
-    },
-    tat: newTat,
+    allowed: true,
+    limit: tier.burst,
+    remaining: Math.max(0, Math.floor((capacity - (newTat - now) + EPSILON_MS) / interval)),
+    resetMs: Math.ceil(newTat - now),
+    retryAfterMs: 0,
+    policy: policyFor(tier),
   };
 }
 

@@ -47,10 +47,15 @@ export function listEvidence(query: string, best: { model: number; title: string
 export function coverage(query: string, text: string): number {
   const wanted = queryStems(query);
   if (wanted.size === 0) return 0;
-  const have = new Set(words(text).map(stem));
-  let found = 0;
-  for (const s of wanted) if (have.has(s)) found++;
-  return found / wanted.size;
+  // Stops at the word that completes the set (the best result's whole text was stemmed into a set every search).
+  const found = new Set<string>();
+  for (const word of words(text)) {
+    const s = stem(word);
+    if (!wanted.has(s) || found.has(s)) continue;
+    found.add(s);
+    if (found.size === wanted.size) break;
+  }
+  return found.size / wanted.size;
 }
 
 /** The logit of a result of fused score `fused` in a list whose best has fused score `bestFused` and evidence `evidence`. */

@@ -119,7 +119,7 @@ function seeded(seed: number): () => number {
 const VOCABULARY = [
   'vacuum', 'VACUUM', 'vacuums', 'vacuuming', 'index', 'indexes', 'Indexing', 'table', 'tables', 'the', 'of', 'and', 'a', 'x', 'i',
   'wal', 'WAL-logging', 'checkpoint', 'checkpoints', '9.6', '2024', 'pg_stat_activity', 'élèves', "L'ÉCOLE", 'école', 'naïve',
-  'データベース', '数据库', 'straße', 'über', 'supercalifragilisticexpialidocious-and-then-some-more-characters', '—', '(', ')', ',', '.',
+  'データベース', '数据库', 'straße', 'über', 'ＷＡＬ', 'ﬁle', 'Über', 'İndex', 'Vacuum—Index', 'e\u0301cole', 'supercalifragilisticexpialidocious-and-then-some-more-characters', '—', '(', ')', ',', '.',
 ];
 
 describe('makeSnippet', () => {

@@ -9,6 +9,15 @@ function isAsciiWordCode(code: number): boolean {
 function pairCode(first: number, second: number): number {
   return first * 65_536 + second;
 }
+/** Whether every character of `word` is ASCII. */
+function isAsciiWord(word: string): boolean {
+  for (let i = 0; i < word.length; i++) if (word.charCodeAt(i) > 127) return false;
+  return true;
+}
+/** An ASCII character code lower-cased (NaN stays NaN). */
+function lowerAscii(code: number): number {
+  return code >= 65 && code <= 90 ? code + 32 : code;
+}
 /** Any character but printable ASCII (the text has its whitespace collapsed to spaces already). */
 const NON_ASCII = /[^ -~]/;
 
@@ -53,28 +62,36 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   const starts: number[] = [];
   const ends: number[] = [];
   const hits: number[] = [];
-  const addWord = (start: number, end: number, folded: string | null): void => {
-    starts.push(start);
-    ends.push(end);
-    hits.push(folded === null ? -1 : (terms.get(stem(folded)) ?? -1));
-  };
   if (NON_ASCII.test(clean)) {
     for (const m of clean.matchAll(WORD)) {
-      const folded = foldCase(m[0]);
-      addWord(m.index, m.index + m[0].length, mayMatch(folded.charCodeAt(0), folded.charCodeAt(1)) ? folded : null);
+      const word = m[0];
+      let folded: string | null;
+      if (isAsciiWord(word)) {
+        // foldCase of an ASCII word is its lower case: it is made only for a word that may match.
+        folded = mayMatch(lowerAscii(word.charCodeAt(0)), lowerAscii(word.charCodeAt(1))) ? word.toLowerCase() : null;
+      } else {
+        const f = foldCase(word);
+        folded = mayMatch(f.charCodeAt(0), f.charCodeAt(1)) ? f : null;
+      }
+      starts.push(m.index);
+      ends.push(m.index + word.length);
+      hits.push(folded === null ? -1 : (terms.get(stem(folded)) ?? -1));
     }
   } else {
     // ASCII text folds by lower-casing, which keeps every offset: fold it once, and find its words ([a-z0-9]+, as
     // WORD finds them there) by character code.
     const lower = clean.toLowerCase();
-    for (let i = 0; i < lower.length; ) {
+    const length = lower.length;
+    for (let i = 0; i < length; ) {
       if (!isAsciiWordCode(lower.charCodeAt(i))) {
         i++;
         continue;
       }
       const start = i;
-      while (i < lower.length && isAsciiWordCode(lower.charCodeAt(i))) i++;
-      addWord(start, i, mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)) ? lower.slice(start, i) : null);
+      while (i < length && isAsciiWordCode(lower.charCodeAt(i))) i++;
+      starts.push(start);
+      ends.push(i);
+      hits.push(mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)) ? (terms.get(stem(lower.slice(start, i))) ?? -1) : -1);
     }
   }
   const n = starts.length;

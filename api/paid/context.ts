@@ -107,6 +107,8 @@ declare module 'fastify' {
     rawBody: Buffer | null;
     /** Phase 1 of the paid-call path (who pays, within limits). */
     admission: Admission | null;
+    /** The credits_used of the answer this call made (not of a replay); null until then (metrics count it on a 200). */
+    creditsCharged: number | null;
   }
 }
 
@@ -164,14 +166,17 @@ export function definePaidRoute<Body, Result extends object>(definition: PaidRou
           if (begun.kind === 'replay') return sendStored(reply, begun.response, true);
           const work: WorkContext = { requestId: request.id, ...(collection ? { collection } : {}) };
           const response = await begun.call.run(() => definition.work(body, work), {
-            body: (result: Result, context: PaidResponseContext) => ({
-              ...result,
-              credits_used: context.creditsUsed,
-              rate_limit: { limit: context.rateLimit.limit, remaining: context.rateLimit.remaining, reset_ms: context.rateLimit.resetMs },
-              ...context.members,
-              ...(context.facts && definition.facts ? { facts: definition.facts.from(result) } : {}),
-              ...(context.test ? { test: true } : {}),
-            }),
+            body: (result: Result, context: PaidResponseContext) => {
+              request.creditsCharged = context.creditsUsed;
+              return {
+                ...result,
+                credits_used: context.creditsUsed,
+                rate_limit: { limit: context.rateLimit.limit, remaining: context.rateLimit.remaining, reset_ms: context.rateLimit.resetMs },
+                ...context.members,
+                ...(context.facts && definition.facts ? { facts: definition.facts.from(result) } : {}),
+                ...(context.test ? { test: true } : {}),
+              };
+            },
             serialize: (value) => String(reply.code(200).serialize(value)),
             deliverable: () => answerCanReachCaller(request, reply),
             ...(definition.units ? { units: definition.units } : {}),
@@ -231,6 +236,7 @@ export async function paidRoutes(app: FastifyInstance, options: { context: PaidC
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.decorateRequest('rawBody', null);
   app.decorateRequest('admission', null);
+  app.decorateRequest('creditsCharged', null);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;

@@ -6,7 +6,7 @@ import { migrateToLatest, openPostgres, openSqlite, type Storage } from '../../s
 import { createDatabase, startPostgres, type TestPostgres } from '../../testkit/postgres.js';
 import { redisAvailable, startRedis, type TestRedis } from '../../testkit/redis.js';
 import { describeRateLimitStoreContract } from '../rate-limit.contract.js';
-import { gcra } from '../rate-limit.js';
+import { gcra, MemoryRateLimitStore } from '../rate-limit.js';
 import { describeIdempotencyStoreContract } from './idempotency.contract.js';
 import { openRedis, RedisIdempotencyStore, RedisRateLimitStore } from './redis.js';
 import { SqlRateLimitStore } from './sql-rate-limit.js';
@@ -88,5 +88,37 @@ describe.runIf(runRedis)('Redis stores', () => {
     await expect(new RedisRateLimitStore(client).consume('k', { requests_per_minute: 60, burst: 1 })).rejects.toMatchObject({ code: 'store_unavailable' });
     await expect(new RedisIdempotencyStore(client).begin({ scope: 's', key: 'k', fingerprint: 'f', requestId: 'r', now: 1, leaseMs: 1000 })).rejects.toMatchObject({ code: 'store_unavailable' });
     client.disconnect();
+  });
+});
+
+describe('SQL rate limits, stepped by one statement on SQLite', () => {
+  it('decides exactly as the in-memory GCRA, denials and fractional intervals included', async () => {
+    const storage = await sqlStorage('sqlite');
+    try {
+      let now = 1_764_200_000_123.25;
+      const sqlStore = new SqlRateLimitStore(storage.db, storage.dialect, () => now);
+      const memory = new MemoryRateLimitStore({ now: () => now });
+      const tiers = [
+        { requests_per_minute: 1_000_000, burst: 1_000_000 },
+        { requests_per_minute: 7, burst: 3 },
+        { requests_per_minute: 600, burst: 1 },
+        { requests_per_minute: 333, burst: 5 },
+      ];
+      let denied = 0;
+      // A fixed pseudo-random walk: bursts at one instant, and steps shorter and longer than the intervals.
+      let seed = 7;
+      const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+      for (let i = 0; i < 600; i++) {
+        const tier = tiers[i % tiers.length]!;
+        const key = `k${i % 6}`;
+        const got = await sqlStore.consume(key, tier);
+        expect(got).toEqual(await memory.consume(key, tier));
+        if (!got.allowed) denied++;
+        if (next() < 0.6) now += next() * 300 + 0.0625;
+      }
+      expect(denied).toBeGreaterThan(50);
+    } finally {
+      await storage.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { QueryShape, type Database } from '../../storage/index.js';
-import { gcra, type RateLimitDecision, type RateLimitStore, type RateLimitTier } from '../rate-limit.js';
+import { allowedDecision, emissionIntervalMs, EPSILON_MS, gcra, type RateLimitDecision, type RateLimitStore, type RateLimitTier } from '../rate-limit.js';
 
 /**
  * GCRA in the service's database (SQLite or PostgreSQL): one row per key holding its theoretical arrival time, read
@@ -9,10 +9,11 @@ import { gcra, type RateLimitDecision, type RateLimitStore, type RateLimitTier }
  * store and uses one clock.
  */
 export class SqlRateLimitStore implements RateLimitStore {
-  /** SQLite's two statements a call, compiled once (storage/query-shape.ts). */
+  /** SQLite's statements, compiled once (storage/query-shape.ts). */
   private readonly shapes: {
     read: QueryShape<[key: string], { tat: number }>;
     write: QueryShape<[key: string, tat: number], unknown>;
+    step: QueryShape<[key: string, firstTat: number, now: number, interval: number, capacity: number, epsilon: number], { tat: number }>;
   };
 
   constructor(
@@ -28,11 +29,33 @@ export class SqlRateLimitStore implements RateLimitStore {
           .values({ key, tat })
           .onConflict((oc) => oc.column('key').doUpdateSet({ tat })),
       ),
+      // gcra's allowed step as one upsert: an unseen key gets now + interval; a known one max(tat, now) + interval
+      // where that is allowed, with the same operations in the same order (IEEE doubles in both), else no row.
+      step: new QueryShape(6, (key: string, firstTat: number, now: number, interval: number, capacity: number, epsilon: number) =>
+        db
+          .insertInto('rate_limit_buckets')
+          .values({ key, tat: firstTat })
+          .onConflict((oc) =>
+            oc
+              .column('key')
+              .doUpdateSet({ tat: sql<number>`max(tat, ${now}) + ${interval}` })
+              .where(sql<number>`max(tat, ${now}) + ${interval} - ${capacity} - ${now}`, '<=', sql<number>`${epsilon}`),
+          )
+          .returning('tat'),
+      ),
     };
   }
 
   async consume(key: string, tier: RateLimitTier): Promise<RateLimitDecision> {
     gcra(0, undefined, tier);
+    if (this.dialect === 'sqlite') {
+      // An allowed call (nearly every call) is one statement, atomic under SQLite's write lock like the transaction
+      // below, without its BEGIN and COMMIT; a denied one writes nothing and is decided by the transaction.
+      const now = this.now();
+      const interval = emissionIntervalMs(tier);
+      const stepped = await this.shapes.step.first(this.db, key, now + interval, now, interval, interval * tier.burst, EPSILON_MS);
+      if (stepped) return allowedDecision(now, Number(stepped.tat), tier);
+    }
     return this.db.transaction().execute(async (trx) => {
       const now = this.now();
       if (this.dialect === 'postgres') {

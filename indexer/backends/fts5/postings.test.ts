@@ -248,6 +248,25 @@ describe('Fts5Tokenizer', () => {
     table.close();
   });
 
+  it('splits and stems a phrase of ASCII text as the table does (random phrases of words, digits and punctuation)', () => {
+    const shortcut = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`);
+    const table = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`, { shortcut: false, capacity: 1_000_000 });
+    const pieces = ['pg', 'STAT', 'Activity', 'running', 'v14', '9', '2024', 'a1b', 'x9y9', 'sses', 'ies', 'wal', 'Indexes', 'y', 'i', 'x'.repeat(61), `${'b'.repeat(62)}1`];
+    const gaps = [' ', '_', '.', '-', '  ', '\t', "'", '(', ')', ',', '::', '/', '"', '$', ''];
+    let seed = 11;
+    const next = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % n;
+    let viaShortcut = 0;
+    for (let n = 0; n < 3_000; n++) {
+      let text = '';
+      for (let w = 1 + next(4); w > 0; w--) text += pieces[next(pieces.length)]! + gaps[next(gaps.length)]!;
+      expect(shortcut.tokens(text), JSON.stringify(text)).toEqual(table.tokens(text));
+      if (/^[a-z0-9 _.\-\t'(),:/"$]*$/i.test(text) && !/a1b|x9y9|x{61}/.test(text)) viaShortcut++;
+    }
+    expect(viaShortcut).toBeGreaterThan(1_000);
+    shortcut.close();
+    table.close();
+  });
+
   it.runIf(fileAvailable('Cranfield collection', cranfieldDocs))("stems a word of ASCII letters as the table does, over Cranfield's words", () => {
     const shortcut = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`);
     const table = new Fts5Tokenizer(`tokenize = 'porter unicode61 remove_diacritics 2'`, { shortcut: false, capacity: 1_000_000 });

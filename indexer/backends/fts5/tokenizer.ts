@@ -12,6 +12,8 @@ export class Fts5Tokenizer {
   private readonly clear: BetterSqlite3.Statement<[]>;
   private readonly cache = new Map<string, readonly string[]>();
   private readonly porter: boolean;
+  /** unicode61 without tokenchars or separators: in ASCII text, the tokens are the runs of letters and digits. */
+  private readonly asciiRuns: boolean;
 
   /**
    * `shortcut`: a text of lower-case ASCII letters and digits that ends in a digit (a page token, "v14") is its own
@@ -24,6 +26,7 @@ export class Fts5Tokenizer {
     private readonly options: { shortcut?: boolean; capacity?: number } = {},
   ) {
     this.porter = /^tokenize = 'porter unicode61\b/.test(tokenize);
+    this.asciiRuns = /^tokenize = 'porter unicode61( remove_diacritics [0-2])?'$/.test(tokenize);
     this.db = new BetterSqlite3(':memory:');
     this.db.exec(`CREATE VIRTUAL TABLE tok USING fts5(x, ${tokenize}); CREATE VIRTUAL TABLE tokv USING fts5vocab(tok, instance);`);
     this.insert = this.db.prepare('INSERT INTO tok (rowid, x) VALUES (1, ?)');
@@ -35,6 +38,11 @@ export class Fts5Tokenizer {
     if (this.options.shortcut ?? true) {
       if (OWN_TOKEN.test(text)) return [text];
       if (this.porter && LETTERS_WORD.test(text)) return [stem(text.toLowerCase())];
+      // A phrase of several such words ("pg_stat_activity", "max wal size"): each run is one of the two kinds above.
+      if (this.asciiRuns && PRINTABLE_ASCII.test(text)) {
+        const runs = text.toLowerCase().match(ASCII_RUN) ?? [];
+        if (runs.every((run) => OWN_TOKEN.test(run) || LETTERS_WORD.test(run))) return runs.map((run) => (OWN_TOKEN.test(run) ? run : stem(run)));
+      }
     }
     const cached = this.cache.get(text);
     if (cached) return cached;
@@ -53,5 +61,9 @@ export class Fts5Tokenizer {
 
 /** Texts that are their own token (see Fts5Tokenizer's shortcut). */
 const OWN_TOKEN = /^[a-z0-9]{0,62}[0-9]$/;
+/** Printable ASCII and ASCII whitespace only. */
+const PRINTABLE_ASCII = /^[\t\n\r -~]*$/;
+/** A run of ASCII letters and digits (unicode61's token characters within ASCII). */
+const ASCII_RUN = /[a-z0-9]+/g;
 /** One word of ASCII letters, shorter than FTS5's porter limit (it passes longer tokens through unstemmed). */
 const LETTERS_WORD = /^[A-Za-z]{1,60}$/;
