@@ -1,8 +1,8 @@
-// Run by payments/stores/sql-rate-limit.test.ts in several processes at once: opens the migrated SQLite file named by
+// Run by test/sql-rate-limit-processes.test.ts in several processes at once: opens the migrated SQLite file named by
 // argv[2], waits until the time argv[3] (ms since the epoch) so the processes call together, consumes key "shared"
 // argv[4] times with burst 7 at one request a minute (no refill within the test), and prints how many were allowed.
-import { migrateToLatest, openSqlite } from '../../storage/db.js';
-import { SqlRateLimitStore } from './sql-rate-limit.js';
+import { migrateToLatest, openSqlite } from '../storage/db.js';
+import { SqlRateLimitStore } from '../payments/index.js';
 
 const storage = openSqlite(process.argv[2] ?? '');
 try {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrateToLatest, openSqlite } from '../../storage/db.js';
+import { migrateToLatest, openSqlite } from '../storage/db.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-rate-processes-'));
