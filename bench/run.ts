@@ -310,9 +310,13 @@ async function main(args: BenchArgs): Promise<number> {
   } finally {
     await reranker?.close();
     await runtime.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    if (args.backend === 'meilisearch' && args.meilisearchUrl) await dropMeilisearchIndexes(args.meilisearchUrl, args.meilisearchKey, stamp);
-    if (databaseUrl && args.databaseUrl) await dropDatabase(args.databaseUrl, stamp);
+    if (args.keepData) {
+      console.log(`kept (--keep-data): data folder ${dataDir}${args.backend === 'sqlite-fts5' ? '' : `, ${args.backend} index or database "${stamp}"`}`);
+    } else {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (args.backend === 'meilisearch' && args.meilisearchUrl) await dropMeilisearchIndexes(args.meilisearchUrl, args.meilisearchKey, stamp);
+      if (databaseUrl && args.databaseUrl) await dropDatabase(args.databaseUrl, stamp);
+    }
   }
 }
 

@@ -47,4 +47,9 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs([...shared, '--vectors', ''])).toThrow(/--vectors needs a list/);
     expect(() => parseBenchArgs(['--vectors', 'service'])).toThrow(/--vectors is for --backend postgres or meilisearch/);
   });
+
+  it('keeps the data folder only when asked', () => {
+    expect(parseBenchArgs([]).keepData).toBe(false);
+    expect(parseBenchArgs(['--quick', '--keep-data']).keepData).toBe(true);
+  });
 });

@@ -34,6 +34,8 @@ export interface BenchArgs {
   meilisearchKey: string | null;
   /** Values of `indexer.<backend>.vectors` (issue 34): the first for the run, every one served beside FTS5; empty: the default. */
   vectors: string[];
+  /** Keep the data folder (and a Meilisearch run's indexes, a PostgreSQL run's database) for other benches, e.g. bench/depth1-cpu.ts --data. */
+  keepData: boolean;
 }
 
 export const DEFAULT_ARGS: BenchArgs = {
@@ -56,6 +58,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   meilisearchUrl: null,
   meilisearchKey: null,
   vectors: [],
+  keepData: false,
 };
 
 export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FILE] [--concurrency N] [--rerank 0,20,50] [--throughput-queries N]
@@ -163,6 +166,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         break;
       case '--no-search':
         args.skipSearch = true;
+        break;
+      case '--keep-data':
+        args.keepData = true;
         break;
       case '--backend': {
         const backend = value();
