@@ -6,7 +6,7 @@
  * (main threads, model worker threads, V8's GC helpers, libuv's pool) from /proc.
  *
  *   npx tsx bench/depth1-cpu.ts --data DIR --config A.json --config B.json [--seconds 10] [--rounds 3]
- *     [--connections 10] [--depth 1] [--workers 2] [--settle 20] [--out FILE]
+ *     [--connections 10] [--depth 1] [--workers 2] [--settle 20] [--skip 0] [--out FILE]
  *
  * A config given as REPO::FILE runs that checkout's `notary serve` (e.g. an unpacked `git archive` of the commit before a
  * change, with node_modules linked), so before and after alternate in one run. REPO::FILE::DATA serves its own data
@@ -37,12 +37,14 @@ interface Args {
   out: string | null;
   /** Seconds of rest after the warm-up (each process builds its full-text copy and loads its vectors then). */
   settle: number;
+  /** Queries of the pool left out at the start (another population: the pool's later queries are known-item queries with a word added). */
+  skip: number;
   /** API keys already in the data folders, one a config in order (the last for the rest); none: one is made with this checkout's CLI in --data. */
   keys: string[];
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { data: '', configs: [], seconds: 10, rounds: 3, connections: 10, depth: 1, workers: 2, out: null, settle: 20, keys: [] };
+  const args: Args = { data: '', configs: [], seconds: 10, rounds: 3, connections: 10, depth: 1, workers: 2, out: null, settle: 20, skip: 0, keys: [] };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -57,6 +59,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--workers') args.workers = Number(value);
     else if (flag === '--out') args.out = value;
     else if (flag === '--settle') args.settle = Number(value);
+    else if (flag === '--skip') args.skip = Number(value);
     else if (flag === '--key') args.keys.push(value);
     else throw new Error(`unknown flag ${flag}`);
   }
@@ -120,7 +123,7 @@ async function main(): Promise<void> {
     for (const given of args.configs) {
       const [repo, config, data = args.data] = given.includes('::') ? (given.split('::') as [string, string, string?]) : [repoRoot, given];
       const server = await startServe(path.resolve(repo), config, data, args.workers);
-      servers.push({ config: given, server, used: 0, key: keyOf(servers.length) });
+      servers.push({ config: given, server, used: args.skip, key: keyOf(servers.length) });
     }
     // Warm-up: JIT, connections, the full-text copy each process builds at start (a few seconds in its own thread).
     for (const s of servers) await load(s.server.url, s.key, queries.slice(-300), 2, 3, args.depth);
@@ -154,6 +157,8 @@ async function main(): Promise<void> {
           p50_ms: result.latency.p50,
           non_2xx: result.non2xx,
           errors: result.errors + result.timeouts,
+          // The pool ran out within the run: its requests beyond the pool repeated queries (answered from caches).
+          repeated_queries: Math.max(0, result.requests.total - pool.length),
           server_cpu_ms_per_search: round2(total / n),
           cpu_ms_per_search_by_thread: cpu,
           load_before: loadBefore,
@@ -161,6 +166,9 @@ async function main(): Promise<void> {
         };
         rows.push(row);
         console.log(JSON.stringify(row));
+        if (row.repeated_queries > 0) {
+          console.warn(`round ${round} of ${s.config} ran out of distinct queries (${pool.length} left, ${result.requests.total} sent): its figures include repeats; use fewer or shorter rounds`);
+        }
       }
     }
   } finally {

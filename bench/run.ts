@@ -116,7 +116,7 @@ async function main(args: BenchArgs): Promise<number> {
         ? await servePhase({
             only: args.serveSettings,
             vectors: args.vectors.slice(1),
-            after: async (key, distinct, settings) => {
+            after: async (key, distinct, settings, warmUp) => {
               if (!wantTwoModels) return;
               if (!existsSync(path.join(crossDir, 'tokenizer.json'))) {
                 shout(`NO CROSS-ENCODER in ${crossDir}: the two-model server (issue 28) is not measured`);
@@ -131,6 +131,7 @@ async function main(args: BenchArgs): Promise<number> {
                 crossDir,
                 key,
                 distinct,
+                warmUp,
                 durationS: args.serveSeconds,
                 workers: 2,
                 variants: args.twoModelVariants,

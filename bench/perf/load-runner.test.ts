@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backendTargets, distinctQueries, type LoadRow } from './load-runner.js';
+import { backendTargets, distinctQueries, warmUpQueries, type LoadRow } from './load-runner.js';
 
 describe('distinctQueries', () => {
   it('keeps each query once, then adds variants with a word of another query, none repeating', () => {
@@ -13,6 +13,21 @@ describe('distinctQueries', () => {
       expect(base.some((q) => variant.startsWith(`${q} `))).toBe(true);
       expect(first).toBeTruthy();
       expect(rest.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('warmUpQueries', () => {
+  it('are distinct, none of them a timed query, each a query of the base with words of others added', () => {
+    const words = ['vacuum', 'index', 'replication', 'trigger', 'function', 'sequence', 'partition', 'extension', 'locking', 'statistics'];
+    const base = words.flatMap((w, i) => [`${w} basics`, `${w} ${words[(i + 3) % words.length]!} options`, `tuning ${w}`, `${w}`]);
+    const timed = new Set(distinctQueries(base));
+    const warm = warmUpQueries(base);
+    expect(new Set(warm).size).toBe(warm.length);
+    expect(warm.length).toBeGreaterThanOrEqual(base.length);
+    for (const q of warm) {
+      expect(timed.has(q)).toBe(false);
+      expect(base.some((b) => q.startsWith(`${b} `))).toBe(true);
     }
   });
 });

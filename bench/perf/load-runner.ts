@@ -83,6 +83,31 @@ export function distinctQueries(base: readonly string[]): string[] {
   return [...out];
 }
 
+/**
+ * Queries to warm a server with before its timed runs, none of them among `distinctQueries(base)`: each query of
+ * `base` with content words of two other queries added (other strides than distinctQueries'), so that the warm-up
+ * runs the whole search path (no cache answers) and leaves every timed query new to the server.
+ */
+export function warmUpQueries(base: readonly string[]): string[] {
+  const timed = new Set(distinctQueries(base));
+  const unique = [...new Set(base.map((q) => q.trim()).filter((q) => /[\p{L}\p{N}]/u.test(q)))];
+  const lastWord = (q: string) => q.split(/\s+/).filter((w) => /^\p{L}{4,}$/u.test(w)).at(-1);
+  const out = new Set<string>();
+  for (const [a, b] of [
+    [17, 29],
+    [23, 31],
+  ] as const) {
+    unique.forEach((q, i) => {
+      const words = [lastWord(unique[(i * a + 2) % unique.length]!), lastWord(unique[(i * b + 3) % unique.length]!)].filter(
+        (w): w is string => w !== undefined && !q.split(/\s+/).includes(w),
+      );
+      const query = [q, ...new Set(words)].join(' ');
+      if (words.length > 0 && !timed.has(query)) out.add(query);
+    });
+  }
+  return [...out];
+}
+
 export async function load(url: string, key: string, queries: readonly string[], connections: number, durationS: number, depth = 1): Promise<autocannon.Result> {
   let next = 0;
   return autocannon({

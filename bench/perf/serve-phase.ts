@@ -13,7 +13,7 @@ import { Runtime } from '../../runtime/index.js';
 import { cachedEmbedder } from '../eval/embedding-cache.js';
 import { openBaseline, wantsBaseline, type Baseline } from './baseline-backend.js';
 import { backendStages, stageRatios, type BackendStageRow, type BackendUnderTest } from './backend-stages.js';
-import { distinctQueries, runLoads, type LoadRow, type ServeSetting } from './load-runner.js';
+import { distinctQueries, runLoads, warmUpQueries, type LoadRow, type ServeSetting } from './load-runner.js';
 import { createBenchKey, startServe } from './serve-server.js';
 import { round2, summarise, type LatencySummary } from './stats.js';
 
@@ -65,7 +65,7 @@ export async function servePhase(options: {
   /** More values of `indexer.<backend>.vectors`, each measured beside the run's own (issue 34). */
   vectors?: readonly string[];
   /** Runs after the settings with the API key and the distinct queries (the two-model server of issue 28). */
-  after?: (key: string, distinct: readonly string[], settings: Record<string, unknown>) => Promise<void>;
+  after?: (key: string, distinct: readonly string[], settings: Record<string, unknown>, warmUp: readonly string[]) => Promise<void>;
   note: (message: string) => void;
 }): Promise<ServePhase> {
   const { note } = options;
@@ -208,7 +208,7 @@ export async function servePhase(options: {
         await server.stop();
       }
     }
-    await options.after?.(key, distinct, settings);
+    await options.after?.(key, distinct, settings, warmUpQueries(options.queries.slice(200)));
     notes.push('the load generator (autocannon) runs in the benchmark process on the same cores as the server');
     return {
       model: dense.embedder.model,

@@ -75,6 +75,9 @@ function toRow(run: string, depth: number, connections: number, durationS: numbe
   };
 }
 
+/** The first run of the two-model server: depth 1 at 10 connections from its start, on the warm-up queries. */
+export const WARM_UP_RUN = 'depth 1, 10 connections, the first seconds after start (warm-up queries)';
+
 export async function twoModelPhase(options: {
   repoRoot: string;
   dataDir: string;
@@ -86,6 +89,8 @@ export async function twoModelPhase(options: {
   key: string;
   /** Queries none of which this server has seen: each run takes the next ones. */
   distinct: readonly string[];
+  /** Queries to warm the server with first (warmUpQueries: none of them timed later). */
+  warmUp: readonly string[];
   durationS: number;
   workers: number;
   /** Search settings over the defaults, one server each: depth 2 at 1 and 10 connections beside the main server's. */
@@ -132,16 +137,22 @@ export async function twoModelPhase(options: {
   const fresh = (): string[] => options.distinct.slice(unused);
   try {
     models = ((await (await fetch(`${server.url}/healthz`)).json()) as { models?: unknown }).models ?? null;
-    await load(server.url, options.key, options.distinct.slice(-200), 2, 3, 2); // warm-up (its queries are never timed)
-    const run = async (name: string, depth: number, connections: number): Promise<TwoModelRow> => {
+    const run = async (name: string, depth: number, connections: number, queries?: readonly string[]): Promise<TwoModelRow> => {
       const before = loadAverage();
-      const { result: r, cpu } = await withCpu(server, () => load(server.url, options.key, fresh(), connections, durationS, depth), (x) => x.requests.total);
-      unused += r.requests.total;
+      const pool = queries ?? fresh();
+      const { result: r, cpu } = await withCpu(server, () => load(server.url, options.key, pool, connections, durationS, depth), (x) => x.requests.total);
+      if (r.requests.total > pool.length) notes.push(`${name}: ran out of distinct queries (${pool.length} for ${r.requests.total} requests): the rest repeated`);
+      if (!queries) unused += r.requests.total;
       const row = toRow(name, depth, connections, durationS, r, before, cpu);
       rows.push(row);
       note(`serve phase: two models, ${name}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
       return row;
     };
+    // A server's first few thousand searches run while V8 is still compiling its code (and the process fills its
+    // caches of the corpus): measured first, on warm-up queries of their own, then every timed run below is of a
+    // server in service. Depth 2 is warmed briefly too (its queries are never timed).
+    await run(WARM_UP_RUN, 1, 10, options.warmUp);
+    await load(server.url, options.key, options.distinct.slice(-200), 2, 3, 2);
     await run('depth 1, 1 connection', 1, 1);
     await run('depth 1, 10 connections', 1, 10);
     await run('depth 2, 1 connection', 2, 1);

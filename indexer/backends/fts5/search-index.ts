@@ -19,6 +19,9 @@ import { StoredRows } from './stored-rows.js';
 /** Passages whose stored fields a process keeps between searches (stored-rows.ts): about 2 KB each. */
 const STORED_ROWS_KEPT = 8_192;
 
+/** Passages read per statement when warm() fills the kept rows. */
+const WARM_CHUNK = 500;
+
 /** A row's text fields as they were given (the word breaks of unspaced scripts taken out). */
 function storedText(row: Pick<HitRow, 'title' | 'heading_path' | 'body'>): { title: string; headingPath: string; text: string } {
   return { title: withoutWordBreaks(row.title), headingPath: withoutWordBreaks(row.heading_path), text: withoutWordBreaks(row.body) };
@@ -86,6 +89,7 @@ export class Fts5SearchIndex implements SearchIndex {
   readonly rebuilt: boolean;
   private readonly writes: Fts5Writes;
   private readonly generationStmt: BetterSqlite3.Statement<[], string>;
+  private readonly passageIdsStmt: BetterSqlite3.Statement<[], number>;
   private readonly rankings: RankingCache;
   private readonly averagesStmt: BetterSqlite3.Statement<[], Buffer | undefined>;
   private readonly countStmt: BetterSqlite3.Statement<[]>;
@@ -104,6 +108,7 @@ export class Fts5SearchIndex implements SearchIndex {
     createFactTables(db);
     createCollectionTables(db);
     this.generationStmt = db.prepare<[], string>(GENERATION_SQL).pluck();
+    this.passageIdsStmt = db.prepare<[], number>(`SELECT id FROM ${TABLE}_docsize ORDER BY id`).pluck();
     this.rankings = new RankingCache(options.rankingCache ?? 0);
     this.writes = new Fts5Writes(db);
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
@@ -241,9 +246,32 @@ export class Fts5SearchIndex implements SearchIndex {
     return this.memory.counts();
   }
 
-  /** The in-memory copies of the index, when memory ranking applies (see memoryRankingReady). */
+  /**
+   * The in-memory copies of the index, when memory ranking applies (see memoryRankingReady), and the stored fields
+   * of every passage when they all fit in what a process keeps (STORED_ROWS_KEPT): otherwise the first few thousand
+   * searches after a start read them (about half a millisecond of a depth-1 search's CPU at first, near none once
+   * held; bench/results/depth1-cpu-2026-11-28-stored-rows.json).
+   */
   async warm(): Promise<void> {
     await this.memoryRankingReady();
+    await this.holdStoredRows();
+  }
+
+  /** Reads every passage's stored fields into the kept rows when they fit, a chunk at a time (the event loop runs between). */
+  private async holdStoredRows(): Promise<void> {
+    if (this.passageCount() > this.stored.capacity) return;
+    const generation = this.generationStmt.get() ?? '0';
+    const ids = this.passageIdsStmt.all();
+    if (ids.length > this.stored.capacity) return;
+    for (let at = 0; at < ids.length; at += WARM_CHUNK) {
+      this.stored.get(ids.slice(at, at + WARM_CHUNK), generation);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Passages whose stored fields this process holds (warm, tests). */
+  storedRowsHeld(): number {
+    return this.stored.size;
   }
 
   /**

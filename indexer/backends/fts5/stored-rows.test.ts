@@ -90,4 +90,31 @@ describe('Fts5SearchIndex stored rows', () => {
       second.close();
     }
   });
+
+  it('warm() holds every passage when they all fit, none when they do not; the hits are the same either way', async () => {
+    const file = path.join(dir, 'warm.sqlite');
+    const db = new BetterSqlite3(file);
+    const fits = new Fts5SearchIndex(db, { storedRows: 50 });
+    const small = new Fts5SearchIndex(db, { storedRows: 10 });
+    const without = new Fts5SearchIndex(db, { storedRows: 0 });
+    try {
+      await fits.upsert(Array.from({ length: 20 }, (_, i) => passage(i + 1, `vacuum passage number ${i + 1} of twenty`)));
+      expect(fits.storedRowsHeld()).toBe(0);
+      await fits.warm();
+      await small.warm();
+      expect(fits.storedRowsHeld()).toBe(20);
+      expect(small.storedRowsHeld()).toBe(0);
+      const search = (index: Fts5SearchIndex) => index.search('vacuum twenty', { limit: 20 });
+      expect(await search(fits)).toEqual(await search(without));
+      expect(await search(small)).toEqual(await search(without));
+      // A write after warm(): the next search reads the rows again and shows the new text.
+      await fits.upsert([passage(3, 'vacuum rewritten twenty')]);
+      expect((await search(fits)).find((h) => h.id === 3)?.text).toBe('vacuum rewritten twenty');
+    } finally {
+      await fits.close();
+      await small.close();
+      await without.close();
+      db.close();
+    }
+  });
 });

@@ -14,6 +14,11 @@ export class StoredRows<Row> {
     private readonly read: (ids: readonly number[]) => ReadonlyArray<{ id: number; row: Row }>,
   ) {}
 
+  /** Rows held now. */
+  get size(): number {
+    return this.rows.size;
+  }
+
   /**
    * The rows of `ids` as of `generation` (read before the rows, so that a write after it makes the next call read
    * again): the ones kept, and the others read in one call.
