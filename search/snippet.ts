@@ -9,17 +9,43 @@ function isAsciiWordCode(code: number): boolean {
 function pairCode(first: number, second: number): number {
   return first * 65_536 + second;
 }
-/** Whether every character of `word` is ASCII. */
-function isAsciiWord(word: string): boolean {
-  for (let i = 0; i < word.length; i++) if (word.charCodeAt(i) > 127) return false;
-  return true;
-}
 /** An ASCII character code lower-cased (NaN stays NaN). */
 function lowerAscii(code: number): number {
   return code >= 65 && code <= 90 ? code + 32 : code;
 }
-/** Any character but printable ASCII (the text has its whitespace collapsed to spaces already). */
-const NON_ASCII = /[^ -~]/;
+/** Whether a UTF-16 code unit is whitespace as `\s` and trim() have it (WhiteSpace and LineTerminator). */
+function isSpaceCode(code: number): boolean {
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return (
+    code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
+}
+const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
+/** Non-ASCII code points by whether WORD takes them (a passage holds few distinct ones). */
+const wordCodePoints = new Map<number, boolean>();
+function isWordCodePoint(cp: number): boolean {
+  let known = wordCodePoints.get(cp);
+  if (known === undefined) {
+    known = WORD_CHAR.test(String.fromCodePoint(cp));
+    if (wordCodePoints.size < 65_536) wordCodePoints.set(cp, known);
+  }
+  return known;
+}
+/** The words of the text being cut (a text of L characters has at most L/2 + 1), reused from snippet to snippet. */
+let buffers = { size: 0, starts: new Int32Array(0), ends: new Int32Array(0), textStarts: new Int32Array(0), textEnds: new Int32Array(0), hits: new Int32Array(0) };
+function wordBuffers(textLength: number): typeof buffers {
+  const size = Math.floor(textLength / 2) + 1;
+  if (buffers.size < size) {
+    const grown = Math.max(size, buffers.size * 2, 1024);
+    buffers = { size: grown, starts: new Int32Array(grown), ends: new Int32Array(grown), textStarts: new Int32Array(grown), textEnds: new Int32Array(grown), hits: new Int32Array(grown) };
+  }
+  return buffers;
+}
+
+/** Whitespace runs as one space, as `text.replace(/\s+/gu, ' ').trim()` has them. */
+function collapsed(text: string): string {
+  return text.replace(/\s+/gu, ' ').trim();
+}
 
 /** The stems of the query's content words, to spot them in a passage ("indexes" ~ "index"). */
 export function queryTerms(query: string): Set<string> {
@@ -54,47 +80,67 @@ function termsOf(query: string): { terms: Map<string, number>; heads: Set<number
  * cut at word boundaries, with an ellipsis where text was cut.
  */
 export function makeSnippet(text: string, query: string, maxChars: number): string {
-  const clean = text.replace(/\s+/gu, ' ').trim();
-  if (clean.length <= maxChars) return clean;
   const { terms, heads, singles } = termsOf(query);
   const mayMatch = (first: number, second: number): boolean => heads.has(pairCode(first, second)) || singles.has(first);
-  // The words: where each starts and ends, and the number of the query term it is (-1: none).
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const hits: number[] = [];
-  if (NON_ASCII.test(clean)) {
-    for (const m of clean.matchAll(WORD)) {
-      const word = m[0];
-      let folded: string | null;
-      if (isAsciiWord(word)) {
-        // foldCase of an ASCII word is its lower case: it is made only for a word that may match.
-        folded = mayMatch(lowerAscii(word.charCodeAt(0)), lowerAscii(word.charCodeAt(1))) ? word.toLowerCase() : null;
-      } else {
-        const f = foldCase(word);
-        folded = mayMatch(f.charCodeAt(0), f.charCodeAt(1)) ? f : null;
-      }
-      starts.push(m.index);
-      ends.push(m.index + word.length);
-      hits.push(folded === null ? -1 : (terms.get(stem(folded)) ?? -1));
+  // One pass over the text as stored: its words, where each starts and ends in the text with whitespace runs as one
+  // space and trimmed (`collapsed`, what the snippet is cut from; window widths count there) and in the text itself
+  // (what the snippet is copied from), and the number of the query term each is (-1: none). A word is a run of
+  // WORD's characters (letters, numbers, marks, by code point).
+  const length = text.length;
+  const { starts, ends, textStarts, textEnds, hits } = wordBuffers(length);
+  let n = 0;
+  let at = 0; // offset in the collapsed text
+  let space = false; // whitespace seen since the last character kept (one space if more follows)
+  for (let i = 0; i < length; ) {
+    const code = text.charCodeAt(i);
+    if (isSpaceCode(code)) {
+      if (at > 0) space = true;
+      i++;
+      continue;
     }
-  } else {
-    // ASCII text folds by lower-casing, which keeps every offset: fold it once, and find its words ([a-z0-9]+, as
-    // WORD finds them there) by character code.
-    const lower = clean.toLowerCase();
-    const length = lower.length;
-    for (let i = 0; i < length; ) {
-      if (!isAsciiWordCode(lower.charCodeAt(i))) {
+    if (space) {
+      at++;
+      space = false;
+    }
+    const wordAscii = isAsciiWordCode(lowerAscii(code));
+    if (!wordAscii && (code < 128 || !isWordCodePoint(text.codePointAt(i)!))) {
+      const width = text.codePointAt(i)! > 0xffff ? 2 : 1;
+      i += width;
+      at += width;
+      continue;
+    }
+    const start = i;
+    let ascii = true;
+    while (i < length) {
+      const c = text.charCodeAt(i);
+      if (c < 128) {
+        if (!isAsciiWordCode(lowerAscii(c))) break;
         i++;
-        continue;
+      } else {
+        const cp = text.codePointAt(i)!;
+        if (!isWordCodePoint(cp)) break;
+        ascii = false;
+        i += cp > 0xffff ? 2 : 1;
       }
-      const start = i;
-      while (i < length && isAsciiWordCode(lower.charCodeAt(i))) i++;
-      starts.push(start);
-      ends.push(i);
-      hits.push(mayMatch(lower.charCodeAt(start), lower.charCodeAt(start + 1)) ? (terms.get(stem(lower.slice(start, i))) ?? -1) : -1);
     }
+    starts[n] = at;
+    ends[n] = at + (i - start);
+    textStarts[n] = start;
+    textEnds[n] = i;
+    at += i - start;
+    let hit = -1;
+    if (ascii) {
+      // foldCase of an ASCII word is its lower case: made only for a word that may match.
+      if (mayMatch(lowerAscii(code), lowerAscii(text.charCodeAt(start + 1)))) hit = terms.get(stem(text.slice(start, i).toLowerCase())) ?? -1;
+    } else {
+      const folded = foldCase(text.slice(start, i));
+      if (mayMatch(folded.charCodeAt(0), folded.charCodeAt(1))) hit = terms.get(stem(folded)) ?? -1;
+    }
+    hits[n++] = hit;
   }
-  const n = starts.length;
+  const cleanLength = at;
+  if (cleanLength <= maxChars) return collapsed(text);
+  if (n === 0) return '…'; // no word: nothing to show of a text longer than the window
   let bestStart = 0;
   let bestScore = -1;
   let right = 0;
@@ -132,10 +178,13 @@ export function makeSnippet(text: string, query: string, maxChars: number): stri
   while (startWord > 0 && firstHit - startWord < 3 && lastEnd - (starts[startWord - 1] ?? 0) <= maxChars - 2) startWord--;
   const from = starts[startWord] ?? 0;
   let to = from;
+  let last = -1;
   for (let i = startWord; i < n; i++) {
     if (ends[i]! - from > maxChars - 2) break;
     to = ends[i]!;
+    last = i;
   }
-  const body = clean.slice(from, to).trim();
-  return `${from > 0 ? '…' : ''}${body}${to < clean.length ? '…' : ''}`;
+  // From a word's start to a word's end: the collapsed text between them is the text's with its whitespace runs as one space.
+  const body = last < 0 ? '' : text.slice(textStarts[startWord], textEnds[last]).replace(/\s+/gu, ' ');
+  return `${from > 0 ? '…' : ''}${body}${to < cleanLength ? '…' : ''}`;
 }
