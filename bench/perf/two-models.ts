@@ -78,6 +78,9 @@ function toRow(run: string, depth: number, connections: number, durationS: numbe
 /** The first run of the two-model server: depth 1 at 10 connections from its start, on the warm-up queries. */
 export const WARM_UP_RUN = 'depth 1, 10 connections, the first seconds after start (warm-up queries)';
 
+/** The same server as one API process (the default server.workers), after the same warm-up. */
+export const ONE_PROCESS_RUN = 'one API process (server.workers 1, the default), depth 1, 10 connections';
+
 export async function twoModelPhase(options: {
   repoRoot: string;
   dataDir: string;
@@ -196,6 +199,21 @@ export async function twoModelPhase(options: {
       await variant.stop();
     }
     variants.push({ search: overrides, rows: variantRows });
+  }
+  // What a user gets without naming a process count: one API process (server.workers 1), warmed the same way, on
+  // queries from the start of the pool (new to this server).
+  if (options.workers !== 1) {
+    const single = await startServe(options.repoRoot, file, options.dataDir, 1);
+    try {
+      await load(single.url, options.key, options.warmUp, 10, durationS, 1);
+      const before = loadAverage();
+      const { result: r, cpu } = await withCpu(single, () => load(single.url, options.key, options.distinct, 10, durationS, 1), (x) => x.requests.total);
+      const row = toRow(ONE_PROCESS_RUN, 1, 10, durationS, r, before, cpu);
+      rows.push(row);
+      note(`serve phase: two models, ${ONE_PROCESS_RUN}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
+    } finally {
+      await single.stop();
+    }
   }
   const find = (name: string) => rows.find((r) => r.run === name);
   const targets: TwoModelPhase['targets'] = [];
