@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
-import { NotaryError } from '../core/index.js';
+import type { Worker } from 'node:worker_threads';
+import { NotaryError, startAddonWorker, type AddonWorker } from '../core/index.js';
 import type { AnnReply, AnnRequest, AnnWorkerConfig } from './ann-worker.js';
 
 export interface AnnGraphOptions {
@@ -57,6 +57,7 @@ function keysOf(ids: ArrayLike<number>, count = ids.length): BigUint64Array<Arra
  * with exact vectors.
  */
 export class AnnGraph {
+  private readonly thread: AddonWorker;
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -79,7 +80,8 @@ export class AnnGraph {
       expansionSearch: options.expansionSearch ?? 128,
       buildThreads: options.buildThreads ?? 0,
     };
-    this.worker = new Worker(new URL('./ann-worker.ts', import.meta.url), { workerData: config });
+    this.thread = startAddonWorker(new URL('./ann-worker.ts', import.meta.url), config);
+    this.worker = this.thread.worker;
     this.worker.unref();
     this.worker.on('message', (reply: AnnReply) => {
       const waiter = this.pending.get(reply.id);
@@ -197,6 +199,6 @@ export class AnnGraph {
 
   async close(): Promise<void> {
     this.failure ??= new NotaryError('internal_error', 'vector graph is closed');
-    await this.worker.terminate();
+    await this.thread.stop();
   }
 }

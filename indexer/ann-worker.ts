@@ -35,6 +35,10 @@ export type AnnReply =
   | { id: number; ok: false; error: string };
 
 const config = workerData as AnnWorkerConfig;
+// usearch loaded its addon when imported: core/addon-worker.ts may terminate this thread from now on.
+const loaded = new Int32Array((workerData as { addonLoaded: SharedArrayBuffer }).addonLoaded);
+Atomics.store(loaded, 0, 1);
+Atomics.notify(loaded, 0);
 let index: Index | null = null;
 
 function fresh(): Index {

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { startAddonWorker, type AddonWorker } from '../../../core/index.js';
 import type { PostingsBuildConfig, PostingsReply } from './postings-worker.js';
 import { Postings } from './postings.js';
 
@@ -19,7 +19,7 @@ export interface MemoryRankingOptions {
 export class MemoryRanking {
   private postings: Postings | null = null;
   private building: Promise<void> | null = null;
-  private worker: Worker | null = null;
+  private worker: AddonWorker | null = null;
   private lastStart = -Infinity;
   private lastMs = 0;
   private closed = false;
@@ -63,14 +63,15 @@ export class MemoryRanking {
   private startBuild(): void {
     const started = performance.now();
     this.lastStart = started;
-    const worker = new Worker(new URL('./postings-worker.ts', import.meta.url), { workerData: this.config });
-    this.worker = worker;
+    const thread = startAddonWorker(new URL('./postings-worker.ts', import.meta.url), this.config);
+    const worker = thread.worker;
+    this.worker = thread;
     this.building = new Promise<void>((resolve) => {
       let done = false;
       const finish = (reply: PostingsReply | null, error?: string) => {
         if (done) return;
         done = true;
-        if (this.worker === worker) this.worker = null;
+        if (this.worker === thread) this.worker = null;
         this.building = null;
         this.lastMs = performance.now() - started;
         if (reply?.ok) {
@@ -84,7 +85,7 @@ export class MemoryRanking {
       };
       worker.once('message', (reply: PostingsReply) => {
         finish(reply);
-        void worker.terminate();
+        void thread.stop();
       });
       worker.once('error', (error) => finish(null, error.message));
       worker.once('exit', (code) => finish(null, `the build thread exited (code ${code})`));
@@ -95,7 +96,7 @@ export class MemoryRanking {
     this.closed = true;
     const worker = this.worker;
     this.worker = null;
-    await worker?.terminate();
+    await worker?.stop();
     await this.building;
     this.postings = null;
   }

@@ -85,6 +85,10 @@ function varints(bytes: Uint8Array): number[] {
 
 function build(config: PostingsBuildConfig): PostingsSnapshot {
   const db = new BetterSqlite3(config.file, { readonly: true, fileMustExist: true });
+  // The addon is loaded: core/addon-worker.ts may terminate this thread from now on.
+  const loaded = new Int32Array((workerData as { addonLoaded: SharedArrayBuffer }).addonLoaded);
+  Atomics.store(loaded, 0, 1);
+  Atomics.notify(loaded, 0);
   try {
     db.pragma('busy_timeout = 5000');
     const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -15,6 +15,10 @@ export type Fts5ReaderReply = { id: number; ok: true; rows: unknown[] } | { id: 
 
 const config = workerData as Fts5ReaderConfig;
 const db = new BetterSqlite3(config.file, { readonly: true, fileMustExist: true });
+// The addon is loaded: core/addon-worker.ts may terminate this thread from now on.
+const loaded = new Int32Array((workerData as { addonLoaded: SharedArrayBuffer }).addonLoaded);
+Atomics.store(loaded, 0, 1);
+Atomics.notify(loaded, 0);
 db.pragma('busy_timeout = 5000');
 const statements = new Map<string, BetterSqlite3.Statement>();
 

@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
-import { NotaryError } from '../../../core/index.js';
+import type { Worker } from 'node:worker_threads';
+import { NotaryError, startAddonWorker, type AddonWorker } from '../../../core/index.js';
 import type { Fts5ReaderConfig, Fts5ReaderReply, Fts5ReaderRequest } from './reader-worker.js';
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (error: Error) => void };
@@ -10,6 +10,7 @@ type Pending = { resolve: (rows: unknown[]) => void; reject: (error: Error) => v
  * answered in order; the worker keeps the process alive only while one is pending.
  */
 export class Fts5Reader {
+  private readonly thread: AddonWorker;
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -17,7 +18,8 @@ export class Fts5Reader {
 
   constructor(file: string) {
     const config: Fts5ReaderConfig = { file };
-    this.worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { workerData: config });
+    this.thread = startAddonWorker(new URL('./reader-worker.ts', import.meta.url), config);
+    this.worker = this.thread.worker;
     this.worker.unref();
     this.worker.on('message', (reply: Fts5ReaderReply) => {
       const waiter = this.pending.get(reply.id);
@@ -53,6 +55,6 @@ export class Fts5Reader {
 
   async close(): Promise<void> {
     this.failure ??= new NotaryError('internal_error', 'full-text reader closed');
-    await this.worker.terminate();
+    await this.thread.stop();
   }
 }
