@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, modelRunners } from '../core/config.js';
+import { configSchema, loadConfig, modelRunners, serveWorkers } from '../core/config.js';
 import { OnnxReranker } from '../reranker/index.js';
 import { Runtime } from '../runtime/index.js';
 import { createDatabase, dropDatabase } from '../testkit/postgres.js';
@@ -133,7 +133,8 @@ async function main(args: BenchArgs): Promise<number> {
                 distinct,
                 warmUp,
                 durationS: args.serveSeconds,
-                workers: 2,
+                // What a user gets: the shipped process count (server.workers), not one named by hand.
+                workers: serveWorkers(configSchema.parse({})),
                 variants: args.twoModelVariants,
                 note,
               });
@@ -291,6 +292,7 @@ async function main(args: BenchArgs): Promise<number> {
                   r.load_after.join(' '),
                 ]),
               ),
+              `resident memory of the servers after their runs: ${two.rss_mb.map((m) => `${m.workers} API process${m.workers === 1 ? '' : 'es'} ${m.rss_mb ?? '?'} MB`).join(', ')}`,
               ...two.notes,
               '',
             ]

@@ -1,5 +1,6 @@
 export type { IndexDoc, IndexHit, IndexSearchOptions, IndexStats, SearchIndex } from './search-index.js';
 export { passageModelText } from './search-index.js';
+export { isOwnTranslationGroup } from './page-facts.js';
 export type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
 export { cutPassages, type CutOptions, type CutPassage } from './passages.js';
 export { Fts5SearchIndex } from './backends/fts5/search-index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageLanguage, readPageFacts, translationKey } from './page-facts.js';
+import { isOwnTranslationGroup, pageLanguage, readPageFacts, translationKey } from './page-facts.js';
 
 const chrome = `<nav><ul>${Array.from({ length: 40 }, (_, i) => `<li><a href="/section-${i}.html">Section ${i}</a></li>`).join('')}</ul></nav>
   <div class="sphinxsidebar"><ul>${Array.from({ length: 30 }, (_, i) => `<li><a href="/other-${i}.html">Other page ${i}</a></li>`).join('')}</ul></div>`;
@@ -76,6 +76,12 @@ describe('page language', () => {
 });
 
 describe('translation groups', () => {
+  it('tells a page that is a group of its own (no search for its other versions) from one with translations', () => {
+    expect(isOwnTranslationGroup(translationKey('http://docs.test/guide/index.html', 'en', []))).toBe(true);
+    expect(isOwnTranslationGroup(translationKey('http://docs.test/manual/en/index.html', 'en', []))).toBe(false);
+    expect(isOwnTranslationGroup(translationKey('http://example.test/about', 'en', [{ hreflang: 'de', href: 'http://example.de/ueber-uns' }]))).toBe(false);
+  });
+
   it('groups the same path under language prefixes and language file suffixes', () => {
     expect(translationKey('http://docs.test/manual/en/mod/core.html', 'en', [])).toBe(translationKey('http://docs.test/manual/de/mod/core.html', 'de', []));
     expect(translationKey('http://docs.test/manual/pt-br/index.html', 'pt-br', [])).toBe(translationKey('http://docs.test/manual/fr/index.html', 'fr', []));

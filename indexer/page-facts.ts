@@ -252,7 +252,14 @@ export function translationKey(url: string, language: string | null, alternates:
     set.add(self);
     return `alt:${fallback ?? [...set].sort()[0] ?? self}`;
   }
-  return `url:${self}`;
+  return `${OWN_GROUP}${self}`;
+}
+
+const OWN_GROUP = 'url:';
+
+/** Whether a translation key names one page only (it declared no translations): no other version of it is indexed. */
+export function isOwnTranslationGroup(key: string): boolean {
+  return key.startsWith(OWN_GROUP);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
 import type { NotaryConfig } from '../core/index.js';
-import { passageModelText, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/index.js';
+import { isOwnTranslationGroup, passageModelText, type IndexFilter, type IndexHit, type SearchIndex } from '../indexer/index.js';
 import { detectLanguage, normaliseLanguageTag, primaryLanguage } from '../core/language.js';
 import { cosineToUnit } from '../reranker/index.js';
 import type { Reranker } from '../reranker/index.js';
@@ -122,10 +122,13 @@ export class SearchPipeline implements SearchService {
     const maxResults = Math.max(1, Math.floor(request.maxResults ?? config.max_results));
     const limit = Math.max(config.rerank_top_n, maxResults * PASSAGES_PER_PAGE);
     // One language at a time: the one asked for (or the deployment's) filters; otherwise the query's own language, when
-    // it can be told, picks which translation of a page is shown.
+    // it can be told, picks which translation of a page is shown (told only when a result has translations).
     const asked = normaliseLanguageTag(request.language ?? config.default_language ?? null);
-    const detected = asked ? null : detectLanguage(query);
-    const preferred = asked ?? (detected?.reliable ? detected.language : null);
+    const preferred = (): string | null => {
+      if (asked) return asked;
+      const detected = detectLanguage(query);
+      return detected.reliable ? detected.language : null;
+    };
     const filter: IndexFilter = {
       excludeNavigation: !config.include_navigation_pages,
       ...(asked ? { languages: [primaryLanguage(asked)] } : {}),
@@ -252,20 +255,28 @@ export class SearchPipeline implements SearchService {
   private async oneTranslationEach(
     query: string,
     ranked: Ranked[],
-    preferred: string | null,
+    preferred: () => string | null,
     state: RequestState,
     max: number,
   ): Promise<Ranked[]> {
     const out: Ranked[] = [];
     const groups = new Set<string>();
     const urls = new Set<string>();
-    const wanted = preferred ? primaryLanguage(preferred) : null;
+    let wantedOnce: { language: string | null } | null = null;
+    const wantedLanguage = (): string | null => {
+      if (!wantedOnce) {
+        const language = preferred();
+        wantedOnce = { language: language ? primaryLanguage(language) : null };
+      }
+      return wantedOnce.language;
+    };
     for (const entry of ranked) {
       if (out.length >= max) break;
       const key = entry.hit.translationKey;
       if (key && groups.has(key)) continue;
       if (key) groups.add(key);
       let shown = entry;
+      const wanted = key && entry.hit.language && !isOwnTranslationGroup(key) ? wantedLanguage() : null;
       if (key && wanted && entry.hit.language && primaryLanguage(entry.hit.language) !== wanted) {
         const [version] = await this.deps.index.search(query, {
           limit: 1,

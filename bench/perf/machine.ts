@@ -55,44 +55,54 @@ export function loadAverage(): [number, number, number] {
 }
 
 /**
- * CPU time (user + system, ms) used so far by process `pid` and every process below it (Linux /proc; null elsewhere):
- * what a server's work costs, counted the same on a busy machine as on a quiet one, unlike its requests per second.
- * Threads are counted with their process; processes that already exited are not.
+ * The sum over `pid` and every process below it of `valueOf(its /proc/<pid> folder, its stat fields after the command
+ * name)`; null where /proc cannot tell or `pid` is gone.
  */
-export function processTreeCpuMs(pid: number): number | null {
+function sumOverProcessTree(pid: number, valueOf: (dir: string, fields: string[]) => number): number | null {
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
     return null;
   }
-  const ticksPerSecond = 100; // USER_HZ: 100 on every Linux architecture Node supports
   const parentOf = new Map<number, number>();
-  const cpuOf = new Map<number, number>();
+  const valueAt = new Map<number, number>();
   for (const entry of entries) {
-    let stat: string;
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name may hold spaces and parentheses: the fields start after its last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parentOf.set(Number(entry), Number(fields[1]));
+      valueAt.set(Number(entry), valueOf(`/proc/${entry}`, fields));
     } catch {
       continue; // exited meanwhile
     }
-    // The command name may hold spaces and parentheses: the fields start after its last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ppid = Number(fields[1]);
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
-    parentOf.set(Number(entry), ppid);
-    cpuOf.set(Number(entry), ((utime + stime) * 1000) / ticksPerSecond);
   }
-  if (!cpuOf.has(pid)) return null;
+  if (!valueAt.has(pid)) return null;
   let total = 0;
-  for (const [candidate, cpu] of cpuOf) {
+  for (const [candidate, value] of valueAt) {
     for (let p: number | undefined = candidate; p !== undefined && p > 0; p = parentOf.get(p)) {
       if (p === pid) {
-        total += cpu;
+        total += value;
         break;
       }
     }
   }
   return total;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by process `pid` and every process below it (Linux /proc; null elsewhere):
+ * what a server's work costs, counted the same on a busy machine as on a quiet one, unlike its requests per second.
+ * Threads are counted with their process; processes that already exited are not.
+ */
+export function processTreeCpuMs(pid: number): number | null {
+  const ticksPerSecond = 100; // USER_HZ: 100 on every Linux architecture Node supports
+  return sumOverProcessTree(pid, (_dir, fields) => ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond);
+}
+
+/** Resident memory (MB) of `pid` and every process below it, from /proc; null where /proc cannot tell. */
+export function processTreeRssMb(pid: number): number | null {
+  const total = sumOverProcessTree(pid, (dir) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`${dir}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+  return total === null ? null : Math.round(total);
 }

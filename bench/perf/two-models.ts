@@ -11,7 +11,7 @@ import { configSchema, type NotaryConfig } from '../../core/config.js';
 import type { IndexHit, SearchIndex } from '../../indexer/search-index.js';
 import { BertPairTokenizer } from '../../reranker/tokenizer.js';
 import { crossEncoderText } from '../../search/cross-encoder.js';
-import { loadAverage } from './machine.js';
+import { loadAverage, processTreeRssMb } from './machine.js';
 import { load, withCpu, type CpuPerSearch } from './load-runner.js';
 import { startServe } from './serve-server.js';
 import { round2 } from './stats.js';
@@ -42,6 +42,8 @@ export interface TwoModelPhase {
   /** What the server said it runs (GET /healthz models). */
   models: unknown;
   workers: number;
+  /** Resident memory of each server's processes (the main server's `workers`, and the other process count's) after its runs. */
+  rss_mb: Array<{ workers: number; rss_mb: number | null }>;
   search: Pick<
     NotaryConfig['search'],
     'cross_encoder_from_depth' | 'cross_encoder_top_n' | 'cross_encoder_window_words' | 'cross_encoder_pair_tokens' | 'cross_encoder_cache' | 'cross_encoder_nice' | 'cross_encoder_batch_wait_ms' | 'cross_encoder_batch_pairs'
@@ -78,8 +80,12 @@ function toRow(run: string, depth: number, connections: number, durationS: numbe
 /** The first run of the two-model server: depth 1 at 10 connections from its start, on the warm-up queries. */
 export const WARM_UP_RUN = 'depth 1, 10 connections, the first seconds after start (warm-up queries)';
 
-/** The same server as one API process (the default server.workers), after the same warm-up. */
-export const ONE_PROCESS_RUN = 'one API process (server.workers 1, the default), depth 1, 10 connections';
+/** The same server with another process count than the phase's (one API process more, or the default of one), after the same warm-up. */
+export function otherProcessesRun(workers: number): string {
+  return workers === 1
+    ? 'one API process (server.workers 1, the default), depth 1, 10 connections'
+    : `${workers} API processes (serve --workers ${workers}, named by hand), depth 1, 10 connections`;
+}
 
 export async function twoModelPhase(options: {
   repoRoot: string;
@@ -135,6 +141,7 @@ export async function twoModelPhase(options: {
   const server = await startServe(options.repoRoot, file, options.dataDir, options.workers);
   const rows: TwoModelRow[] = [];
   const notes: string[] = [];
+  const rss: TwoModelPhase['rss_mb'] = [];
   let models: unknown = null;
   let unused = 0;
   const fresh = (): string[] => options.distinct.slice(unused);
@@ -177,6 +184,7 @@ export async function twoModelPhase(options: {
       rows.push(row);
       note(`serve phase: two models, ${name}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms (load ${before.join(' ')})`);
     }
+    rss.push({ workers: options.workers, rss_mb: server.child.pid === undefined ? null : processTreeRssMb(server.child.pid) });
   } finally {
     await server.stop();
   }
@@ -200,16 +208,20 @@ export async function twoModelPhase(options: {
     }
     variants.push({ search: overrides, rows: variantRows });
   }
-  // What a user gets without naming a process count: one API process (server.workers 1), warmed the same way, on
-  // queries from the start of the pool (new to this server).
-  if (options.workers !== 1) {
-    const single = await startServe(options.repoRoot, file, options.dataDir, 1);
+  // The same server with the other process count (the phase runs what a user gets without naming one: one API
+  // process; two processes named by hand are compared), warmed the same way, on queries from the start of the pool
+  // (new to this server).
+  {
+    const otherWorkers = options.workers === 1 ? 2 : 1;
+    const ONE_PROCESS_RUN = otherProcessesRun(otherWorkers);
+    const single = await startServe(options.repoRoot, file, options.dataDir, otherWorkers);
     try {
       await load(single.url, options.key, options.warmUp, 10, durationS, 1);
       const before = loadAverage();
       const { result: r, cpu } = await withCpu(single, () => load(single.url, options.key, options.distinct, 10, durationS, 1), (x) => x.requests.total);
       const row = toRow(ONE_PROCESS_RUN, 1, 10, durationS, r, before, cpu);
       rows.push(row);
+      rss.push({ workers: otherWorkers, rss_mb: single.child.pid === undefined ? null : processTreeRssMb(single.child.pid) });
       note(`serve phase: two models, ${ONE_PROCESS_RUN}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
     } finally {
       await single.stop();
@@ -229,7 +241,7 @@ export async function twoModelPhase(options: {
     'the cross-encoder of ../shared has the real architecture and tokenizer with RANDOM int8 weights: speed and wiring only, its scores mean nothing',
     'queries are never repeated within the server (each run takes queries it never had), so neither the query-vector, ranking nor cross-encoder score cache answers',
   );
-  return { bi_encoder_dir: options.biDir, cross_encoder_dir: options.crossDir, models, workers: options.workers, search, rows, targets, variants, notes };
+  return { bi_encoder_dir: options.biDir, cross_encoder_dir: options.crossDir, models, workers: options.workers, rss_mb: rss, search, rows, targets, variants, notes };
 }
 
 export interface WindowTokens {

@@ -15,6 +15,7 @@ import { createFactTables, factCondition, PAGE_FACTS, PASSAGE_FACTS } from './fa
 import { createCollectionTables } from './collection-tables.js';
 import { factFilterKey } from '../../filter-facts.js';
 import { StoredRows } from './stored-rows.js';
+import { noteLocalWrite, TurnMemo } from '../../turn-memo.js';
 
 /** Passages whose stored fields a process keeps between searches (stored-rows.ts): about 2 KB each. */
 const STORED_ROWS_KEPT = 8_192;
@@ -88,7 +89,10 @@ export class Fts5SearchIndex implements SearchIndex {
   /** True when the tables were made anew over an older layout: every page must be indexed again. */
   readonly rebuilt: boolean;
   private readonly writes: Fts5Writes;
-  private readonly generationStmt: BetterSqlite3.Statement<[], string>;
+  /** The write generation, read once a turn of the event loop (a search asks for it at several steps). */
+  private readonly generationNow: TurnMemo<string>;
+  /** passageCount() as of `generation`. */
+  private counted: { generation: string; count: number } | null = null;
   private readonly passageIdsStmt: BetterSqlite3.Statement<[], number>;
   private readonly rankings: RankingCache;
   private readonly averagesStmt: BetterSqlite3.Statement<[], Buffer | undefined>;
@@ -107,10 +111,11 @@ export class Fts5SearchIndex implements SearchIndex {
     this.rebuilt = createFts5Tables(db);
     createFactTables(db);
     createCollectionTables(db);
-    this.generationStmt = db.prepare<[], string>(GENERATION_SQL).pluck();
+    const generationStmt = db.prepare<[], string>(GENERATION_SQL).pluck();
+    this.generationNow = new TurnMemo(db.name, () => generationStmt.get() ?? '0');
     this.passageIdsStmt = db.prepare<[], number>(`SELECT id FROM ${TABLE}_docsize ORDER BY id`).pluck();
     this.rankings = new RankingCache(options.rankingCache ?? 0);
-    this.writes = new Fts5Writes(db);
+    this.writes = new Fts5Writes(db, () => noteLocalWrite(db.name));
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM ${TABLE}`);
     this.averagesStmt = db.prepare<[], Buffer | undefined>(AVERAGES_SQL).pluck();
     this.getManyStmt = db.prepare(
@@ -127,7 +132,7 @@ export class Fts5SearchIndex implements SearchIndex {
     const passageCount = (): number => this.passageCount();
     this.readers = new Fts5ReaderPool(db, options, passageCount);
     this.sql = new SqlRanking(db, this.readers);
-    this.memory = new Fts5MemoryRankings(db, options, passageCount, () => this.generationStmt.get() ?? '0');
+    this.memory = new Fts5MemoryRankings(db, options, passageCount, () => this.generationNow.get());
   }
 
   async upsert(docs: readonly IndexDoc[]): Promise<void> {
@@ -171,12 +176,12 @@ export class Fts5SearchIndex implements SearchIndex {
 
   /** The stored fields of these passages as of the index's current write generation (kept ones are not read again). */
   private storedPassages(ids: readonly number[]): Map<number, StoredPassage> {
-    return this.stored.get(ids, this.generationStmt.get() ?? '0');
+    return this.stored.get(ids, this.generationNow.get());
   }
 
   /** The index's write generation, read when a ranking cache is kept (a few microseconds). */
   private generation(): string {
-    return this.rankings.capacity > 0 ? this.generationStmt.get() ?? '0' : '0';
+    return this.rankings.capacity > 0 ? this.generationNow.get() : '0';
   }
 
   /** The stored fields of ranked rows, in their order. */
@@ -260,7 +265,7 @@ export class Fts5SearchIndex implements SearchIndex {
   /** Reads every passage's stored fields into the kept rows when they fit, a chunk at a time (the event loop runs between). */
   private async holdStoredRows(): Promise<void> {
     if (this.passageCount() > this.stored.capacity) return;
-    const generation = this.generationStmt.get() ?? '0';
+    const generation = this.generationNow.get();
     const ids = this.passageIdsStmt.all();
     if (ids.length > this.stored.capacity) return;
     for (let at = 0; at < ids.length; at += WARM_CHUNK) {
@@ -284,8 +289,12 @@ export class Fts5SearchIndex implements SearchIndex {
 
   /** Rows in the passage table, from FTS5's averages record (one small read; 0 when it cannot be read). */
   private passageCount(): number {
-    const block = this.averagesStmt.get();
-    return block ? readVarint(block) : 0;
+    const generation = this.generationNow.get();
+    if (this.counted?.generation !== generation) {
+      const block = this.averagesStmt.get();
+      this.counted = { generation, count: block ? readVarint(block) : 0 };
+    }
+    return this.counted.count;
   }
 
   async close(): Promise<void> {

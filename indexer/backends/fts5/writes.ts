@@ -18,8 +18,10 @@ export class Fts5Writes {
   readonly upsertPages: (docs: readonly PageDoc[]) => void;
   readonly deletePages: (ids: readonly number[]) => void;
 
-  constructor(db: BetterSqlite3.Database) {
-    const bumpGeneration = db.prepare(BUMP_GENERATION_SQL);
+  /** `wrote` runs in each write transaction as it bumps the generation (reads after it must see the write). */
+  constructor(db: BetterSqlite3.Database, wrote: () => void = () => undefined) {
+    const bump = db.prepare(BUMP_GENERATION_SQL);
+    const bumpGeneration = { run: () => { bump.run(); wrote(); } };
     const deleteStmt = db.prepare<[number]>(`DELETE FROM ${TABLE} WHERE rowid = ?`);
     const insertStmt = db.prepare<[number, string, string, string, string, number, string, string | null, number, string | null]>(
       `INSERT INTO ${TABLE} (rowid, title, headings, body, facets, page_id, url, lang, nav, tkey) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
