@@ -58,4 +58,4 @@ export {
   type CollectionSettings,
 } from './collections.js';
 export { BASE62 } from './ids.js';
-export { ADDON_LOADED_FIELD, startAddonWorker, type AddonWorker } from './addon-worker.js';
+export { startAddonWorker, type AddonWorker } from './addon-worker.js';

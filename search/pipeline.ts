@@ -124,10 +124,11 @@ export class SearchPipeline implements SearchService {
     // One language at a time: the one asked for (or the deployment's) filters; otherwise the query's own language, when
     // it can be told, picks which translation of a page is shown (told only when a result has translations).
     const asked = normaliseLanguageTag(request.language ?? config.default_language ?? null);
-    const preferred = (): string | null => {
-      if (asked) return asked;
-      const detected = detectLanguage(query);
-      return detected.reliable ? detected.language : null;
+    // The primary language asked for or detected, or null.
+    const wantedLanguage = (): string | null => {
+      const detected = asked ? null : detectLanguage(query);
+      const language = asked ?? (detected?.reliable ? detected.language : null);
+      return language ? primaryLanguage(language) : null;
     };
     const filter: IndexFilter = {
       excludeNavigation: !config.include_navigation_pages,
@@ -179,7 +180,7 @@ export class SearchPipeline implements SearchService {
     let crossEncoder: CrossEncoderTiming | undefined;
     const stage = this.deps.crossEncoder;
     if (stage && config.rerank_top_n > 0 && stage.serves(depth)) ({ ranking, timing: crossEncoder } = await crossEncoderRank(query, stage, ranking, state, this.crossEncoderWeight));
-    const ranked = await this.oneTranslationEach(query, ranking, preferred, state, maxResults);
+    const ranked = await this.oneTranslationEach(query, ranking, wantedLanguage, state, maxResults);
     const scoring = await this.calibrate(query, ranked, crossEncoder && stage ? stage.model : config.rerank_top_n > 0 ? this.deps.reranker : null);
     const highlights = request.highlights
       ? await highlightsOf(query, ranked, request.highlights, state, index, (ids) => this.scoreNew(query, queryVector, ids, state))
@@ -255,28 +256,25 @@ export class SearchPipeline implements SearchService {
   private async oneTranslationEach(
     query: string,
     ranked: Ranked[],
-    preferred: () => string | null,
+    wantedLanguage: () => string | null,
     state: RequestState,
     max: number,
   ): Promise<Ranked[]> {
     const out: Ranked[] = [];
     const groups = new Set<string>();
     const urls = new Set<string>();
-    let wantedOnce: { language: string | null } | null = null;
-    const wantedLanguage = (): string | null => {
-      if (!wantedOnce) {
-        const language = preferred();
-        wantedOnce = { language: language ? primaryLanguage(language) : null };
-      }
-      return wantedOnce.language;
-    };
+    let told: string | null | undefined; // undefined: not asked yet
     for (const entry of ranked) {
       if (out.length >= max) break;
       const key = entry.hit.translationKey;
       if (key && groups.has(key)) continue;
       if (key) groups.add(key);
       let shown = entry;
-      const wanted = key && entry.hit.language && !isOwnTranslationGroup(key) ? wantedLanguage() : null;
+      let wanted: string | null = null;
+      if (key && entry.hit.language && !isOwnTranslationGroup(key)) {
+        if (told === undefined) told = wantedLanguage();
+        wanted = told;
+      }
       if (key && wanted && entry.hit.language && primaryLanguage(entry.hit.language) !== wanted) {
         const [version] = await this.deps.index.search(query, {
           limit: 1,

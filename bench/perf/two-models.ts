@@ -213,18 +213,18 @@ export async function twoModelPhase(options: {
   // (new to this server).
   {
     const otherWorkers = options.workers === 1 ? 2 : 1;
-    const ONE_PROCESS_RUN = otherProcessesRun(otherWorkers);
-    const single = await startServe(options.repoRoot, file, options.dataDir, otherWorkers);
+    const otherRun = otherProcessesRun(otherWorkers);
+    const other = await startServe(options.repoRoot, file, options.dataDir, otherWorkers);
     try {
-      await load(single.url, options.key, options.warmUp, 10, durationS, 1);
+      await load(other.url, options.key, options.warmUp, 10, durationS, 1);
       const before = loadAverage();
-      const { result: r, cpu } = await withCpu(single, () => load(single.url, options.key, options.distinct, 10, durationS, 1), (x) => x.requests.total);
-      const row = toRow(ONE_PROCESS_RUN, 1, 10, durationS, r, before, cpu);
+      const { result: r, cpu } = await withCpu(other, () => load(other.url, options.key, options.distinct, 10, durationS, 1), (x) => x.requests.total);
+      const row = toRow(otherRun, 1, 10, durationS, r, before, cpu);
       rows.push(row);
-      rss.push({ workers: otherWorkers, rss_mb: single.child.pid === undefined ? null : processTreeRssMb(single.child.pid) });
-      note(`serve phase: two models, ${ONE_PROCESS_RUN}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
+      rss.push({ workers: otherWorkers, rss_mb: other.child.pid === undefined ? null : processTreeRssMb(other.child.pid) });
+      note(`serve phase: two models, ${otherRun}: ${row.searches_per_s}/s, p50 ${row.p50_ms} ms, CPU ${row.server_cpu_ms_per_search ?? '?'} + ${row.client_cpu_ms_per_search ?? '?'} ms a search (load ${before.join(' ')})`);
     } finally {
-      await single.stop();
+      await other.stop();
     }
   }
   const find = (name: string) => rows.find((r) => r.run === name);
