@@ -29,16 +29,20 @@ export function prunedSearch(
   const candidates = prunedCandidates(cache, query, limit, perPage, allow);
   if (!candidates) return null;
   // The float scores of the candidates, then exactSearch's order (higher score, then lower id) and per-page cap.
-  const scores = new Float32Array(cache.size);
+  if (scoresScratch.length < cache.size) scoresScratch = new Float32Array(cache.ids.length);
+  const scores = scoresScratch;
   cache.store.scoreRows(query, candidates, scores);
   const ids = cache.ids;
   candidates.sort((a, b) => scores[b]! - scores[a]! || ids[a]! - ids[b]!);
   return selectPerPage(candidates, limit, perPage, (row) => cache.pageIds[row]!).map((row) => ({ id: ids[row]!, pageId: cache.pageIds[row]!, score: scores[row]! }));
 }
 
-/** Scratch bounds of the rows (one search runs at a time on this thread: reused, grown as caches grow). */
+/** Scratch bounds and scores of the rows (one search runs at a time on this thread: reused, grown as caches grow). */
 let lowerScratch = new Float64Array(0);
 let upperScratch = new Float64Array(0);
+let scoresScratch = new Float32Array(0);
+/** Each row's histogram bucket in cappedThreshold (-1: a row left out). */
+let bucketScratch = new Int16Array(0);
 
 /** The rows that may be among the answer (every other row is beaten for sure); null where pruning does not apply. */
 export function prunedCandidates(cache: VectorCache, query: Float32Array, limit: number, perPage: number, allow: ((row: number) => boolean) | undefined): number[] | null {
@@ -97,11 +101,18 @@ const counts = new Uint32Array(BUCKETS);
  */
 function cappedThreshold(lower: Float64Array, pageIds: Float64Array, n: number, limit: number, perPage: number, min: number, max: number): number {
   const scaleTo = max > min ? BUCKETS / (max - min) : 0;
+  if (bucketScratch.length < n) bucketScratch = new Int16Array(lower.length);
+  const bucket = bucketScratch;
   counts.fill(0);
   for (let row = 0; row < n; row++) {
     const v = lower[row]!;
-    if (v === Number.NEGATIVE_INFINITY) continue;
-    counts[Math.min(BUCKETS - 1, Math.floor((v - min) * scaleTo))]!++;
+    if (v === Number.NEGATIVE_INFINITY) {
+      bucket[row] = -1;
+      continue;
+    }
+    const b = Math.min(BUCKETS - 1, Math.floor((v - min) * scaleTo));
+    bucket[row] = b;
+    counts[b]!++;
   }
   for (let want = limit; ; want *= 2) {
     let from = BUCKETS - 1;
@@ -110,10 +121,7 @@ function cappedThreshold(lower: Float64Array, pageIds: Float64Array, n: number, 
       if (seen >= want) break;
     }
     const rows: number[] = [];
-    for (let row = 0; row < n; row++) {
-      const v = lower[row]!;
-      if (v !== Number.NEGATIVE_INFINITY && Math.min(BUCKETS - 1, Math.floor((v - min) * scaleTo)) >= from) rows.push(row);
-    }
+    for (let row = 0; row < n; row++) if (bucket[row]! >= from) rows.push(row);
     rows.sort((a, b) => lower[b]! - lower[a]!);
     const taken = selectPerPage(rows, limit, perPage, (row) => pageIds[row]!);
     if (taken.length >= limit) return lower[taken[limit - 1]!]!;

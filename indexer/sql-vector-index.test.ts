@@ -9,7 +9,9 @@ import { PageStore } from '../storage/pages.js';
 import { SqlVectorIndex } from './sql-vector-index.js';
 import { decodeVector, encodeVector } from './vector-encoding.js';
 import { vectorHarness } from '../testkit/vector-harness.js';
-import { vectorIndexContract } from './vector-index.contract.js';
+import { randomUnitVector, vectorIndexContract } from './vector-index.contract.js';
+import { dot } from '../reranker/pooling.js';
+import { seededRandom } from '../testkit/seeded-random.js';
 import { ClusteredCorpus, seedPassageRows } from '../testkit/synthetic-vectors.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'notary-vectors-'));
@@ -84,6 +86,20 @@ describe('vector encoding', () => {
   });
 });
 
+/** A page on `host` with passages of these texts, in a migrated database. */
+async function pageWithPassages(storage: Storage, host: string, texts: readonly string[]) {
+  await migrateToLatest(storage);
+  const store = new PageStore(storage.db);
+  const url = `http://${host}/${counter++}`;
+  const { id: pageId } = await store.saveFetched({
+    url, final_url: url, host, http_status: 200, content_type: 'text/html', etag: null,
+    last_modified: null, content_hash: 'h', title: 'T', html: '<p>x</p>', crawl_depth: 0,
+  });
+  const passages = await store.replacePassages((await store.getById(pageId))!, texts.map((text, ordinal) => (
+    { ordinal, url, title: 'T', heading_path: '', text, word_count: text.split(' ').length })));
+  return { pageId, passages };
+}
+
 describe.each([
   ['sqlite', async () => openSqlite(path.join(dir, `raw-${counter++}.sqlite`))],
   ['postgres', async () => openPostgres(await createDatabase(pgServer!.url, `vectors_raw_${Date.now()}_${counter++}`))],
@@ -116,19 +132,31 @@ describe.each([
     await storage.close();
   });
 
+  it('computes similarities bit for bit as the search pipeline computes the dot product of the stored vectors, from the table and from its cache', async () => {
+    const storage = await open();
+    const { pageId, passages } = await pageWithPassages(storage, 'sim.test', Array.from({ length: 12 }, (_, i) => `x ${i}`));
+    const random = seededRandom(7);
+    const unit = () => randomUnitVector(random, 384);
+    const index = new SqlVectorIndex(storage, { model: 'm', dimensions: 384 });
+    await index.upsert(passages.slice(0, 10).map((p) => ({ id: p.id, pageId, vector: unit() })));
+    const ids = passages.map((p) => p.id); // the last two have no vector
+    const query = unit();
+    const expectSame = async () => {
+      const got = await index.similarities(query, ids);
+      const stored = await index.vectors(ids);
+      expect(got.size).toBe(10);
+      for (const [id, v] of stored) expect(Object.is(got.get(id), dot(query, v))).toBe(true);
+    };
+    await expectSame(); // no cache yet: from the table
+    await index.search(query, { limit: 3 });
+    await expectSame(); // from the cache's rows in place
+    await index.close();
+    await storage.close();
+  });
+
   it('reloads fully when a row appears that bypassed the write generation', async () => {
     const storage = await open();
-    await migrateToLatest(storage);
-    const store = new PageStore(storage.db);
-    const url = `http://raw.test/${counter++}`;
-    const { id: pageId } = await store.saveFetched({
-      url, final_url: url, host: 'raw.test', http_status: 200, content_type: 'text/html', etag: null,
-      last_modified: null, content_hash: 'h', title: 'T', html: '<p>x</p>', crawl_depth: 0,
-    });
-    const [a, b] = await store.replacePassages((await store.getById(pageId))!, [
-      { ordinal: 0, url, title: 'T', heading_path: '', text: 'x', word_count: 1 },
-      { ordinal: 1, url, title: 'T', heading_path: '', text: 'y', word_count: 1 },
-    ]);
+    const { pageId, passages: [a, b] } = await pageWithPassages(storage, 'raw.test', ['x', 'y']);
     const index = new SqlVectorIndex(storage, { model: 'm', dimensions: 2 });
     await index.upsert([{ id: a!.id, pageId, vector: new Float32Array([1, 0]) }]);
     expect((await index.search(new Float32Array([0, 1]), { limit: 5 })).map((h) => h.id)).toEqual([a!.id]);

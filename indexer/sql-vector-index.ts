@@ -3,7 +3,7 @@ import './sql-vector-migrations.js'; // its tables exist wherever it is used, wi
 import { NotaryError } from '../core/index.js';
 import { QueryShape, type Storage, type Database } from '../storage/index.js';
 import { ApproximateSearch, type ApproximateSearchOptions } from './ann-search.js';
-import { exactSearch, factsAllow, VectorCache } from './vector-cache.js';
+import { dotAt, exactSearch, factsAllow, VectorCache } from './vector-cache.js';
 import { hasFactFilter, hostOf, publishedMs } from './filter-facts.js';
 import { decodeInto, decodeVector, encodeVector } from './vector-encoding.js';
 import type { PassageVector, VectorHit, VectorIndex, VectorIndexStats, VectorSearchOptions } from './vector-index.js';
@@ -235,6 +235,29 @@ export class SqlVectorIndex implements VectorIndex {
       for (const row of rows) out.set(Number(row.passage_id), decodeVector(row.vector, this.dimensions));
     }
     return out;
+  }
+
+  /**
+   * dot(vector, vectors(ids)[id]) for each id with a vector, bit for bit: a process that searches computes them on the
+   * cache's rows in place, without copying each row out (a depth-1 search asks this for every passage it scores).
+   */
+  async similarities(vector: Float32Array, ids: readonly number[]): Promise<Map<number, number>> {
+    const query = checkVector(vector, this.dimensions, 'query vector');
+    this.checkIds(ids);
+    if (!this.cache) {
+      const out = new Map<number, number>();
+      for (const [id, stored] of await this.vectors(ids)) out.set(id, dotAt(query, stored, 0));
+      return out;
+    }
+    return this.exclusive(async () => {
+      const cache = await this.refresh();
+      const out = new Map<number, number>();
+      for (const id of ids) {
+        const similarity = cache.similarity(query, id);
+        if (similarity !== undefined) out.set(id, similarity);
+      }
+      return out;
+    });
   }
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {

@@ -18,6 +18,13 @@ export interface CachedVectors {
   readonly position: ReadonlyMap<number, number>;
 }
 
+/** query · vectors[base .. base + query.length), summed in order in doubles as reranker's dot sums (the same bits). */
+export function dotAt(query: Float32Array, vectors: Float32Array, base: number): number {
+  let sum = 0;
+  for (let j = 0; j < query.length; j++) sum += query[j]! * vectors[base + j]!;
+  return sum;
+}
+
 /**
  * This model's vectors in memory: row i is matrix[i*d .. (i+1)*d), with its passage id, page id and the write
  * generation (seq) that stored it. `maxSeq` and `size` are what the database said when the cache was last known
@@ -59,6 +66,13 @@ export class VectorCache {
       next.set(this[key]);
       this[key] = next;
     }
+  }
+
+  /** The dot product of `query` with passage `id`'s row, summed as reranker's dot sums (the same bits); undefined without one. */
+  similarity(query: Float32Array, id: number): number | undefined {
+    const row = this.position.get(id);
+    if (row === undefined) return undefined;
+    return dotAt(query, this.store.matrix, row * this.dimensions);
   }
 
   /** Row i is matrix[i*d .. (i+1)*d); a new view after the cache grows. */

@@ -133,6 +133,26 @@ export function vectorIndexContract(name: string, createHarness: () => Promise<V
       expect(await index.stats()).toMatchObject({ vectors: 500, stale: 0 });
     });
 
+    it('gives the dot products of its stored vectors where it computes similarities itself, before and after its first search', async () => {
+      const { harness, index } = await fresh();
+      if (!index.similarities) return;
+      const { items, random } = await randomCorpus(harness, 20261128, 8, 5);
+      await index.upsert(items);
+      const query = randomUnitVector(random, DIMENSIONS);
+      const ids = [...items.slice(0, 30).map((i) => i.id), 987_654_321];
+      const expected = (stored: Map<number, Float32Array>) => new Map([...stored].map(([id, v]) => [id, v.reduce((sum, x, j) => sum + query[j]! * x, 0)]));
+      const check = async () => {
+        const got = await index.similarities!(query, ids);
+        const want = expected(await index.vectors(ids));
+        expect([...got.keys()].sort((a, b) => a - b)).toEqual([...want.keys()].sort((a, b) => a - b));
+        expect(got.size).toBe(30);
+        for (const [id, s] of want) expect(got.get(id)).toBeCloseTo(s, 6);
+      };
+      await check();
+      await index.search(query, { limit: 5 });
+      await check();
+    });
+
     it('replaces a vector that is upserted again', async () => {
       const { harness, index } = await fresh();
       const { page, passageIds } = await harness.addPage(3);
