@@ -114,7 +114,9 @@ function cappedThreshold(lower: Float64Array, pageIds: Float64Array, n: number, 
     bucket[row] = b;
     counts[b]!++;
   }
-  for (let want = limit; ; want *= 2) {
+  // Starting from twice the limit where the page cap binds: the page cap most often leaves fewer than `limit` of the
+  // first `limit` rows (one pass fewer; the threshold is the same, the rows of fewer buckets being a prefix of these).
+  for (let want = perPage < limit ? limit * 2 : limit; ; want *= 2) {
     let from = BUCKETS - 1;
     for (let seen = 0; from > 0; from--) {
       seen += counts[from]!;
