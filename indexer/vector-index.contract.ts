@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from '../storage/schema.js';
 import type { PassageVector, VectorHit, VectorIndex } from './vector-index.js';
 import { seededRandom } from '../testkit/seeded-random.js';
+import { dot } from '../reranker/pooling.js';
 import { vectorCollectionContract, vectorFilterContract } from './vector-index-filters.contract.js';
 
 /** One database for one test: pages and passages written through PageStore, and any number of index instances. */
@@ -140,7 +141,7 @@ export function vectorIndexContract(name: string, createHarness: () => Promise<V
       await index.upsert(items);
       const query = randomUnitVector(random, DIMENSIONS);
       const ids = [...items.slice(0, 30).map((i) => i.id), 987_654_321];
-      const expected = (stored: Map<number, Float32Array>) => new Map([...stored].map(([id, v]) => [id, v.reduce((sum, x, j) => sum + query[j]! * x, 0)]));
+      const expected = (stored: Map<number, Float32Array>) => new Map([...stored].map(([id, v]) => [id, dot(query, v)]));
       const check = async () => {
         const got = await index.similarities!(query, ids);
         const want = expected(await index.vectors(ids));
