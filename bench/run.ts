@@ -23,6 +23,7 @@ import { checkTargets, formatSearchTable, formatTable, formatTargets } from './p
 import { round2 } from './perf/stats.js';
 import { note } from './perf/note.js';
 import { crawlPhase, indexPhase, searchPhase, tokenizerPhase } from './perf/corpus-phases.js';
+import { postgresCompanion, type PostgresCompanion } from './perf/postgres-companion.js';
 import { BI_ENCODER_NAME, embeddingPhase } from './perf/embedding-models.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,6 +67,7 @@ async function main(args: BenchArgs): Promise<number> {
   note(`index backend: ${args.backend}${databaseUrl ? ' (storage in PostgreSQL)' : ''}`);
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   let reranker: OnnxReranker | null = null;
+  let postgres: PostgresCompanion | null = null;
   try {
     const crawl = await crawlPhase(runtime, docsDir, args.concurrency);
     memory['after_crawl'] = memorySample();
@@ -81,6 +83,10 @@ async function main(args: BenchArgs): Promise<number> {
     memory['after_index'] = memorySample();
     loadAverages['after_index'] = loadAverage();
     note(`index: ${indexed.passages} passages from ${indexed.pages} pages in ${indexed.wall_s} s (${indexed.passages_per_s} passages/s)`);
+
+    if (args.withPostgres && args.databaseUrl && args.serveSeconds > 0) {
+      postgres = await postgresCompanion({ serverUrl: args.databaseUrl, name: `${stamp}_pg`, dataDir, docsDir, concurrency: args.concurrency, note });
+    }
 
     const embedding = args.embedPassages > 0 ? await embeddingPhase(runtime, sharedDir, args) : null;
     memory['after_embedding'] = memorySample();
@@ -116,6 +122,7 @@ async function main(args: BenchArgs): Promise<number> {
         ? await servePhase({
             only: args.serveSettings,
             vectors: args.vectors.slice(1),
+            companions: postgres ? [postgres] : [],
             after: async (key, distinct, settings, warmUp) => {
               if (!wantTwoModels) return;
               if (!existsSync(path.join(crossDir, 'tokenizer.json'))) {
@@ -192,6 +199,7 @@ async function main(args: BenchArgs): Promise<number> {
       corpus: { dir: docsDir, html_files: crawl.html_files, known_item_queries_available: allQueries.length, query_seed: 20261122 },
       crawl,
       index: indexed,
+      ...(postgres ? { postgres_beside: { crawl: postgres.crawl, index: postgres.index } } : {}),
       reranker: {
         model_dir: modelDir,
         onnx_file: reranker.onnxPath,
@@ -269,8 +277,19 @@ async function main(args: BenchArgs): Promise<number> {
               ),
               '',
               formatTable(
-                ['backend', 'setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'load'],
-                serve.load.map((r) => [r.backend, r.setting, r.queries, String(r.connections), String(r.searches_per_s), String(r.p50_ms), String(r.p99_ms), String(r.errors + r.non_2xx), r.load_average.join(' ')]),
+                ['backend', 'setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'CPU ms a search: server / machine', 'load'],
+                serve.load.map((r) => [
+                  r.backend,
+                  r.setting,
+                  r.queries,
+                  String(r.connections),
+                  String(r.searches_per_s),
+                  String(r.p50_ms),
+                  String(r.p99_ms),
+                  String(r.errors + r.non_2xx),
+                  `${r.server_cpu_ms_per_search ?? '-'} / ${r.machine_cpu_ms_per_search ?? '-'}`,
+                  r.load_average.join(' '),
+                ]),
               ),
               ...serve.notes,
               '',
@@ -314,11 +333,12 @@ async function main(args: BenchArgs): Promise<number> {
     await reranker?.close();
     await runtime.close();
     if (args.keepData) {
-      console.log(`kept (--keep-data): data folder ${dataDir}${args.backend === 'sqlite-fts5' ? '' : `, ${args.backend} index or database "${stamp}"`}`);
+      console.log(`kept (--keep-data): data folder ${dataDir}${args.backend === 'sqlite-fts5' ? '' : `, ${args.backend} index or database "${stamp}"`}${postgres ? `, PostgreSQL database "${stamp}_pg"` : ''}`);
     } else {
       rmSync(dataDir, { recursive: true, force: true });
       if (args.backend === 'meilisearch' && args.meilisearchUrl) await dropMeilisearchIndexes(args.meilisearchUrl, args.meilisearchKey, stamp);
       if (databaseUrl && args.databaseUrl) await dropDatabase(args.databaseUrl, stamp);
+      await postgres?.drop();
     }
   }
 }

@@ -48,6 +48,14 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(['--vectors', 'service'])).toThrow(/--vectors is for --backend postgres or meilisearch/);
   });
 
+  it('adds PostgreSQL to a run of another backend only with a server to put it in', () => {
+    const meili = ['--backend', 'meilisearch', '--meilisearch-url', 'http://127.0.0.1:7700'];
+    expect(parseBenchArgs(meili).withPostgres).toBe(false);
+    expect(parseBenchArgs([...meili, '--with-postgres', '--database-url', 'postgres://postgres@127.0.0.1:5432/postgres']).withPostgres).toBe(true);
+    expect(() => parseBenchArgs([...meili, '--with-postgres'])).toThrow(/--with-postgres needs --database-url/);
+    expect(() => parseBenchArgs(['--backend', 'postgres', '--database-url', 'postgres://x', '--with-postgres'])).toThrow(/already/);
+  });
+
   it('keeps the data folder only when asked', () => {
     expect(parseBenchArgs([]).keepData).toBe(false);
     expect(parseBenchArgs(['--quick', '--keep-data']).keepData).toBe(true);

@@ -36,6 +36,11 @@ export interface BenchArgs {
   vectors: string[];
   /** Keep the data folder (and a Meilisearch run's indexes, a PostgreSQL run's database) for other benches, e.g. bench/depth1-cpu.ts --data. */
   keepData: boolean;
+  /**
+   * PostgreSQL measured in the same run beside the run's backend and its FTS5 baseline (issue 34's three backends):
+   * the corpus crawled again into a database of its own on --database-url, storage and index there, its shipped settings.
+   */
+  withPostgres: boolean;
 }
 
 export const DEFAULT_ARGS: BenchArgs = {
@@ -59,6 +64,7 @@ export const DEFAULT_ARGS: BenchArgs = {
   meilisearchKey: null,
   vectors: [],
   keepData: false,
+  withPostgres: false,
 };
 
 export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FILE] [--concurrency N] [--rerank 0,20,50] [--throughput-queries N]
@@ -83,7 +89,10 @@ export const USAGE = `usage: npm run bench -- [--quick] [--queries N] [--out FIL
                          --database-url of a server, where a database of its own is made and dropped) or meilisearch
                          (the index on --meilisearch-url with --meilisearch-key; pages in SQLite)
   --vectors LIST         where postgres or meilisearch keep passage vectors (indexer.<backend>.vectors), comma-separated:
-                         the first for the run, each measured beside FTS5 (e.g. meilisearch,service)`;
+                         the first for the run, each measured beside FTS5 (e.g. meilisearch,service)
+  --with-postgres        also PostgreSQL in the same run, beside --backend meilisearch (or sqlite-fts5) and the FTS5
+                         baseline: the corpus crawled again into a database of its own on --database-url, storage and
+                         index there, its shipped settings (issue 34's three backends in one run)`;
 
 export class BenchArgsError extends Error {}
 
@@ -170,6 +179,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       case '--keep-data':
         args.keepData = true;
         break;
+      case '--with-postgres':
+        args.withPostgres = true;
+        break;
       case '--backend': {
         const backend = value();
         if (backend !== 'sqlite-fts5' && backend !== 'postgres' && backend !== 'meilisearch') {
@@ -210,6 +222,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   args.throughputQueries = Math.min(args.throughputQueries, args.queries);
   if (args.backend === 'postgres' && !args.databaseUrl) throw new BenchArgsError('--backend postgres needs --database-url');
   if (args.backend === 'meilisearch' && !args.meilisearchUrl) throw new BenchArgsError('--backend meilisearch needs --meilisearch-url');
+  if (args.withPostgres && args.backend === 'postgres') throw new BenchArgsError('--with-postgres is for --backend meilisearch or sqlite-fts5 (postgres is the run\'s own backend already)');
+  if (args.withPostgres && !args.databaseUrl) throw new BenchArgsError('--with-postgres needs --database-url of a PostgreSQL server (a database of its own is made there and dropped)');
   if (args.vectors.length > 0 && args.backend === 'sqlite-fts5') throw new BenchArgsError('--vectors is for --backend postgres or meilisearch');
   return args;
 }

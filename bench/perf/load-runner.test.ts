@@ -36,7 +36,7 @@ describe('backendTargets (issue 34)', () => {
   const row = (backend: string, connections: number, p50: number, perS: number): LoadRow => ({
     backend, setting: '1 process', workers: 1, query_vector_cache: 10_000, ranking_cache: 10_000, queries: 'distinct', connections, duration_s: 10,
     requests: 100, searches_per_s: perS, p50_ms: p50, p90_ms: p50, p99_ms: p50, errors: 0, non_2xx: 0, load_average: [1, 1, 1],
-    server_cpu_ms_per_search: null, client_cpu_ms_per_search: 1,
+    server_cpu_ms_per_search: null, client_cpu_ms_per_search: 1, machine_cpu_ms_per_search: null,
   });
   it('compares each backend with SQLite at 1 and 10 connections (distinct queries, 1 process)', () => {
     const targets = backendTargets([row('sqlite-fts5', 1, 10, 100), row('sqlite-fts5', 10, 0, 200), row('meilisearch', 1, 25, 40), row('meilisearch', 10, 0, 120)]);

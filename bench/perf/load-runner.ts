@@ -3,7 +3,7 @@
  * never-repeating queries, with the CPU each search cost the server and the load generator, one row per run.
  */
 import autocannon from 'autocannon';
-import { loadAverage } from './machine.js';
+import { loadAverage, machineBusyMs } from './machine.js';
 import type { ServerHandle } from './serve-server.js';
 import { round2 } from './stats.js';
 
@@ -39,20 +39,25 @@ export interface LoadRow {
   /** CPU per search: server processes and threads, and the load generator (same cores). */
   server_cpu_ms_per_search: number | null;
   client_cpu_ms_per_search: number;
+  /** The whole machine's CPU per search (machine.ts machineBusyMs): with a search engine's own process, its share too. */
+  machine_cpu_ms_per_search: number | null;
 }
 
-/** CPU milliseconds per search of a timed run: the server's (every process and thread) and the load generator's. */
+/** CPU milliseconds per search of a timed run: the server's (every process and thread), the load generator's, the machine's. */
 export interface CpuPerSearch {
   server_cpu_ms_per_search: number | null;
   client_cpu_ms_per_search: number;
+  machine_cpu_ms_per_search: number | null;
 }
 
 /** Runs `work` (a load of `requests()` searches) and says what each search cost in CPU, server and load generator. */
 export async function withCpu<T>(server: ServerHandle, work: () => Promise<T>, requests: (result: T) => number): Promise<{ result: T; cpu: CpuPerSearch }> {
   const serverBefore = server.cpuMs();
+  const machineBefore = machineBusyMs();
   const clientBefore = process.cpuUsage();
   const result = await work();
   const client = process.cpuUsage(clientBefore);
+  const machineAfter = machineBusyMs();
   const serverAfter = server.cpuMs();
   const n = Math.max(1, requests(result));
   return {
@@ -60,6 +65,7 @@ export async function withCpu<T>(server: ServerHandle, work: () => Promise<T>, r
     cpu: {
       server_cpu_ms_per_search: serverBefore === null || serverAfter === null ? null : round2((serverAfter - serverBefore) / n),
       client_cpu_ms_per_search: round2((client.user + client.system) / 1000 / n),
+      machine_cpu_ms_per_search: machineBefore === null || machineAfter === null ? null : round2((machineAfter - machineBefore) / n),
     },
   };
 }
@@ -179,7 +185,7 @@ export async function runLoads(server: ServerHandle, options: LoadRunOptions): P
         notes.push(`${setting.name}, ${connections} connections: ${result.requests.total} requests over ${pool.length} distinct queries, so some repeated`);
       }
       rows.push(r);
-      note(`serve phase: ${backend}, ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, CPU ${r.server_cpu_ms_per_search ?? '?'} + ${r.client_cpu_ms_per_search} ms a search (load ${before.join(' ')})`);
+      note(`serve phase: ${backend}, ${setting.name}, ${kind}, ${connections} connections: ${r.searches_per_s}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, CPU ${r.server_cpu_ms_per_search ?? '?'} + ${r.client_cpu_ms_per_search} ms a search, machine ${r.machine_cpu_ms_per_search ?? '?'} (load ${before.join(' ')})`);
     }
   }
   return rows;

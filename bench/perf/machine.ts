@@ -106,3 +106,20 @@ export function processTreeRssMb(pid: number): number | null {
   const total = sumOverProcessTree(pid, (dir) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`${dir}/status`, 'utf8'))?.[1] ?? 0) / 1024);
   return total === null ? null : Math.round(total);
 }
+
+/**
+ * CPU time (ms) every process of the machine has used so far, all cores together (Linux /proc/stat: everything but
+ * idle and I/O wait; null elsewhere): over a timed load, what a search cost the server, the load generator and a
+ * search engine running beside them in a process of its own (and anything else running, so compare quiet runs).
+ */
+export function machineBusyMs(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+    if (line.split(/\s+/)[0] !== 'cpu' || ticks.length < 5 || ticks.some((t) => !Number.isFinite(t))) return null;
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = ticks;
+    return ((user + nice + system + irq + softirq + steal) * 1000) / 100; // USER_HZ ticks
+  } catch {
+    return null;
+  }
+}

@@ -12,6 +12,7 @@ import { configSchema, type NotaryConfig } from '../../core/config.js';
 import { Runtime } from '../../runtime/index.js';
 import { cachedEmbedder } from '../eval/embedding-cache.js';
 import { openBaseline, wantsBaseline, type Baseline } from './baseline-backend.js';
+import type { Companion } from './postgres-companion.js';
 import { backendStages, stageRatios, type BackendStageRow, type BackendUnderTest } from './backend-stages.js';
 import { distinctQueries, runLoads, warmUpQueries, type LoadRow, type ServeSetting } from './load-runner.js';
 import { createBenchKey, startServe } from './serve-server.js';
@@ -64,6 +65,8 @@ export async function servePhase(options: {
   only?: readonly string[];
   /** More values of `indexer.<backend>.vectors`, each measured beside the run's own (issue 34). */
   vectors?: readonly string[];
+  /** Other backends over storage of their own (postgres-companion.ts), each measured beside the run's own (issue 34). */
+  companions?: readonly Companion[];
   /** Runs after the settings with the API key and the distinct queries (the two-model server of issue 28). */
   after?: (key: string, distinct: readonly string[], settings: Record<string, unknown>, warmUp: readonly string[]) => Promise<void>;
   note: (message: string) => void;
@@ -85,7 +88,7 @@ export async function servePhase(options: {
   });
   const runtime = await Runtime.open(config, { env: {}, log: (level, message) => (level === 'warn' ? note(`warning: ${message}`) : undefined) });
   let baseline: Baseline | null = null;
-  const others: Array<{ backend: string; runtime: Runtime; indexer: NotaryConfig['indexer'] }> = [];
+  const others: Array<{ backend: string; runtime: Runtime; indexer: NotaryConfig['indexer']; storage?: NotaryConfig['storage']; dataDir?: string }> = [];
   try {
     const { dense, off } = await runtime.dense();
     if (!dense) throw new Error(`the serve phase needs dense retrieval: ${off ?? 'unknown reason'}`);
@@ -170,22 +173,51 @@ export async function servePhase(options: {
       underTest.push({ backend, index: other.index, dense: opened.dense, pipeline: other.searchPipeline({ reranker: await other.reranker(), dense: opened.dense, search: { query_vector_cache: 0 } }) });
       note(`${backend}: ${(await opened.dense.index.stats()).vectors} vectors in ${opened.dense.index.name}`);
     }
+    // Another backend over storage of its own (the corpus crawled into it by the caller), its passage vectors likewise.
+    for (const companion of options.companions ?? []) {
+      const indexer = withRankingCache(companion.config.indexer, 0);
+      const other = await Runtime.open(configSchema.parse({ ...companion.config, ...settings, embeddings: { ...companion.config.embeddings, model: 'reranker' }, indexer }), {
+        env: {},
+        log: (level, message) => (level === 'warn' ? note(`warning (${companion.backend}): ${message}`) : undefined),
+      });
+      others.push({ backend: companion.backend, runtime: other, indexer: companion.config.indexer, storage: companion.config.storage, dataDir: companion.config.data_dir });
+      const opened = await other.dense();
+      if (!opened.dense) throw new Error(`${companion.backend}: no dense retrieval (${opened.off ?? 'unknown reason'})`);
+      const cached = cachedEmbedder(opened.dense.embedder);
+      const began = performance.now();
+      await other.indexer({ ...opened.dense, embedder: cached }).embedPending();
+      cached.close();
+      await other.index.warm?.();
+      underTest.push({ backend: companion.backend, index: other.index, dense: opened.dense, pipeline: other.searchPipeline({ reranker: await other.reranker(), dense: opened.dense, search: { query_vector_cache: 0 } }) });
+      note(`${companion.backend}: ${(await opened.dense.index.stats()).vectors} vectors in ${opened.dense.index.name} (${((performance.now() - began) / 1000).toFixed(1)} s)`);
+    }
     const backendRows = await backendStages(underTest, stageQueries, limit);
     for (const r of backendRows) note(`stages: ${r.backend}, ${r.stage}: p50 ${r.p50_ms} ms, mean ${r.mean_ms} ms, ${r.engine_calls} engine calls, engine ${r.engine_ms} ms, round trips ${r.round_trip_ms} ms`);
 
     // Over HTTP, each setting in its own server process(es), one after the other.
-    const keyConfig = path.join(options.dataDir, 'bench-serve-keys.json');
-    writeFileSync(keyConfig, JSON.stringify({ tiers: settings.tiers, default_tier: settings.default_tier, indexer: config.indexer, storage: config.storage }));
-    const key = await createBenchKey(options.repoRoot, keyConfig, options.dataDir);
+    // An API key in each storage the servers use (a companion's storage is its own).
+    const keys = new Map<string, Promise<string>>();
+    const keyFor = (indexer: NotaryConfig['indexer'], storage: NotaryConfig['storage'], dataDir: string): Promise<string> => {
+      const id = JSON.stringify(storage);
+      let key = keys.get(id);
+      if (!key) {
+        const keyConfig = path.join(options.dataDir, `bench-serve-keys-${keys.size}.json`);
+        writeFileSync(keyConfig, JSON.stringify({ tiers: settings.tiers, default_tier: settings.default_tier, indexer, storage }));
+        key = createBenchKey(options.repoRoot, keyConfig, dataDir);
+        keys.set(id, key);
+      }
+      return key;
+    };
+    const key = await keyFor(config.indexer, config.storage, options.dataDir);
     const loadRows: LoadRow[] = [];
     const rotating = options.queries.slice(0, 200);
     const distinct = distinctQueries(options.queries.slice(200));
-    const servers = [
+    const servers: Array<{ backend: string; indexer: NotaryConfig['indexer']; storage?: NotaryConfig['storage'] | undefined; dataDir?: string | undefined }> = [
       ...(baseline ? [{ backend: 'sqlite-fts5', indexer: baseline.config.indexer }] : []),
       { backend: config.indexer.backend, indexer: config.indexer },
-      ...others.map(({ backend, indexer }) => ({ backend, indexer })),
+      ...others.map(({ backend, indexer, storage, dataDir }) => ({ backend, indexer, storage, dataDir })),
     ];
-    for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) for (const { backend, indexer } of servers) {
+    for (const setting of SERVE_SETTINGS.filter((s) => !options.only?.length || options.only.includes(s.name))) for (const { backend, indexer, storage, dataDir } of servers) {
       const file = path.join(options.dataDir, `bench-serve-${backend}-${setting.workers}-${setting.queryVectorCache}-${setting.modelWorkers ?? 'default'}.json`);
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(
@@ -195,15 +227,17 @@ export async function servePhase(options: {
           reranker: { ...settings.reranker, ...(setting.modelWorkers === undefined ? {} : { workers: setting.modelWorkers }) },
           embeddings: { model: 'reranker', precision: config.embeddings.precision },
           indexer: withRankingCache(indexer, setting.rankingCache),
-          storage: config.storage,
+          storage: storage ?? config.storage,
           search: { query_vector_cache: setting.queryVectorCache },
           log_level: 'info',
         }),
       );
       note(`serve phase: ${backend}, ${setting.name}`);
-      const server = await startServe(options.repoRoot, file, options.dataDir, setting.workers);
+      const serverData = dataDir ?? options.dataDir;
+      const serverKey = storage ? await keyFor(indexer, storage, serverData) : key;
+      const server = await startServe(options.repoRoot, file, serverData, setting.workers);
       try {
-        loadRows.push(...(await runLoads(server, { backend, setting, key, rotating, distinct, connections: options.connections, durationS: options.durationS, note, notes })));
+        loadRows.push(...(await runLoads(server, { backend, setting, key: serverKey, rotating, distinct, connections: options.connections, durationS: options.durationS, note, notes })));
       } finally {
         await server.stop();
       }
