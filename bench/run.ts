@@ -15,7 +15,7 @@ import { dropMeilisearchIndexes } from './perf/backends.js';
 import { knownItemQueries, requirePgDocs, sample } from '../testkit/pgdocs.js';
 import { BenchArgsError, parseBenchArgs, USAGE, type BenchArgs } from './perf/args.js';
 import { embeddingVariants, SHIPPED_EMBEDDING_VARIANT } from './perf/embedding.js';
-import { backendTargets } from './perf/load-runner.js';
+import { backendTargets, otherCpuMsPerSearch } from './perf/load-runner.js';
 import { servePhase, withVectors } from './perf/serve-phase.js';
 import { crossEncoderTokens, twoModelPhase, type TwoModelPhase } from './perf/two-models.js';
 import { gitCommit, loadAverage, machineInfo, memorySample, type MemorySample } from './perf/machine.js';
@@ -277,7 +277,7 @@ async function main(args: BenchArgs): Promise<number> {
               ),
               '',
               formatTable(
-                ['backend', 'setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'CPU ms a search: server / machine', 'load'],
+                ['backend', 'setting', 'queries', 'connections', 'searches/s', 'p50 ms', 'p99 ms', 'errors', 'CPU ms a search: server / machine / other', 'load'],
                 serve.load.map((r) => [
                   r.backend,
                   r.setting,
@@ -287,7 +287,7 @@ async function main(args: BenchArgs): Promise<number> {
                   String(r.p50_ms),
                   String(r.p99_ms),
                   String(r.errors + r.non_2xx),
-                  `${r.server_cpu_ms_per_search ?? '-'} / ${r.machine_cpu_ms_per_search ?? '-'}`,
+                  `${r.server_cpu_ms_per_search ?? '-'} / ${r.machine_cpu_ms_per_search ?? '-'} / ${otherCpuMsPerSearch(r) ?? '-'}`,
                   r.load_average.join(' '),
                 ]),
               ),

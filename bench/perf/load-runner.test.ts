@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backendTargets, distinctQueries, warmUpQueries, type LoadRow } from './load-runner.js';
+import { otherCpuMsPerSearch, backendTargets, distinctQueries, warmUpQueries, type LoadRow } from './load-runner.js';
 
 describe('distinctQueries', () => {
   it('keeps each query once, then adds variants with a word of another query, none repeating', () => {
@@ -45,5 +45,14 @@ describe('backendTargets (issue 34)', () => {
       { name: 'meilisearch_searches_per_s_over_sqlite_10_connections', target: '>= 0.5 (issue 34)', actual: 0.6, met: true },
     ]);
     expect(backendTargets([row('sqlite-fts5', 1, 10, 100)])).toEqual([]);
+  });
+});
+
+describe('otherCpuMsPerSearch', () => {
+  it("is the machine's CPU a search less the server's and the load generator's, null where a counter is missing", () => {
+    expect(otherCpuMsPerSearch({ machine_cpu_ms_per_search: 30.93, server_cpu_ms_per_search: 14.88, client_cpu_ms_per_search: 1.1 })).toBe(14.95);
+    expect(otherCpuMsPerSearch({ machine_cpu_ms_per_search: 7, server_cpu_ms_per_search: 6.9, client_cpu_ms_per_search: 0.4 })).toBe(0);
+    expect(otherCpuMsPerSearch({ machine_cpu_ms_per_search: null, server_cpu_ms_per_search: 6.9, client_cpu_ms_per_search: 0.4 })).toBeNull();
+    expect(otherCpuMsPerSearch({ machine_cpu_ms_per_search: 7, server_cpu_ms_per_search: null, client_cpu_ms_per_search: 0.4 })).toBeNull();
   });
 });

@@ -192,6 +192,15 @@ export async function runLoads(server: ServerHandle, options: LoadRunOptions): P
 }
 
 /**
+ * CPU a search of every process but notary's server and the load generator: a search engine's own process (Meilisearch,
+ * PostgreSQL) on an otherwise quiet machine. Null where /proc cannot tell.
+ */
+export function otherCpuMsPerSearch(row: Pick<LoadRow, 'server_cpu_ms_per_search' | 'client_cpu_ms_per_search' | 'machine_cpu_ms_per_search'>): number | null {
+  if (row.machine_cpu_ms_per_search === null || row.server_cpu_ms_per_search === null) return null;
+  return round2(Math.max(0, row.machine_cpu_ms_per_search - row.server_cpu_ms_per_search - row.client_cpu_ms_per_search));
+}
+
+/**
  * Issue 34's targets for a backend measured beside SQLite (distinct queries, "1 process" as shipped): depth-1 p50 at
  * 1 connection within 2x of SQLite's, and at 10 connections at least half of SQLite's searches per second.
  */
