@@ -61,24 +61,77 @@ export function phraseKey(phrase: readonly string[]): string {
   return `"${phrase.join(' ')}"`;
 }
 
+const SPACE = 0x20;
+
 /**
- * The weighted frequency of each of `stems` and each of `phrases` (stems at consecutive positions of one field) in
- * `doc`, and the doc's length.
+ * Occurrences of `term` (a stem, or a phrase's stems joined by spaces) as whole tokens of `field` (stems joined by
+ * single spaces, as stored), overlapping ones included: what splitting the field at its spaces and comparing tokens
+ * counts, without making a string of every token.
  */
-function frequencies(stems: readonly string[], phrases: readonly (readonly string[])[], doc: Bm25Fields): { tf: number[]; length: number } {
+export function occurrences(field: string, term: string): number {
+  if (term.length === 0) return 0;
+  let count = 0;
+  for (let i = field.indexOf(term); i !== -1; i = field.indexOf(term, i + 1)) {
+    const end = i + term.length;
+    if ((i === 0 || field.charCodeAt(i - 1) === SPACE) && (end === field.length || field.charCodeAt(end) === SPACE)) count++;
+  }
+  return count;
+}
+
+/** Tokens of a stored field: `field.split(' ').length`, 0 for an empty field. */
+function tokenCount(field: string): number {
+  if (field.length === 0) return 0;
+  let n = 1;
+  for (let i = field.indexOf(' '); i !== -1; i = field.indexOf(' ', i + 1)) n++;
+  return n;
+}
+
+/** A query's terms as frequencies() reads them: each stem's positions among the terms, each phrase joined. */
+interface QueryTerms {
+  stems: readonly string[];
+  at: ReadonlyMap<string, readonly number[]>;
+  phrases: readonly (readonly string[])[];
+  joined: readonly string[];
+}
+
+function queryTermsOf(stems: readonly string[], phrases: readonly (readonly string[])[]): QueryTerms {
   const at = new Map<string, number[]>();
   stems.forEach((s, i) => at.set(s, [...(at.get(s) ?? []), i]));
-  const tf = [...stems, ...phrases].map(() => 0);
+  return { stems, at, phrases, joined: phrases.map((phrase) => phrase.join(' ')) };
+}
+
+/**
+ * The weighted frequency of each of `stems` and each of `phrases` (stems at consecutive positions of one field) in
+ * `doc`, and the doc's length. From the stored stems when the doc has them (each term looked up in the field's text:
+ * about a tenth of the CPU of splitting 200 candidates into tokens, issue 34), else from its text analysed.
+ */
+function frequencies(query: QueryTerms, doc: Bm25Fields): { tf: number[]; length: number } {
+  const { stems, at, phrases, joined } = query;
+  const tf = new Array<number>(stems.length + phrases.length).fill(0);
   let length = facetTokens(doc);
-  // Analysing a passage costs about 3 us a word; its stored stems are only split (issue 34: 240 candidates of the
-  // PostgreSQL docs took 50-130 ms analysed).
-  const stored = typeof doc.s_title === 'string' && typeof doc.s_headings === 'string' && typeof doc.s_text === 'string';
-  const stemsOf = (analysed: string | undefined, raw: string | undefined) =>
-    stored ? (analysed ? analysed.split(' ') : []) : analysedWords(raw ?? '').map(stemWord);
+  const add = (i: number, count: number, weight: number) => {
+    for (let c = 0; c < count; c++) tf[i]! += weight;
+  };
+  if (typeof doc.s_title === 'string' && typeof doc.s_headings === 'string' && typeof doc.s_text === 'string') {
+    for (const [field, weight] of [
+      [doc.s_title, FTS5_COLUMN_WEIGHTS.title],
+      [doc.s_headings, FTS5_COLUMN_WEIGHTS.headings],
+      [doc.s_text, FTS5_COLUMN_WEIGHTS.body],
+    ] as const) {
+      length += tokenCount(field);
+      for (const [stem, terms] of at) {
+        const count = occurrences(field, stem);
+        if (count > 0) for (const i of terms) add(i, count, weight);
+      }
+      joined.forEach((phrase, p) => add(stems.length + p, occurrences(field, phrase), weight));
+    }
+    return { tf, length: typeof doc.len === 'number' && doc.len > 0 ? doc.len : length };
+  }
+  // Analysing a passage costs about 3 us a word (issue 34: 240 candidates of the PostgreSQL docs took 50-130 ms).
   for (const [tokens, weight] of [
-    [stemsOf(doc.s_title, doc.title), FTS5_COLUMN_WEIGHTS.title],
-    [stemsOf(doc.s_headings, doc.headingPath), FTS5_COLUMN_WEIGHTS.headings],
-    [stemsOf(doc.s_text, doc.text), FTS5_COLUMN_WEIGHTS.body],
+    [analysedWords(doc.title ?? '').map(stemWord), FTS5_COLUMN_WEIGHTS.title],
+    [analysedWords(doc.headingPath ?? '').map(stemWord), FTS5_COLUMN_WEIGHTS.headings],
+    [analysedWords(doc.text ?? '').map(stemWord), FTS5_COLUMN_WEIGHTS.body],
   ] as const) {
     length += tokens.length;
     for (const t of tokens) {
@@ -107,8 +160,9 @@ export function bm25Scores(stems: readonly string[], docs: readonly Bm25Fields[]
     return value <= 0 ? 1e-6 : value;
   });
   const avgdl = stats.averageLength > 0 ? stats.averageLength : 1;
+  const query = queryTermsOf(stems, phrases);
   return docs.map((doc) => {
-    const { tf, length } = frequencies(stems, phrases, doc);
+    const { tf, length } = frequencies(query, doc);
     let score = 0;
     for (let i = 0; i < tf.length; i++) {
       const f = tf[i]!;
